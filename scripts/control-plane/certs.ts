@@ -1,0 +1,87 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface ClusterCerts {
+  caCert: string;
+  caKey: string;
+  serverCert: string;
+  serverKey: string;
+  adminCert: string;
+  adminKey: string;
+  serviceAccountKey: string;
+  serviceAccountPub: string;
+}
+
+const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+
+/** A throwaway CA, API server serving cert, cluster-admin client cert and service-account key pair. */
+export function createCerts(dir: string): ClusterCerts {
+  const p = (name: string) => join(dir, name);
+  const certs: ClusterCerts = {
+    caCert: p('ca.crt'),
+    caKey: p('ca.key'),
+    serverCert: p('apiserver.crt'),
+    serverKey: p('apiserver.key'),
+    adminCert: p('admin.crt'),
+    adminKey: p('admin.key'),
+    serviceAccountKey: p('sa.key'),
+    serviceAccountPub: p('sa.pub'),
+  };
+  const days = '3650';
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    certs.caKey,
+    '-out',
+    certs.caCert,
+    '-days',
+    days,
+    '-subj',
+    '/CN=static-export-test-ca',
+  ]);
+  const sign = (key: string, cert: string, subj: string, ext?: string) => {
+    const csr = `${cert}.csr`;
+    openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', subj]);
+    const args = [
+      'x509',
+      '-req',
+      '-in',
+      csr,
+      '-CA',
+      certs.caCert,
+      '-CAkey',
+      certs.caKey,
+      '-CAcreateserial',
+      '-out',
+      cert,
+      '-days',
+      days,
+    ];
+    if (ext) {
+      writeFileSync(`${cert}.ext`, ext);
+      args.push('-extfile', `${cert}.ext`);
+    }
+    openssl(args);
+  };
+  sign(
+    certs.serverKey,
+    certs.serverCert,
+    '/CN=kube-apiserver',
+    'subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\n' +
+      'extendedKeyUsage=serverAuth\n',
+  );
+  sign(
+    certs.adminKey,
+    certs.adminCert,
+    '/O=system:masters/CN=static-export-admin',
+    'extendedKeyUsage=clientAuth\n',
+  );
+  openssl(['genrsa', '-out', certs.serviceAccountKey, '2048']);
+  openssl(['rsa', '-in', certs.serviceAccountKey, '-pubout', '-out', certs.serviceAccountPub]);
+  return certs;
+}

@@ -1,0 +1,340 @@
+// A real Kubernetes control plane on loopback for tests and the demo: etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler and kwok (fake nodes that make pods Ready).
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { type ClusterCerts, createCerts } from './certs.ts';
+
+const here = import.meta.dirname;
+export const COMPONENTS = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kwok',
+] as const;
+export type Component = (typeof COMPONENTS)[number];
+export const FAKE_NODE = 'kwok-node-0';
+
+interface State {
+  binDir: string;
+  ports: { etcd: number; etcdPeer: number; apiserver: number };
+  pids: Partial<Record<Component, number>>;
+}
+
+/** Builds (once, cached by version) the control-plane binaries; returns their directory. */
+export async function buildBinaries(): Promise<string> {
+  const out = await promisify(execFile)('bash', [join(here, 'build.sh')], { maxBuffer: 1 << 20 });
+  return out.stdout.trim().split('\n').at(-1) ?? '';
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.once('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => res(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class ControlPlane {
+  readonly dir: string;
+  readonly kubeconfig: string;
+  private readonly certs: ClusterCerts;
+  private readonly state: State;
+  private readonly children = new Map<Component, ChildProcess>();
+
+  private constructor(dir: string, state: State) {
+    this.dir = dir;
+    this.state = state;
+    this.kubeconfig = join(dir, 'kubeconfig');
+    this.certs = certPaths(dir);
+  }
+
+  get server(): string {
+    return `https://127.0.0.1:${this.state.ports.apiserver}`;
+  }
+
+  /** Starts a fresh control plane whose files live in `dir` (created; removed by `stop`). */
+  static async start(dir: string, binDir?: string): Promise<ControlPlane> {
+    mkdirSync(join(dir, 'logs'), { recursive: true });
+    const bins = binDir ?? (await buildBinaries());
+    createCerts(dir);
+    const state: State = {
+      binDir: bins,
+      ports: { etcd: await freePort(), etcdPeer: await freePort(), apiserver: await freePort() },
+      pids: {},
+    };
+    const cp = new ControlPlane(dir, state);
+    cp.writeKubeconfig();
+    try {
+      for (const c of COMPONENTS) await cp.startComponent(c);
+      await cp.ensureFakeNode();
+    } catch (e) {
+      await cp.stop();
+      throw e;
+    }
+    return cp;
+  }
+
+  /** Re-attaches to a control plane started by another process (`npm run cluster:up`). */
+  static attach(dir: string): ControlPlane {
+    const file = join(dir, 'state.json');
+    if (!existsSync(file)) throw new Error(`no control plane state in ${dir}`);
+    return new ControlPlane(dir, JSON.parse(readFileSync(file, 'utf8')) as State);
+  }
+
+  private args(c: Component): string[] {
+    const { ports } = this.state;
+    const k = this.certs;
+    const data = join(this.dir, 'etcd-data');
+    switch (c) {
+      case 'etcd':
+        return [
+          '--name=default',
+          `--data-dir=${data}`,
+          `--listen-client-urls=http://127.0.0.1:${ports.etcd}`,
+          `--advertise-client-urls=http://127.0.0.1:${ports.etcd}`,
+          `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+          `--initial-cluster=default=http://127.0.0.1:${ports.etcdPeer}`,
+          // Disposable data: skip fsync so the API server is fast on a small machine.
+          '--unsafe-no-fsync',
+          '--log-level=warn',
+        ];
+      case 'kube-apiserver':
+        return [
+          `--etcd-servers=http://127.0.0.1:${ports.etcd}`,
+          '--bind-address=127.0.0.1',
+          `--secure-port=${ports.apiserver}`,
+          // No default route on these machines: advertise loopback and do not reconcile endpoints.
+          '--advertise-address=127.0.0.1',
+          '--endpoint-reconciler-type=none',
+          `--tls-cert-file=${k.serverCert}`,
+          `--tls-private-key-file=${k.serverKey}`,
+          `--client-ca-file=${k.caCert}`,
+          '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+          `--service-account-key-file=${k.serviceAccountPub}`,
+          `--service-account-signing-key-file=${k.serviceAccountKey}`,
+          '--service-cluster-ip-range=10.96.0.0/16',
+          '--authorization-mode=RBAC',
+          '--profiling=false',
+        ];
+      case 'kube-controller-manager':
+        return [
+          `--kubeconfig=${this.kubeconfig}`,
+          '--leader-elect=false',
+          '--secure-port=0',
+          `--service-account-private-key-file=${k.serviceAccountKey}`,
+          `--root-ca-file=${k.caCert}`,
+          '--use-service-account-credentials=false',
+          '--controllers=*,-nodeipam',
+        ];
+      case 'kube-scheduler':
+        return [`--kubeconfig=${this.kubeconfig}`, '--leader-elect=false', '--secure-port=0'];
+      case 'kwok':
+        return [
+          `--kubeconfig=${this.kubeconfig}`,
+          '--manage-all-nodes=false',
+          '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+          '--disregard-status-with-annotation-selector=kwok.x-k8s.io/status=custom',
+          '--cidr=10.244.0.1/16',
+          '--node-ip=10.244.0.1',
+          '--node-lease-duration-seconds=40',
+        ];
+    }
+  }
+
+  async startComponent(c: Component): Promise<void> {
+    const log = openSync(join(this.dir, 'logs', `${c}.log`), 'a');
+    // Own process group, so `cluster:down` and `stop` can end the whole tree.
+    const child = spawn(join(this.state.binDir, c), this.args(c), {
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
+    closeSync(log);
+    child.unref();
+    this.children.set(c, child);
+    this.state.pids[c] = child.pid;
+    this.saveState();
+    await this.waitHealthy(c, child);
+  }
+
+  async stopComponent(c: Component, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const pid = this.state.pids[c];
+    if (!pid) return;
+    await killGroup(pid, signal);
+    delete this.state.pids[c];
+    this.children.delete(c);
+    this.saveState();
+  }
+
+  async restartComponent(c: Component): Promise<void> {
+    await this.stopComponent(c);
+    await this.startComponent(c);
+  }
+
+  async stop(): Promise<void> {
+    for (const c of [...COMPONENTS].reverse()) await this.stopComponent(c);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async waitHealthy(c: Component, child: ChildProcess): Promise<void> {
+    const deadline = Date.now() + 120_000;
+    let exited: number | null = null;
+    child.once('exit', (code) => {
+      exited = code ?? -1;
+    });
+    while (Date.now() < deadline) {
+      if (exited !== null) throw new Error(`${c} exited with ${exited}; see ${this.logTail(c)}`);
+      if (await this.healthy(c)) return;
+      await sleep(200);
+    }
+    throw new Error(`${c} did not become healthy within 120s; see ${this.logTail(c)}`);
+  }
+
+  private logTail(c: Component): string {
+    const file = join(this.dir, 'logs', `${c}.log`);
+    const text = existsSync(file) ? readFileSync(file, 'utf8').split('\n').slice(-15).join('\n') : '';
+    return `${file}:\n${text}`;
+  }
+
+  private async healthy(c: Component): Promise<boolean> {
+    switch (c) {
+      case 'etcd':
+        return fetch(`http://127.0.0.1:${this.state.ports.etcd}/health`)
+          .then((r) => r.ok)
+          .catch(() => false);
+      case 'kube-apiserver':
+        return this.get('/readyz').then(
+          (r) => r.status === 200,
+          () => false,
+        );
+      default:
+        // Components without a serving port are healthy once they have run for a moment.
+        await sleep(300);
+        return true;
+    }
+  }
+
+  /** A raw request as cluster-admin (used for readiness and bootstrap, before any client exists). */
+  get(path: string, method = 'GET', body?: unknown): Promise<{ status: number; body: string }> {
+    const k = this.certs;
+    return new Promise((res, rej) => {
+      const req = request(
+        `${this.server}${path}`,
+        {
+          method,
+          ca: readFileSync(k.caCert),
+          cert: readFileSync(k.adminCert),
+          key: readFileSync(k.adminKey),
+          headers: { 'content-type': 'application/json' },
+          timeout: 5_000,
+        },
+        (r) => {
+          let text = '';
+          r.on('data', (d) => {
+            text += d;
+          });
+          r.on('end', () => res({ status: r.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', rej);
+      req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+  }
+
+  private async ensureFakeNode(): Promise<void> {
+    const node = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: {
+        name: FAKE_NODE,
+        annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+        labels: { type: 'kwok', 'kubernetes.io/hostname': FAKE_NODE, 'kubernetes.io/os': 'linux' },
+      },
+      spec: {},
+    };
+    const r = await this.get('/api/v1/nodes', 'POST', node);
+    if (r.status !== 201 && r.status !== 409)
+      throw new Error(`creating the fake node failed: ${r.status} ${r.body}`);
+  }
+
+  private writeKubeconfig(): void {
+    const k = this.certs;
+    const b64 = (f: string) => readFileSync(f).toString('base64');
+    writeFileSync(
+      this.kubeconfig,
+      `apiVersion: v1
+kind: Config
+clusters:
+- name: static-export-test
+  cluster:
+    server: ${this.server}
+    certificate-authority-data: ${b64(k.caCert)}
+users:
+- name: admin
+  user:
+    client-certificate-data: ${b64(k.adminCert)}
+    client-key-data: ${b64(k.adminKey)}
+contexts:
+- name: static-export-test
+  context: {cluster: static-export-test, user: admin}
+current-context: static-export-test
+`,
+    );
+  }
+
+  private saveState(): void {
+    if (existsSync(this.dir))
+      writeFileSync(join(this.dir, 'state.json'), JSON.stringify(this.state, null, 2));
+  }
+}
+
+function certPaths(dir: string): ClusterCerts {
+  const p = (n: string) => join(dir, n);
+  return {
+    caCert: p('ca.crt'),
+    caKey: p('ca.key'),
+    serverCert: p('apiserver.crt'),
+    serverKey: p('apiserver.key'),
+    adminCert: p('admin.crt'),
+    adminKey: p('admin.key'),
+    serviceAccountKey: p('sa.key'),
+    serviceAccountPub: p('sa.pub'),
+  };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM (or the given signal) to the process group, SIGKILL after 10 s; resolves once it is gone. */
+async function killGroup(pid: number, signal: NodeJS.Signals): Promise<void> {
+  const send = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, s);
+    } catch {
+      /* already gone */
+    }
+  };
+  send(signal);
+  for (let i = 0; i < 100 && alive(pid); i++) await sleep(100);
+  if (alive(pid)) send('SIGKILL');
+  for (let i = 0; i < 50 && alive(pid); i++) await sleep(100);
+}
+
+export const DEFAULT_CLUSTER_DIR = resolve(here, '..', '..', '.cluster');

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { matching, objectName, withCel } from './validation.ts';
+
+export const API_GROUP = 'staticexport.dev';
+export const API_VERSION = 'v1alpha1';
+export const GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
+export const CATEGORY = 'static-export';
+
+export const secretKeySelector = (field: string) =>
+  z
+    .object({
+      name: objectName(`${field}.name`).describe('Name of a Secret in the resource namespace.'),
+      key: matching(
+        '^[-._a-zA-Z0-9]+$',
+        `${field}.key must be a Secret data key (letters, digits, '-', '_' and '.')`,
+        253,
+      )
+        .default('apiKey')
+        .describe('Key within the Secret that holds the admin API key.'),
+    })
+    .describe('Secret holding the admin API key (Authorization: Bearer).');
+
+export const conditionSchema = z.object({
+  type: z.string().max(316),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string().max(1024),
+  message: z.string().max(32768),
+  lastTransitionTime: z.iso.datetime(),
+  observedGeneration: z.number().int().min(0).optional(),
+});
+export type Condition = z.infer<typeof conditionSchema>;
+
+/** Conditions as a map list keyed by type (API conventions). */
+export const conditionsSchema = z
+  .array(conditionSchema)
+  .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });
+
+export const timestamp = () => z.iso.datetime();
+
+export const metadataSchema = z
+  .object({
+    name: z.string().optional(),
+    namespace: z.string().optional(),
+    uid: z.string().optional(),
+    generation: z.number().int().optional(),
+    resourceVersion: z.string().optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
+    labels: z.record(z.string(), z.string()).optional(),
+    finalizers: z.array(z.string()).optional(),
+    deletionTimestamp: z.union([z.string(), z.date()]).optional(),
+    creationTimestamp: z.union([z.string(), z.date()]).optional(),
+  })
+  .loose();
+
+export { withCel };

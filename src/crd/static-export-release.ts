@@ -1,0 +1,196 @@
+import { z } from 'zod';
+import {
+  conditionsSchema,
+  GROUP_VERSION,
+  metadataSchema,
+  secretKeySelector,
+  timestamp,
+  withCel,
+} from './common.ts';
+import { duration, httpUrl, matching, namespaceName, objectName } from './validation.ts';
+
+export const SER_KIND = 'StaticExportRelease';
+export const SER_PLURAL = 'staticexportreleases';
+/** Any new value of this annotation asks for an export now. */
+export const REQUESTED_AT_ANNOTATION = 'staticexport.dev/requested-at';
+export const HISTORY_LIMIT = 10;
+
+const HOST = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+const VERSION = '^sha256-[0-9a-f]{64}$';
+
+const namespaced = (field: string) => ({
+  name: objectName(`${field}.name`),
+  namespace: namespaceName(`${field}.namespace`)
+    .optional()
+    .describe('Defaults to the namespace of the StaticExportRelease.'),
+});
+
+const targetSchema = withCel(
+  z
+    .object({
+      helm: z
+        .object({
+          releaseName: matching(
+            '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+            'spec.target.helm.releaseName must be a Helm release name (lowercase letters, digits and -, at most 53)',
+            53,
+          ),
+          namespace: namespaceName('spec.target.helm.namespace').optional(),
+          values: z
+            .record(z.string(), z.unknown())
+            .meta({ 'x-kubernetes-preserve-unknown-fields': true })
+            .optional()
+            .describe('Extra chart values merged under the operator-managed staticExport block.'),
+        })
+        .optional()
+        .describe('Upgrade a Helm release of the static-export-site chart.'),
+      fluxHelmRelease: z
+        .object(namespaced('spec.target.fluxHelmRelease'))
+        .optional()
+        .describe('Patch spec.values.staticExport of a Flux HelmRelease.'),
+      argoApplication: z
+        .object(namespaced('spec.target.argoApplication'))
+        .optional()
+        .describe('Patch the Helm values of an Argo CD Application.'),
+      valuesSecret: z
+        .object({
+          name: objectName('spec.target.valuesSecret.name'),
+          key: matching(
+            '^[-._a-zA-Z0-9]+$',
+            "spec.target.valuesSecret.key must be a Secret data key (letters, digits, '-', '_' and '.')",
+            253,
+          ).default('values.yaml'),
+        })
+        .optional()
+        .describe('Write the staticExport values as YAML into a Secret owned by this resource.'),
+    })
+    .describe('Where the staticExport values (enabled, bundleUrl, version) are written. Exactly one.'),
+  [
+    {
+      rule: '[has(self.helm), has(self.fluxHelmRelease), has(self.argoApplication), has(self.valuesSecret)].filter(x, x).size() == 1',
+      message: 'spec.target must set exactly one of helm, fluxHelmRelease, argoApplication or valuesSecret',
+    },
+  ],
+);
+
+export const staticExportReleaseSpecSchema = z.object({
+  domain: matching(
+    HOST,
+    'spec.domain must be a bare lowercase host name such as docs.example.com: no scheme (https://), port, path or trailing slash',
+    253,
+  ).describe('Domain of the documentation site to export.'),
+  credentialsSecretRef: secretKeySelector('spec.credentialsSecretRef'),
+  apiBaseUrl: httpUrl('spec.apiBaseUrl')
+    .optional()
+    .describe("Admin API base URL; the operator's default otherwise."),
+  projectId: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .describe('Project identifier (API keys page of the dashboard).'),
+  export: z
+    .object({
+      versionLabel: z
+        .string()
+        .min(1)
+        .max(128)
+        .optional()
+        .describe('Free-form label sent with the export job.'),
+      paths: z
+        .array(matching('^/', 'spec.export.paths entries must be site paths starting with /', 2048))
+        .max(1000)
+        .optional()
+        .describe('Export only these pages.'),
+    })
+    .optional(),
+  interval: duration('spec.interval', '1m')
+    .optional()
+    .describe('How often to look for new content; absent means only when triggered.'),
+  renewBefore: duration('spec.renewBefore', '1s')
+    .optional()
+    .describe("Renew the bundle link this long before it expires; default a third of the link's lifetime."),
+  pinnedVersion: matching(
+    VERSION,
+    'spec.pinnedVersion must be a content version from status.history, like sha256-<64 hex digits>',
+    71,
+  )
+    .optional()
+    .describe('Keep serving this version; only its link is renewed.'),
+  suspend: z.boolean().default(false).describe('Stop all API calls and writes for this release.'),
+  rollout: z
+    .object({
+      onLinkRenewal: z
+        .enum(['Rollout', 'None'])
+        .default('Rollout')
+        .describe('Re-roll the serving Deployment when only the link was renewed.'),
+    })
+    .default({ onLinkRenewal: 'Rollout' }),
+  target: targetSchema,
+});
+
+export const exportStatusSchema = z.object({
+  jobId: z.string().optional(),
+  state: z.string().optional(),
+  progress: z.number().optional(),
+  pageCount: z.number().int().optional(),
+  startedAt: timestamp().optional(),
+  finishedAt: timestamp().optional(),
+  message: z.string().optional(),
+});
+
+export const staticExportReleaseStatusSchema = z.object({
+  observedGeneration: z.number().int().optional(),
+  conditions: conditionsSchema.optional(),
+  export: exportStatusSchema.optional().describe('The export job in flight or last run.'),
+  current: z
+    .object({
+      version: z.string().optional(),
+      jobId: z.string().optional(),
+      sizeBytes: z.number().int().optional(),
+      expiresAt: timestamp().optional(),
+      renewalTime: timestamp().optional(),
+      appliedAt: timestamp().optional(),
+    })
+    .optional()
+    .describe('What the target serves now. The bundle link itself is never stored here.'),
+  history: z
+    .array(z.object({ version: z.string(), jobId: z.string(), appliedAt: timestamp() }))
+    .max(HISTORY_LIMIT)
+    .optional(),
+  lastHandledRequestedAt: z.string().optional(),
+});
+
+export const staticExportReleaseSchema = z.object({
+  apiVersion: z.literal(GROUP_VERSION),
+  kind: z.literal(SER_KIND),
+  metadata: metadataSchema,
+  spec: staticExportReleaseSpecSchema,
+  status: staticExportReleaseStatusSchema.optional(),
+});
+
+export type StaticExportReleaseSpec = z.output<typeof staticExportReleaseSpecSchema>;
+export type StaticExportReleaseStatus = z.output<typeof staticExportReleaseStatusSchema>;
+export type StaticExportRelease = z.output<typeof staticExportReleaseSchema>;
+
+export const staticExportReleaseCrd = {
+  kind: SER_KIND,
+  plural: SER_PLURAL,
+  singular: 'staticexportrelease',
+  shortNames: ['ser'],
+  spec: staticExportReleaseSpecSchema,
+  status: staticExportReleaseStatusSchema,
+  printerColumns: [
+    { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+    { name: 'Version', type: 'string', jsonPath: '.status.current.version' },
+    { name: 'Renewal', type: 'date', jsonPath: '.status.current.renewalTime' },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    { name: 'Domain', type: 'string', jsonPath: '.spec.domain', priority: 1 },
+    {
+      name: 'Reason',
+      type: 'string',
+      jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+      priority: 1,
+    },
+  ],
+} as const;

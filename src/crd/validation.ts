@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { DURATION_PATTERN, parseDuration } from './duration.ts';
+
+// Each rule is written once and enforced twice: by zod at runtime (operator, CLI) and by the API
+// server through CEL `x-kubernetes-validations`, so `kubectl apply` fails with the same message.
+
+export interface CelRule {
+  rule: string;
+  message: string;
+  /** CEL transition rules (using oldSelf) are only checked on update. */
+  reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
+}
+
+export function withCel<T extends z.ZodType>(schema: T, rules: CelRule[]): T {
+  return schema.meta({ 'x-kubernetes-validations': rules }) as T;
+}
+
+/** A string that must match `pattern`; the message says what a good value looks like. */
+export function matching(pattern: string, message: string, maxLength: number): z.ZodString {
+  const re = new RegExp(pattern);
+  return withCel(
+    z
+      .string()
+      .max(maxLength)
+      .refine((v) => re.test(v), message),
+    // Raw CEL string: the pattern is passed to RE2 unchanged.
+    [{ rule: `self.matches(r'${pattern}')`, message }],
+  );
+}
+
+/** A Go-style duration of at least `min` (e.g. "1m"). */
+export function duration(field: string, min: string): z.ZodString {
+  const minMs = parseDuration(min) ?? 0;
+  const format = `${field} must be a duration such as 30s, 15m, 1h or 1h30m`;
+  const bound = `${field} must be at least ${min}`;
+  return withCel(
+    z
+      .string()
+      .max(32)
+      .refine((v) => parseDuration(v) !== undefined, format)
+      .refine((v) => (parseDuration(v) ?? minMs) >= minMs, bound),
+    [
+      { rule: `self.matches(r'${DURATION_PATTERN}')`, message: format },
+      {
+        rule: `!self.matches(r'${DURATION_PATTERN}') || duration(self) >= duration('${min}')`,
+        message: bound,
+      },
+    ],
+  );
+}
+
+export function immutable<T extends z.ZodType>(schema: T, field: string, hint: string): T {
+  const meta = (schema.meta() ?? {}) as { 'x-kubernetes-validations'?: CelRule[] };
+  const rules = meta['x-kubernetes-validations'] ?? [];
+  return schema.meta({
+    ...meta,
+    'x-kubernetes-validations': [
+      ...rules,
+      { rule: 'self == oldSelf', message: `${field} is immutable: ${hint}` },
+    ],
+  }) as T;
+}
+
+export const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
+export const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+
+export const objectName = (field: string) =>
+  matching(
+    DNS_SUBDOMAIN,
+    `${field} must be a Kubernetes object name (lowercase letters, digits, '-' and '.')`,
+    253,
+  );
+
+export const namespaceName = (field: string) =>
+  matching(DNS_LABEL, `${field} must be a namespace name (lowercase letters, digits and '-')`, 63);
+
+export const httpUrl = (field: string) => {
+  const message = `${field} must be an absolute http(s) URL such as https://api.example.com`;
+  return withCel(
+    z
+      .string()
+      .max(2048)
+      .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), message),
+    [{ rule: "isURL(self) && url(self).getScheme() in ['http', 'https']", message }],
+  );
+};

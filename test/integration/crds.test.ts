@@ -1,0 +1,254 @@
+// The CRDs on a real API server: what `kubectl apply` accepts, what it refuses and how it says so.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { createNamespace, installCrds, kubectl, kubectlOk } from '../support/kube.ts';
+
+let ns: string;
+beforeAll(async () => {
+  await installCrds();
+  ns = await createNamespace('crds');
+});
+afterAll(async () => {
+  await kubectlOk(['delete', 'namespace', ns, '--wait=false']);
+});
+
+type Obj = Record<string, unknown>;
+
+const validRelease = (name: string, spec: Obj = {}): Obj => ({
+  apiVersion: 'staticexport.dev/v1alpha1',
+  kind: 'StaticExportRelease',
+  metadata: { name, namespace: ns },
+  spec: {
+    domain: 'docs.example.com',
+    credentialsSecretRef: { name: 'admin-key' },
+    target: { valuesSecret: { name: 'site-values' } },
+    ...spec,
+  },
+});
+
+const validAgentJob = (name: string, spec: Obj = {}): Obj => ({
+  apiVersion: 'staticexport.dev/v1alpha1',
+  kind: 'AgentJob',
+  metadata: { name, namespace: ns },
+  spec: {
+    projectId: 'proj-1',
+    prompt: 'Fix the typo on the quickstart page',
+    credentialsSecretRef: { name: 'k' },
+    ...spec,
+  },
+});
+
+const apply = (obj: Obj) => kubectl(['apply', '-f', '-'], stringify(obj));
+const getJson = async (kind: string, name: string) =>
+  JSON.parse(await kubectlOk(['get', kind, name, '-n', ns, '-o', 'json'])) as { spec: Obj; status?: Obj };
+
+describe('StaticExportRelease CRD', () => {
+  it('accepts a minimal release and fills in the defaults', async () => {
+    const r = await apply(validRelease('minimal'));
+    expect(r.stderr).toBe('');
+    const { spec } = await getJson('ser', 'minimal');
+    expect(spec.credentialsSecretRef).toEqual({ name: 'admin-key', key: 'apiKey' });
+    expect(spec.rollout).toEqual({ onLinkRenewal: 'Rollout' });
+    expect(spec.suspend).toBe(false);
+    expect(spec.target).toEqual({ valuesSecret: { name: 'site-values', key: 'values.yaml' } });
+  });
+
+  it('accepts every optional field, with free-form helm values kept as written', async () => {
+    const values = { replicaCount: 3, ingress: { enabled: true, hosts: [{ host: 'docs.internal' }] } };
+    const r = await apply(
+      validRelease('full', {
+        apiBaseUrl: 'https://api.example.com',
+        projectId: 'proj-1',
+        export: { versionLabel: '2024-06-01', paths: ['/', '/guides/start'] },
+        interval: '1h30m',
+        renewBefore: '10m',
+        pinnedVersion: `sha256-${'a'.repeat(64)}`,
+        suspend: true,
+        rollout: { onLinkRenewal: 'None' },
+        target: { helm: { releaseName: 'docs', namespace: 'web', values } },
+      }),
+    );
+    expect(r.stderr).toBe('');
+    const { spec } = await getJson('ser', 'full');
+    expect((spec.target as { helm: { values: unknown } }).helm.values).toEqual(values);
+  });
+
+  const invalid: [string, Obj, RegExp][] = [
+    [
+      'a domain with a scheme',
+      { domain: 'https://docs.example.com' },
+      /spec\.domain must be a bare lowercase host name/,
+    ],
+    [
+      'a domain with a path',
+      { domain: 'docs.example.com/docs' },
+      /spec\.domain must be a bare lowercase host name/,
+    ],
+    ['a domain with a trailing slash', { domain: 'docs.example.com/' }, /spec\.domain must be a bare/],
+    ['an upper-case domain', { domain: 'Docs.Example.com' }, /spec\.domain must be a bare lowercase/],
+    [
+      'no target',
+      { target: {} },
+      /spec\.target must set exactly one of helm, fluxHelmRelease, argoApplication or valuesSecret/,
+    ],
+    [
+      'two targets',
+      { target: { valuesSecret: { name: 'a' }, fluxHelmRelease: { name: 'b' } } },
+      /spec\.target must set exactly one of/,
+    ],
+    [
+      'an interval that is not a duration',
+      { interval: 'daily' },
+      /spec\.interval must be a duration such as 30s, 15m, 1h/,
+    ],
+    ['an interval below a minute', { interval: '10s' }, /spec\.interval must be at least 1m/],
+    ['a renewBefore that is not a duration', { renewBefore: '5' }, /spec\.renewBefore must be a duration/],
+    [
+      'a malformed pinned version',
+      { pinnedVersion: 'v1.2.3' },
+      /spec\.pinnedVersion must be a content version/,
+    ],
+    [
+      'an apiBaseUrl without http(s)',
+      { apiBaseUrl: 'ftp://api.example.com' },
+      /spec\.apiBaseUrl must be an absolute http\(s\) URL/,
+    ],
+    [
+      'an unknown rollout mode',
+      { rollout: { onLinkRenewal: 'Sometimes' } },
+      /spec\.rollout\.onLinkRenewal: Unsupported value: "Sometimes"/,
+    ],
+    [
+      'a bad helm release name',
+      { target: { helm: { releaseName: 'Docs_Site' } } },
+      /spec\.target\.helm\.releaseName must be a Helm release name/,
+    ],
+    [
+      'an export path without a leading slash',
+      { export: { paths: ['guides'] } },
+      /spec\.export\.paths entries must be site paths starting with \//,
+    ],
+    [
+      'a secret key with a slash',
+      { credentialsSecretRef: { name: 'k', key: 'a/b' } },
+      /spec\.credentialsSecretRef\.key must be a Secret data key/,
+    ],
+  ];
+  it.each(invalid)('refuses %s with a message naming the field', async (_what, spec, message) => {
+    const r = await apply(validRelease('bad', spec));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('refuses a release without domain or credentials, naming the missing field', async () => {
+    const obj = validRelease('missing');
+    delete (obj.spec as Obj).domain;
+    delete (obj.spec as Obj).credentialsSecretRef;
+    const r = await apply(obj);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/spec\.domain: Required value/);
+    expect(r.stderr).toMatch(/spec\.credentialsSecretRef: Required value/);
+  });
+
+  it('shows Ready, Version, Renewal and Age in kubectl get, and Domain and Reason with -o wide', async () => {
+    await apply(validRelease('columns'));
+    const version = `sha256-${'b'.repeat(64)}`;
+    const status = {
+      status: {
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'Applied',
+            message: 'serving',
+            lastTransitionTime: new Date().toISOString(),
+          },
+        ],
+        current: { version, renewalTime: new Date(Date.now() + 3_600_000).toISOString() },
+      },
+    };
+    await kubectlOk([
+      'patch',
+      'ser',
+      'columns',
+      '-n',
+      ns,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify(status),
+    ]);
+    const table = await kubectlOk(['get', 'ser', 'columns', '-n', ns]);
+    const [header, row] = table.trim().split('\n');
+    expect(header?.split(/\s+/)).toEqual(['NAME', 'READY', 'VERSION', 'RENEWAL', 'AGE']);
+    expect(row).toMatch(new RegExp(`^columns\\s+True\\s+${version}\\s+\\d+m?\\d*s?\\s+\\d+s`));
+    const wide = await kubectlOk(['get', 'ser', 'columns', '-n', ns, '-o', 'wide']);
+    expect(wide.split('\n')[0]?.split(/\s+/)).toEqual([
+      'NAME',
+      'READY',
+      'VERSION',
+      'RENEWAL',
+      'AGE',
+      'DOMAIN',
+      'REASON',
+    ]);
+    expect(wide).toMatch(/docs\.example\.com\s+Applied/);
+  });
+
+  it('only writes status through the /status subresource', async () => {
+    await apply(validRelease('statusonly'));
+    const withStatus = { ...validRelease('statusonly'), status: { current: { version: 'forged' } } };
+    await kubectlOk(
+      ['replace', '-f', '-'],
+      stringify({ ...withStatus, metadata: { name: 'statusonly', namespace: ns } }),
+    );
+    expect((await getJson('ser', 'statusonly')).status).toBeUndefined();
+
+    await kubectlOk([
+      'patch',
+      'ser',
+      'statusonly',
+      '-n',
+      ns,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"current":{"version":"real"}}}',
+    ]);
+    expect((await getJson('ser', 'statusonly')).status).toEqual({ current: { version: 'real' } });
+  });
+
+  it('lists both kinds under the static-export category and the short names', async () => {
+    await apply(validAgentJob('listed'));
+    const all = await kubectlOk(['get', 'static-export', '-n', ns, '-o', 'name']);
+    expect(all).toMatch(/staticexportrelease\.staticexport\.dev\/minimal/);
+    expect(all).toMatch(/agentjob\.staticexport\.dev\/listed/);
+    expect(await kubectlOk(['get', 'aj', '-n', ns, '-o', 'name'])).toMatch(/listed/);
+  });
+});
+
+describe('AgentJob CRD', () => {
+  it('accepts a job and shows State and PR columns', async () => {
+    expect((await apply(validAgentJob('ok'))).code).toBe(0);
+    const header = (await kubectlOk(['get', 'aj', 'ok', '-n', ns])).split('\n')[0];
+    expect(header?.split(/\s+/)).toEqual(['NAME', 'STATE', 'PR', 'AGE']);
+  });
+
+  it('refuses an empty prompt', async () => {
+    const r = await apply(validAgentJob('empty', { prompt: '' }));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(
+      /spec\.prompt: Invalid value: "": spec\.prompt in body should be at least 1 chars long/,
+    );
+  });
+
+  it('refuses to change the prompt or project of an existing job', async () => {
+    await apply(validAgentJob('fixed'));
+    const r = await apply(validAgentJob('fixed', { prompt: 'Something else entirely' }));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/spec\.prompt is immutable: create a new AgentJob for a new instruction/);
+    const p = await apply(validAgentJob('fixed', { projectId: 'proj-2' }));
+    expect(p.stderr).toMatch(/spec\.projectId is immutable/);
+    expect((await getJson('aj', 'fixed')).spec.prompt).toBe('Fix the typo on the quickstart page');
+  });
+});

@@ -1,0 +1,30 @@
+// vitest global setup of the `integration` project: one real control plane for the whole run,
+// or the disposable cluster named by STATIC_EXPORT_TEST_KUBECONFIG (kind, k3d, a real one).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { ControlPlane } from '../../scripts/control-plane/control-plane.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    kubeconfig: string;
+    /** Set when the suite runs its own control plane (tests that restart components need it). */
+    controlPlaneDir: string | undefined;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const external = process.env.STATIC_EXPORT_TEST_KUBECONFIG;
+  if (external) {
+    project.provide('kubeconfig', external);
+    project.provide('controlPlaneDir', undefined);
+    return;
+  }
+  const cp = await ControlPlane.start(mkdtempSync(join(tmpdir(), 'static-export-cp-')));
+  project.provide('kubeconfig', cp.kubeconfig);
+  project.provide('controlPlaneDir', cp.dir);
+  return async () => {
+    await cp.stop();
+  };
+}

@@ -1,0 +1,85 @@
+// Test helpers that drive the cluster the way a user does: the real kubectl binary.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { inject } from 'vitest';
+
+export const ROOT = resolve(import.meta.dirname, '..', '..');
+export const KUBECTL = join(ROOT, '.tools', 'bin', 'kubectl');
+export const HELM = join(ROOT, '.tools', 'bin', 'helm');
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function run(
+  bin: string,
+  args: string[],
+  input?: string,
+  env?: NodeJS.ProcessEnv,
+): Promise<RunResult> {
+  const child = promisify(execFile)(bin, args, { maxBuffer: 16 << 20, env: { ...process.env, ...env } });
+  if (input !== undefined) {
+    child.child.stdin?.end(input);
+  }
+  try {
+    const { stdout, stderr } = await child;
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code?: number; stdout?: string; stderr?: string };
+    return {
+      code: typeof err.code === 'number' ? err.code : 1,
+      stdout: err.stdout ?? '',
+      stderr: err.stderr ?? '',
+    };
+  }
+}
+
+export function kubeconfig(): string {
+  return inject('kubeconfig');
+}
+
+/** kubectl against the test cluster; resolves even on failure so tests can assert on stderr. */
+export function kubectl(args: string[], input?: string): Promise<RunResult> {
+  return run(KUBECTL, ['--kubeconfig', kubeconfig(), ...args], input);
+}
+
+/** kubectl that must succeed. */
+export async function kubectlOk(args: string[], input?: string): Promise<string> {
+  const r = await kubectl(args, input);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+export async function createNamespace(prefix: string): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
+  await kubectlOk(['create', 'namespace', name]);
+  return name;
+}
+
+export async function installCrds(): Promise<void> {
+  await kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(ROOT, 'crds')]);
+  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(ROOT, 'crds')]);
+}
+
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}

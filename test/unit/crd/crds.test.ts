@@ -1,0 +1,109 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  agentJobSpecSchema,
+  crdObjects,
+  formatDuration,
+  parseDuration,
+  renderCrdFiles,
+  staticExportReleaseSpecSchema,
+} from '../../../src/crd/index.ts';
+import { toStructuralSchema } from '../../../src/crd/structural.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+
+describe('generated CRDs', () => {
+  it('crds/ matches what `npm run generate` writes (run it after changing src/crd)', () => {
+    const files = renderCrdFiles();
+    expect(readdirSync(join(ROOT, 'crds')).sort()).toEqual(Object.keys(files).sort());
+    for (const [name, text] of Object.entries(files)) {
+      expect(readFileSync(join(ROOT, 'crds', name), 'utf8'), `crds/${name} is stale`).toBe(text);
+    }
+  });
+
+  it('are structural: no $ref, no additionalProperties beside properties', () => {
+    const walk = (node: unknown, path: string): void => {
+      if (!node || typeof node !== 'object') return;
+      const n = node as Record<string, unknown>;
+      expect(n.$ref, path).toBeUndefined();
+      if (n.properties) expect(n.additionalProperties, path).toBeUndefined();
+      for (const [k, v] of Object.entries(n)) walk(v, `${path}.${k}`);
+    };
+    for (const crd of crdObjects()) walk(crd.spec.versions[0]?.schema.openAPIV3Schema, crd.metadata.name);
+  });
+
+  it('marks free-form helm values with x-kubernetes-preserve-unknown-fields', () => {
+    const [ser] = crdObjects();
+    const spec = ser?.spec.versions[0]?.schema.openAPIV3Schema.properties.spec as {
+      properties: { target: { properties: { helm: { properties: { values: Record<string, unknown> } } } } };
+    };
+    expect(spec.properties.target.properties.helm.properties.values).toMatchObject({
+      type: 'object',
+      'x-kubernetes-preserve-unknown-fields': true,
+    });
+  });
+
+  it('refuses to generate a schema the API server would not take', () => {
+    expect(() => toStructuralSchema(z.object({ a: z.union([z.string(), z.number()]) }))).toThrow(
+      /\.a: anyOf is not allowed/,
+    );
+  });
+});
+
+describe('runtime validation gives the same messages as the API server', () => {
+  const base = {
+    domain: 'docs.example.com',
+    credentialsSecretRef: { name: 'k' },
+    target: { valuesSecret: { name: 'v' } },
+  };
+  const messages = (spec: unknown) =>
+    staticExportReleaseSpecSchema
+      .safeParse(spec)
+      .error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? [];
+
+  it('accepts a valid spec and applies defaults', () => {
+    const spec = staticExportReleaseSpecSchema.parse(base);
+    expect(spec.credentialsSecretRef.key).toBe('apiKey');
+    expect(spec.rollout.onLinkRenewal).toBe('Rollout');
+    expect(spec.target.valuesSecret?.key).toBe('values.yaml');
+  });
+
+  it.each([
+    [{ domain: 'https://docs.example.com' }, /^domain: spec\.domain must be a bare lowercase host name/],
+    [{ interval: '30s' }, /^interval: spec\.interval must be at least 1m$/],
+    [{ interval: 'daily' }, /^interval: spec\.interval must be a duration/],
+    [{ apiBaseUrl: 'api.example.com' }, /^apiBaseUrl: spec\.apiBaseUrl must be an absolute http\(s\) URL/],
+  ])('refuses %j', (override, message) => {
+    expect(messages({ ...base, ...override })).toEqual([expect.stringMatching(message)]);
+  });
+
+  it('refuses an empty AgentJob prompt', () => {
+    const r = agentJobSpecSchema.safeParse({
+      projectId: 'p',
+      prompt: '',
+      credentialsSecretRef: { name: 'k' },
+    });
+    expect(r.error?.issues[0]?.path).toEqual(['prompt']);
+  });
+});
+
+describe('durations', () => {
+  it.each([
+    ['90s', 90_000],
+    ['1h30m', 5_400_000],
+    ['250ms', 250],
+    ['2h', 7_200_000],
+  ])('parses %s', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+  it.each(['', '1d', '1.5h', 'h', '10 s', '-1m'])('refuses %j', (text) => {
+    expect(parseDuration(text)).toBeUndefined();
+  });
+  it('formats what it parses', () => {
+    for (const text of ['1h30m', '45s', '2h', '1h0m5s'.replace('0m', '')]) {
+      expect(formatDuration(parseDuration(text) ?? -1)).toBe(text);
+    }
+  });
+});
