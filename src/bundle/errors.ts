@@ -1,0 +1,41 @@
+import { scrub } from '../redact.ts';
+
+/** Why a bundle could not be fetched, verified or extracted; callers map reasons to exit codes and conditions. */
+export type BundleErrorReason =
+  /** The link answered 401/403 (expired or bad signature) and no fresh link could be obtained. */
+  | 'Expired'
+  /** An HTTP status that retrying cannot fix (404, 416, ...), or 5xx after all retries. */
+  | 'HttpStatus'
+  /** Connection failures or timeouts after all retries. */
+  | 'Network'
+  /** The server or the received byte count disagrees with the expected `sizeBytes`. */
+  | 'SizeMismatch'
+  /** The archive's sha256 differs from the expected one. */
+  | 'DigestMismatch'
+  /** The extracted content's version differs from the pinned one. */
+  | 'VersionMismatch'
+  /** An archive entry would write outside the destination or is a device/FIFO. */
+  | 'UnsafeEntry'
+  /** The archive or its content exceeds the byte cap. */
+  | 'TooLarge'
+  /** The archive holds more entries than the cap. */
+  | 'TooManyFiles'
+  /** Not a readable tar.gz (bad gzip, truncated tar, no entries). */
+  | 'Corrupt'
+  /** Local filesystem failure (permissions, disk full, cross-device rename). */
+  | 'Io';
+
+export class BundleError extends Error {
+  override readonly name = 'BundleError';
+  readonly reason: BundleErrorReason;
+
+  constructor(reason: BundleErrorReason, message: string, options?: { cause?: unknown }) {
+    // Messages may quote URLs or server text: scrub so a presigned query never leaks.
+    super(scrub(message), options);
+    this.reason = reason;
+  }
+}
+
+export function isBundleError(value: unknown): value is BundleError {
+  return value instanceof BundleError;
+}
