@@ -1,0 +1,123 @@
+// Fault injection for the simulator: `endpoint:kind:rate[:times]`, e.g. `bundle:503:0.3`,
+// `status:reset:1`, `start:delay=2000:0.5`, `status:malformed:1`, `download:truncate:0.5:2`.
+
+export const FAULT_ENDPOINTS = [
+  'start',
+  'status',
+  'bundle',
+  'download',
+  'agent-create',
+  'agent-get',
+  'agent-message',
+] as const;
+export type FaultEndpoint = (typeof FAULT_ENDPOINTS)[number];
+
+export type FaultAction =
+  | { kind: 'status'; status: number }
+  | { kind: 'reset' }
+  | { kind: 'delay'; ms: number }
+  | { kind: 'malformed' }
+  | { kind: 'truncate' };
+
+export interface FaultSpec {
+  endpoint: FaultEndpoint;
+  action: FaultAction;
+  /** Probability 0..1 that a request to the endpoint gets the fault. */
+  rate: number;
+  /** Apply at most this many times (then the endpoint behaves normally); unlimited when absent. */
+  times?: number;
+}
+
+export class FaultParseError extends Error {
+  override name = 'FaultParseError';
+}
+
+const USAGE =
+  'expected endpoint:kind:rate[:times] where endpoint is one of ' +
+  `${FAULT_ENDPOINTS.join(', ')}; kind is an HTTP status (400-599), reset, delay=<ms>, malformed ` +
+  'or truncate (download only); rate is 0..1; times is an optional positive integer';
+
+export function parseFault(text: string): FaultSpec {
+  const fail = (why: string): never => {
+    throw new FaultParseError(`Invalid fault "${text}": ${why} (${USAGE})`);
+  };
+  const parts = text.trim().split(':');
+  if (parts.length < 3 || parts.length > 4) fail('wrong number of parts');
+  const [endpointText = '', kindText = '', rateText = '', timesText] = parts;
+  if (!(FAULT_ENDPOINTS as readonly string[]).includes(endpointText)) {
+    fail(`unknown endpoint "${endpointText}"`);
+  }
+  const endpoint = endpointText as FaultEndpoint;
+  let action: FaultAction;
+  if (/^\d{3}$/.test(kindText)) {
+    const status = Number(kindText);
+    if (status < 400 || status > 599) fail(`status ${status} is not an error status`);
+    action = { kind: 'status', status };
+  } else if (kindText === 'reset' || kindText === 'malformed' || kindText === 'truncate') {
+    action = { kind: kindText };
+  } else if (kindText.startsWith('delay=')) {
+    const ms = Number(kindText.slice('delay='.length));
+    if (!Number.isInteger(ms) || ms < 0) fail('delay must be a non-negative integer of milliseconds');
+    action = { kind: 'delay', ms };
+  } else {
+    return fail(`unknown kind "${kindText}"`);
+  }
+  if (action.kind === 'truncate' && endpoint !== 'download') fail('truncate only applies to download');
+  const rate = Number(rateText);
+  if (rateText === '' || !Number.isFinite(rate) || rate < 0 || rate > 1) fail('rate must be between 0 and 1');
+  const spec: FaultSpec = { endpoint, action, rate };
+  if (timesText !== undefined) {
+    const times = Number(timesText);
+    if (!Number.isInteger(times) || times < 1) fail('times must be a positive integer');
+    spec.times = times;
+  }
+  return spec;
+}
+
+export function formatFault(spec: FaultSpec): string {
+  const a = spec.action;
+  const kind = a.kind === 'status' ? String(a.status) : a.kind === 'delay' ? `delay=${a.ms}` : a.kind;
+  return `${spec.endpoint}:${kind}:${spec.rate}${spec.times === undefined ? '' : `:${spec.times}`}`;
+}
+
+/** Which faults fire for one request: the sum of firing delays, then at most one other action. */
+export interface FaultDecision {
+  delayMs: number;
+  action?: Exclude<FaultAction, { kind: 'delay' }>;
+  applied: string[];
+}
+
+/** Holds the active faults and how often each has fired (for `times`). */
+export class FaultTable {
+  private entries: Array<{ spec: FaultSpec; used: number }> = [];
+  private readonly random: () => number;
+
+  constructor(random: () => number) {
+    this.random = random;
+  }
+
+  set(faults: ReadonlyArray<FaultSpec | string>): void {
+    this.entries = faults.map((f) => ({ spec: typeof f === 'string' ? parseFault(f) : f, used: 0 }));
+  }
+
+  list(): FaultSpec[] {
+    return this.entries.map((e) => e.spec);
+  }
+
+  decide(endpoint: FaultEndpoint): FaultDecision {
+    const decision: FaultDecision = { delayMs: 0, applied: [] };
+    for (const entry of this.entries) {
+      const { spec } = entry;
+      if (spec.endpoint !== endpoint) continue;
+      if (spec.times !== undefined && entry.used >= spec.times) continue;
+      if (spec.action.kind !== 'delay' && decision.action) continue;
+      // rate 1 always fires and rate 0 never does, whatever the random source returns.
+      if (spec.rate < 1 && !(this.random() < spec.rate)) continue;
+      entry.used++;
+      decision.applied.push(formatFault(spec));
+      if (spec.action.kind === 'delay') decision.delayMs += spec.action.ms;
+      else decision.action = spec.action;
+    }
+    return decision;
+  }
+}

@@ -1,0 +1,24 @@
+// The embedded admin API. The `static-export simulate` command maps its flags onto
+// SimulatorOptions: --port -> port, --host -> host, --key -> adminKey, --docs -> docsDir,
+// --export-duration -> exportDurationMs, --link-ttl -> linkTtlSeconds, --fault (repeatable,
+// parsed with parseFault) -> faults; --json only changes how baseUrl and adminKey are printed.
+
+export {
+  FAULT_ENDPOINTS,
+  type FaultAction,
+  type FaultEndpoint,
+  FaultParseError,
+  type FaultSpec,
+  formatFault,
+  parseFault,
+} from './faults.ts';
+export { renderMarkdown } from './markdown.ts';
+export {
+  type ExportJobSnapshot,
+  type ExportJobStatus,
+  type RecordedRequest,
+  type Simulator,
+  type SimulatorOptions,
+  startSimulator,
+} from './server.ts';
+export { DEFAULT_DOCS_DIR, listDocs, type RenderedBundle, renderBundle } from './site.ts';

@@ -1,0 +1,250 @@
+// Renders a docs folder into a static site and packs it as bundle.tar.gz, the way the vendor's
+// export looks: `a/b.md` -> `a/b.html`, shared assets, an index and a sitemap with extensionless
+// URLs. Everything is staged on disk so bundle size never matters for memory.
+
+import { createCipheriv, createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { create as createTar } from 'tar';
+import { escapeHtml, renderMarkdown } from './markdown.ts';
+
+/** The sample docs folder shipped with the package (`sample-docs/` at the package root). */
+export const DEFAULT_DOCS_DIR = fileURLToPath(new URL('../../sample-docs/', import.meta.url));
+
+export interface DocsListing {
+  /** Markdown pages, relative POSIX paths, sorted. */
+  pages: string[];
+  /** Other files copied verbatim (images and the like), sorted. */
+  files: string[];
+}
+
+/** Lists a docs folder; a missing folder lists as empty. Hidden entries are skipped. */
+export async function listDocs(docsDir: string): Promise<DocsListing> {
+  const listing: DocsListing = { pages: [], files: [] };
+  let entries: string[];
+  try {
+    entries = await readdir(docsDir, { recursive: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return listing;
+    throw err;
+  }
+  for (const entry of entries.map((e) => e.split('\\').join('/')).sort()) {
+    if (entry.split('/').some((part) => part.startsWith('.'))) continue;
+    if (!(await stat(join(docsDir, entry))).isFile()) continue;
+    if (entry.endsWith('.md')) listing.pages.push(entry);
+    else listing.files.push(entry);
+  }
+  return listing;
+}
+
+/** `guides/install.md` -> `/guides/install`; `index.md` -> `/`; `guides/index.md` -> `/guides/`. */
+export function pageUrlPath(page: string): string {
+  const base = page.slice(0, -'.md'.length);
+  if (base === 'index') return '/';
+  if (base.endsWith('/index')) return `/${base.slice(0, -'index'.length)}`;
+  return `/${base}`;
+}
+
+const SITE_CSS = `:root { color-scheme: light dark; --accent: #0d6efd; }
+body { margin: 0; display: flex; font: 16px/1.6 system-ui, sans-serif; }
+.sidebar { width: 16rem; padding: 1rem; border-right: 1px solid #8884; min-height: 100vh; }
+.sidebar ul { list-style: none; padding: 0; }
+.sidebar a[aria-current="page"] { font-weight: 600; color: var(--accent); }
+main { flex: 1; max-width: 48rem; padding: 1rem 2rem; }
+pre { padding: 1rem; overflow-x: auto; background: #8881; border-radius: 6px; }
+blockquote { margin: 0; padding-left: 1rem; border-left: 3px solid var(--accent); }
+`;
+
+const SITE_JS = `// Marks the current page in the navigation; works with and without .html in the URL.
+document.addEventListener('DOMContentLoaded', () => {
+  const here = location.pathname.replace(/\\.html$/, '').replace(/\\/index$/, '/');
+  for (const a of document.querySelectorAll('.sidebar a')) {
+    if (a.getAttribute('href') === here) a.setAttribute('aria-current', 'page');
+  }
+});
+`;
+
+interface Page {
+  source: string;
+  output: string;
+  urlPath: string;
+  title: string;
+  body: string;
+}
+
+function layout(page: Page, nav: Page[], domain: string): string {
+  const links = nav
+    .map((p) => `<li><a href="${escapeHtml(p.urlPath)}">${escapeHtml(p.title)}</a></li>`)
+    .join('\n');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(page.title)} · ${escapeHtml(domain)}</title>
+<link rel="canonical" href="https://${escapeHtml(domain)}${escapeHtml(page.urlPath)}">
+<link rel="stylesheet" href="/assets/site.css">
+<script src="/assets/site.js" defer></script>
+</head>
+<body>
+<nav class="sidebar"><a class="brand" href="/">${escapeHtml(domain)}</a>
+<ul>
+${links}
+</ul></nav>
+<main>
+${page.body}
+</main>
+</body>
+</html>
+`;
+}
+
+function sitemap(pages: Page[], domain: string): string {
+  const urls = pages.map(
+    (p) => `  <url><loc>https://${escapeHtml(domain)}${escapeHtml(p.urlPath)}</loc></url>`,
+  );
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+${urls.join('\n')}
+</urlset>
+`;
+}
+
+const PAD_CHUNK = 1 << 20;
+const PAD_FILE_MAX = 16 * PAD_CHUNK;
+
+/**
+ * Writes `bytes` of incompressible but deterministic data (an AES-CTR keystream over zeros), so
+ * padded re-exports of the same content still contain identical files. Streams with backpressure.
+ */
+async function writePadFile(path: string, bytes: number, index: number): Promise<void> {
+  const key = createHash('sha256').update(`pad-${index}`).digest().subarray(0, 16);
+  const cipher = createCipheriv('aes-128-ctr', key, Buffer.alloc(16));
+  const zeros = Buffer.alloc(PAD_CHUNK);
+  const out = createWriteStream(path);
+  const done = new Promise<void>((resolve, reject) => {
+    out.on('finish', resolve);
+    out.on('error', reject);
+  });
+  for (let left = bytes; left > 0; left -= PAD_CHUNK) {
+    const chunk = cipher.update(left >= PAD_CHUNK ? zeros : zeros.subarray(0, left));
+    if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', resolve));
+  }
+  out.end();
+  await done;
+}
+
+export interface RenderBundleOptions {
+  docsDir: string;
+  domain: string;
+  /** Empty scratch directory owned by the caller; the archive is written inside it. */
+  workDir: string;
+  /** Timestamp stored for every archive entry (the export time). */
+  mtime: Date;
+  /** Only these pages (URL paths like `/guides/install`); all pages when absent. */
+  paths?: string[];
+  /** Adds pseudo-random asset files totalling about this many bytes (benchmarks). */
+  padBytes?: number;
+}
+
+export interface RenderedBundle {
+  archivePath: string;
+  sizeBytes: number;
+  /** Files in the archive, relative POSIX paths, sorted. */
+  files: string[];
+  pageCount: number;
+}
+
+export class RenderError extends Error {
+  override name = 'RenderError';
+}
+
+export async function renderBundle(options: RenderBundleOptions): Promise<RenderedBundle> {
+  const listing = await listDocs(options.docsDir);
+  let sources = listing.pages;
+  if (options.paths?.length) {
+    const wanted = new Set(options.paths.map((p) => `/${p.replace(/^\/+|\/+$/g, '')}`));
+    sources = sources.filter((s) => wanted.has(pageUrlPath(s).replace(/\/$/, '') || '/'));
+    if (!sources.length) throw new RenderError('none of the requested paths exist in the docs');
+  }
+  if (!sources.length) throw new RenderError('the docs folder has no Markdown pages');
+
+  const pages: Page[] = [];
+  for (const source of sources) {
+    const rendered = renderMarkdown(await readFile(join(options.docsDir, source), 'utf8'));
+    const base = source.slice(0, -'.md'.length);
+    pages.push({
+      source,
+      output: `${base}.html`,
+      urlPath: pageUrlPath(source),
+      title: rendered.title ?? base.split('/').pop() ?? base,
+      body: rendered.html,
+    });
+  }
+
+  const siteDir = join(options.workDir, 'site');
+  const files = new Map<string, string | Buffer>();
+  for (const page of pages) files.set(page.output, layout(page, pages, options.domain));
+  if (!files.has('index.html')) {
+    const list = pages
+      .map((p) => `<li><a href="${escapeHtml(p.urlPath)}">${escapeHtml(p.title)}</a></li>`)
+      .join('\n');
+    const index: Page = {
+      source: '',
+      output: 'index.html',
+      urlPath: '/',
+      title: options.domain,
+      body: `<h1>${escapeHtml(options.domain)}</h1>\n<ul>\n${list}\n</ul>`,
+    };
+    files.set('index.html', layout(index, pages, options.domain));
+  }
+  files.set('assets/site.css', SITE_CSS);
+  files.set('assets/site.js', SITE_JS);
+  files.set('sitemap.xml', sitemap(pages, options.domain));
+
+  const written: string[] = [];
+  for (const [rel, content] of files) {
+    await mkdir(dirname(join(siteDir, rel)), { recursive: true });
+    await writeFile(join(siteDir, rel), content);
+    written.push(rel);
+  }
+  for (const rel of options.paths?.length ? [] : listing.files) {
+    if (files.has(rel)) continue;
+    await mkdir(dirname(join(siteDir, rel)), { recursive: true });
+    await copyFile(join(options.docsDir, rel), join(siteDir, rel));
+    written.push(rel);
+  }
+  const padBytes = Math.max(0, Math.floor(options.padBytes ?? 0));
+  if (padBytes > 0) await mkdir(join(siteDir, 'assets/media'), { recursive: true });
+  for (let i = 0, left = padBytes; left > 0; i++, left -= PAD_FILE_MAX) {
+    const rel = `assets/media/blob-${String(i).padStart(3, '0')}.bin`;
+    await writePadFile(join(siteDir, rel), Math.min(left, PAD_FILE_MAX), i);
+    written.push(rel);
+  }
+  written.sort();
+
+  // Directory entries first (so plain `tar xz` recreates them with sane modes), then files.
+  const dirs = new Set<string>();
+  for (const rel of written) {
+    for (let d = dirname(rel); d !== '.'; d = dirname(d)) dirs.add(d);
+  }
+  const entries = [...[...dirs].sort(), ...written];
+  const archivePath = join(options.workDir, 'bundle.tar.gz');
+  await createTar(
+    {
+      file: archivePath,
+      cwd: siteDir,
+      // Padding is incompressible: the fastest level keeps large benchmark bundles quick to build.
+      gzip: { level: padBytes > 0 ? 1 : 6 },
+      portable: true,
+      noDirRecurse: true,
+      mtime: options.mtime,
+    },
+    entries,
+  );
+  await rm(siteDir, { recursive: true, force: true });
+  const { size } = await stat(archivePath);
+  return { archivePath, sizeBytes: size, files: written, pageCount: pages.length };
+}
