@@ -1,0 +1,295 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { type Dispatcher, request } from 'undici';
+import type { Logger } from '../log.ts';
+import { describeUrl } from '../redact.ts';
+import { BundleError, type BundleErrorReason } from './errors.ts';
+import { DEFAULT_LIMITS } from './limits.ts';
+
+export interface DownloadOptions {
+  /** `https:`/`http:` (presigned) link, or `file:` for a mirrored archive. */
+  url: string;
+  /** `sizeBytes` from generate-bundle: checked against the server's length and the bytes received. */
+  expectedSize?: number;
+  /** Archive digest (hex) to insist on, e.g. from a mirror manifest. */
+  expectSha256?: string;
+  /** Called when the link answers 401/403 (expired mid-download): must return a fresh link. */
+  renewUrl?: () => Promise<string>;
+  /** Archive size cap; default DEFAULT_LIMITS.maxArchiveBytes. */
+  maxBytes?: number;
+  /** Consecutive failed attempts without progress before giving up. Default 5. */
+  retries?: number;
+  /** Fresh links requested at most this many times. Default 3. */
+  maxRenewals?: number;
+  /** First retry delay; doubles per consecutive failure, capped at 15 s. Default 500. */
+  backoffMs?: number;
+  /** Limit on waiting for response headers and on silence between body chunks. Default 30 s. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  logger?: Logger;
+  onProgress?: (received: number, total: number | undefined) => void;
+  dispatcher?: Dispatcher;
+}
+
+export interface DownloadResult {
+  /** Hex sha256 of the archive bytes. */
+  sha256: string;
+  sizeBytes: number;
+  /** HTTP requests made (1 when nothing went wrong). */
+  attempts: number;
+  /** Fresh links obtained through renewUrl. */
+  renewals: number;
+}
+
+export interface Download {
+  /** The archive bytes, in order, each delivered once across resumes. */
+  body: Readable;
+  /** Settles after `body` has been fully read: the digest and size, or why the download failed. */
+  done: Promise<DownloadResult>;
+}
+
+interface Counters {
+  attempts: number;
+  renewals: number;
+}
+
+const MAX_BACKOFF_MS = 15_000;
+const READ_CHUNK = 256 * 1024;
+
+function parseContentRange(
+  value: string | string[] | undefined,
+): { start: number; total?: number } | undefined {
+  const m = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(String(value ?? '').trim());
+  if (!m) return undefined;
+  return { start: Number(m[1]), ...(m[2] === '*' ? {} : { total: Number(m[2]) }) };
+}
+
+function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+async function* httpChunks(options: DownloadOptions, counters: Counters): AsyncGenerator<Buffer> {
+  const retries = options.retries ?? 5;
+  const maxRenewals = options.maxRenewals ?? 3;
+  const timeout = options.timeoutMs ?? 30_000;
+  const maxBytes = options.maxBytes ?? DEFAULT_LIMITS.maxArchiveBytes;
+  let url = options.url;
+  let offset = 0;
+  let total: number | undefined;
+  let failures = 0;
+
+  // Waits before the next attempt, or throws once the consecutive failures are used up.
+  const retryAfter = async (reason: BundleErrorReason, why: string, cause?: unknown): Promise<void> => {
+    failures += 1;
+    if (failures > retries) {
+      throw new BundleError(
+        reason,
+        `download of ${describeUrl(url)} failed after ${counters.attempts} attempts: ${why}`,
+        {
+          cause,
+        },
+      );
+    }
+    const base = Math.min(MAX_BACKOFF_MS, (options.backoffMs ?? 500) * 2 ** (failures - 1));
+    const delay = base / 2 + Math.random() * (base / 2);
+    options.logger?.warn(
+      { attempt: counters.attempts, received: offset, why, delayMs: Math.round(delay) },
+      'bundle download interrupted, retrying',
+    );
+    await sleep(delay, undefined, options.signal ? { signal: options.signal } : {});
+  };
+
+  for (;;) {
+    counters.attempts += 1;
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await request(url, {
+        method: 'GET',
+        headers: offset > 0 ? { range: `bytes=${offset}-` } : {},
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        signal: options.signal ?? null,
+        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+      });
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      await retryAfter('Network', (error as Error).message, error);
+      continue;
+    }
+    const status = response.statusCode;
+    if (status !== 200 && status !== 206) {
+      await response.body.dump();
+      if (status === 401 || status === 403) {
+        if (!options.renewUrl || counters.renewals >= maxRenewals) {
+          throw new BundleError(
+            'Expired',
+            `${describeUrl(url)} answered ${status}: the link has expired or its signature is invalid; generate a fresh bundle link`,
+          );
+        }
+        options.logger?.info({ received: offset }, 'bundle link refused, asking for a fresh one');
+        url = await options.renewUrl();
+        counters.renewals += 1;
+        continue;
+      }
+      if (status === 416 && total !== undefined && offset >= total) return;
+      if (isRetryableStatus(status)) {
+        await retryAfter('HttpStatus', `HTTP ${status}`);
+        continue;
+      }
+      throw new BundleError('HttpStatus', `${describeUrl(url)} answered HTTP ${status}`);
+    }
+
+    // A server that ignores Range replays from byte 0: drop what was already delivered.
+    let skip = 0;
+    if (status === 206) {
+      const range = parseContentRange(response.headers['content-range']);
+      if (!range || range.start !== offset) {
+        await response.body.dump();
+        throw new BundleError(
+          'HttpStatus',
+          `${describeUrl(url)} answered a range other than the one requested`,
+        );
+      }
+      total = range.total ?? total;
+    } else {
+      skip = offset;
+      const length = Number(response.headers['content-length']);
+      if (Number.isSafeInteger(length)) total = length;
+    }
+    if (total !== undefined && options.expectedSize !== undefined && total !== options.expectedSize) {
+      await response.body.dump();
+      throw new BundleError(
+        'SizeMismatch',
+        `the server offers ${total} bytes but the bundle is ${options.expectedSize} bytes`,
+      );
+    }
+    if (total !== undefined && total > maxBytes) {
+      await response.body.dump();
+      throw new BundleError(
+        'TooLarge',
+        `the bundle is ${total} bytes, more than the ${maxBytes} bytes allowed`,
+      );
+    }
+
+    const before = offset;
+    try {
+      for await (const raw of response.body) {
+        let chunk = raw as Buffer;
+        if (skip > 0) {
+          const n = Math.min(skip, chunk.length);
+          skip -= n;
+          chunk = chunk.subarray(n);
+          if (chunk.length === 0) continue;
+        }
+        offset += chunk.length;
+        yield chunk;
+      }
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      if (offset > before) failures = 0;
+      await retryAfter('Network', (error as Error).message, error);
+      continue;
+    } finally {
+      // Also runs when the consumer stops early: release the connection.
+      if (!response.body.destroyed) response.body.destroy();
+    }
+    if (total === undefined || offset >= total) return;
+    if (offset > before) failures = 0;
+    await retryAfter('Network', `connection closed after ${offset} of ${total} bytes`);
+  }
+}
+
+async function* fileChunks(url: string, counters: Counters): AsyncGenerator<Buffer> {
+  counters.attempts += 1;
+  try {
+    yield* createReadStream(fileURLToPath(url), { highWaterMark: READ_CHUNK });
+  } catch (error) {
+    throw new BundleError('Io', `cannot read ${url}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Hashes and counts the bytes, enforcing the caps while streaming and the expectations at the end. */
+async function* verified(
+  source: AsyncIterable<Buffer>,
+  options: DownloadOptions,
+  counters: Counters,
+  finish: (result: DownloadResult) => void,
+): AsyncGenerator<Buffer> {
+  const hash = createHash('sha256');
+  const maxBytes = options.maxBytes ?? DEFAULT_LIMITS.maxArchiveBytes;
+  let size = 0;
+  for await (const chunk of source) {
+    size += chunk.length;
+    if (options.expectedSize !== undefined && size > options.expectedSize) {
+      throw new BundleError('SizeMismatch', `received more than the expected ${options.expectedSize} bytes`);
+    }
+    if (size > maxBytes) throw new BundleError('TooLarge', `the bundle exceeds ${maxBytes} bytes`);
+    hash.update(chunk);
+    options.onProgress?.(size, options.expectedSize);
+    yield chunk;
+  }
+  if (options.expectedSize !== undefined && size !== options.expectedSize) {
+    throw new BundleError(
+      'SizeMismatch',
+      `received ${size} bytes but the bundle is ${options.expectedSize} bytes`,
+    );
+  }
+  const sha256 = hash.digest('hex');
+  if (options.expectSha256 !== undefined && sha256 !== options.expectSha256.toLowerCase()) {
+    throw new BundleError('DigestMismatch', `archive sha256 is ${sha256}, expected ${options.expectSha256}`);
+  }
+  finish({ sha256, sizeBytes: size, ...counters });
+}
+
+/**
+ * Streams a bundle: resumes with Range after dropped connections (bounded retries with backoff),
+ * asks `renewUrl` for a fresh link when the current one is refused, and verifies size and digest.
+ * Memory stays flat: bytes flow to whoever reads `body`.
+ */
+export function openDownload(options: DownloadOptions): Download {
+  const counters: Counters = { attempts: 0, renewals: 0 };
+  let settle!: { resolve: (r: DownloadResult) => void; reject: (e: unknown) => void };
+  const done = new Promise<DownloadResult>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  // The caller may never await `done` when reading `body` already failed.
+  done.catch(() => undefined);
+  let result: DownloadResult | undefined;
+  const source = options.url.startsWith('file:')
+    ? fileChunks(options.url, counters)
+    : httpChunks(options, counters);
+  const body = Readable.from(
+    verified(source, options, counters, (r) => {
+      result = r;
+    }),
+    { objectMode: false, highWaterMark: 1024 * 1024 },
+  );
+  body.on('error', (error) => settle.reject(error));
+  body.on('end', () =>
+    result ? settle.resolve(result) : settle.reject(new Error('download ended without a result')),
+  );
+  body.on('close', () => settle.reject(new BundleError('Network', 'download stopped before the end')));
+  return { body, done };
+}
+
+/** Downloads to `path` via a temp file beside it, so `path` only ever holds a verified archive. */
+export async function downloadToFile(options: DownloadOptions & { path: string }): Promise<DownloadResult> {
+  await mkdir(dirname(options.path), { recursive: true });
+  const partial = `${options.path}.partial`;
+  const { body, done } = openDownload(options);
+  try {
+    await pipeline(body, createWriteStream(partial));
+    const result = await done;
+    await rename(partial, options.path);
+    return result;
+  } catch (error) {
+    await rm(partial, { force: true });
+    throw error;
+  }
+}

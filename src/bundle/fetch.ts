@@ -1,0 +1,81 @@
+import type { Logger } from '../log.ts';
+import { type DownloadOptions, openDownload } from './download.ts';
+import { assertVersion, stageExtraction } from './extract.ts';
+import { type BundleLimits, resolveLimits } from './limits.ts';
+
+export interface FetchBundleOptions {
+  /** Presigned `bundleUrl` (or a `file:` URL of a mirrored archive). */
+  url: string;
+  /** Directory that ends up holding the site; replaced as a whole, never left half-written. */
+  dest: string;
+  /** `sizeBytes` from generate-bundle when known. */
+  expectedSize?: number;
+  /** Refuse content whose version differs (pinned `staticExport.version`). */
+  expectVersion?: string;
+  /** Archive digest to insist on (mirror manifests carry it). */
+  expectSha256?: string;
+  /** Fresh link when the current one expired mid-download (the operator and CLI call generate-bundle). */
+  renewUrl?: () => Promise<string>;
+  limits?: Partial<BundleLimits>;
+  logger?: Logger;
+  signal?: AbortSignal;
+  onProgress?: DownloadOptions['onProgress'];
+  /** Download tuning (retries, backoff, timeouts) for tests and slow links. */
+  download?: Pick<DownloadOptions, 'retries' | 'maxRenewals' | 'backoffMs' | 'timeoutMs'>;
+}
+
+export interface FetchedBundle {
+  /** Content version, `sha256-<hex>`. */
+  version: string;
+  /** Hex sha256 of the archive bytes. */
+  sha256: string;
+  sizeBytes: number;
+  files: number;
+  /** Absolute path of the destination. */
+  path: string;
+}
+
+/**
+ * The one pipeline the CLI and the operator share: download (resumable, renewable) straight into
+ * safe extraction, then verify size, digest and version before the content replaces `dest`.
+ */
+export async function fetchBundle(options: FetchBundleOptions): Promise<FetchedBundle> {
+  const limits = resolveLimits(options.limits);
+  const { body, done } = openDownload({
+    ...options.download,
+    url: options.url,
+    maxBytes: limits.maxArchiveBytes,
+    ...(options.expectedSize === undefined ? {} : { expectedSize: options.expectedSize }),
+    ...(options.expectSha256 === undefined ? {} : { expectSha256: options.expectSha256 }),
+    ...(options.renewUrl ? { renewUrl: options.renewUrl } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  });
+  // A download failure reaches the extraction as its source's error and is rethrown as is.
+  const staged = await stageExtraction(body, options.dest, { limits });
+  try {
+    const download = await done;
+    assertVersion(staged.version, options.expectVersion);
+    const path = await staged.commit();
+    options.logger?.info(
+      {
+        version: staged.version,
+        files: staged.files,
+        sizeBytes: download.sizeBytes,
+        attempts: download.attempts,
+      },
+      'bundle fetched',
+    );
+    return {
+      version: staged.version,
+      sha256: download.sha256,
+      sizeBytes: download.sizeBytes,
+      files: staged.files,
+      path,
+    };
+  } catch (error) {
+    await staged.discard();
+    throw error;
+  }
+}

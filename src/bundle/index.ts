@@ -1,0 +1,26 @@
+export {
+  type Download,
+  type DownloadOptions,
+  type DownloadResult,
+  downloadToFile,
+  openDownload,
+} from './download.ts';
+export { BundleError, type BundleErrorReason, isBundleError } from './errors.ts';
+export {
+  assertVersion,
+  type ExtractOptions,
+  extractTarGz,
+  type StagedExtraction,
+  stageExtraction,
+} from './extract.ts';
+export { type FetchBundleOptions, type FetchedBundle, fetchBundle } from './fetch.ts';
+export { type BundleLimits, DEFAULT_LIMITS, resolveLimits } from './limits.ts';
+export {
+  type MirroredBundle,
+  type MirrorIndex,
+  type MirrorManifest,
+  type MirrorOptions,
+  mirrorBundle,
+  readMirrorIndex,
+} from './mirror.ts';
+export { type ContentSummary, contentVersion, isContentVersion } from './version.ts';
