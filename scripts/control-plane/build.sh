@@ -11,7 +11,21 @@ cache=${STATIC_EXPORT_CACHE:-$HOME/.cache/static-export-operator}
 bin="$cache/control-plane/k8s-$KUBERNETES_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION/bin"
 want=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
-if have_all; then echo "$bin"; exit 0; fi
+
+# kwok ships no stages by default; take the "fast" node and pod stages and lease heartbeats from its
+# module, so nodes turn Ready, pods turn Ready, and deleted pods go away (there is no kubelet).
+write_kwok_stages() {
+  [ -s "$bin/kwok-stages.yaml" ] && return 0
+  local dir
+  dir=$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  local s="$dir/kustomize/stage"
+  for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+           pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+    echo "---"; cat "$s/$f"
+  done > "$bin/kwok-stages.yaml.tmp"
+  mv "$bin/kwok-stages.yaml.tmp" "$bin/kwok-stages.yaml"
+}
+if have_all; then write_kwok_stages; echo "$bin"; exit 0; fi
 
 command -v go >/dev/null || { echo "build.sh: the Go toolchain (go) is required to build the control plane" >&2; exit 1; }
 mkdir -p "$bin"
@@ -67,5 +81,6 @@ log "installing kwok $KWOK_VERSION"
 go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 
 have_all || { log "some binaries are missing in $bin"; exit 1; }
+write_kwok_stages
 log "built in $(( $(date +%s) - start ))s"
 echo "$bin"

@@ -144,7 +144,7 @@ export class ControlPlane {
           `--kubeconfig=${this.kubeconfig}`,
           '--manage-all-nodes=false',
           '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
-          '--disregard-status-with-annotation-selector=kwok.x-k8s.io/status=custom',
+          `--config=${join(this.state.binDir, 'kwok-stages.yaml')}`,
           '--cidr=10.244.0.1/16',
           '--node-ip=10.244.0.1',
           '--node-lease-duration-seconds=40',

@@ -183,7 +183,8 @@ export const staticExportReleaseCrd = {
   printerColumns: [
     { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
     { name: 'Version', type: 'string', jsonPath: '.status.current.version' },
-    { name: 'Renewal', type: 'date', jsonPath: '.status.current.renewalTime' },
+    // A future time in a date column prints <invalid> (kubectl shows ages): show the timestamp.
+    { name: 'Renewal', type: 'string', jsonPath: '.status.current.renewalTime' },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     { name: 'Domain', type: 'string', jsonPath: '.spec.domain', priority: 1 },
     {

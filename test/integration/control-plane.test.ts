@@ -1,6 +1,10 @@
 // Proves the local control plane is real: controller-manager creates ReplicaSets, the scheduler
 // binds pods to the kwok node, kwok makes them Ready, and a template change rolls out.
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMPONENTS, ControlPlane } from '../../scripts/control-plane/control-plane.ts';
 import { createNamespace, eventually, kubectlOk } from '../support/kube.ts';
 
 const deployment = (ns: string, version: string) => `
@@ -69,5 +73,36 @@ describe('local control plane', () => {
     expect(rs.items).toHaveLength(2);
     const old = rs.items.find((r) => `replicaset.apps/${r.metadata.name}` === firstRs[0]);
     expect(old?.spec.replicas).toBe(0);
+  });
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('control plane lifecycle', () => {
+  it('survives an API server restart and leaves no process or file behind when stopped', async () => {
+    const cp = await ControlPlane.start(mkdtempSync(join(tmpdir(), 'static-export-cp-')));
+    try {
+      const pids = () =>
+        JSON.parse(readFileSync(join(cp.dir, 'state.json'), 'utf8')).pids as Record<string, number>;
+      expect(Object.keys(pids()).sort()).toEqual([...COMPONENTS].sort());
+      const before = pids()['kube-apiserver'];
+      await cp.restartComponent('kube-apiserver');
+      expect(pids()['kube-apiserver']).not.toBe(before);
+      expect((await cp.get('/api/v1/nodes/kwok-node-0')).status).toBe(200);
+
+      const all = Object.values(pids());
+      await cp.stop();
+      expect(all.filter(alive)).toEqual([]);
+      expect(existsSync(cp.dir)).toBe(false);
+    } finally {
+      if (existsSync(cp.dir)) await cp.stop();
+    }
   });
 });
