@@ -1,0 +1,32 @@
+// Conditions per the Kubernetes API conventions (cert-manager style): keyed by type,
+// lastTransitionTime moves only when the status changes, observedGeneration on each.
+import type { Condition } from '../crd/common.ts';
+
+export type ConditionInput = Pick<Condition, 'type' | 'status' | 'reason' | 'message'>;
+
+export function setCondition(
+  existing: readonly Condition[] | undefined,
+  next: ConditionInput,
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
+  const list = [...(existing ?? [])];
+  const i = list.findIndex((c) => c.type === next.type);
+  const prev = i >= 0 ? list[i] : undefined;
+  const condition: Condition = {
+    ...next,
+    lastTransitionTime: prev && prev.status === next.status ? prev.lastTransitionTime : now.toISOString(),
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+  };
+  if (i >= 0) list[i] = condition;
+  else list.push(condition);
+  return list;
+}
+
+export function getCondition(list: readonly Condition[] | undefined, type: string): Condition | undefined {
+  return list?.find((c) => c.type === type);
+}
+
+export function isTrue(list: readonly Condition[] | undefined, type: string): boolean {
+  return getCondition(list, type)?.status === 'True';
+}

@@ -1,0 +1,211 @@
+// A thin Kubernetes REST client: client-node loads the kubeconfig (files, in-cluster, exec and
+// token-file auth); requests go through one undici Agent so we control timeouts, pagination, patch
+// types (merge, server-side apply, /status) and the watch stream ourselves.
+import type { RequestOptions } from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Agent, request } from 'undici';
+
+export const FIELD_MANAGER = 'static-export-operator';
+const HEADER_TTL_MS = 60_000;
+
+export class KubeApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  constructor(status: number, reason: string, message: string) {
+    super(message);
+    this.name = 'KubeApiError';
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+export const isNotFound = (e: unknown) => e instanceof KubeApiError && e.status === 404;
+export const isConflict = (e: unknown) => e instanceof KubeApiError && e.status === 409;
+export const isGone = (e: unknown) => e instanceof KubeApiError && e.status === 410;
+
+export interface WatchEvent<T> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T;
+}
+
+export interface ObjectList<T> {
+  metadata: { resourceVersion: string; continue?: string };
+  items: T[];
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOpts {
+  body?: unknown;
+  contentType?: string;
+  query?: Query;
+  signal?: AbortSignal;
+}
+
+export class KubeClient {
+  readonly server: string;
+  private readonly kc: KubeConfig;
+  private readonly dispatcher: Agent;
+  private headers: Record<string, string> = {};
+  private headersAt = 0;
+
+  private constructor(kc: KubeConfig, server: string, dispatcher: Agent) {
+    this.kc = kc;
+    this.server = server.replace(/\/$/, '');
+    this.dispatcher = dispatcher;
+  }
+
+  /** From a kubeconfig file, or the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
+  static async create(kubeconfigPath?: string): Promise<KubeClient> {
+    const kc = new KubeConfig();
+    if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
+    else kc.loadFromDefault();
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    const opts: RequestOptions = {};
+    await kc.applyToHTTPSOptions(opts);
+    const dispatcher = new Agent({
+      connect: {
+        ca: opts.ca as string | undefined,
+        cert: opts.cert as string | undefined,
+        key: opts.key as string | undefined,
+        rejectUnauthorized: !cluster.skipTLSVerify,
+        timeout: 10_000,
+      },
+      headersTimeout: 30_000,
+      // Watches stay open for minutes; the watchdog, not a body timeout, decides when one is dead.
+      bodyTimeout: 0,
+      connections: 32,
+    });
+    return new KubeClient(kc, cluster.server, dispatcher);
+  }
+
+  private async authHeaders(): Promise<Record<string, string>> {
+    // Token files and exec credentials rotate: refresh what client-node computes once a minute.
+    if (Date.now() - this.headersAt > HEADER_TTL_MS) {
+      const opts: RequestOptions = {};
+      await this.kc.applyToHTTPSOptions(opts);
+      this.headers = Object.fromEntries(
+        Object.entries((opts.headers ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)]),
+      );
+      this.headersAt = Date.now();
+    }
+    return this.headers;
+  }
+
+  private url(path: string, query?: Query): string {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) q.set(k, String(v));
+    const qs = q.toString();
+    return `${this.server}${path}${qs ? `?${qs}` : ''}`;
+  }
+
+  async request<T>(method: string, path: string, opts: RequestOpts = {}): Promise<T> {
+    const body =
+      opts.body === undefined
+        ? undefined
+        : typeof opts.body === 'string'
+          ? opts.body
+          : JSON.stringify(opts.body);
+    const res = await request(this.url(path, opts.query), {
+      method: method as 'GET',
+      dispatcher: this.dispatcher,
+      headers: {
+        ...(await this.authHeaders()),
+        accept: 'application/json',
+        ...(body !== undefined ? { 'content-type': opts.contentType ?? 'application/json' } : {}),
+      },
+      body,
+      signal: opts.signal,
+    });
+    const text = await res.body.text();
+    if (res.statusCode >= 400) throw toApiError(res.statusCode, text, `${method} ${path}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  get<T>(path: string): Promise<T> {
+    return this.request<T>('GET', path);
+  }
+
+  /** All items across pages; the resourceVersion is the first page's, as a watch starting point. */
+  async list<T>(path: string, query: Query = {}, pageSize = 500): Promise<ObjectList<T>> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let resourceVersion = '';
+    do {
+      const page = await this.request<ObjectList<T>>('GET', path, {
+        query: { ...query, limit: pageSize, continue: cont },
+      });
+      items.push(...page.items);
+      resourceVersion ||= page.metadata.resourceVersion;
+      cont = page.metadata.continue || undefined;
+    } while (cont);
+    return { metadata: { resourceVersion }, items };
+  }
+
+  create<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>('POST', path, { body, query: { fieldManager: FIELD_MANAGER } });
+  }
+
+  mergePatch<T>(path: string, patch: unknown): Promise<T> {
+    return this.request<T>('PATCH', path, {
+      body: patch,
+      contentType: 'application/merge-patch+json',
+      query: { fieldManager: FIELD_MANAGER },
+    });
+  }
+
+  /** Server-side apply as the operator's field manager (also for `/status`). */
+  apply<T>(path: string, object: unknown, force = true): Promise<T> {
+    return this.request<T>('PATCH', path, {
+      body: object,
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: FIELD_MANAGER, force },
+    });
+  }
+
+  delete(path: string, query: Query = {}): Promise<unknown> {
+    return this.request('DELETE', path, { query });
+  }
+
+  /** The watch stream as async iterable; ends when the server closes it or `signal` aborts. */
+  async *watch<T>(path: string, query: Query, signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
+    const res = await request(this.url(path, { ...query, watch: true, allowWatchBookmarks: true }), {
+      method: 'GET',
+      dispatcher: this.dispatcher,
+      headers: { ...(await this.authHeaders()), accept: 'application/json' },
+      signal,
+    });
+    if (res.statusCode >= 400) throw toApiError(res.statusCode, await res.body.text(), `WATCH ${path}`);
+    let buffered = '';
+    for await (const chunk of res.body) {
+      buffered += chunk.toString();
+      let nl = buffered.indexOf('\n');
+      while (nl >= 0) {
+        const line = buffered.slice(0, nl).trim();
+        buffered = buffered.slice(nl + 1);
+        if (line) yield JSON.parse(line) as WatchEvent<T>;
+        nl = buffered.indexOf('\n');
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+}
+
+function toApiError(status: number, text: string, what: string): KubeApiError {
+  try {
+    const s = JSON.parse(text) as { reason?: string; message?: string };
+    return new KubeApiError(status, s.reason ?? String(status), s.message ?? `${what}: ${status}`);
+  } catch {
+    return new KubeApiError(status, String(status), `${what}: ${status} ${text.slice(0, 200)}`);
+  }
+}
+
+/** REST paths of namespaced resources: core (`v1`) or grouped (`apps/v1`). */
+export function resourcePath(apiVersion: string, plural: string, namespace?: string, name?: string): string {
+  const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  return `${base}${namespace ? `/namespaces/${namespace}` : ''}/${plural}${name ? `/${name}` : ''}`;
+}
