@@ -1,0 +1,76 @@
+// Client-side budget for agent job creation: the contract allows 100 per hour per project and
+// answers 429 beyond. Counting locally (sliding window) lets the operator and CLI wait instead of
+// hitting the limit. One instance can be shared by every caller working on the same projects.
+
+export interface AgentJobBudgetOptions {
+  /** Creations allowed per window and project. Default 100. */
+  limit?: number;
+  /** Window length. Default one hour. */
+  windowMs?: number;
+  now?: () => number;
+}
+
+/** A taken slot; `release` gives it back when the server certainly created nothing. */
+export interface BudgetReservation {
+  release(): void;
+}
+
+export class AgentJobBudget {
+  readonly limit: number;
+  readonly windowMs: number;
+  private readonly now: () => number;
+  private readonly used = new Map<string, Array<{ at: number }>>();
+  private readonly blockedUntil = new Map<string, number>();
+
+  constructor(options: AgentJobBudgetOptions = {}) {
+    this.limit = options.limit ?? 100;
+    this.windowMs = options.windowMs ?? 3_600_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  private recent(projectId: string): Array<{ at: number }> {
+    const cutoff = this.now() - this.windowMs;
+    const kept = (this.used.get(projectId) ?? []).filter((e) => e.at > cutoff);
+    this.used.set(projectId, kept);
+    return kept;
+  }
+
+  /** Milliseconds until a creation is allowed for the project (0: now). */
+  delayMs(projectId: string): number {
+    const now = this.now();
+    const recent = this.recent(projectId);
+    const byWindow =
+      recent.length < this.limit ? 0 : (recent[recent.length - this.limit]?.at ?? now) + this.windowMs - now;
+    const byServer = (this.blockedUntil.get(projectId) ?? 0) - now;
+    return Math.max(0, byWindow, byServer);
+  }
+
+  /** When the next creation is allowed for the project. */
+  nextAllowedAt(projectId: string): Date {
+    return new Date(this.now() + this.delayMs(projectId));
+  }
+
+  remaining(projectId: string): number {
+    return Math.max(0, this.limit - this.recent(projectId).length);
+  }
+
+  /** Takes a slot if one is free now; undefined otherwise (see `delayMs`). */
+  tryReserve(projectId: string): BudgetReservation | undefined {
+    if (this.delayMs(projectId) > 0) return undefined;
+    const entry = { at: this.now() };
+    this.recent(projectId).push(entry);
+    return {
+      release: () => {
+        const list = this.used.get(projectId);
+        const i = list?.indexOf(entry) ?? -1;
+        if (list && i >= 0) list.splice(i, 1);
+      },
+    };
+  }
+
+  /** Records that the server itself refused creations (429 with Retry-After) for `ms`. */
+  blockFor(projectId: string, ms: number): void {
+    const until = this.now() + ms;
+    this.blockedUntil.set(projectId, Math.max(until, this.blockedUntil.get(projectId) ?? 0));
+  }
+}

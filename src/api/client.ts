@@ -1,0 +1,603 @@
+// The production admin API client (contract: seeds/000, gaps: VENDOR-FACTS). One undici Agent per
+// client with connect/headers/body timeouts, plus an overall deadline per HTTP call.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, request } from 'undici';
+import type { z } from 'zod';
+import type { Logger } from '../log.ts';
+import { describeUrl, registerSecret } from '../redact.ts';
+import { AgentJobBudget } from './budget.ts';
+import {
+  AdminApiError,
+  BadRequestError,
+  ConflictError,
+  InvalidResponseError,
+  NetworkError,
+  NotEntitledError,
+  NotFoundError,
+  type Operation,
+  RateLimitedError,
+  ServerError,
+  TimeoutError,
+  UnauthorizedError,
+} from './errors.ts';
+import { DEFAULT_KEY_PREFIX, validateAdminKey } from './keys.ts';
+import {
+  type AgentJob,
+  AgentJobSchema,
+  type BundleResult,
+  BundleResultSchema,
+  ErrorBodySchema,
+  type ExportJob,
+  ExportJobSchema,
+  type StartExportRequest,
+  type StartedExport,
+  StartedExportSchema,
+} from './schemas.ts';
+
+export interface AdminApiTimeouts {
+  /** TCP/TLS connect. Default 10 s. */
+  connectMs: number;
+  /** Until response headers arrive. Default 30 s. */
+  headersMs: number;
+  /** Longest pause between body chunks. Default 30 s. */
+  bodyMs: number;
+  /** Overall deadline of one HTTP call, whatever it is waiting for. Default 60 s. */
+  requestMs: number;
+}
+
+export interface RetryPolicy {
+  /** Total tries per operation, the first included. Default 4. */
+  attempts: number;
+  /** Backoff base; the n-th retry waits a random time up to base * 2^(n-1). Default 500 ms. */
+  baseDelayMs: number;
+  /** Backoff cap. Default 20 s. */
+  maxDelayMs: number;
+  /** A Retry-After longer than this is not waited out: the error goes to the caller. Default 120 s. */
+  maxRetryAfterMs: number;
+}
+
+export type CallStatus = number | 'network' | 'timeout';
+
+export interface AdminApiClientOptions {
+  /** e.g. `https://api.example.com`; a path prefix is kept. */
+  baseUrl: string;
+  apiKey: string;
+  /** Vendor prefix of admin keys. Default `mint`. */
+  keyPrefix?: string;
+  logger?: Logger;
+  timeouts?: Partial<AdminApiTimeouts>;
+  retry?: Partial<RetryPolicy>;
+  /** Shared budget of agent job creations; each client gets its own by default. */
+  agentJobBudget?: AgentJobBudget;
+  /** Path of get-agent-job (the contract does not show it). Placeholders `{projectId}` and `{id}`. */
+  agentJobPath?: string;
+  /** Called after every HTTP attempt, for metrics. */
+  onCall?: (operation: Operation, status: CallStatus, durationMs: number) => void;
+}
+
+export interface CallOptions {
+  /** Cancels the whole operation, retries included. */
+  signal?: AbortSignal;
+}
+
+export interface CreateAgentJobOptions extends CallOptions {
+  /** Wait for the client-side budget instead of failing with a client-side RateLimitedError. */
+  waitForBudget?: boolean;
+}
+
+export type ExportStatus = ExportJob & { jobId: string };
+export type GeneratedBundle = BundleResult & { jobId: string };
+
+const DEFAULT_TIMEOUTS: AdminApiTimeouts = {
+  connectMs: 10_000,
+  headersMs: 30_000,
+  bodyMs: 30_000,
+  requestMs: 60_000,
+};
+const DEFAULT_RETRY: RetryPolicy = {
+  attempts: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 20_000,
+  maxRetryAfterMs: 120_000,
+};
+const DEFAULT_AGENT_JOB_PATH = '/v2/agent/{projectId}/job/{id}';
+const MAX_RESPONSE_BYTES = 1 << 20;
+const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * When a failed call may be repeated:
+ * - `idempotent`: reads, and generate-bundle (it only mints a new link for the same files), so a
+ *   repeat after a lost response does no harm.
+ * - `create`: a lost response may still have created a job, and a blind repeat would start a second
+ *   one. Only failures that prove nothing was created are retried: 429 (the server refused) and
+ *   connection failures before the request was sent.
+ */
+type RetryClass = 'idempotent' | 'create';
+
+interface CallSpec<S extends z.ZodType> {
+  operation: Operation;
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  schema: S;
+  retry: RetryClass;
+  /** Names the resource in error messages. */
+  subject: { projectId?: string; jobId?: string; agentJobId?: string };
+  onRateLimited?: (retryAfterMs: number) => void;
+}
+
+/** Sleeps; an abort rejects with the caller's own reason, as an aborted request does. */
+async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    await sleep(ms, undefined, signal ? { signal } : {});
+  } catch (err) {
+    throw signal?.aborted ? signal.reason : err;
+  }
+}
+
+function seg(value: string): string {
+  return encodeURIComponent(value);
+}
+
+function parseRetryAfter(value: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return undefined;
+  if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+function errorCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = e?.code ?? e?.cause?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function detailsText(details: unknown): string {
+  if (details === undefined || details === null) return '';
+  if (Array.isArray(details)) {
+    const parts = details.map((d) => {
+      const item = d as { path?: unknown; message?: unknown };
+      return item && typeof item === 'object' && 'message' in item
+        ? `${String(item.path ?? '')}: ${String(item.message)}`.replace(/^: /, '')
+        : JSON.stringify(d);
+    });
+    return ` (${parts.join('; ')})`;
+  }
+  return ` (${typeof details === 'string' ? details : JSON.stringify(details)})`;
+}
+
+export class AdminApiClient {
+  readonly baseUrl: string;
+  readonly budget: AgentJobBudget;
+  private readonly origin: string;
+  private readonly prefix: string;
+  private readonly timeouts: AdminApiTimeouts;
+  private readonly retryPolicy: RetryPolicy;
+  private readonly logger: Logger | undefined;
+  private readonly agentJobPath: string;
+  private readonly onCall: AdminApiClientOptions['onCall'];
+  private readonly agent: Agent;
+  // A private field keeps the key out of anything that serializes the client (logs, inspectors).
+  readonly #authorization: string;
+
+  constructor(options: AdminApiClientOptions) {
+    const key = validateAdminKey(options.apiKey, options.keyPrefix ?? DEFAULT_KEY_PREFIX);
+    registerSecret(key);
+    this.#authorization = `Bearer ${key}`;
+    let url: URL;
+    try {
+      url = new URL(options.baseUrl);
+    } catch {
+      throw new Error('The admin API base URL is not a valid URL (expected e.g. https://api.example.com)');
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw new Error(`The admin API base URL must use http or https, not ${url.protocol}`);
+    }
+    this.origin = url.origin;
+    this.prefix = url.pathname.replace(/\/+$/, '');
+    this.baseUrl = `${this.origin}${this.prefix}`;
+    this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.retryPolicy = { ...DEFAULT_RETRY, ...options.retry };
+    this.logger = options.logger;
+    this.agentJobPath = options.agentJobPath ?? DEFAULT_AGENT_JOB_PATH;
+    this.onCall = options.onCall;
+    this.budget = options.agentJobBudget ?? new AgentJobBudget();
+    this.agent = new Agent({
+      connect: { timeout: this.timeouts.connectMs },
+      headersTimeout: this.timeouts.headersMs,
+      bodyTimeout: this.timeouts.bodyMs,
+    });
+  }
+
+  /** Creates an agent job (201). Counts against the per-project budget; see CreateAgentJobOptions. */
+  async createAgentJob(
+    projectId: string,
+    prompt: string,
+    options: CreateAgentJobOptions = {},
+  ): Promise<AgentJob> {
+    let reservation = this.budget.tryReserve(projectId);
+    while (!reservation) {
+      const waitMs = this.budget.delayMs(projectId);
+      if (!options.waitForBudget) {
+        throw new RateLimitedError(
+          `Not creating an agent job for project ${projectId}: the limit of ${this.budget.limit} per hour is used up ` +
+            `on this client; the next one can be created in ${Math.ceil(waitMs / 1000)} s.`,
+          { operation: 'createAgentJob', retryAfterMs: waitMs, clientSide: true },
+        );
+      }
+      this.logger?.info({ projectId, waitMs }, 'agent job budget used up; waiting');
+      await pause(waitMs, options.signal);
+      reservation = this.budget.tryReserve(projectId);
+    }
+    try {
+      return await this.call(
+        {
+          operation: 'createAgentJob',
+          method: 'POST',
+          path: `/v2/agent/${seg(projectId)}/job`,
+          body: { prompt },
+          schema: AgentJobSchema,
+          retry: 'create',
+          subject: { projectId },
+          onRateLimited: (ms) => this.budget.blockFor(projectId, ms),
+        },
+        options.signal,
+      );
+    } catch (err) {
+      // A 4xx answer or an unsent request created nothing: give the slot back.
+      const nothingCreated =
+        (err instanceof AdminApiError && err.status !== undefined && err.status < 500) ||
+        ((err instanceof NetworkError || err instanceof TimeoutError) && err.beforeRequestSent);
+      if (nothingCreated) reservation.release();
+      throw err;
+    }
+  }
+
+  getAgentJob(projectId: string, id: string, options: CallOptions = {}): Promise<AgentJob> {
+    const path = this.agentJobPath.replaceAll('{projectId}', seg(projectId)).replaceAll('{id}', seg(id));
+    return this.call(
+      {
+        operation: 'getAgentJob',
+        method: 'GET',
+        path,
+        schema: AgentJobSchema,
+        retry: 'idempotent',
+        subject: { projectId, agentJobId: id },
+      },
+      options.signal,
+    );
+  }
+
+  /** Sends a follow-up prompt to an agent job (VENDOR-FACTS); like a create, not blindly retried. */
+  sendAgentMessage(
+    projectId: string,
+    id: string,
+    prompt: string,
+    options: CallOptions = {},
+  ): Promise<AgentJob> {
+    return this.call(
+      {
+        operation: 'sendAgentMessage',
+        method: 'POST',
+        path: `/v2/agent/${seg(projectId)}/job/${seg(id)}/message`,
+        body: { prompt },
+        schema: AgentJobSchema,
+        retry: 'create',
+        subject: { projectId, agentJobId: id },
+      },
+      options.signal,
+    );
+  }
+
+  /** Starts a static export (202). Not blindly retried: a repeat could start a second export. */
+  startExport(input: StartExportRequest, options: CallOptions = {}): Promise<StartedExport> {
+    const body: StartExportRequest = { domain: input.domain };
+    if (input.version !== undefined) body.version = input.version;
+    if (input.paths !== undefined) body.paths = input.paths;
+    return this.call(
+      {
+        operation: 'startExport',
+        method: 'POST',
+        path: '/v1/static-export/jobs',
+        body,
+        schema: StartedExportSchema,
+        retry: 'create',
+        subject: {},
+      },
+      options.signal,
+    );
+  }
+
+  async getExport(jobId: string, options: CallOptions = {}): Promise<ExportStatus> {
+    const job = await this.call(
+      {
+        operation: 'getExport',
+        method: 'GET',
+        path: `/v1/static-export/jobs/${seg(jobId)}`,
+        schema: ExportJobSchema,
+        retry: 'idempotent',
+        subject: { jobId },
+      },
+      options.signal,
+    );
+    return { ...job, jobId: job.jobId ?? jobId };
+  }
+
+  /** Generates (or renews) the bundle link of a completed export. The result holds a secret URL. */
+  async generateBundle(jobId: string, options: CallOptions = {}): Promise<GeneratedBundle> {
+    const result = await this.call(
+      {
+        operation: 'generateBundle',
+        method: 'POST',
+        path: `/v1/static-export/jobs/${seg(jobId)}/bundle`,
+        schema: BundleResultSchema,
+        retry: 'idempotent',
+        subject: { jobId },
+      },
+      options.signal,
+    );
+    registerSecret(result.bundleUrl);
+    return { ...result, jobId: result.jobId ?? jobId };
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  // --- machinery ---
+
+  private async call<S extends z.ZodType>(
+    spec: CallSpec<S>,
+    signal: AbortSignal | undefined,
+  ): Promise<z.output<S>> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const json = await this.attempt(spec, signal);
+        return this.parse(spec, json);
+      } catch (err) {
+        if (!(err instanceof AdminApiError)) throw err;
+        if (err instanceof RateLimitedError && err.retryAfterMs !== undefined)
+          spec.onRateLimited?.(err.retryAfterMs);
+        const delayMs = this.retryDelay(spec.retry, err, attempt);
+        if (delayMs === undefined) throw err;
+        this.logger?.warn(
+          { operation: spec.operation, attempt, kind: err.kind, status: err.status, delayMs },
+          'admin API call failed; retrying',
+        );
+        await pause(delayMs, signal);
+      }
+    }
+  }
+
+  private retryDelay(retry: RetryClass, err: AdminApiError, attempt: number): number | undefined {
+    const policy = this.retryPolicy;
+    if (attempt >= policy.attempts) return undefined;
+    const backoff = Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+    if (err instanceof RateLimitedError) {
+      if (err.retryAfterMs === undefined) return backoff;
+      if (err.retryAfterMs > policy.maxRetryAfterMs) return undefined;
+      // A little jitter so callers told the same Retry-After do not return in lockstep.
+      return err.retryAfterMs + Math.random() * Math.min(1000, policy.baseDelayMs);
+    }
+    const transient =
+      retry === 'idempotent'
+        ? err.kind === 'Network' || err.kind === 'Timeout' || err.kind === 'Server'
+        : (err instanceof NetworkError || err instanceof TimeoutError) && err.beforeRequestSent;
+    return transient ? backoff : undefined;
+  }
+
+  private async attempt(spec: CallSpec<z.ZodType>, signal: AbortSignal | undefined): Promise<unknown> {
+    const deadline = AbortSignal.timeout(this.timeouts.requestMs);
+    const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    const headers: Record<string, string> = {
+      authorization: this.#authorization,
+      accept: 'application/json',
+    };
+    let body: string | undefined;
+    if (spec.body !== undefined) {
+      body = JSON.stringify(spec.body);
+      headers['content-type'] = 'application/json';
+    }
+    const started = performance.now();
+    const elapsed = (): number => Math.round(performance.now() - started);
+    let status: number;
+    let text: string;
+    let retryAfter: string | string[] | undefined;
+    try {
+      const res = await request(`${this.baseUrl}${spec.path}`, {
+        method: spec.method,
+        headers,
+        body,
+        dispatcher: this.agent,
+        signal: combined,
+      });
+      status = res.statusCode;
+      retryAfter = res.headers['retry-after'];
+      text = await this.readBody(spec.operation, res.body);
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      if (err instanceof AdminApiError) throw err;
+      const failure = this.transportError(spec.operation, err, deadline.aborted);
+      this.onCall?.(spec.operation, failure.kind === 'Timeout' ? 'timeout' : 'network', elapsed());
+      throw failure;
+    }
+    this.onCall?.(spec.operation, status, elapsed());
+    this.logger?.debug(
+      { operation: spec.operation, method: spec.method, path: spec.path, status, durationMs: elapsed() },
+      'admin API call',
+    );
+    if (status >= 200 && status < 300) {
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new InvalidResponseError(
+          `The admin API answered ${spec.operation} with a body that is not JSON (HTTP ${status}). A proxy or ` +
+            'gateway in between may have replied instead; check the API URL.',
+          { operation: spec.operation, status, field: '(body)' },
+        );
+      }
+    }
+    throw this.httpError(spec, status, text, retryAfter);
+  }
+
+  private async readBody(
+    operation: Operation,
+    body: AsyncIterable<Buffer> & { destroy(): void },
+  ): Promise<string> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      size += chunk.length;
+      if (size > MAX_RESPONSE_BYTES) {
+        body.destroy();
+        throw new InvalidResponseError(
+          `The admin API answered ${operation} with more than ${MAX_RESPONSE_BYTES} bytes; check the API URL.`,
+          { operation, field: '(body)' },
+        );
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  private parse<S extends z.ZodType>(spec: CallSpec<S>, json: unknown): z.output<S> {
+    const parsed = spec.schema.safeParse(json);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.length ? issue.path.map(String).join('.') : '(body)';
+    throw new InvalidResponseError(
+      `The admin API answered ${spec.operation} without a usable "${field}" (${issue?.message ?? 'invalid'}). ` +
+        'The API may have changed: upgrade static-export-operator or report the response shape.',
+      { operation: spec.operation, field },
+    );
+  }
+
+  private transportError(operation: Operation, err: unknown, deadlineHit: boolean): AdminApiError {
+    const code = errorCode(err);
+    const where = describeUrl(this.baseUrl);
+    if (deadlineHit) {
+      return new TimeoutError(
+        `The admin API at ${where} did not complete ${operation} within ${this.timeouts.requestMs} ms; ` +
+          'it may be overloaded or unreachable. Try again later or raise the timeout.',
+        { operation, cause: err, beforeRequestSent: false },
+      );
+    }
+    if (
+      code === 'UND_ERR_CONNECT_TIMEOUT' ||
+      code === 'UND_ERR_HEADERS_TIMEOUT' ||
+      code === 'UND_ERR_BODY_TIMEOUT'
+    ) {
+      const phase = {
+        UND_ERR_CONNECT_TIMEOUT: 'connect',
+        UND_ERR_HEADERS_TIMEOUT: 'headers',
+        UND_ERR_BODY_TIMEOUT: 'body',
+      }[code];
+      return new TimeoutError(
+        `Timed out (${phase}) talking to the admin API at ${where} during ${operation}; check network access ` +
+          'to the API and try again.',
+        { operation, cause: err, beforeRequestSent: code === 'UND_ERR_CONNECT_TIMEOUT' },
+      );
+    }
+    const beforeRequestSent = code !== undefined && CONNECT_FAILURES.has(code);
+    return new NetworkError(
+      `Could not ${beforeRequestSent ? 'connect to' : 'complete the exchange with'} the admin API at ${where} ` +
+        `during ${operation} (${code ?? (err as Error)?.message ?? 'unknown error'}); check the API URL and network access.`,
+      { operation, cause: err, beforeRequestSent },
+    );
+  }
+
+  private httpError(
+    spec: CallSpec<z.ZodType>,
+    status: number,
+    text: string,
+    retryAfter: string | string[] | undefined,
+  ): AdminApiError {
+    const { operation, subject } = spec;
+    let serverMessage: string | undefined;
+    let details: unknown;
+    try {
+      const body = ErrorBodySchema.safeParse(JSON.parse(text));
+      if (body.success) {
+        serverMessage = body.data.error;
+        details = body.data.details;
+      }
+    } catch {
+      serverMessage = text.trim().slice(0, 200) || undefined;
+    }
+    const said = serverMessage ? ` The server said: "${serverMessage}".` : '';
+    const init = { operation, status, ...(serverMessage === undefined ? {} : { serverMessage }) };
+    const isExport =
+      operation === 'startExport' || operation === 'getExport' || operation === 'generateBundle';
+    switch (status) {
+      case 400:
+        return new BadRequestError(
+          `The admin API rejected ${operation} as invalid (400)${detailsText(details)}.${said} Fix the input and try again.`,
+          { ...init, details },
+        );
+      case 401:
+        return new UnauthorizedError(
+          `The admin API rejected the API key (401) for ${operation}.${said} Use a current admin key from the ` +
+            'API keys page of the dashboard settings; it may have been revoked or belong to another organization.',
+          init,
+        );
+      case 403:
+        return new NotEntitledError(
+          isExport
+            ? `Static export is not enabled for this organization (403): it requires an Enterprise plan.${said} ` +
+                'Upgrade the plan or use a key of an organization that has it.'
+            : `The API key is not allowed to ${operation} (403).${said} Check the key's organization and plan.`,
+          init,
+        );
+      case 404: {
+        const what = subject.jobId
+          ? `Export job ${subject.jobId} was not found`
+          : subject.agentJobId
+            ? `Agent job ${subject.agentJobId} was not found in project ${subject.projectId}`
+            : subject.projectId
+              ? `Project ${subject.projectId} was not found`
+              : 'The endpoint was not found';
+        const hint = subject.jobId
+          ? 'it may have expired or belong to another organization; start a new export.'
+          : subject.projectId
+            ? 'check the project id on the API keys page of the dashboard.'
+            : 'check the API URL.';
+        return new NotFoundError(`${what} (404) during ${operation};${said} ${hint}`, init);
+      }
+      case 409:
+        return new ConflictError(
+          operation === 'generateBundle'
+            ? `Export job ${subject.jobId} is not completed (409), so no bundle can be generated yet.${said} ` +
+                'Poll the job until its status is completed; if it failed, start a new export.'
+            : `The admin API refused ${operation} because of a conflicting job (409).${said} Wait for the running ` +
+                'job to finish or resume polling it.',
+          init,
+        );
+      case 429: {
+        const retryAfterMs = parseRetryAfter(retryAfter);
+        const when = retryAfterMs === undefined ? 'later' : `in ${Math.ceil(retryAfterMs / 1000)} s`;
+        return new RateLimitedError(
+          `The admin API rate limit was hit during ${operation} (429).${said} Try again ${when}.`,
+          retryAfterMs === undefined ? init : { ...init, retryAfterMs },
+        );
+      }
+    }
+    if (status >= 500) {
+      return new ServerError(
+        `The admin API failed with HTTP ${status} during ${operation}.${said} This is usually temporary; try again later.`,
+        init,
+      );
+    }
+    if (status >= 400) {
+      return new BadRequestError(`The admin API refused ${operation} with HTTP ${status}.${said}`, {
+        ...init,
+        details,
+      });
+    }
+    return new InvalidResponseError(
+      `The admin API answered ${operation} with unexpected HTTP ${status}; check the API URL (redirects are not followed).`,
+      { ...init, field: '(status)' },
+    );
+  }
+}

@@ -1,0 +1,31 @@
+export { AgentJobBudget, type AgentJobBudgetOptions, type BudgetReservation } from './budget.ts';
+export {
+  AdminApiClient,
+  type AdminApiClientOptions,
+  type AdminApiTimeouts,
+  type CallOptions,
+  type CallStatus,
+  type CreateAgentJobOptions,
+  type ExportStatus,
+  type GeneratedBundle,
+  type RetryPolicy,
+} from './client.ts';
+export {
+  AdminApiError,
+  type AdminApiErrorInit,
+  type AdminApiErrorKind,
+  AdminKeyError,
+  BadRequestError,
+  ConflictError,
+  InvalidResponseError,
+  NetworkError,
+  NotEntitledError,
+  NotFoundError,
+  type Operation,
+  RateLimitedError,
+  ServerError,
+  TimeoutError,
+  UnauthorizedError,
+} from './errors.ts';
+export { DEFAULT_KEY_PREFIX, validateAdminKey } from './keys.ts';
+export * from './schemas.ts';

@@ -1,0 +1,104 @@
+// Response and request shapes of the admin API. The contract leaves much "not shown", so the
+// schemas are tolerant: unknown fields are kept (loose objects), unknown status strings are kept
+// (and treated as not finished), and only what the client cannot work without is required.
+
+import { z } from 'zod';
+
+/** A status string the client knows, or any other string the server may add later. */
+const openEnum = <const T extends readonly string[]>(_known: T) =>
+  z.string().min(1) as unknown as z.ZodType<T[number] | (string & {})>;
+
+/** Numbers whose type the contract does not show: numeric strings are accepted, anything else dropped. */
+const looseNumber = z
+  .unknown()
+  .transform((v): number | undefined => {
+    if (typeof v === 'number' && Number.isFinite(v)) return v;
+    if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
+    return undefined;
+  })
+  .optional();
+
+/** A timestamp as an ISO string or epoch number (seconds or milliseconds). */
+const timestamp = z.union([z.string(), z.number()]).transform((v, ctx): Date => {
+  const date = typeof v === 'number' ? new Date(v < 1e12 ? v * 1000 : v) : new Date(v);
+  if (Number.isNaN(date.getTime())) {
+    ctx.addIssue({ code: 'custom', message: 'not a valid timestamp' });
+    return z.NEVER;
+  }
+  return date;
+});
+
+export const ErrorBodySchema = z.looseObject({
+  error: z.string(),
+  details: z.unknown().optional(),
+});
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+export const AGENT_JOB_STATUSES = ['active', 'completed', 'archived', 'failed'] as const;
+export const AGENT_JOB_FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'archived', 'failed']);
+
+// Which AgentJob fields are always present is "not shown": only id and status are required.
+export const AgentJobSchema = z.looseObject({
+  id: z.string().min(1),
+  status: openEnum(AGENT_JOB_STATUSES),
+  source: z
+    .looseObject({
+      repository: z.string().optional(),
+      ref: z.string().nullish(),
+    })
+    .optional(),
+  model: z.string().optional(),
+  prLink: z.string().nullish(),
+  createdAt: z.string().optional(),
+  archivedAt: z.string().nullish(),
+});
+export type AgentJob = z.infer<typeof AgentJobSchema>;
+
+export const CreateAgentJobRequestSchema = z.object({ prompt: z.string().min(1) });
+export type CreateAgentJobRequest = z.infer<typeof CreateAgentJobRequestSchema>;
+
+export const EXPORT_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
+export const EXPORT_FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed']);
+
+export const ExportJobSchema = z.looseObject({
+  // The status response may omit the id (the contract only names `status`); the client fills it in.
+  jobId: z.string().min(1).optional(),
+  status: openEnum(EXPORT_STATUSES),
+  progress: looseNumber,
+  pageCount: looseNumber,
+  error: z.string().optional(),
+  createdAt: z.string().optional(),
+  updatedAt: z.string().optional(),
+});
+export type ExportJob = z.infer<typeof ExportJobSchema>;
+
+/** The start response must carry the id: every later call needs it. */
+export const StartedExportSchema = ExportJobSchema.extend({
+  jobId: z.string().min(1),
+  status: openEnum(EXPORT_STATUSES).optional(),
+});
+export type StartedExport = z.infer<typeof StartedExportSchema>;
+
+export const StartExportRequestSchema = z.object({
+  domain: z.string().min(1),
+  version: z.string().optional(),
+  paths: z.array(z.string()).optional(),
+});
+export type StartExportRequest = z.infer<typeof StartExportRequestSchema>;
+
+export const BundleResultSchema = z.looseObject({
+  jobId: z.string().optional(),
+  bundleUrl: z.url({ protocol: /^https?$/ }),
+  expiresAt: timestamp,
+  sizeBytes: looseNumber,
+});
+export type BundleResult = z.infer<typeof BundleResultSchema>;
+
+export function isAgentJobFinished(job: Pick<AgentJob, 'status'>): boolean {
+  return AGENT_JOB_FINAL_STATUSES.has(job.status);
+}
+
+/** Unknown statuses count as not finished: keep polling (the caller's deadline bounds it). */
+export function isExportFinished(job: Pick<ExportJob, 'status'>): boolean {
+  return EXPORT_FINAL_STATUSES.has(job.status);
+}
