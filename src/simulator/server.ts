@@ -496,7 +496,8 @@ class SimulatorServer implements Simulator {
       case 'start': {
         const body = validateExportBody(await readJson(req));
         const job = await this.startExport(body);
-        sendJson(res, 202, this.exportView(job));
+        // Viewed at its creation instant: the start response always says queued, as the contract does.
+        sendJson(res, 202, this.exportView(job, job.createdAt));
         return;
       }
       case 'status': {
@@ -580,13 +581,14 @@ class SimulatorServer implements Simulator {
     version?: string;
     paths?: string[];
   }): Promise<ExportJobState> {
+    const totalPages = (await listDocs(this.docsDir)).pages.length;
     const job: ExportJobState = {
       jobId: `se_${hexId(8)}`,
       domain: body.domain,
       createdAt: this.now(),
       durationMs: this.exportDurationMs,
       docsDir: this.docsDir,
-      totalPages: (await listDocs(this.docsDir)).pages.length,
+      totalPages,
     };
     if (body.version !== undefined) job.version = body.version;
     if (body.paths?.length) {
@@ -644,12 +646,10 @@ class SimulatorServer implements Simulator {
     job.renderedAt = this.now();
   }
 
-  private exportView(job: ExportJobState): Record<string, unknown> & {
-    status: ExportJobStatus;
-    progress?: number;
-    pageCount?: number;
-  } {
-    const now = this.now();
+  private exportView(
+    job: ExportJobState,
+    now = this.now(),
+  ): Record<string, unknown> & { status: ExportJobStatus; progress?: number; pageCount?: number } {
     const base = {
       jobId: job.jobId,
       domain: job.domain,

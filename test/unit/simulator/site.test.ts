@@ -1,0 +1,185 @@
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DEFAULT_DOCS_DIR,
+  parseFault,
+  renderMarkdown,
+  type Simulator,
+  startSimulator,
+} from '../../../src/simulator/index.ts';
+import { call, completedExport, download, untar } from './helpers.ts';
+
+describe('rendered bundles', () => {
+  let sim: Simulator;
+  let docs: string;
+
+  beforeAll(async () => {
+    docs = await mkdtemp(join(tmpdir(), 'sim-docs-'));
+    await cp(DEFAULT_DOCS_DIR, docs, { recursive: true });
+    sim = await startSimulator({ exportDurationMs: 10, docsDir: docs });
+  });
+  afterAll(async () => {
+    await sim.close();
+    await rm(docs, { recursive: true, force: true });
+  });
+
+  async function exportFiles(domain = 'docs.acme.dev') {
+    const link = await completedExport(sim, domain);
+    const archive = (await download(link.bundleUrl)).body;
+    return { archive, files: await untar(archive) };
+  }
+
+  it('turns each Markdown page into page.html plus shared assets, index and sitemap', async () => {
+    const { files } = await exportFiles();
+    expect([...files.keys()].sort()).toEqual([
+      'assets/site.css',
+      'assets/site.js',
+      'getting-started.html',
+      'guides/configure.html',
+      'guides/install.html',
+      'guides/upgrade.html',
+      'index.html',
+      'reference/api.html',
+      'reference/cli.html',
+      'reference/faq.html',
+      'sitemap.xml',
+    ]);
+    const install = files.get('guides/install.html')?.content.toString() ?? '';
+    expect(install).toContain('<h1 id="install">Install</h1>');
+    expect(install).toContain('<pre><code class="language-sh">npm install --global acme-cli');
+    expect(install).toContain('<a href="configure">Configure</a>');
+    expect(install).toContain('<link rel="canonical" href="https://docs.acme.dev/guides/install">');
+    expect(install).toContain('href="/assets/site.css"');
+    const sitemap = files.get('sitemap.xml')?.content.toString() ?? '';
+    expect(sitemap).toContain('<loc>https://docs.acme.dev/guides/install</loc>');
+    expect(sitemap).toContain('<loc>https://docs.acme.dev/</loc>');
+    expect(sitemap).not.toContain('.html');
+  });
+
+  it('re-exporting unchanged content gives different archive bytes with identical files', async () => {
+    const a = await exportFiles();
+    const b = await exportFiles();
+    expect(a.archive.equals(b.archive)).toBe(false);
+    expect([...b.files.keys()]).toEqual([...a.files.keys()]);
+    for (const [path, file] of a.files)
+      expect(b.files.get(path)?.content.equals(file.content), path).toBe(true);
+    const mtimeA = a.files.get('index.html')?.mtime?.getTime() ?? 0;
+    const mtimeB = b.files.get('index.html')?.mtime?.getTime() ?? 0;
+    expect(mtimeB).toBeGreaterThan(mtimeA);
+  });
+
+  it('changing the docs folder changes the content', async () => {
+    const before = await exportFiles();
+    await writeFile(join(docs, 'guides/new-page.md'), '# New page\n\nFresh *content*.\n');
+    await writeFile(join(docs, 'guides/install.md'), '# Install\n\nChanged.\n');
+    const after = await exportFiles();
+    expect(after.files.get('guides/new-page.html')?.content.toString()).toContain('<em>content</em>');
+    expect(before.files.has('guides/new-page.html')).toBe(false);
+    expect(
+      after.files
+        .get('guides/install.html')
+        ?.content.equals(before.files.get('guides/install.html')?.content ?? Buffer.alloc(0)),
+    ).toBe(false);
+  });
+
+  it('exports only the requested paths', async () => {
+    const started = await call(sim, 'POST', '/v1/static-export/jobs', {
+      domain: 'docs.acme.dev',
+      paths: ['/guides/install', 'reference/faq/'],
+    });
+    const jobId = String(started.json.jobId);
+    await new Promise((r) => setTimeout(r, 30));
+    expect((await call(sim, 'GET', `/v1/static-export/jobs/${jobId}`)).json).toMatchObject({
+      status: 'completed',
+      pageCount: 2,
+    });
+    const bundle = await call(sim, 'POST', `/v1/static-export/jobs/${jobId}/bundle`);
+    const files = await untar((await download(String(bundle.json.bundleUrl))).body);
+    expect([...files.keys()].filter((f) => f.endsWith('.html')).sort()).toEqual([
+      'guides/install.html',
+      'index.html',
+      'reference/faq.html',
+    ]);
+  });
+
+  it('generates an index when the docs have none', async () => {
+    const bare = await mkdtemp(join(tmpdir(), 'sim-bare-'));
+    try {
+      await writeFile(join(bare, 'one.md'), '# One\n');
+      await writeFile(join(bare, 'two.md'), '# Two\n');
+      sim.setDocsDir(bare);
+      const { files } = await exportFiles('bare.example');
+      expect(files.get('index.html')?.content.toString()).toContain('<a href="/one">One</a>');
+    } finally {
+      sim.setDocsDir(docs);
+      await rm(bare, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('renderMarkdown', () => {
+  it('renders headings, lists, code, quotes, emphasis and escapes HTML', () => {
+    const { html, title } = renderMarkdown(
+      '# Title <x>\n\nSome **bold** and `a<b` with [link](../x.md#y).\n\n- one\n- two\n\n1. first\n2. second\n\n> note\n\n```js\nif (a < b) {}\n```\n',
+    );
+    expect(title).toBe('Title <x>');
+    expect(html).toContain('<h1 id="title-x">Title &lt;x&gt;</h1>');
+    expect(html).toContain('<strong>bold</strong>');
+    expect(html).toContain('<code>a&lt;b</code>');
+    expect(html).toContain('<a href="../x#y">link</a>');
+    expect(html).toContain('<ul><li>one</li><li>two</li></ul>');
+    expect(html).toContain('<ol><li>first</li><li>second</li></ol>');
+    expect(html).toContain('<blockquote><p>note</p></blockquote>');
+    expect(html).toContain('<pre><code class="language-js">if (a &lt; b) {}</code></pre>');
+  });
+
+  it('keeps external links and maps index pages to folders', () => {
+    const { html } = renderMarkdown('[a](https://x.example/a.md) [b](guides/index.md) [c](index.md)');
+    expect(html).toContain('href="https://x.example/a.md"');
+    expect(html).toContain('href="guides/"');
+    expect(html).toContain('href="./"');
+  });
+});
+
+describe('parseFault', () => {
+  it.each([
+    ['bundle:503:0.3', { endpoint: 'bundle', action: { kind: 'status', status: 503 }, rate: 0.3 }],
+    ['status:reset:1', { endpoint: 'status', action: { kind: 'reset' }, rate: 1 }],
+    ['start:delay=2000:0.5', { endpoint: 'start', action: { kind: 'delay', ms: 2000 }, rate: 0.5 }],
+    ['status:malformed:1', { endpoint: 'status', action: { kind: 'malformed' }, rate: 1 }],
+    ['download:truncate:0.5:2', { endpoint: 'download', action: { kind: 'truncate' }, rate: 0.5, times: 2 }],
+    ['agent-create:429:1', { endpoint: 'agent-create', action: { kind: 'status', status: 429 }, rate: 1 }],
+  ])('parses %s', (text, spec) => {
+    expect(parseFault(text)).toEqual(spec);
+  });
+
+  it.each([
+    ['bundle:503', /wrong number of parts/],
+    ['nowhere:503:1', /unknown endpoint "nowhere"/],
+    ['bundle:200:1', /not an error status/],
+    ['bundle:explode:1', /unknown kind "explode"/],
+    ['bundle:delay=-5:1', /delay must be/],
+    ['status:truncate:1', /truncate only applies to download/],
+    ['bundle:503:1.5', /rate must be between 0 and 1/],
+    ['bundle:503:abc', /rate must be/],
+    ['bundle:503:1:0', /times must be a positive integer/],
+  ])('refuses %s clearly', (text, message) => {
+    expect(() => parseFault(text)).toThrow(message);
+    expect(() => parseFault(text)).toThrow(/endpoint:kind:rate/);
+  });
+
+  it('applies rates with the injected random source', async () => {
+    let next = 0.9;
+    const sim = await startSimulator({ faults: ['status:500:0.5'], random: () => next });
+    try {
+      const get = () => fetch(`${sim.baseUrl}/v1/static-export/jobs/x`).then((r) => r.status);
+      expect(await get()).toBe(401);
+      next = 0.1;
+      expect(await get()).toBe(500);
+    } finally {
+      await sim.close();
+    }
+  });
+});
