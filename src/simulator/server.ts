@@ -144,7 +144,12 @@ type Route =
   | { endpoint: 'status' | 'bundle' | 'download'; jobId: string };
 
 function matchRoute(method: string, path: string): Route | HttpError {
-  const seg = path.split('/').slice(1).map(decodeURIComponent);
+  let seg: string[];
+  try {
+    seg = path.split('/').slice(1).map(decodeURIComponent);
+  } catch {
+    return new HttpError(400, 'Malformed percent-encoding in the path');
+  }
   const is = (m: string): boolean => method === m || (m === 'GET' && method === 'HEAD');
   let route: Route | undefined;
   let allowed: string | undefined;

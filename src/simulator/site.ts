@@ -240,6 +240,8 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
       gzip: { level: padBytes > 0 ? 1 : 6 },
       portable: true,
       noDirRecurse: true,
+      // node-tar reads up to 16 MiB per file chunk by default; smaller reads keep memory flat.
+      maxReadSize: 1 << 20,
       mtime: options.mtime,
     },
     entries,

@@ -200,3 +200,20 @@ describe('download faults', () => {
     for (const r of sim.requests) expect(r.path).not.toContain('sig=');
   });
 });
+
+describe('link origin', () => {
+  it('uses publicBaseUrl for bundle links when given', async () => {
+    const sim = await startSimulator({ exportDurationMs: 10, publicBaseUrl: 'http://sim.example:8080' });
+    try {
+      const link = await completedExport(sim);
+      expect(link.bundleUrl).toMatch(
+        /^http:\/\/sim\.example:8080\/bundles\/se_[0-9a-f]+\/bundle\.tar\.gz\?expires=\d+&sig=[0-9a-f]{64}$/,
+      );
+      const local = new URL(link.bundleUrl);
+      expect((await download(`${sim.baseUrl}${local.pathname}${local.search}`)).status).toBe(200);
+      expect((await call(sim, 'GET', '/v1/static-export/jobs/%E0%A4%A')).status).toBe(400);
+    } finally {
+      await sim.close();
+    }
+  });
+});
