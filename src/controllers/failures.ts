@@ -1,0 +1,91 @@
+// Maps what went wrong to what the user sees: a one-word reason, a message that says what to do,
+// whether it needs the user (Stalled, no hot loop) and when to try again.
+import {
+  AdminApiError,
+  AdminKeyError,
+  BadRequestError,
+  ConflictError,
+  NotEntitledError,
+  RateLimitedError,
+  UnauthorizedError,
+} from '../api/index.ts';
+import { BundleError } from '../bundle/index.ts';
+import { scrub } from '../redact.ts';
+import { KubeApiError } from '../runtime/kube-client.ts';
+import { TargetError } from '../targets/values-secret.ts';
+
+export interface Failure {
+  reason: string;
+  message: string;
+  /** Needs the user to act (key, plan, spec); retried slowly, not with the error backoff. */
+  stalled: boolean;
+  /** Fixed delay before the next try; undefined = the work queue's exponential backoff. */
+  retryAfterMs?: number;
+}
+
+const MINUTE = 60_000;
+
+export function failure(reason: string, message: string, stalled: boolean, retryAfterMs?: number): Failure {
+  return {
+    reason,
+    message: scrub(message),
+    stalled,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  };
+}
+
+/** `secretRef` names the Secret in messages ("ns/name key apiKey"). */
+export function classifyError(error: unknown, secretRef: string): Failure {
+  if (error instanceof AdminKeyError) {
+    return failure(
+      'InvalidCredentials',
+      `The key in Secret ${secretRef} is not usable: ${error.message}`,
+      true,
+      5 * MINUTE,
+    );
+  }
+  if (error instanceof UnauthorizedError) {
+    return failure(
+      'AuthenticationFailed',
+      `The admin API rejected the key in Secret ${secretRef}: put a current admin API key there (dashboard, API keys page)`,
+      true,
+      5 * MINUTE,
+    );
+  }
+  if (error instanceof NotEntitledError) {
+    return failure(
+      'NotEntitled',
+      `The admin API refused the export: static export requires an Enterprise plan (${error.message})`,
+      true,
+      15 * MINUTE,
+    );
+  }
+  if (error instanceof RateLimitedError) {
+    return failure('RateLimited', error.message, false, error.retryAfterMs ?? MINUTE);
+  }
+  if (error instanceof BadRequestError) {
+    return failure(
+      'InvalidRequest',
+      `The admin API refused the request: ${error.message}`,
+      true,
+      15 * MINUTE,
+    );
+  }
+  if (error instanceof ConflictError) {
+    return failure('ExportConflict', `The admin API reported a conflict: ${error.message}`, false, 30_000);
+  }
+  if (error instanceof AdminApiError) {
+    return failure('ApiUnavailable', `The admin API call failed: ${error.message}`, false);
+  }
+  if (error instanceof BundleError) {
+    if (error.reason === 'VersionMismatch')
+      return failure('PinnedVersionMismatch', error.message, true, 15 * MINUTE);
+    return failure('BundleInvalid', `The bundle could not be fetched or verified: ${error.message}`, false);
+  }
+  if (error instanceof TargetError) return failure('TargetFailed', error.message, true, 5 * MINUTE);
+  if (error instanceof KubeApiError) {
+    return failure('TargetFailed', `Writing to the Kubernetes API failed: ${error.message}`, false);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return failure('ReconcileError', message, false);
+}

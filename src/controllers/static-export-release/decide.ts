@@ -1,0 +1,403 @@
+// What a StaticExportRelease needs next, as a pure function of what was observed. The reconciler
+// observes (CR, Secret, export job), calls `decide`, performs the one action it names and folds the
+// outcome back into status with the `after*` functions below. All behaviour lives here.
+import {
+  HISTORY_LIMIT,
+  parseDuration,
+  REQUESTED_AT_ANNOTATION,
+  type StaticExportRelease,
+  type StaticExportReleaseStatus,
+} from '../../crd/index.ts';
+import { type ConditionInput, setCondition } from '../../runtime/conditions.ts';
+import type { Failure } from '../failures.ts';
+
+export type Status = StaticExportReleaseStatus;
+
+/** Result of polling the export job named in `status.export` (only when one is in flight). */
+export type ExportPoll =
+  | { kind: 'job'; state: string; progress?: number; pageCount?: number; error?: string }
+  | { kind: 'notFound' }
+  | { kind: 'failed'; failure: Failure };
+
+export interface Observed {
+  now: Date;
+  release: StaticExportRelease;
+  /** A problem found before any API call (spec, Secret, key); nothing else is attempted. */
+  blocked?: Failure;
+  poll?: ExportPoll;
+}
+
+export type StartReason = 'Initial' | 'SpecChanged' | 'Requested' | 'Interval' | 'Retry' | 'JobVanished';
+export type PublishMode = 'NewContent' | 'Renew' | 'Pin';
+
+export type Action =
+  | { kind: 'none' }
+  | { kind: 'start'; reason: StartReason }
+  | { kind: 'publish'; mode: PublishMode; jobId: string; expectVersion?: string };
+
+export interface EventNote {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  note: string;
+}
+
+export interface Decision {
+  action: Action;
+  /** Status to write before the action (or as the whole result when the action is `none`). */
+  status: Status;
+  events: EventNote[];
+  /** Reconcile again after this long (polling, renewal, next interval); undefined = wait for a change. */
+  requeueAfterMs?: number;
+}
+
+export interface Tunables {
+  /** After a failed export with nothing served yet, try again after this long. */
+  exportRetryMs: number;
+}
+
+export const DEFAULT_TUNABLES: Tunables = { exportRetryMs: 5 * 60_000 };
+
+const inFlight = (s: Status) => Boolean(s.export?.jobId && !s.export.finishedAt);
+
+/** Poll often at first, then less: short exports finish fast, long ones need no 1 s polling. */
+export function pollIntervalMs(startedAt: string | undefined, now: Date): number {
+  const elapsed = startedAt ? now.getTime() - Date.parse(startedAt) : 0;
+  if (elapsed < 10_000) return 1_000;
+  if (elapsed < 60_000) return 2_000;
+  if (elapsed < 5 * 60_000) return 5_000;
+  return 15_000;
+}
+
+function withConditions(
+  status: Status,
+  generation: number | undefined,
+  now: Date,
+  ...conditions: ConditionInput[]
+): Status {
+  let list = status.conditions;
+  for (const c of conditions) list = setCondition(list, c, generation, now);
+  return { ...status, conditions: list };
+}
+
+function exportingCondition(s: Status): ConditionInput {
+  const e = s.export;
+  if (e?.jobId && !e.finishedAt) {
+    const progress = e.progress === undefined ? '' : `, ${Math.round(e.progress)}%`;
+    const pages = e.pageCount === undefined ? '' : `, ${e.pageCount} pages`;
+    return {
+      type: 'Exporting',
+      status: 'True',
+      reason: 'Exporting',
+      message: `Export job ${e.jobId} is ${e.state ?? 'queued'}${progress}${pages}`,
+    };
+  }
+  return { type: 'Exporting', status: 'False', reason: 'Idle', message: 'No export in progress' };
+}
+
+/** Ready/Stalled for a failure; the served version (if any) stays in `current`. */
+export function withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
+  return withConditions(
+    status,
+    generation,
+    now,
+    { type: 'Ready', status: 'False', reason: f.reason, message: f.message },
+    {
+      type: 'Stalled',
+      status: f.stalled ? 'True' : 'False',
+      reason: f.stalled ? f.reason : 'Progressing',
+      message: f.stalled ? f.message : '',
+    },
+    exportingCondition(status),
+  );
+}
+
+function withHealthy(status: Status, generation: number | undefined, now: Date): Status {
+  const c = status.current;
+  const ready: ConditionInput = c?.version
+    ? {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Published',
+        message: `Serving ${c.version}; link renewal at ${c.renewalTime}`,
+      }
+    : { type: 'Ready', status: 'False', reason: 'Exporting', message: 'Waiting for the first export' };
+  return withConditions(
+    status,
+    generation,
+    now,
+    ready,
+    { type: 'Stalled', status: 'False', reason: 'Progressing', message: '' },
+    exportingCondition(status),
+  );
+}
+
+/** When the next export is due on its own (interval or retry after failure), if ever. */
+function nextExportDue(release: StaticExportRelease, tun: Tunables): number | undefined {
+  const s = release.status ?? {};
+  const started = s.export?.startedAt ? Date.parse(s.export.startedAt) : undefined;
+  if (started === undefined) return undefined;
+  const interval = release.spec.interval ? parseDuration(release.spec.interval) : undefined;
+  const failedWithNothingServed = s.export?.state === 'failed' && !s.current?.version;
+  const candidates = [
+    interval === undefined ? undefined : started + interval,
+    failedWithNothingServed && s.export?.finishedAt
+      ? Date.parse(s.export.finishedAt) + tun.exportRetryMs
+      : undefined,
+  ].filter((t): t is number => t !== undefined);
+  return candidates.length ? Math.min(...candidates) : undefined;
+}
+
+function startReason(release: StaticExportRelease, now: Date, tun: Tunables): StartReason | undefined {
+  const s = release.status ?? {};
+  const requested = release.metadata.annotations?.[REQUESTED_AT_ANNOTATION];
+  if (!s.export?.jobId && !s.current?.version) return 'Initial';
+  if ((release.metadata.generation ?? 0) !== (s.observedGeneration ?? 0)) return 'SpecChanged';
+  if (requested !== undefined && requested !== s.lastHandledRequestedAt) return 'Requested';
+  const due = nextExportDue(release, tun);
+  if (due !== undefined && now.getTime() >= due) return s.current?.version ? 'Interval' : 'Retry';
+  return undefined;
+}
+
+const clampDelay = (ms: number) => Math.max(1_000, ms);
+
+export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision {
+  const { release, now } = o;
+  const gen = release.metadata.generation;
+  const status: Status = release.status ?? {};
+  const none = (s: Status, requeueAfterMs?: number, events: EventNote[] = []): Decision => ({
+    action: { kind: 'none' },
+    status: s,
+    events,
+    ...(requeueAfterMs === undefined ? {} : { requeueAfterMs: clampDelay(requeueAfterMs) }),
+  });
+
+  if (release.metadata.deletionTimestamp || release.spec.suspend) return none(status);
+
+  if (o.blocked) {
+    return none(withFailure(status, o.blocked, gen, now), o.blocked.retryAfterMs, [
+      { type: 'Warning', reason: o.blocked.reason, note: o.blocked.message },
+    ]);
+  }
+
+  // An export in flight finishes first, whatever else changed meanwhile.
+  if (inFlight(status)) {
+    const exp = status.export ?? {};
+    const jobId = exp.jobId ?? '';
+    if (exp.state === 'completed')
+      return { action: { kind: 'publish', mode: 'NewContent', jobId }, status, events: [] };
+    const poll = o.poll;
+    if (!poll) return none(status, pollIntervalMs(exp.startedAt, now));
+    if (poll.kind === 'failed') {
+      return none(withFailure(status, poll.failure, gen, now), poll.failure.retryAfterMs, [
+        { type: 'Warning', reason: poll.failure.reason, note: poll.failure.message },
+      ]);
+    }
+    if (poll.kind === 'notFound') {
+      const s: Status = {
+        ...status,
+        export: {
+          ...exp,
+          state: 'vanished',
+          finishedAt: now.toISOString(),
+          message: 'The export job no longer exists',
+        },
+      };
+      return {
+        action: { kind: 'start', reason: 'JobVanished' },
+        status: s,
+        events: [
+          {
+            type: 'Warning',
+            reason: 'ExportVanished',
+            note: `Export job ${jobId} no longer exists; starting a new export`,
+          },
+        ],
+      };
+    }
+    const polled = {
+      ...exp,
+      state: poll.state,
+      ...(poll.progress === undefined ? {} : { progress: poll.progress }),
+      ...(poll.pageCount === undefined ? {} : { pageCount: poll.pageCount }),
+    };
+    if (poll.state === 'completed') {
+      const s = { ...status, export: { ...polled, progress: 100 } };
+      return {
+        action: { kind: 'publish', mode: 'NewContent', jobId },
+        status: s,
+        events: [
+          {
+            type: 'Normal',
+            reason: 'ExportCompleted',
+            note: `Export job ${jobId} completed${poll.pageCount ? ` (${poll.pageCount} pages)` : ''}`,
+          },
+        ],
+      };
+    }
+    if (poll.state === 'failed') {
+      const message = `Export job ${jobId} failed${poll.error ? `: ${poll.error}` : ''}`;
+      const s: Status = { ...status, export: { ...polled, finishedAt: now.toISOString(), message } };
+      const f: Failure = { reason: 'ExportFailed', message, stalled: false };
+      const due = nextExportDue({ ...release, status: s }, tun);
+      return none(withFailure(s, f, gen, now), due === undefined ? undefined : due - now.getTime(), [
+        { type: 'Warning', reason: 'ExportFailed', note: message },
+      ]);
+    }
+    // queued, running, or a state this client does not know yet: keep polling.
+    const s = { ...status, export: polled };
+    return none(withHealthy(s, gen, now), pollIntervalMs(exp.startedAt, now));
+  }
+
+  const pinned = release.spec.pinnedVersion;
+  if (pinned && status.current?.version !== pinned) {
+    const entry = status.history?.find((h) => h.version === pinned);
+    if (!entry) {
+      const known = status.history?.map((h) => h.version).join(', ') || 'none yet';
+      const f: Failure = {
+        reason: 'PinnedVersionUnknown',
+        message: `spec.pinnedVersion ${pinned} is not in status.history (known: ${known}); pin one of those or remove the pin`,
+        stalled: true,
+      };
+      return none(withFailure({ ...status, observedGeneration: gen }, f, gen, now), undefined, [
+        { type: 'Warning', reason: f.reason, note: f.message },
+      ]);
+    }
+    return {
+      action: { kind: 'publish', mode: 'Pin', jobId: entry.jobId, expectVersion: pinned },
+      status: { ...status, observedGeneration: gen },
+      events: [],
+    };
+  }
+
+  if (!pinned) {
+    const reason = startReason(release, now, tun);
+    if (reason) return { action: { kind: 'start', reason }, status, events: [] };
+  } else if ((status.observedGeneration ?? 0) !== (gen ?? 0)) {
+    // A pinned release does not re-export on spec changes; record that this generation was seen.
+    return none(
+      withHealthy({ ...status, observedGeneration: gen }, gen, now),
+      untilNextWork(release, now, tun),
+    );
+  }
+
+  const renewal = status.current?.renewalTime ? Date.parse(status.current.renewalTime) : undefined;
+  if (status.current?.jobId && renewal !== undefined && now.getTime() >= renewal) {
+    return { action: { kind: 'publish', mode: 'Renew', jobId: status.current.jobId }, status, events: [] };
+  }
+
+  // Steady state: nothing to do until the link needs renewing or the next interval.
+  const handled = pinned
+    ? { lastHandledRequestedAt: release.metadata.annotations?.[REQUESTED_AT_ANNOTATION] }
+    : {};
+  const steady = handled.lastHandledRequestedAt === undefined ? status : { ...status, ...handled };
+  return none(withHealthy(steady, gen, now), untilNextWork(release, now, tun));
+}
+
+function untilNextWork(release: StaticExportRelease, now: Date, tun: Tunables): number | undefined {
+  const s = release.status ?? {};
+  const times = [
+    s.current?.renewalTime ? Date.parse(s.current.renewalTime) : undefined,
+    release.spec.pinnedVersion ? undefined : nextExportDue(release, tun),
+  ].filter((t): t is number => t !== undefined);
+  return times.length ? Math.min(...times) - now.getTime() : undefined;
+}
+
+// ---- Folding outcomes of actions back into status (pure as well) ----
+
+/** Right after the export job started: record its id first of all (crash safety). */
+export function afterStart(
+  o: Observed,
+  jobId: string,
+  state: string,
+): { status: Status; events: EventNote[] } {
+  const { release, now } = o;
+  const base = release.status ?? {};
+  const s: Status = {
+    ...base,
+    observedGeneration: release.metadata.generation,
+    export: { jobId, state, progress: 0, startedAt: now.toISOString() },
+    ...(release.metadata.annotations?.[REQUESTED_AT_ANNOTATION] === undefined
+      ? {}
+      : { lastHandledRequestedAt: release.metadata.annotations[REQUESTED_AT_ANNOTATION] }),
+  };
+  return {
+    status: withHealthy(s, release.metadata.generation, now),
+    events: [
+      {
+        type: 'Normal',
+        reason: 'ExportStarted',
+        note: `Started export job ${jobId} for ${release.spec.domain}`,
+      },
+    ],
+  };
+}
+
+export interface PublishOutcome {
+  mode: PublishMode;
+  jobId: string;
+  version: string;
+  sizeBytes?: number;
+  expiresAt: Date;
+  /** Whether the target was written (false: it already held these values). */
+  wrote: boolean;
+}
+
+/** When to renew a link: `renewBefore` ahead of expiry; default (or when too long) a third of its lifetime. */
+export function renewalTime(expiresAt: Date, issuedAt: Date, renewBefore: string | undefined): Date {
+  const lifetime = expiresAt.getTime() - issuedAt.getTime();
+  const requested = renewBefore ? parseDuration(renewBefore) : undefined;
+  const before = requested !== undefined && requested < lifetime ? requested : lifetime / 3;
+  return new Date(expiresAt.getTime() - before);
+}
+
+export function afterPublish(o: Observed, out: PublishOutcome): { status: Status; events: EventNote[] } {
+  const { release, now } = o;
+  const base = release.status ?? {};
+  const finishedExport =
+    out.mode === 'NewContent' && base.export
+      ? { ...base.export, state: 'completed', finishedAt: now.toISOString() }
+      : base.export;
+  const unchanged = out.mode === 'NewContent' && base.current?.version === out.version;
+  if (unchanged) {
+    const s = { ...base, ...(finishedExport ? { export: finishedExport } : {}) };
+    return {
+      status: withHealthy(s, release.metadata.generation, now),
+      events: [
+        {
+          type: 'Normal',
+          reason: 'Unchanged',
+          note: `Export job ${out.jobId} has the content already served (${out.version})`,
+        },
+      ],
+    };
+  }
+  const current = {
+    version: out.version,
+    jobId: out.jobId,
+    ...(out.sizeBytes === undefined ? {} : { sizeBytes: out.sizeBytes }),
+    expiresAt: out.expiresAt.toISOString(),
+    renewalTime: renewalTime(out.expiresAt, now, release.spec.renewBefore).toISOString(),
+    appliedAt: out.wrote || !base.current?.appliedAt ? now.toISOString() : base.current.appliedAt,
+  };
+  const history =
+    out.mode === 'Renew'
+      ? base.history
+      : [
+          { version: out.version, jobId: out.jobId, appliedAt: now.toISOString() },
+          ...(base.history ?? []).filter((h) => h.version !== out.version),
+        ].slice(0, HISTORY_LIMIT);
+  const s: Status = {
+    ...base,
+    current,
+    ...(history ? { history } : {}),
+    ...(finishedExport ? { export: finishedExport } : {}),
+  };
+  const note =
+    out.mode === 'Renew'
+      ? `Renewed the bundle link of ${out.version}; it expires at ${current.expiresAt}`
+      : `Published ${out.version} from export job ${out.jobId}`;
+  return {
+    status: withHealthy(s, release.metadata.generation, now),
+    events: [{ type: 'Normal', reason: out.mode === 'Renew' ? 'LinkRenewed' : 'Published', note }],
+  };
+}

@@ -1,0 +1,14 @@
+export interface ReconcileResult {
+  requeueAfterMs?: number;
+}
+
+export interface EventRegarding {
+  apiVersion: string;
+  kind: string;
+  metadata: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+}
+
+/** Where controllers report what they did (events.k8s.io Events in the operator). */
+export interface EventSink {
+  emit(regarding: EventRegarding, type: 'Normal' | 'Warning', reason: string, note: string): Promise<void>;
+}

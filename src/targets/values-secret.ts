@@ -1,0 +1,110 @@
+// Target `valuesSecret`: the staticExport values as a YAML document in a Secret owned by the
+// release (so it is garbage-collected with it). Helm (`--values` from the Secret), Flux
+// (`valuesFrom`) and Argo CD plugins read it from there.
+import { GROUP_VERSION, SER_KIND, type StaticExportRelease } from '../crd/index.ts';
+import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
+import { renderValuesYaml, type StaticExportValues } from './values.ts';
+
+export const MANAGED_BY = 'static-export-operator';
+export const VERSION_ANNOTATION = 'staticexport.dev/version';
+
+interface SecretObject {
+  metadata: {
+    name: string;
+    namespace?: string;
+    annotations?: Record<string, string>;
+    ownerReferences?: { uid: string; controller?: boolean }[];
+  };
+  data?: Record<string, string>;
+}
+
+export class TargetError extends Error {
+  override name = 'TargetError';
+}
+
+export interface ValuesSecretTarget {
+  name: string;
+  key: string;
+}
+
+/** What the target holds now, as far as this release is concerned. */
+export interface ObservedValuesSecret {
+  exists: boolean;
+  ownedByRelease: boolean;
+  values?: string;
+}
+
+export async function observeValuesSecret(
+  kube: KubeClient,
+  release: StaticExportRelease,
+  target: ValuesSecretTarget,
+): Promise<ObservedValuesSecret> {
+  const path = resourcePath('v1', 'secrets', release.metadata.namespace, target.name);
+  try {
+    const secret = await kube.get<SecretObject>(path);
+    const raw = secret.data?.[target.key];
+    return {
+      exists: true,
+      ownedByRelease: (secret.metadata.ownerReferences ?? []).some(
+        (r) => r.uid === release.metadata.uid && r.controller,
+      ),
+      ...(raw === undefined ? {} : { values: Buffer.from(raw, 'base64').toString('utf8') }),
+    };
+  } catch (e) {
+    if (isNotFound(e)) return { exists: false, ownedByRelease: false };
+    throw e;
+  }
+}
+
+export function desiredValuesSecret(
+  release: StaticExportRelease,
+  target: ValuesSecretTarget,
+  values: StaticExportValues,
+) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: target.name,
+      namespace: release.metadata.namespace,
+      labels: {
+        'app.kubernetes.io/managed-by': MANAGED_BY,
+        'staticexport.dev/release': release.metadata.name ?? '',
+      },
+      annotations: { [VERSION_ANNOTATION]: values.version },
+      ownerReferences: [
+        {
+          apiVersion: GROUP_VERSION,
+          kind: SER_KIND,
+          name: release.metadata.name ?? '',
+          uid: release.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    type: 'Opaque',
+    // `data`, not `stringData`: server-side apply tracks stringData poorly (it is never stored).
+    data: { [target.key]: Buffer.from(renderValuesYaml(values)).toString('base64') },
+  };
+}
+
+/** Writes the values unless the Secret already holds exactly them. Returns whether it wrote. */
+export async function writeValuesSecret(
+  kube: KubeClient,
+  release: StaticExportRelease,
+  target: ValuesSecretTarget,
+  values: StaticExportValues,
+): Promise<boolean> {
+  const observed = await observeValuesSecret(kube, release, target);
+  if (observed.exists && !observed.ownedByRelease) {
+    throw new TargetError(
+      `Secret ${release.metadata.namespace}/${target.name} exists and is not managed by this StaticExportRelease: ` +
+        'choose another spec.target.valuesSecret.name or delete that Secret',
+    );
+  }
+  const desired = desiredValuesSecret(release, target, values);
+  if (observed.values === renderValuesYaml(values)) return false;
+  await kube.apply(resourcePath('v1', 'secrets', release.metadata.namespace, target.name), desired);
+  return true;
+}

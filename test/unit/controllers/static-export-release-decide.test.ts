@@ -1,0 +1,443 @@
+import { describe, expect, it } from 'vitest';
+import {
+  afterPublish,
+  afterStart,
+  DEFAULT_TUNABLES,
+  decide,
+  type Observed,
+  pollIntervalMs,
+  renewalTime,
+  type Status,
+} from '../../../src/controllers/static-export-release/decide.ts';
+import {
+  REQUESTED_AT_ANNOTATION,
+  type StaticExportRelease,
+  staticExportReleaseSpecSchema,
+} from '../../../src/crd/index.ts';
+
+const NOW = new Date('2026-11-22T12:00:00Z');
+const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs).toISOString();
+const V1 = `sha256-${'1'.repeat(64)}`;
+const V2 = `sha256-${'2'.repeat(64)}`;
+const MIN = 60_000;
+
+function release(
+  opts: {
+    spec?: Record<string, unknown>;
+    status?: Status;
+    generation?: number;
+    annotations?: Record<string, string>;
+  } = {},
+): StaticExportRelease {
+  return {
+    apiVersion: 'staticexport.dev/v1alpha1',
+    kind: 'StaticExportRelease',
+    metadata: {
+      name: 'docs',
+      namespace: 'web',
+      uid: 'uid-1',
+      generation: opts.generation ?? 1,
+      ...(opts.annotations ? { annotations: opts.annotations } : {}),
+    },
+    spec: staticExportReleaseSpecSchema.parse({
+      domain: 'docs.example.com',
+      credentialsSecretRef: { name: 'key' },
+      target: { valuesSecret: { name: 'values' } },
+      ...opts.spec,
+    }),
+    ...(opts.status ? { status: opts.status } : {}),
+  };
+}
+
+const observed = (r: StaticExportRelease, extra: Partial<Observed> = {}): Observed => ({
+  now: NOW,
+  release: r,
+  ...extra,
+});
+
+/** A release that serves V1, link renewed in 20 minutes, last export finished an hour ago. */
+const serving = (overrides: Partial<Status> = {}): Status => ({
+  observedGeneration: 1,
+  export: {
+    jobId: 'se_1',
+    state: 'completed',
+    progress: 100,
+    startedAt: at(-60 * MIN),
+    finishedAt: at(-59 * MIN),
+  },
+  current: {
+    version: V1,
+    jobId: 'se_1',
+    expiresAt: at(30 * MIN),
+    renewalTime: at(20 * MIN),
+    appliedAt: at(-59 * MIN),
+  },
+  history: [{ version: V1, jobId: 'se_1', appliedAt: at(-59 * MIN) }],
+  ...overrides,
+});
+
+const inFlight = (state: string, startedAgoMs = 2_000, base: Status = {}): Status => ({
+  ...base,
+  observedGeneration: 1,
+  export: { jobId: 'se_2', state, progress: 0, startedAt: at(-startedAgoMs) },
+});
+
+const condition = (s: Status, type: string) => s.conditions?.find((c) => c.type === type);
+
+describe('starting exports', () => {
+  it('starts the first export of a new release', () => {
+    expect(decide(observed(release())).action).toEqual({ kind: 'start', reason: 'Initial' });
+  });
+
+  it('starts again when the spec changed (new generation)', () => {
+    const d = decide(observed(release({ generation: 2, status: serving() })));
+    expect(d.action).toEqual({ kind: 'start', reason: 'SpecChanged' });
+  });
+
+  it('starts when the requested-at annotation has a new value, and not for one already handled', () => {
+    const fresh = release({
+      annotations: { [REQUESTED_AT_ANNOTATION]: 'now-2' },
+      status: serving({ lastHandledRequestedAt: 'now-1' }),
+    });
+    expect(decide(observed(fresh)).action).toEqual({ kind: 'start', reason: 'Requested' });
+    const handled = release({
+      annotations: { [REQUESTED_AT_ANNOTATION]: 'now-1' },
+      status: serving({ lastHandledRequestedAt: 'now-1' }),
+    });
+    expect(decide(observed(handled)).action).toEqual({ kind: 'none' });
+  });
+
+  it('starts when the interval has passed since the last export started, not before', () => {
+    expect(decide(observed(release({ spec: { interval: '1h' }, status: serving() }))).action).toEqual({
+      kind: 'start',
+      reason: 'Interval',
+    });
+    const d = decide(observed(release({ spec: { interval: '2h' }, status: serving() })));
+    expect(d.action).toEqual({ kind: 'none' });
+    // renewal (20 min) comes before the next interval (60 min)
+    expect(d.requeueAfterMs).toBe(20 * MIN);
+  });
+
+  it('without an interval, never re-exports on its own', () => {
+    const d = decide(observed(release({ status: serving() })));
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(d.requeueAfterMs).toBe(20 * MIN);
+  });
+});
+
+describe('an export in flight', () => {
+  it('records progress and page count and polls soon while young', () => {
+    const r = release({ status: inFlight('queued') });
+    const d = decide(observed(r, { poll: { kind: 'job', state: 'running', progress: 40, pageCount: 12 } }));
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(d.status.export).toMatchObject({ jobId: 'se_2', state: 'running', progress: 40, pageCount: 12 });
+    expect(condition(d.status, 'Exporting')).toMatchObject({
+      status: 'True',
+      message: 'Export job se_2 is running, 40%, 12 pages',
+    });
+    expect(condition(d.status, 'Ready')).toMatchObject({ status: 'False', reason: 'Exporting' });
+    expect(d.requeueAfterMs).toBe(1_000);
+  });
+
+  it('polls less often as the export gets older', () => {
+    expect(pollIntervalMs(at(-5_000), NOW)).toBe(1_000);
+    expect(pollIntervalMs(at(-30_000), NOW)).toBe(2_000);
+    expect(pollIntervalMs(at(-2 * MIN), NOW)).toBe(5_000);
+    expect(pollIntervalMs(at(-20 * MIN), NOW)).toBe(15_000);
+  });
+
+  it('keeps polling a state it does not know, and records it', () => {
+    const d = decide(
+      observed(release({ status: inFlight('running') }), { poll: { kind: 'job', state: 'paused' } }),
+    );
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(d.status.export?.state).toBe('paused');
+    expect(d.requeueAfterMs).toBeGreaterThan(0);
+  });
+
+  it('publishes when the job completed', () => {
+    const d = decide(
+      observed(release({ status: inFlight('running') }), {
+        poll: { kind: 'job', state: 'completed', pageCount: 30 },
+      }),
+    );
+    expect(d.action).toEqual({ kind: 'publish', mode: 'NewContent', jobId: 'se_2' });
+    expect(d.status.export).toMatchObject({ state: 'completed', progress: 100, pageCount: 30 });
+    expect(d.events).toEqual([expect.objectContaining({ reason: 'ExportCompleted' })]);
+  });
+
+  it('retries publishing a completed job without polling it again', () => {
+    const d = decide(observed(release({ status: inFlight('completed') })));
+    expect(d.action).toEqual({ kind: 'publish', mode: 'NewContent', jobId: 'se_2' });
+  });
+
+  it('finishes an in-flight export before acting on a new generation or a pin', () => {
+    const r = release({
+      generation: 3,
+      spec: { pinnedVersion: V1 },
+      status: inFlight('running', 2_000, serving()),
+    });
+    const d = decide(observed(r, { poll: { kind: 'job', state: 'running', progress: 10 } }));
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(d.status.export?.jobId).toBe('se_2');
+  });
+
+  it('starts a new export when the job vanished (404)', () => {
+    const d = decide(observed(release({ status: inFlight('running') }), { poll: { kind: 'notFound' } }));
+    expect(d.action).toEqual({ kind: 'start', reason: 'JobVanished' });
+    expect(d.status.export).toMatchObject({ state: 'vanished', finishedAt: NOW.toISOString() });
+    expect(d.events[0]).toMatchObject({ type: 'Warning', reason: 'ExportVanished' });
+  });
+
+  it('reports a failed export and retries later when nothing is served yet', () => {
+    const r = release({ status: inFlight('running') });
+    const d = decide(observed(r, { poll: { kind: 'job', state: 'failed', error: 'renderer crashed' } }));
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(condition(d.status, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'ExportFailed',
+      message: 'Export job se_2 failed: renderer crashed',
+    });
+    expect(condition(d.status, 'Stalled')?.status).toBe('False');
+    expect(d.requeueAfterMs).toBe(DEFAULT_TUNABLES.exportRetryMs);
+    const later = decide({
+      now: new Date(NOW.getTime() + DEFAULT_TUNABLES.exportRetryMs),
+      release: { ...r, status: d.status },
+    });
+    expect(later.action).toEqual({ kind: 'start', reason: 'Retry' });
+  });
+
+  it('after a failed re-export keeps serving and waits for the next interval', () => {
+    const r = release({ spec: { interval: '6h' }, status: inFlight('running', 2_000, serving()) });
+    const d = decide(observed(r, { poll: { kind: 'job', state: 'failed' } }));
+    expect(d.status.current?.version).toBe(V1);
+    expect(d.requeueAfterMs).toBe(6 * 60 * MIN - 2_000);
+  });
+
+  it('turns a poll error into a condition with its retry delay', () => {
+    const failure = {
+      reason: 'AuthenticationFailed',
+      message: 'rejected',
+      stalled: true,
+      retryAfterMs: 5 * MIN,
+    };
+    const d = decide(
+      observed(release({ status: inFlight('running') }), { poll: { kind: 'failed', failure } }),
+    );
+    expect(condition(d.status, 'Ready')).toMatchObject({ status: 'False', reason: 'AuthenticationFailed' });
+    expect(condition(d.status, 'Stalled')).toMatchObject({ status: 'True', reason: 'AuthenticationFailed' });
+    expect(d.requeueAfterMs).toBe(5 * MIN);
+    expect(d.status.export?.jobId).toBe('se_2');
+  });
+});
+
+describe('links and versions', () => {
+  it('renews the link of the served job once the renewal time has come', () => {
+    const r = release({ status: serving({ current: { ...serving().current, renewalTime: at(-1_000) } }) });
+    expect(decide(observed(r)).action).toEqual({ kind: 'publish', mode: 'Renew', jobId: 'se_1' });
+  });
+
+  it('publishes a pinned version from history with its version to verify', () => {
+    const history = [
+      { version: V2, jobId: 'se_2', appliedAt: at(-10 * MIN) },
+      { version: V1, jobId: 'se_1', appliedAt: at(-59 * MIN) },
+    ];
+    const r = release({
+      generation: 2,
+      spec: { pinnedVersion: V1 },
+      status: serving({ current: { ...serving().current, version: V2, jobId: 'se_2' }, history }),
+    });
+    expect(decide(observed(r)).action).toEqual({
+      kind: 'publish',
+      mode: 'Pin',
+      jobId: 'se_1',
+      expectVersion: V1,
+    });
+  });
+
+  it('refuses a pinned version that is not in history, naming the known ones', () => {
+    const d = decide(observed(release({ generation: 2, spec: { pinnedVersion: V2 }, status: serving() })));
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(condition(d.status, 'Ready')).toMatchObject({ reason: 'PinnedVersionUnknown' });
+    expect(condition(d.status, 'Ready')?.message).toContain(`known: ${V1}`);
+    expect(condition(d.status, 'Stalled')?.status).toBe('True');
+  });
+
+  it('a pinned release ignores intervals and triggers but still renews its link', () => {
+    const pinned = release({
+      spec: { pinnedVersion: V1, interval: '1m' },
+      annotations: { [REQUESTED_AT_ANNOTATION]: 'again' },
+      status: serving(),
+    });
+    const d = decide(observed(pinned));
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(d.status.lastHandledRequestedAt).toBe('again');
+    expect(d.requeueAfterMs).toBe(20 * MIN);
+    const due = release({
+      spec: { pinnedVersion: V1 },
+      status: serving({ current: { ...serving().current, renewalTime: at(-1) } }),
+    });
+    expect(decide(observed(due)).action).toEqual({ kind: 'publish', mode: 'Renew', jobId: 'se_1' });
+  });
+});
+
+describe('blocked, suspended, deleted', () => {
+  const blocked = {
+    reason: 'SecretNotFound',
+    message: 'Secret web/key does not exist',
+    stalled: true,
+    retryAfterMs: 30_000,
+  };
+
+  it('reports a missing Secret without calling the API and looks again later', () => {
+    const d = decide(observed(release(), { blocked }));
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(condition(d.status, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'SecretNotFound',
+      message: blocked.message,
+    });
+    expect(d.requeueAfterMs).toBe(30_000);
+    expect(d.events).toEqual([{ type: 'Warning', reason: 'SecretNotFound', note: blocked.message }]);
+  });
+
+  it('does nothing at all while suspended, even when work is due', () => {
+    const r = release({
+      spec: { suspend: true, interval: '1m' },
+      status: serving({ current: { ...serving().current, renewalTime: at(-1) } }),
+    });
+    const d = decide(observed(r, { blocked }));
+    expect(d).toEqual({ action: { kind: 'none' }, status: r.status, events: [] });
+  });
+
+  it('does nothing for a release being deleted', () => {
+    const r = release({ status: serving() });
+    r.metadata.deletionTimestamp = NOW.toISOString();
+    expect(decide(observed(r)).action).toEqual({ kind: 'none' });
+  });
+});
+
+describe('steady state', () => {
+  it('is Ready and decides the same status twice (no write when nothing changed)', () => {
+    const first = decide(observed(release({ status: serving() })));
+    expect(condition(first.status, 'Ready')).toMatchObject({ status: 'True', reason: 'Published' });
+    const second = decide({
+      now: new Date(NOW.getTime() + 5_000),
+      release: release({ status: first.status }),
+    });
+    expect(second.status).toEqual(first.status);
+  });
+
+  it('keeps lastTransitionTime when the status of a condition does not change', () => {
+    const first = decide(
+      observed(release({ status: inFlight('queued') }), {
+        poll: { kind: 'job', state: 'running', progress: 10 },
+      }),
+    );
+    const later = new Date(NOW.getTime() + 3_000);
+    const second = decide({
+      now: later,
+      release: release({ status: first.status }),
+      poll: { kind: 'job', state: 'running', progress: 50 },
+    });
+    expect(condition(second.status, 'Exporting')?.lastTransitionTime).toBe(
+      condition(first.status, 'Exporting')?.lastTransitionTime,
+    );
+    expect(condition(second.status, 'Exporting')?.message).toContain('50%');
+  });
+});
+
+describe('folding outcomes into status', () => {
+  it('records the job id, start time, generation and handled trigger right after a start', () => {
+    const r = release({ generation: 4, annotations: { [REQUESTED_AT_ANNOTATION]: 't1' }, status: serving() });
+    const { status, events } = afterStart(observed(r), 'se_9', 'queued');
+    expect(status.export).toEqual({
+      jobId: 'se_9',
+      state: 'queued',
+      progress: 0,
+      startedAt: NOW.toISOString(),
+    });
+    expect(status.observedGeneration).toBe(4);
+    expect(status.lastHandledRequestedAt).toBe('t1');
+    expect(status.current?.version).toBe(V1);
+    expect(events[0]).toMatchObject({ reason: 'ExportStarted' });
+  });
+
+  it('publishes new content: current, history first, export finished, renewal before expiry', () => {
+    const r = release({ spec: { renewBefore: '10m' }, status: inFlight('completed', 2_000, serving()) });
+    const { status, events } = afterPublish(observed(r), {
+      mode: 'NewContent',
+      jobId: 'se_2',
+      version: V2,
+      sizeBytes: 1234,
+      expiresAt: new Date(NOW.getTime() + 60 * MIN),
+      wrote: true,
+    });
+    expect(status.current).toEqual({
+      version: V2,
+      jobId: 'se_2',
+      sizeBytes: 1234,
+      expiresAt: at(60 * MIN),
+      renewalTime: at(50 * MIN),
+      appliedAt: NOW.toISOString(),
+    });
+    expect(status.history?.map((h) => h.version)).toEqual([V2, V1]);
+    expect(status.export).toMatchObject({ jobId: 'se_2', finishedAt: NOW.toISOString() });
+    expect(condition(status, 'Ready')).toMatchObject({ status: 'True', reason: 'Published' });
+    expect(condition(status, 'Exporting')?.status).toBe('False');
+    expect(events[0]).toMatchObject({ reason: 'Published' });
+  });
+
+  it('keeps identical content as it is: same current, no history entry, Unchanged', () => {
+    const r = release({ status: inFlight('completed', 2_000, serving()) });
+    const { status, events } = afterPublish(observed(r), {
+      mode: 'NewContent',
+      jobId: 'se_2',
+      version: V1,
+      expiresAt: new Date(NOW.getTime() + 60 * MIN),
+      wrote: false,
+    });
+    expect(status.current).toEqual(serving().current);
+    expect(status.history).toEqual(serving().history);
+    expect(status.export?.finishedAt).toBe(NOW.toISOString());
+    expect(events[0]).toMatchObject({ reason: 'Unchanged' });
+  });
+
+  it('renews a link: new expiry and renewal time, same version and history', () => {
+    const { status, events } = afterPublish(observed(release({ status: serving() })), {
+      mode: 'Renew',
+      jobId: 'se_1',
+      version: V1,
+      expiresAt: new Date(NOW.getTime() + 90 * MIN),
+      wrote: true,
+    });
+    expect(status.current).toMatchObject({ version: V1, expiresAt: at(90 * MIN), renewalTime: at(60 * MIN) });
+    expect(status.history).toEqual(serving().history);
+    expect(events[0]).toMatchObject({ reason: 'LinkRenewed' });
+  });
+
+  it('keeps at most 10 history entries, newest first, one per version', () => {
+    const history = Array.from({ length: 10 }, (_, i) => ({
+      version: `sha256-${String(i).repeat(64)}`,
+      jobId: `se_${i}`,
+      appliedAt: at(-i * MIN),
+    }));
+    const { status } = afterPublish(observed(release({ status: serving({ history }) })), {
+      mode: 'NewContent',
+      jobId: 'se_new',
+      version: `sha256-${'3'.repeat(64)}`,
+      expiresAt: new Date(NOW.getTime() + MIN),
+      wrote: true,
+    });
+    expect(status.history).toHaveLength(10);
+    expect(status.history?.[0]?.jobId).toBe('se_new');
+    expect(status.history?.filter((h) => h.version === `sha256-${'3'.repeat(64)}`)).toHaveLength(1);
+  });
+
+  it('renews a third of the lifetime before expiry by default, or when renewBefore is too long', () => {
+    const exp = new Date(NOW.getTime() + 90 * MIN);
+    expect(renewalTime(exp, NOW, undefined).toISOString()).toBe(at(60 * MIN));
+    expect(renewalTime(exp, NOW, '2h').toISOString()).toBe(at(60 * MIN));
+    expect(renewalTime(exp, NOW, '5m').toISOString()).toBe(at(85 * MIN));
+  });
+});
