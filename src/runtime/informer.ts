@@ -1,0 +1,341 @@
+// List-watch with an in-memory cache (a reflector + store, as in client-go and kube-rs):
+// paginated list, watch from the list's resourceVersion, re-list on 410 Gone, restart the watch
+// with backoff on errors, a watchdog that re-lists when nothing (not even a BOOKMARK) arrived for
+// too long, periodic resync, and synthetic deletes for objects that vanished across a re-list.
+// One list-watch loop per namespace when a namespace list is given; they share the cache.
+import type { Logger } from '../log.ts';
+import { isGone, type ObjectList, resourcePath, type WatchEvent } from './kube-client.ts';
+import type { Metrics } from './metrics.ts';
+
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: OwnerReference[];
+    deletionTimestamp?: string;
+    finalizers?: string[];
+  };
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** The part of `KubeClient` an informer needs (a fake in unit tests). */
+export interface ListWatchClient {
+  list<T>(
+    path: string,
+    query?: Record<string, string | number | undefined>,
+    pageSize?: number,
+  ): Promise<ObjectList<T>>;
+  watch<T>(
+    path: string,
+    query: Record<string, string | number | undefined>,
+    signal: AbortSignal,
+  ): AsyncIterable<WatchEvent<T>>;
+}
+
+/** RESYNC re-delivers a cached object unchanged (`old` is the same object). */
+export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RESYNC';
+export type ChangeHandler<T> = (type: ChangeType, obj: T, old?: T) => void;
+
+export interface InformerOptions {
+  client: ListWatchClient;
+  apiVersion: string;
+  plural: string;
+  /** Namespaces to watch; all namespaces when absent or empty. */
+  namespaces?: string[];
+  labelSelector?: string;
+  fieldSelector?: string;
+  pageSize?: number;
+  /** Re-list when nothing arrived for this long. Default 5 min. */
+  watchdogMs?: number;
+  /** Server-side watch timeout; below the watchdog so a healthy stream ends and restarts first. */
+  watchTimeoutSeconds?: number;
+  /** Re-deliver every cached object this often; 0 disables. Default 10 min. */
+  resyncMs?: number;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  logger?: Logger;
+  metrics?: Pick<Metrics, 'watchRestarts' | 'watchRelists'>;
+}
+
+export interface InformerStats {
+  lists: number;
+  relists: number;
+  watchRestarts: number;
+  watchdogFires: number;
+}
+
+export const objectKey = (o: KubeObject): string =>
+  o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+
+class GoneError extends Error {}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/**
+ * Decides what a fresh list means for the cache: adds and modifications (by resourceVersion)
+ * and objects that vanished meanwhile. Only cache entries `inScope` are compared.
+ */
+export function diffList<T extends KubeObject>(
+  cache: ReadonlyMap<string, T>,
+  items: readonly T[],
+  inScope: (o: T) => boolean,
+): { type: 'ADDED' | 'MODIFIED' | 'DELETED'; obj: T; old?: T }[] {
+  const out: { type: 'ADDED' | 'MODIFIED' | 'DELETED'; obj: T; old?: T }[] = [];
+  const seen = new Set<string>();
+  for (const obj of items) {
+    const key = objectKey(obj);
+    seen.add(key);
+    const old = cache.get(key);
+    if (!old) out.push({ type: 'ADDED', obj });
+    else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion)
+      out.push({ type: 'MODIFIED', obj, old });
+  }
+  for (const [key, obj] of cache) if (inScope(obj) && !seen.has(key)) out.push({ type: 'DELETED', obj });
+  return out;
+}
+
+export class Informer<T extends KubeObject> {
+  readonly resource: string;
+  private readonly opts: InformerOptions;
+  private readonly cache = new Map<string, T>();
+  private readonly handlers: ChangeHandler<T>[] = [];
+  private readonly synced = new Set<string | undefined>();
+  private readonly scopes: (string | undefined)[];
+  private readonly stopper = new AbortController();
+  private readonly syncWaiters: (() => void)[] = [];
+  private readonly counters: InformerStats = { lists: 0, relists: 0, watchRestarts: 0, watchdogFires: 0 };
+  private loops: Promise<void>[] = [];
+  private resyncTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: InformerOptions) {
+    this.opts = options;
+    this.resource = options.apiVersion.includes('/')
+      ? `${options.plural}.${options.apiVersion.split('/')[0]}`
+      : options.plural;
+    this.scopes = options.namespaces?.length ? [...new Set(options.namespaces)] : [undefined];
+  }
+
+  onChange(handler: ChangeHandler<T>): void {
+    this.handlers.push(handler);
+  }
+
+  start(): void {
+    if (this.loops.length) return;
+    this.loops = this.scopes.map((ns) => this.runLoop(ns));
+    const resync = this.opts.resyncMs ?? 600_000;
+    if (resync > 0) {
+      this.resyncTimer = setInterval(() => {
+        for (const obj of this.cache.values()) this.emit('RESYNC', obj, obj);
+      }, resync);
+      this.resyncTimer.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopper.abort();
+    clearInterval(this.resyncTimer);
+    await Promise.all(this.loops);
+    for (const w of this.syncWaiters.splice(0)) w();
+  }
+
+  /** True once every namespace's first list has been loaded into the cache. */
+  hasSynced(): boolean {
+    return this.synced.size === this.scopes.length;
+  }
+
+  /** Resolves once synced (or stopped). */
+  waitForSync(): Promise<void> {
+    if (this.hasSynced() || this.stopper.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    return this.cache.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  list(namespace?: string): T[] {
+    const all = [...this.cache.values()];
+    return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+  }
+
+  stats(): InformerStats {
+    return { ...this.counters };
+  }
+
+  private emit(type: ChangeType, obj: T, old?: T): void {
+    for (const h of this.handlers) {
+      try {
+        h(type, obj, old);
+      } catch (err) {
+        this.opts.logger?.error({ err, resource: this.resource }, 'informer handler failed');
+      }
+    }
+  }
+
+  private count(what: 'relists' | 'watchRestarts'): void {
+    this.counters[what]++;
+    const metric = what === 'relists' ? this.opts.metrics?.watchRelists : this.opts.metrics?.watchRestarts;
+    metric?.inc({ resource: this.resource });
+  }
+
+  private query(): Record<string, string | undefined> {
+    return { labelSelector: this.opts.labelSelector, fieldSelector: this.opts.fieldSelector };
+  }
+
+  private async runLoop(namespace: string | undefined): Promise<void> {
+    const path = resourcePath(this.opts.apiVersion, this.opts.plural, namespace);
+    const stop = this.stopper.signal;
+    const base = this.opts.backoffBaseMs ?? 1_000;
+    const max = this.opts.backoffMaxMs ?? 30_000;
+    const log = this.opts.logger?.child({ resource: this.resource, namespace });
+    let failures = 0;
+    let resourceVersion: string | undefined;
+    while (!stop.aborted) {
+      try {
+        if (resourceVersion === undefined) resourceVersion = await this.relist(path, namespace);
+        failures = 0;
+        const started = Date.now();
+        const outcome = await this.watchOnce(path, resourceVersion, (rv) => {
+          resourceVersion = rv;
+        });
+        if (stop.aborted) break;
+        this.count('watchRestarts');
+        if (outcome === 'watchdog') {
+          log?.warn('watch silent for too long; re-listing');
+          resourceVersion = undefined;
+        } else if (Date.now() - started < 1_000) {
+          // A stream that closes at once (e.g. a server shutting down) must not hot-loop.
+          failures++;
+          await sleep(base, stop);
+        }
+      } catch (err) {
+        if (stop.aborted) break;
+        if (err instanceof GoneError || isGone(err)) {
+          log?.info('resourceVersion expired (410); re-listing');
+          resourceVersion = undefined;
+          this.count('watchRestarts');
+          continue;
+        }
+        const delay = Math.min(base * 2 ** Math.min(failures, 20), max);
+        failures++;
+        this.count('watchRestarts');
+        log?.warn({ err, delayMs: delay }, 'list/watch failed; retrying');
+        await sleep(delay * (0.8 + Math.random() * 0.4), stop);
+      }
+    }
+  }
+
+  /** Lists everything in scope, reconciles the cache against it, returns the list's resourceVersion. */
+  private async relist(path: string, namespace: string | undefined): Promise<string> {
+    const list = await this.opts.client.list<T>(path, this.query(), this.opts.pageSize ?? 500);
+    if (this.stopper.signal.aborted) return list.metadata.resourceVersion;
+    const inScope = (o: T) => namespace === undefined || o.metadata.namespace === namespace;
+    for (const change of diffList(this.cache, list.items, inScope)) {
+      const key = objectKey(change.obj);
+      if (change.type === 'DELETED') this.cache.delete(key);
+      else this.cache.set(key, change.obj);
+      this.emit(change.type, change.obj, change.old);
+    }
+    this.counters.lists++;
+    if (this.synced.has(namespace)) this.count('relists');
+    else {
+      this.synced.add(namespace);
+      if (this.hasSynced()) for (const w of this.syncWaiters.splice(0)) w();
+    }
+    return list.metadata.resourceVersion;
+  }
+
+  /** One watch stream; returns how it ended. Throws on errors (GoneError for 410). */
+  private async watchOnce(
+    path: string,
+    resourceVersion: string,
+    seen: (rv: string) => void,
+  ): Promise<'ended' | 'watchdog'> {
+    const watchdogMs = this.opts.watchdogMs ?? 300_000;
+    const timeoutSeconds =
+      this.opts.watchTimeoutSeconds ?? Math.max(1, Math.floor((watchdogMs * 0.8) / 1000));
+    const abort = new AbortController();
+    const onStop = () => abort.abort();
+    this.stopper.signal.addEventListener('abort', onStop, { once: true });
+    let fired = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        fired = true;
+        this.counters.watchdogFires++;
+        abort.abort();
+      }, watchdogMs);
+    };
+    arm();
+    try {
+      const stream = this.opts.client.watch<T | WatchStatus>(
+        path,
+        { ...this.query(), resourceVersion, timeoutSeconds },
+        abort.signal,
+      );
+      for await (const event of stream) {
+        arm();
+        if (event.type === 'ERROR') {
+          const status = event.object as WatchStatus;
+          if (status.code === 410) throw new GoneError(status.message ?? 'resourceVersion expired');
+          throw new Error(`watch error event: ${status.code ?? '?'} ${status.message ?? ''}`);
+        }
+        const obj = event.object as T;
+        if (obj.metadata?.resourceVersion) seen(obj.metadata.resourceVersion);
+        if (event.type !== 'BOOKMARK') this.apply(event.type, obj);
+      }
+      return fired ? 'watchdog' : 'ended';
+    } catch (err) {
+      if (fired) return 'watchdog';
+      throw err;
+    } finally {
+      clearTimeout(watchdog);
+      this.stopper.signal.removeEventListener('abort', onStop);
+    }
+  }
+
+  private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void {
+    const key = objectKey(obj);
+    const old = this.cache.get(key);
+    if (type === 'DELETED') {
+      this.cache.delete(key);
+      this.emit('DELETED', obj);
+      return;
+    }
+    this.cache.set(key, obj);
+    this.emit(old ? 'MODIFIED' : 'ADDED', obj, old);
+  }
+}
+
+interface WatchStatus {
+  kind?: string;
+  code?: number;
+  message?: string;
+  metadata?: undefined;
+}
