@@ -1,0 +1,222 @@
+// What an AgentJob needs next, as a pure function of what was observed. Creation is at most once:
+// status says `Creating` before the create call, so a crash or an unanswered create never leads to
+// a second job (and a second pull request); it becomes CreateOutcomeUnknown for a human instead.
+import { AGENT_JOB_FINAL_STATUSES, type AgentJob as ApiAgentJob } from '../../api/index.ts';
+import type { AgentJob, AgentJobStatus } from '../../crd/index.ts';
+import { type ConditionInput, getCondition, setCondition } from '../../runtime/conditions.ts';
+import type { Failure } from '../failures.ts';
+
+export type Status = AgentJobStatus;
+
+/** The platform's view of the job, as the API client parsed it. */
+export type RemoteJob = ApiAgentJob;
+
+export type JobPoll =
+  | { kind: 'job'; job: RemoteJob }
+  | { kind: 'notFound' }
+  | { kind: 'failed'; failure: Failure };
+
+export interface Observed {
+  now: Date;
+  job: AgentJob;
+  blocked?: Failure;
+  /** Milliseconds until the project's shared creation budget allows one more job (0: now). */
+  budgetDelayMs: number;
+  poll?: JobPoll;
+}
+
+export interface EventNote {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  note: string;
+}
+
+export interface Decision {
+  action: { kind: 'none' } | { kind: 'create' };
+  status: Status;
+  events: EventNote[];
+  requeueAfterMs?: number;
+}
+
+export const CREATING = 'Creating';
+export const OUTCOME_UNKNOWN = 'CreateOutcomeUnknown';
+
+const isFinal = (state: string | undefined) => state !== undefined && AGENT_JOB_FINAL_STATUSES.has(state);
+
+function conditions(status: Status, gen: number | undefined, now: Date, ...cs: ConditionInput[]): Status {
+  let list = status.conditions;
+  for (const c of cs) list = setCondition(list, c, gen, now);
+  return { ...status, conditions: list };
+}
+
+export function withFailure(status: Status, f: Failure, gen: number | undefined, now: Date): Status {
+  return conditions(
+    status,
+    gen,
+    now,
+    { type: 'Ready', status: 'False', reason: f.reason, message: f.message },
+    {
+      type: 'Stalled',
+      status: f.stalled ? 'True' : 'False',
+      reason: f.stalled ? f.reason : 'Progressing',
+      message: f.stalled ? f.message : '',
+    },
+  );
+}
+
+/** Poll soon after creation, then back off: agents take minutes. */
+export function agentPollIntervalMs(createdAt: string | undefined, now: Date): number {
+  const age = createdAt ? now.getTime() - Date.parse(createdAt) : 0;
+  if (age < 30_000) return 2_000;
+  if (age < 2 * 60_000) return 5_000;
+  if (age < 10 * 60_000) return 15_000;
+  return 30_000;
+}
+
+function fromRemote(status: Status, job: RemoteJob): Status {
+  return {
+    ...status,
+    jobId: job.id,
+    state: job.status,
+    ...(job.prLink ? { prLink: job.prLink } : {}),
+    ...(job.model ? { model: job.model } : {}),
+    ...(job.source
+      ? {
+          source: {
+            ...(job.source.repository ? { repository: job.source.repository } : {}),
+            ...(job.source.ref ? { ref: job.source.ref } : {}),
+          },
+        }
+      : {}),
+    ...(job.createdAt ? { createdAt: job.createdAt } : {}),
+    ...(job.archivedAt ? { archivedAt: job.archivedAt } : {}),
+  };
+}
+
+function finalConditions(status: Status, gen: number | undefined, now: Date): Status {
+  const state = status.state ?? '';
+  if (state === 'failed') {
+    return withFailure(
+      status,
+      { reason: 'AgentFailed', message: `Agent job ${status.jobId} failed`, stalled: true },
+      gen,
+      now,
+    );
+  }
+  const message = status.prLink
+    ? `Pull request: ${status.prLink}`
+    : `Agent job ${status.jobId} is ${state}; no file was changed`;
+  return conditions(
+    status,
+    gen,
+    now,
+    { type: 'Ready', status: 'True', reason: state === 'archived' ? 'Archived' : 'Completed', message },
+    { type: 'Stalled', status: 'False', reason: 'Progressing', message: '' },
+  );
+}
+
+export function decide(o: Observed): Decision {
+  const { job, now } = o;
+  const gen = job.metadata.generation;
+  const status: Status = job.status ?? {};
+  const none = (s: Status, requeueAfterMs?: number, events: EventNote[] = []): Decision => ({
+    action: { kind: 'none' },
+    status: s,
+    events,
+    ...(requeueAfterMs === undefined ? {} : { requeueAfterMs: Math.max(1_000, requeueAfterMs) }),
+  });
+
+  if (job.metadata.deletionTimestamp) return none(status);
+  if (status.jobId && isFinal(status.state)) return none(status);
+  if (o.blocked) {
+    return none(withFailure(status, o.blocked, gen, now), o.blocked.retryAfterMs, [
+      { type: 'Warning', reason: o.blocked.reason, note: o.blocked.message },
+    ]);
+  }
+
+  if (!status.jobId) {
+    const ready = getCondition(status.conditions, 'Ready');
+    if (ready?.reason === CREATING || ready?.reason === OUTCOME_UNKNOWN) {
+      const f: Failure = {
+        reason: OUTCOME_UNKNOWN,
+        message:
+          'The operator did not learn whether the agent job was created (it stopped or lost the connection during the call). ' +
+          'It will not create another one: check the dashboard, then delete and re-create this AgentJob to try again',
+        stalled: true,
+      };
+      return none(
+        withFailure(status, f, gen, now),
+        undefined,
+        ready.reason === CREATING ? [{ type: 'Warning', reason: f.reason, note: f.message }] : [],
+      );
+    }
+    if (o.budgetDelayMs > 0) {
+      const f: Failure = {
+        reason: 'WaitingForBudget',
+        message: `Project ${job.spec.projectId} used its 100 agent jobs for this hour; this job is created at ${new Date(now.getTime() + o.budgetDelayMs).toISOString()}`,
+        stalled: false,
+        retryAfterMs: o.budgetDelayMs,
+      };
+      return none(withFailure(status, f, gen, now), o.budgetDelayMs);
+    }
+    const creating = conditions(status, gen, now, {
+      type: 'Ready',
+      status: 'False',
+      reason: CREATING,
+      message: 'Creating the agent job',
+    });
+    return { action: { kind: 'create' }, status: { ...creating, observedGeneration: gen }, events: [] };
+  }
+
+  const poll = o.poll;
+  if (!poll) return none(status, agentPollIntervalMs(status.createdAt, now));
+  if (poll.kind === 'failed') {
+    return none(withFailure(status, poll.failure, gen, now), poll.failure.retryAfterMs, [
+      { type: 'Warning', reason: poll.failure.reason, note: poll.failure.message },
+    ]);
+  }
+  if (poll.kind === 'notFound') {
+    const f: Failure = {
+      reason: 'JobNotFound',
+      message: `Agent job ${status.jobId} no longer exists on the platform`,
+      stalled: true,
+    };
+    return none(withFailure(status, f, gen, now), undefined, [
+      { type: 'Warning', reason: f.reason, note: f.message },
+    ]);
+  }
+  const next = fromRemote(status, poll.job);
+  if (isFinal(next.state)) {
+    const s = finalConditions(next, gen, now);
+    const ready = getCondition(s.conditions, 'Ready');
+    return none(s, undefined, [
+      {
+        type: next.state === 'failed' ? 'Warning' : 'Normal',
+        reason: ready?.reason ?? 'Completed',
+        note: ready?.message ?? '',
+      },
+    ]);
+  }
+  const running = conditions(next, gen, now, {
+    type: 'Ready',
+    status: 'False',
+    reason: 'Running',
+    message: `Agent job ${next.jobId} is ${next.state}`,
+  });
+  return none(running, agentPollIntervalMs(next.createdAt, now));
+}
+
+/** Right after the create call answered: the job id first of all. */
+export function afterCreate(
+  o: Observed,
+  status: Status,
+  job: RemoteJob,
+): { status: Status; events: EventNote[] } {
+  const s = conditions(fromRemote(status, job), o.job.metadata.generation, o.now, {
+    type: 'Ready',
+    status: 'False',
+    reason: 'Running',
+    message: `Agent job ${job.id} is ${job.status}`,
+  });
+  return { status: s, events: [{ type: 'Normal', reason: 'Created', note: `Created agent job ${job.id}` }] };
+}

@@ -1,0 +1,164 @@
+// observe -> decide -> act for one AgentJob. Effects only; decisions live in decide.ts.
+import { isDeepStrictEqual } from 'node:util';
+import {
+  type AdminApiClient,
+  AGENT_JOB_FINAL_STATUSES,
+  NetworkError,
+  NotFoundError,
+  RateLimitedError,
+  ServerError,
+  TimeoutError,
+} from '../../api/index.ts';
+import { type AgentJob, AJ_KIND, AJ_PLURAL, agentJobSpecSchema, GROUP_VERSION } from '../../crd/index.ts';
+import type { Logger } from '../../log.ts';
+import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
+import { type ApiClients, readCredentials } from '../credentials.ts';
+import { classifyError, type Failure, failure } from '../failures.ts';
+import type { EventSink, ReconcileResult } from '../types.ts';
+import {
+  afterCreate,
+  type Decision,
+  decide,
+  type EventNote,
+  type JobPoll,
+  type Observed,
+  OUTCOME_UNKNOWN,
+  type RemoteJob,
+  type Status,
+  withFailure,
+} from './decide.ts';
+
+export interface AgentJobReconcilerOptions {
+  kube: KubeClient;
+  clients: ApiClients;
+  events: EventSink;
+  logger: Logger;
+  now?: () => Date;
+}
+
+const jobPath = (ns: string, name?: string) => resourcePath(GROUP_VERSION, AJ_PLURAL, ns, name);
+
+export class AgentJobReconciler {
+  private readonly o: AgentJobReconcilerOptions;
+
+  constructor(options: AgentJobReconcilerOptions) {
+    this.o = options;
+  }
+
+  async reconcile(namespace: string, name: string): Promise<ReconcileResult> {
+    let job: AgentJob;
+    try {
+      job = await this.o.kube.get<AgentJob>(jobPath(namespace, name));
+    } catch (e) {
+      if (isNotFound(e)) return {};
+      throw e;
+    }
+    const { observed, client } = await this.observe(job);
+    const decision = decide(observed);
+    return this.act(observed, decision, client);
+  }
+
+  private async observe(job: AgentJob): Promise<{ observed: Observed; client?: AdminApiClient }> {
+    const now = (this.o.now ?? (() => new Date()))();
+    const base = { now, job, budgetDelayMs: 0 };
+    const spec = agentJobSpecSchema.safeParse(job.spec);
+    if (!spec.success) {
+      const issues = spec.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ');
+      return { observed: { ...base, blocked: failure('InvalidSpec', issues, true) } };
+    }
+    job = { ...job, spec: spec.data };
+    const finished =
+      job.status?.jobId && ['completed', 'archived', 'failed'].includes(job.status.state ?? '');
+    if (job.metadata.deletionTimestamp || finished) return { observed: { ...base, job } };
+    const creds = await readCredentials(
+      this.o.kube,
+      job.metadata.namespace ?? '',
+      job.spec.credentialsSecretRef,
+      job.spec.apiBaseUrl,
+      this.o.clients.defaults,
+    );
+    if ('failure' in creds) return { observed: { ...base, job, blocked: creds.failure } };
+    const client = this.o.clients.get(creds);
+    const observed: Observed = {
+      ...base,
+      job,
+      budgetDelayMs: this.o.clients.budget.delayMs(job.spec.projectId),
+    };
+    if (job.status?.jobId) observed.poll = await this.poll(client, job, job.status.jobId);
+    return { observed, client };
+  }
+
+  private async poll(client: AdminApiClient, job: AgentJob, id: string): Promise<JobPoll> {
+    try {
+      return { kind: 'job', job: await client.getAgentJob(job.spec.projectId, id) };
+    } catch (e) {
+      if (e instanceof NotFoundError) return { kind: 'notFound' };
+      return { kind: 'failed', failure: classifyError(e, secretRefText(job)) };
+    }
+  }
+
+  private async act(o: Observed, d: Decision, client: AdminApiClient | undefined): Promise<ReconcileResult> {
+    await this.emit(o.job, d.events);
+    await this.writeStatus(o.job, d.status);
+    if (d.action.kind === 'none' || !client)
+      return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
+
+    // `Creating` is stored (above) before this call: a crash from here on never creates twice.
+    let created: RemoteJob;
+    try {
+      created = await client.createAgentJob(o.job.spec.projectId, o.job.spec.prompt);
+    } catch (e) {
+      const f = createFailure(e, secretRefText(o.job));
+      await this.writeStatus(
+        { ...o.job, status: d.status },
+        withFailure(d.status, f, o.job.metadata.generation, o.now),
+      );
+      await this.emit(o.job, [{ type: 'Warning', reason: f.reason, note: f.message }]);
+      if (f.retryAfterMs === undefined && !f.stalled) throw new Error(f.message);
+      return f.retryAfterMs === undefined ? {} : { requeueAfterMs: f.retryAfterMs };
+    }
+    const next = afterCreate(o, d.status, created);
+    await this.writeStatus({ ...o.job, status: d.status }, next.status);
+    await this.emit(o.job, next.events);
+    return { requeueAfterMs: 2_000 };
+  }
+
+  private async writeStatus(job: AgentJob, status: Status): Promise<void> {
+    if (isDeepStrictEqual(job.status ?? {}, status)) return;
+    const { namespace, name } = job.metadata;
+    await this.o.kube.apply(`${jobPath(namespace ?? '', name)}/status`, {
+      apiVersion: GROUP_VERSION,
+      kind: AJ_KIND,
+      metadata: { name, namespace },
+      status,
+    });
+  }
+
+  private async emit(job: AgentJob, events: EventNote[]): Promise<void> {
+    for (const e of events) await this.o.events.emit(job, e.type, e.reason, e.note);
+  }
+}
+
+/** A failed create is retried only when the server certainly created nothing. */
+export function createFailure(error: unknown, secretRef: string): Failure {
+  if (error instanceof RateLimitedError && error.clientSide) {
+    return failure('WaitingForBudget', error.message, false, error.retryAfterMs ?? 60_000);
+  }
+  const mayHaveReachedServer =
+    ((error instanceof NetworkError || error instanceof TimeoutError) && !error.beforeRequestSent) ||
+    (error instanceof ServerError && ![502, 503, 504].includes(error.status ?? 0));
+  if (mayHaveReachedServer) {
+    return failure(
+      OUTCOME_UNKNOWN,
+      `The create call got no usable answer (${error instanceof Error ? error.message : String(error)}); ` +
+        'the job may exist: check the dashboard, then delete and re-create this AgentJob to try again',
+      true,
+    );
+  }
+  return classifyError(error, secretRef);
+}
+
+function secretRefText(job: AgentJob): string {
+  const ref = job.spec.credentialsSecretRef;
+  return `${job.metadata.namespace}/${ref.name} (key ${ref.key})`;
+}
