@@ -1,6 +1,8 @@
 // Target `valuesSecret`: the staticExport values as a YAML document in a Secret owned by the
 // release (so it is garbage-collected with it). Helm (`--values` from the Secret), Flux
 // (`valuesFrom`) and Argo CD plugins read it from there.
+
+import { parse } from 'yaml';
 import { GROUP_VERSION, SER_KIND, type StaticExportRelease } from '../crd/index.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import { renderValuesYaml, type StaticExportValues } from './values.ts';
@@ -32,6 +34,8 @@ export interface ObservedValuesSecret {
   exists: boolean;
   ownedByRelease: boolean;
   values?: string;
+  /** The staticExport.version the values carry. */
+  version?: string;
 }
 
 export async function observeValuesSecret(
@@ -53,6 +57,15 @@ export async function observeValuesSecret(
   } catch (e) {
     if (isNotFound(e)) return { exists: false, ownedByRelease: false };
     throw e;
+  }
+}
+
+function versionIn(values: string): string | undefined {
+  try {
+    const v = (parse(values) as { staticExport?: { version?: unknown } } | null)?.staticExport?.version;
+    return typeof v === 'string' ? v : undefined;
+  } catch {
+    return undefined;
   }
 }
 

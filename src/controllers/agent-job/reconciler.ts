@@ -67,8 +67,7 @@ export class AgentJobReconciler {
       return { observed: { ...base, blocked: failure('InvalidSpec', issues, true) } };
     }
     job = { ...job, spec: spec.data };
-    const finished =
-      job.status?.jobId && ['completed', 'archived', 'failed'].includes(job.status.state ?? '');
+    const finished = job.status?.jobId && AGENT_JOB_FINAL_STATUSES.has(job.status.state ?? '');
     if (job.metadata.deletionTimestamp || finished) return { observed: { ...base, job } };
     const creds = await readCredentials(
       this.o.kube,

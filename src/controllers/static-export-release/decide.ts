@@ -25,10 +25,13 @@ export interface Observed {
   /** A problem found before any API call (spec, Secret, key); nothing else is attempted. */
   blocked?: Failure;
   poll?: ExportPoll;
+  /** The target no longer holds the served version (deleted or edited by someone else). */
+  targetDrifted?: boolean;
 }
 
 export type StartReason = 'Initial' | 'SpecChanged' | 'Requested' | 'Interval' | 'Retry' | 'JobVanished';
-export type PublishMode = 'NewContent' | 'Renew' | 'Pin';
+/** NewContent: a finished export; Renew: a fresh link for the served job; Repair: Renew because the target drifted. */
+export type PublishMode = 'NewContent' | 'Renew' | 'Repair' | 'Pin';
 
 export type Action =
   | { kind: 'none' }
@@ -284,6 +287,10 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
   if (status.current?.jobId && renewal !== undefined && now.getTime() >= renewal) {
     return { action: { kind: 'publish', mode: 'Renew', jobId: status.current.jobId }, status, events: [] };
   }
+  // The link is never stored, so restoring a drifted target takes a fresh one.
+  if (status.current?.jobId && o.targetDrifted) {
+    return { action: { kind: 'publish', mode: 'Repair', jobId: status.current.jobId }, status, events: [] };
+  }
 
   // Steady state: nothing to do until the link needs renewing or the next interval.
   const handled = pinned
@@ -379,25 +386,36 @@ export function afterPublish(o: Observed, out: PublishOutcome): { status: Status
     renewalTime: renewalTime(out.expiresAt, now, release.spec.renewBefore).toISOString(),
     appliedAt: out.wrote || !base.current?.appliedAt ? now.toISOString() : base.current.appliedAt,
   };
-  const history =
-    out.mode === 'Renew'
-      ? base.history
-      : [
-          { version: out.version, jobId: out.jobId, appliedAt: now.toISOString() },
-          ...(base.history ?? []).filter((h) => h.version !== out.version),
-        ].slice(0, HISTORY_LIMIT);
+  const linkOnly = out.mode === 'Renew' || out.mode === 'Repair';
+  const history = linkOnly
+    ? base.history
+    : [
+        { version: out.version, jobId: out.jobId, appliedAt: now.toISOString() },
+        ...(base.history ?? []).filter((h) => h.version !== out.version),
+      ].slice(0, HISTORY_LIMIT);
   const s: Status = {
     ...base,
     current,
     ...(history ? { history } : {}),
     ...(finishedExport ? { export: finishedExport } : {}),
   };
-  const note =
+  const event: EventNote =
     out.mode === 'Renew'
-      ? `Renewed the bundle link of ${out.version}; it expires at ${current.expiresAt}`
-      : `Published ${out.version} from export job ${out.jobId}`;
-  return {
-    status: withHealthy(s, release.metadata.generation, now),
-    events: [{ type: 'Normal', reason: out.mode === 'Renew' ? 'LinkRenewed' : 'Published', note }],
-  };
+      ? {
+          type: 'Normal',
+          reason: 'LinkRenewed',
+          note: `Renewed the bundle link of ${out.version}; it expires at ${current.expiresAt}`,
+        }
+      : out.mode === 'Repair'
+        ? {
+            type: 'Warning',
+            reason: 'TargetRepaired',
+            note: `The target no longer held ${out.version}; wrote it again with a fresh link`,
+          }
+        : {
+            type: 'Normal',
+            reason: 'Published',
+            note: `Published ${out.version} from export job ${out.jobId}`,
+          };
+  return { status: withHealthy(s, release.metadata.generation, now), events: [event] };
 }

@@ -15,7 +15,7 @@ import {
 } from '../../crd/index.ts';
 import type { Logger } from '../../log.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
-import { TargetError, writeValuesSecret } from '../../targets/values-secret.ts';
+import { observeValuesSecret, TargetError, writeValuesSecret } from '../../targets/values-secret.ts';
 import { type ApiClients, readCredentials } from '../credentials.ts';
 import { classifyError, type Failure, failure } from '../failures.ts';
 import type { EventSink, ReconcileResult } from '../types.ts';
@@ -107,9 +107,12 @@ export class StaticExportReleaseReconciler {
     if ('failure' in creds) return { observed: { now, release, blocked: creds.failure } };
     const client = this.o.clients.get(creds);
     const exp = release.status?.export;
-    if (!exp?.jobId || exp.finishedAt || exp.state === 'completed')
-      return { observed: { now, release }, client };
-    return { observed: { now, release, poll: await this.poll(client, release, exp.jobId) }, client };
+    if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
+      return { observed: { now, release, poll: await this.poll(client, release, exp.jobId) }, client };
+    }
+    const served = release.status?.current?.version;
+    const targetDrifted = served !== undefined && (await this.targetVersion(release)) !== served;
+    return { observed: { now, release, targetDrifted }, client };
   }
 
   private async poll(
@@ -175,7 +178,7 @@ export class StaticExportReleaseReconciler {
     const release = { ...o.release, status };
     const bundle = await client.generateBundle(action.jobId);
     let version = status.current?.version ?? '';
-    if (action.mode !== 'Renew') {
+    if (action.mode === 'NewContent' || action.mode === 'Pin') {
       const dest = join(this.o.workDir, `${release.metadata.uid}-${randomBytes(4).toString('hex')}`);
       try {
         const fetched = await fetchBundle({
@@ -218,6 +221,14 @@ export class StaticExportReleaseReconciler {
     this.recordExpiry(o.release, next.status);
     const renewal = next.status.current?.renewalTime;
     return renewal ? { requeueAfterMs: Math.max(1_000, Date.parse(renewal) - o.now.getTime()) } : {};
+  }
+
+  /** The version the target holds now (undefined: absent or not ours). */
+  private async targetVersion(release: StaticExportRelease): Promise<string | undefined> {
+    const t = release.spec.target.valuesSecret;
+    if (!t) return release.status?.current?.version;
+    const observed = await observeValuesSecret(this.o.kube, release, t);
+    return observed.ownedByRelease && observed.values !== undefined ? observed.version : undefined;
   }
 
   private async writeTarget(release: StaticExportRelease, values: { bundleUrl: string; version: string }) {

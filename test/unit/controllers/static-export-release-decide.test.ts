@@ -441,3 +441,22 @@ describe('folding outcomes into status', () => {
     expect(renewalTime(exp, NOW, '5m').toISOString()).toBe(at(85 * MIN));
   });
 });
+
+describe('target drift', () => {
+  it('writes the served version again, with a fresh link, when the target lost it', () => {
+    const d = decide(observed(release({ status: serving() }), { targetDrifted: true }));
+    expect(d.action).toEqual({ kind: 'publish', mode: 'Repair', jobId: 'se_1' });
+  });
+
+  it('announces the repair and keeps history as it is', () => {
+    const { status, events } = afterPublish(observed(release({ status: serving() })), {
+      mode: 'Repair',
+      jobId: 'se_1',
+      version: V1,
+      expiresAt: new Date(NOW.getTime() + 90 * MIN),
+      wrote: true,
+    });
+    expect(status.history).toEqual(serving().history);
+    expect(events[0]).toMatchObject({ type: 'Warning', reason: 'TargetRepaired' });
+  });
+});
