@@ -1,0 +1,137 @@
+// Workers that turn queued keys into reconciles (controller-runtime's controller): get a key,
+// reconcile it, then forget its backoff and honour requeueAfter on success, or re-add it rate
+// limited on error. Watch events only ever enqueue keys; the reconcile reads current state.
+import type { Logger } from '../log.ts';
+import type { ChangeType, Informer, KubeObject } from './informer.ts';
+import type { Metrics } from './metrics.ts';
+import { WorkQueue, type WorkQueueOptions } from './work-queue.ts';
+
+export interface ReconcileResult {
+  /** Reconcile this key again after this long (polling, link renewal). */
+  requeueAfterMs?: number;
+}
+
+/** `signal` aborts when the controller is stopped past its drain deadline (e.g. leadership lost). */
+// biome-ignore lint/suspicious/noConfusingVoidType: lets a reconcile with nothing to return type-check.
+export type Reconcile = (key: string, signal: AbortSignal) => Promise<ReconcileResult | void>;
+
+export interface ControllerOptions {
+  name: string;
+  reconcile: Reconcile;
+  /** Parallel reconciles (never two for one key). Default 1. */
+  concurrency?: number;
+  queue?: WorkQueueOptions;
+  logger?: Logger;
+  metrics?: Metrics;
+}
+
+export interface Controller {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  enqueue(key: string): void;
+  enqueueAfter(key: string, ms: number): void;
+  /**
+   * Stops handing out keys and waits for in-flight reconciles; after `drainMs` (default 30 s)
+   * their signal is aborted and it resolves without waiting further.
+   */
+  stop(drainMs?: number): Promise<void>;
+}
+
+export const toKey = (namespace: string | undefined, name: string): string =>
+  namespace ? `${namespace}/${name}` : name;
+
+/** `namespace/name` -> parts; a key without a slash is a cluster-scoped name. */
+export function splitKey(key: string): { namespace: string | undefined; name: string } {
+  const i = key.indexOf('/');
+  return i < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+export function runController(options: ControllerOptions): Controller {
+  const { name, reconcile, metrics } = options;
+  const queue = new WorkQueue(options.queue);
+  const log = options.logger?.child({ controller: name });
+  const aborter = new AbortController();
+  metrics?.trackQueue(name, queue);
+
+  async function processOne(key: string): Promise<void> {
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    try {
+      const result = await reconcile(key, aborter.signal);
+      queue.forget(key);
+      const after = result?.requeueAfterMs;
+      if (after !== undefined && after >= 0) queue.addAfter(key, after);
+      metrics?.observeReconcile(name, after !== undefined ? 'requeue' : 'success', seconds());
+    } catch (err) {
+      metrics?.observeReconcile(name, 'error', seconds());
+      if (aborter.signal.aborted) return;
+      queue.addRateLimited(key);
+      log?.error({ err, key, retries: queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
+    } finally {
+      queue.done(key);
+    }
+  }
+
+  async function worker(): Promise<void> {
+    for (;;) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      await processOne(key);
+    }
+  }
+
+  const workers = Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => worker());
+
+  return {
+    name,
+    queue,
+    enqueue: (key) => queue.add(key),
+    enqueueAfter: (key, ms) => queue.addAfter(key, ms),
+    async stop(drainMs = 30_000) {
+      queue.shutDown();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          log?.warn({ drainMs }, 'reconciles still running at the drain deadline; aborting them');
+          aborter.abort();
+          resolve();
+        }, drainMs);
+      });
+      await Promise.race([Promise.all(workers), deadline]);
+      clearTimeout(timer);
+      metrics?.untrackQueue(name);
+    },
+  };
+}
+
+/** Maps a changed object to the keys of the primary objects to reconcile. */
+export type KeyMapper<T> = (obj: T, type: ChangeType) => string[];
+
+/** The object's own `namespace/name`. */
+export const ownKey = <T extends KubeObject>(obj: T): string[] => [
+  toKey(obj.metadata.namespace, obj.metadata.name),
+];
+
+/** Keys of the object's controller owner of `kind` (a Secret the operator wrote -> its release). */
+export const ownerKeys =
+  (kind: string, apiGroup?: string) =>
+  <T extends KubeObject>(obj: T): string[] =>
+    (obj.metadata.ownerReferences ?? [])
+      .filter(
+        (r) =>
+          r.controller &&
+          r.kind === kind &&
+          (apiGroup === undefined || r.apiVersion.startsWith(`${apiGroup}/`)),
+      )
+      .map((r) => toKey(obj.metadata.namespace, r.name));
+
+/** Wires an informer to a controller: every change only enqueues keys. */
+export function enqueueOnChange<T extends KubeObject>(
+  informer: Informer<T>,
+  controller: Pick<Controller, 'enqueue'>,
+  mapper: KeyMapper<T> = ownKey,
+): void {
+  informer.onChange((type, obj) => {
+    for (const key of mapper(obj, type)) controller.enqueue(key);
+  });
+}

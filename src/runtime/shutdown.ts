@@ -1,0 +1,75 @@
+// Graceful shutdown: on SIGTERM/SIGINT run the steps in order (stop informers, drain the queues,
+// release the lease, close the health server) within one overall deadline; a second signal or
+// the deadline exits at once, because a pod past its grace period is SIGKILLed anyway.
+import type { Logger } from '../log.ts';
+
+export interface ShutdownStep {
+  name: string;
+  run: () => Promise<unknown> | unknown;
+}
+
+/** Runs the steps in order, each cut off by the remaining deadline; true when all finished in time. */
+export async function runShutdown(
+  steps: ShutdownStep[],
+  deadlineMs: number,
+  logger?: Logger,
+): Promise<boolean> {
+  const end = Date.now() + deadlineMs;
+  let clean = true;
+  for (const step of steps) {
+    const left = end - Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      Promise.resolve()
+        .then(step.run)
+        .then(
+          () => 'done' as const,
+          (err: unknown) => {
+            logger?.warn({ err, step: step.name }, 'shutdown step failed');
+            return 'failed' as const;
+          },
+        ),
+      new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), Math.max(0, left));
+      }),
+    ]);
+    clearTimeout(timer);
+    if (outcome !== 'done') clean = false;
+    if (outcome === 'timeout') {
+      logger?.warn({ step: step.name, deadlineMs }, 'shutdown deadline reached');
+      return false;
+    }
+  }
+  return clean;
+}
+
+export interface SignalOptions {
+  deadlineMs?: number;
+  logger?: Logger;
+  signals?: NodeJS.Signals[];
+  /** Injected by tests; defaults to process.exit. */
+  exit?: (code: number) => void;
+}
+
+/** Installs the signal handlers; returns a function that removes them. */
+export function onShutdownSignal(steps: ShutdownStep[], options: SignalOptions = {}): () => void {
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
+  let started = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (started) {
+      options.logger?.warn({ signal }, 'second signal; exiting now');
+      exit(1);
+      return;
+    }
+    started = true;
+    options.logger?.info({ signal }, 'shutting down');
+    void runShutdown(steps, options.deadlineMs ?? 25_000, options.logger).then((clean) =>
+      exit(clean ? 0 : 1),
+    );
+  };
+  for (const s of signals) process.on(s, handler);
+  return () => {
+    for (const s of signals) process.off(s, handler);
+  };
+}
