@@ -1,0 +1,156 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { type ExportStatus, isExportFinished } from '../../api/index.ts';
+import { fetchBundle } from '../../bundle/index.ts';
+import type { CliContext } from '../context.ts';
+import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.ts';
+import {
+  API_ENV_HELP,
+  type ApiFlags,
+  apiClient,
+  apiOptions,
+  checkDomain,
+  cliLogger,
+  integer,
+} from '../options.ts';
+import { formatBytes, formatElapsed, Reporter } from '../output.ts';
+import { pollUntil } from '../poll.ts';
+import { valuesYaml, writeValuesFile } from '../values.ts';
+
+interface ExportFlags extends ApiFlags {
+  domain: string;
+  out?: string;
+  valuesOut?: string;
+  json?: boolean;
+  pollInterval: number;
+  timeout: number;
+}
+
+function describeStatus(job: ExportStatus, elapsedMs: number): string {
+  const pages = job.pageCount === undefined ? '' : `, ${job.pageCount} pages`;
+  return `export ${job.jobId}: ${job.status}${pages}, ${formatElapsed(elapsedMs)}`;
+}
+
+async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
+  const out = new Reporter(ctx, flags.json === true);
+  const logger = cliLogger(ctx);
+  const client = await apiClient(flags, ctx, logger);
+  // Without --out the bundle is still downloaded and extracted: that verifies it and yields its version.
+  const scratch = flags.out === undefined ? await mkdtemp(join(tmpdir(), 'static-export-')) : undefined;
+  try {
+    const started = await client.startExport({ domain: flags.domain });
+    const jobId = started.jobId;
+    out.event('started', { jobId, domain: flags.domain });
+    out.info(`Started export ${jobId} of ${flags.domain}`);
+
+    const job = await pollUntil(() => client.getExport(jobId), isExportFinished, {
+      intervalMs: flags.pollInterval,
+      timeoutMs: flags.timeout * 1000,
+      what: `export ${jobId}`,
+      onUpdate: (status, elapsedMs) => {
+        out.event('progress', {
+          jobId,
+          status: status.status,
+          progress: status.progress,
+          pageCount: status.pageCount,
+          elapsedMs,
+        });
+        out.progress({
+          // Plain (non-TTY) output gets a line per status change and per 10 %, not per poll.
+          key: `${status.status}:${status.progress === undefined ? '' : Math.floor(status.progress / 10)}`,
+          ...(status.progress === undefined ? {} : { percent: status.progress }),
+          text: describeStatus(status, elapsedMs),
+        });
+      },
+    });
+    if (job.status !== 'completed') {
+      throw new CliError(
+        EXIT.jobFailed,
+        `export ${jobId} failed: ${job.error ?? 'the service gave no reason'}`,
+      );
+    }
+    out.info(`Export ${jobId} completed${job.pageCount === undefined ? '' : ` (${job.pageCount} pages)`}`);
+
+    let bundle = await client.generateBundle(jobId);
+    out.event('bundle', { jobId, sizeBytes: bundle.sizeBytes, expiresAt: bundle.expiresAt.toISOString() });
+    const dest = flags.out ?? join(scratch as string, 'site');
+    const fetched = await fetchBundle({
+      url: bundle.bundleUrl,
+      dest,
+      ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
+      // The link may expire while a large bundle downloads: a fresh one reuses the same export.
+      renewUrl: async () => {
+        bundle = await client.generateBundle(jobId);
+        return bundle.bundleUrl;
+      },
+      logger,
+      onProgress: (received, total) => {
+        const percent = total ? (received / total) * 100 : undefined;
+        out.progress({
+          key: `download:${percent === undefined ? '' : Math.floor(percent / 25)}`,
+          ...(percent === undefined ? {} : { percent }),
+          text: `downloading ${formatBytes(received)}${total ? ` of ${formatBytes(total)}` : ''}`,
+        });
+      },
+    });
+    out.event('fetched', {
+      version: fetched.version,
+      sha256: fetched.sha256,
+      sizeBytes: fetched.sizeBytes,
+      files: fetched.files,
+      ...(flags.out === undefined ? {} : { path: fetched.path }),
+    });
+    out.info(
+      `Bundle verified: version ${fetched.version}, ${fetched.files} files, ${formatBytes(fetched.sizeBytes)}`,
+    );
+    if (flags.out !== undefined) out.info(`Extracted into ${fetched.path}`);
+
+    const yaml = valuesYaml({
+      bundleUrl: bundle.bundleUrl,
+      version: fetched.version,
+      expiresAt: bundle.expiresAt,
+    });
+    if (flags.valuesOut !== undefined) {
+      await writeValuesFile(flags.valuesOut, yaml);
+      out.event('values', { file: flags.valuesOut });
+      out.info(`Values written to ${flags.valuesOut} (it holds the bundle link: keep it private)`);
+    } else if (out.mode === 'json') {
+      out.event('values', {
+        staticExport: { enabled: true, bundleUrl: bundle.bundleUrl, version: fetched.version },
+      });
+    } else {
+      out.result(yaml);
+    }
+    out.event('done', { jobId, version: fetched.version });
+  } finally {
+    await client.close();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+export function registerExport(program: Command, ctx: CliContext): void {
+  const command = program
+    .command('export')
+    .summary('export a docs site, verify the bundle and write Helm values')
+    .description(
+      'Start a static export of --domain, poll it (progress bar on a terminal, plain lines otherwise, JSON ' +
+        'lines with --json), generate the bundle link, download and verify the bundle, extract it into --out, ' +
+        'and write the staticExport values block (enabled, bundleUrl, version) for `helm upgrade -f`. ' +
+        'The values go to --values-out, else to stdout (progress goes to stderr).',
+    )
+    .requiredOption(
+      '--domain <host>',
+      'documentation site to export, a bare host (docs.example.com)',
+      checkDomain,
+    );
+  apiOptions(command)
+    .option('--out <dir>', 'extract the site into this directory (replaced as a whole)')
+    .option('--values-out <file>', 'write the values YAML to this file (mode 0600) instead of stdout')
+    .option('--json', 'JSON lines on stdout instead of human output')
+    .option('--poll-interval <ms>', 'time between status polls', integer(100), 2000)
+    .option('--timeout <s>', 'give up waiting for the export after this many seconds', integer(1), 1800)
+    .addHelpText('after', `${API_ENV_HELP}\n${EXIT_CODES_HELP}`)
+    .action((flags: ExportFlags) => runExport(flags, ctx));
+}

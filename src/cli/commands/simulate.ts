@@ -1,0 +1,98 @@
+import { once } from 'node:events';
+import { type Command, InvalidArgumentError } from 'commander';
+import { validateAdminKey } from '../../api/index.ts';
+import { parseFault, startSimulator } from '../../simulator/index.ts';
+import type { CliContext } from '../context.ts';
+import { EXIT_CODES_HELP } from '../exit-codes.ts';
+import { cliLogger, integer } from '../options.ts';
+
+interface SimulateFlags {
+  port: number;
+  host: string;
+  key?: string;
+  docs?: string;
+  exportDuration?: number;
+  linkTtl?: number;
+  fault: string[];
+  json?: boolean;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  // Parsed here so a bad spec is a usage error naming --fault, with the parser's explanation.
+  try {
+    parseFault(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+  return [...previous, value];
+}
+
+async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void> {
+  const sim = await startSimulator({
+    port: flags.port,
+    host: flags.host,
+    faults: flags.fault,
+    logger: cliLogger(ctx),
+    ...(flags.key === undefined ? {} : { adminKey: validateAdminKey(flags.key) }),
+    ...(flags.docs === undefined ? {} : { docsDir: flags.docs }),
+    ...(flags.exportDuration === undefined ? {} : { exportDurationMs: flags.exportDuration }),
+    ...(flags.linkTtl === undefined ? {} : { linkTtlSeconds: flags.linkTtl }),
+  });
+  // Printing the key is the point of this command: it is the simulator's own, not a vendor key.
+  if (flags.json) {
+    ctx.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, adminKey: sim.adminKey })}\n`);
+  } else {
+    ctx.stdout.write(
+      [
+        `Admin API simulator listening on ${sim.baseUrl}`,
+        `Admin key: ${sim.adminKey}`,
+        '',
+        'Try:',
+        `  export STATIC_EXPORT_API_URL=${sim.baseUrl} STATIC_EXPORT_API_KEY=${sim.adminKey}`,
+        '  static-export export --domain docs.example.com --out ./site --values-out values.yaml',
+        '',
+        'Stop with Ctrl-C.',
+        '',
+      ].join('\n'),
+    );
+  }
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    await once(stop.signal, 'abort');
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await sim.close();
+  }
+}
+
+export function registerSimulate(program: Command, ctx: CliContext): void {
+  program
+    .command('simulate')
+    .summary('run the embedded admin API simulator (no vendor account needed)')
+    .description(
+      'Serve the admin API contract locally: agent jobs, static export jobs, and signed expiring bundle ' +
+        'links with HTTP Range, rendered from a Markdown docs folder. Prints the base URL and admin key, then ' +
+        'runs until SIGINT/SIGTERM.',
+    )
+    .option('--port <port>', 'port to listen on (0 picks a free one)', integer(0), 0)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--key <key>', 'admin key to accept (mint_...); generated when absent')
+    .option('--docs <dir>', 'Markdown docs folder to export (default: the bundled sample docs)')
+    .option('--export-duration <ms>', 'time an export job takes', integer(0))
+    .option('--link-ttl <s>', 'lifetime of bundle links', integer(1))
+    .option(
+      '--fault <spec>',
+      'inject faults, repeatable: endpoint:kind:rate[:times], e.g. bundle:503:0.3, download:truncate:0.5, ' +
+        'status:delay=2000:1 (endpoints: start, status, bundle, download, agent-create, agent-get, agent-message; ' +
+        'kinds: HTTP status, reset, delay=<ms>, malformed, truncate)',
+      collect,
+      [],
+    )
+    .option('--json', 'print {"baseUrl","adminKey"} as one JSON line')
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action((flags: SimulateFlags) => runSimulate(flags, ctx));
+}

@@ -1,0 +1,75 @@
+import { AdminApiError, AdminKeyError } from '../api/index.ts';
+import { BundleError } from '../bundle/index.ts';
+import { FaultParseError } from '../simulator/index.ts';
+
+/** Process exit codes of `static-export`; scripts and CI rely on them, so they never change meaning. */
+export const EXIT = {
+  /** Success. */
+  ok: 0,
+  /** Unexpected error (a bug, or an API answer the client cannot understand). */
+  unexpected: 1,
+  /** Usage or bad input: unknown or missing flag, invalid value, request refused as invalid (400), unknown id (404). */
+  usage: 2,
+  /** Authentication or entitlement: missing or malformed key, key refused (401), plan without static export (403). */
+  auth: 3,
+  /** The export or agent job failed, or the job is in a state that forbids the call (409). */
+  jobFailed: 4,
+  /** The bundle could not be downloaded, verified or safely extracted. */
+  bundle: 5,
+  /** Rate limited (429), timed out (--timeout or HTTP), or the API unreachable/failing (network, 5xx) after retries. */
+  unavailable: 6,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0  success
+  1  unexpected error
+  2  usage or bad input (flags, values, 400 from the API, unknown id)
+  3  authentication or entitlement (missing/malformed key, 401, 403 plan without static export)
+  4  export or agent job failed (or 409 conflict)
+  5  bundle download, verification or extraction failed
+  6  rate limited, timed out, or API unreachable after retries`;
+
+/** An error the CLI reports as is, with a chosen exit code. */
+export class CliError extends Error {
+  override name = 'CliError';
+  readonly exitCode: ExitCode;
+  constructor(exitCode: ExitCode, message: string) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+/** Bad flags or values: says which flag and how to fix it. */
+export function usageError(message: string): CliError {
+  return new CliError(EXIT.usage, message);
+}
+
+export function exitCodeFor(error: unknown): ExitCode {
+  if (error instanceof CliError) return error.exitCode;
+  if (error instanceof AdminKeyError) return EXIT.auth;
+  if (error instanceof FaultParseError) return EXIT.usage;
+  if (error instanceof BundleError) return EXIT.bundle;
+  if (error instanceof AdminApiError) {
+    switch (error.kind) {
+      case 'BadRequest':
+      case 'NotFound':
+        return EXIT.usage;
+      case 'Unauthorized':
+      case 'Forbidden':
+        return EXIT.auth;
+      case 'Conflict':
+        return EXIT.jobFailed;
+      case 'RateLimited':
+      case 'Server':
+      case 'Network':
+      case 'Timeout':
+        return EXIT.unavailable;
+      case 'InvalidResponse':
+        return EXIT.unexpected;
+    }
+  }
+  return EXIT.unexpected;
+}

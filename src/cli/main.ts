@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { scrub } from '../redact.ts';
+import { registerAgent } from './commands/agent.ts';
+import { registerExport } from './commands/export.ts';
+import { registerFetch } from './commands/fetch.ts';
+import { registerMirror } from './commands/mirror.ts';
+import { registerSimulate } from './commands/simulate.ts';
+import { type CliContext, processContext } from './context.ts';
+import { EXIT, EXIT_CODES_HELP, exitCodeFor } from './exit-codes.ts';
+import { Reporter } from './output.ts';
+
+export type RegisterCommand = (program: Command, ctx: CliContext) => void;
+
+/** Every subcommand registers itself from here; new ones (e.g. `operator`) are added to this list. */
+export const COMMANDS: RegisterCommand[] = [
+  registerExport,
+  registerAgent,
+  registerFetch,
+  registerMirror,
+  registerSimulate,
+];
+
+/** Error handling and output shared by every (sub)command, including ones built elsewhere and added with addCommand. */
+function applyCommonSettings(command: Command, ctx: CliContext): void {
+  command
+    .showHelpAfterError('(add --help for usage)')
+    .configureOutput({
+      writeOut: (text) => ctx.stdout.write(text),
+      writeErr: (text) => ctx.stderr.write(text),
+    })
+    // Errors come back to `run` instead of exiting, so exit codes stay ours.
+    .exitOverride();
+  for (const sub of command.commands) applyCommonSettings(sub, ctx);
+}
+
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('static-export')
+    .description(
+      'Keep self-hosted docs sites serving the latest static export of the hosted docs platform: export, ' +
+        'fetch and mirror bundles, manage agent jobs, and run a local admin API simulator.',
+    )
+    .addHelpText('after', EXIT_CODES_HELP);
+  for (const register of COMMANDS) register(program, ctx);
+  applyCommonSettings(program, ctx);
+  return program;
+}
+
+/** Runs the CLI and returns the exit code (see exit-codes.ts). */
+export async function run(argv: string[], ctx: CliContext = processContext()): Promise<number> {
+  try {
+    await buildProgram(ctx).parseAsync(argv);
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // commander already printed the message naming the flag; help and version are not failures.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    const code = exitCodeFor(error);
+    const message = error instanceof Error ? error.message : String(error);
+    new Reporter(ctx, argv.includes('--json')).error(message, code);
+    if (code === EXIT.unexpected && error instanceof Error && error.stack) {
+      ctx.stderr.write(`${scrub(error.stack)}\n`);
+    }
+    return code;
+  }
+}
+
+if (import.meta.main) {
+  process.exitCode = await run(process.argv);
+}

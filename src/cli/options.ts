@@ -1,0 +1,133 @@
+import { readFile } from 'node:fs/promises';
+import { type Command, InvalidArgumentError } from 'commander';
+import { AdminApiClient } from '../api/index.ts';
+import { isContentVersion } from '../bundle/index.ts';
+import { createLogger, type Logger } from '../log.ts';
+import type { CliContext } from './context.ts';
+import { usageError } from './exit-codes.ts';
+
+export const ENV = {
+  apiUrl: 'STATIC_EXPORT_API_URL',
+  apiKey: 'STATIC_EXPORT_API_KEY',
+  bundleUrl: 'STATIC_EXPORT_BUNDLE_URL',
+} as const;
+
+/** commander argument parser for integers; commander names the flag in its error message. */
+export function integer(min: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value.trim()) || Number(value) < min) {
+      throw new InvalidArgumentError(`expected a whole number >= ${min}.`);
+    }
+    return Number(value);
+  };
+}
+
+export interface ApiFlags {
+  apiUrl?: string;
+  keyFile?: string;
+}
+
+/** Adds --api-url and --key-file, shared by every command that calls the admin API. */
+export function apiOptions(command: Command): Command {
+  return command
+    .option('--api-url <url>', `admin API base URL, e.g. https://api.example.com (env ${ENV.apiUrl})`)
+    .option('--key-file <file>', `file holding the admin API key (else env ${ENV.apiKey})`);
+}
+
+export const API_ENV_HELP = `
+Environment:
+  ${ENV.apiUrl}  admin API base URL (when --api-url is not given)
+  ${ENV.apiKey}  admin API key (when --key-file is not given)
+  LOG_LEVEL              diagnostic log level on stderr (default warn)`;
+
+function resolveApiUrl(flags: ApiFlags, ctx: CliContext): string {
+  const url = flags.apiUrl ?? ctx.env[ENV.apiUrl];
+  if (!url) {
+    throw usageError(
+      `--api-url is required (or set ${ENV.apiUrl}): the vendor's admin API base URL. ` +
+        'To try things without an account, run `static-export simulate` and use the URL it prints.',
+    );
+  }
+  if (!/^https?:\/\/[^/]/.test(url)) {
+    throw usageError(`--api-url must be an http(s) URL such as https://api.example.com, got "${url}".`);
+  }
+  return url;
+}
+
+async function readApiKey(flags: ApiFlags, ctx: CliContext): Promise<string> {
+  if (flags.keyFile !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(flags.keyFile, 'utf8');
+    } catch (error) {
+      throw usageError(
+        `--key-file ${flags.keyFile} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}.`,
+      );
+    }
+    // Files written with `echo` end with a newline; anything else inside is left for key validation.
+    return text.replace(/\r?\n$/, '');
+  }
+  const key = ctx.env[ENV.apiKey];
+  if (!key) {
+    throw usageError(
+      `No admin API key: pass --key-file <file> or set ${ENV.apiKey} (keys are generated on the API keys page of the dashboard).`,
+    );
+  }
+  return key;
+}
+
+export function cliLogger(ctx: CliContext): Logger {
+  return createLogger({ name: 'static-export', level: ctx.env.LOG_LEVEL ?? 'warn' });
+}
+
+export async function apiClient(flags: ApiFlags, ctx: CliContext, logger: Logger): Promise<AdminApiClient> {
+  const baseUrl = resolveApiUrl(flags, ctx);
+  const apiKey = await readApiKey(flags, ctx);
+  // Key form problems throw AdminKeyError (exit 3) without quoting the key.
+  return new AdminApiClient({ baseUrl, apiKey, logger });
+}
+
+const BARE_HOST =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/i;
+
+/** The API wants a bare host: no scheme, no path, no trailing slash. */
+export function checkDomain(value: string): string {
+  if (!BARE_HOST.test(value)) {
+    throw new InvalidArgumentError(
+      'expected a bare host such as docs.example.com (no https://, no path, no trailing slash).',
+    );
+  }
+  return value.toLowerCase();
+}
+
+/** A bundle URL from a flag or the environment (keeps the presigned link out of process listings). */
+export function bundleUrlFrom(flag: string | undefined, ctx: CliContext): string {
+  const url = flag ?? ctx.env[ENV.bundleUrl];
+  if (!url) {
+    throw usageError(
+      `--url is required (or set ${ENV.bundleUrl}, which keeps the link out of process listings).`,
+    );
+  }
+  if (!/^(https?:\/\/[^/]|file:\/\/)/.test(url)) {
+    throw usageError('--url must be an http(s) bundle link or a file:// URL of a mirrored bundle.tar.gz.');
+  }
+  return url;
+}
+
+export const BUNDLE_ENV_HELP = `
+Environment:
+  ${ENV.bundleUrl}  bundle link (when --url is not given; keeps it out of process listings)
+  LOG_LEVEL                  diagnostic log level on stderr (default warn)`;
+
+/** commander argument parser refusing empty or blank values. */
+export function nonEmpty(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('must not be empty.');
+  return value;
+}
+
+/** commander argument parser for content versions as printed by export/fetch. */
+export function contentVersionArg(value: string): string {
+  if (!isContentVersion(value))
+    throw new InvalidArgumentError('expected a content version like sha256-<64 hex digits>.');
+  return value;
+}

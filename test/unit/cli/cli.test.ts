@@ -1,0 +1,247 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { contentVersion } from '../../../src/bundle/index.ts';
+import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { exportBundle } from '../bundle/sim-export.ts';
+import { type CliResult, MAIN, NODE, runCli } from './run-cli.ts';
+
+let sim: Simulator;
+let work: string;
+let api: Record<string, string>;
+
+beforeAll(async () => {
+  sim = await startSimulator({ exportDurationMs: 300, agentJobDurationMs: 200 });
+  work = await mkdtemp(join(tmpdir(), 'cli-test-'));
+  api = { STATIC_EXPORT_API_URL: sim.baseUrl, STATIC_EXPORT_API_KEY: sim.adminKey };
+});
+afterAll(async () => {
+  await sim.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+/** Neither the admin key nor any presigned query may appear. */
+function expectNoSecrets(text: string): void {
+  expect(text).not.toContain(sim.adminKey);
+  expect(text).not.toMatch(/[?&](sig|expires)=/);
+}
+
+function expectUsage(result: CliResult, flag: string): void {
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain(flag);
+}
+
+describe('static-export export', () => {
+  it('exports, extracts into --out and writes the values file', async () => {
+    const out = join(work, 'site');
+    const valuesFile = join(work, 'values.yaml');
+    const result = await runCli(
+      [
+        'export',
+        '--domain',
+        'docs.example.com',
+        '--out',
+        out,
+        '--values-out',
+        valuesFile,
+        '--poll-interval',
+        '100',
+      ],
+      api,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const values = parse(await readFile(valuesFile, 'utf8')) as {
+      staticExport: { enabled: boolean; bundleUrl: string; version: string };
+    };
+    expect(values.staticExport.enabled).toBe(true);
+    expect(values.staticExport.version).toBe((await contentVersion(out)).version);
+    expect((await stat(valuesFile)).mode & 0o777).toBe(0o600);
+    // The link in the values works: it is what the site chart will fetch.
+    expect((await request(values.staticExport.bundleUrl)).statusCode).toBe(200);
+    // Non-TTY progress: plain lines with percentages on stderr.
+    expect(result.stderr).toMatch(/\d+%.*running/);
+    expectNoSecrets(result.stdout + result.stderr);
+  });
+
+  it('prints the values block on stdout when there is no --values-out, and nothing secret elsewhere', async () => {
+    const result = await runCli(['export', '--domain', 'docs.example.com', '--poll-interval', '100'], api);
+    expect(result.code, result.stderr).toBe(0);
+    const values = parse(result.stdout) as { staticExport: { bundleUrl: string; version: string } };
+    expect(values.staticExport.bundleUrl).toMatch(/sig=/);
+    expect(values.staticExport.version).toMatch(/^sha256-[0-9a-f]{64}$/);
+    expectNoSecrets(result.stderr);
+  });
+
+  it('emits JSON lines with --json, without the link when --values-out is given', async () => {
+    const result = await runCli(
+      [
+        'export',
+        '--domain',
+        'docs.example.com',
+        '--json',
+        '--values-out',
+        join(work, 'v2.yaml'),
+        '--poll-interval',
+        '100',
+      ],
+      api,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event: string });
+    expect(events[0]?.event).toBe('started');
+    expect(events.some((e) => e.event === 'progress')).toBe(true);
+    expect(events.at(-1)).toMatchObject({ event: 'done', version: expect.stringMatching(/^sha256-/) });
+    expectNoSecrets(result.stdout + result.stderr);
+  });
+
+  it('exits 4 when the export fails', async () => {
+    const result = await runCli(['export', '--domain', 'fail.example.com', '--poll-interval', '100'], api);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain('failed');
+  });
+
+  it('exits 3 on a key the API refuses, without echoing it', async () => {
+    const wrong = 'mint_0123456789abcdef0123456789abcdef';
+    const result = await runCli(['export', '--domain', 'docs.example.com'], {
+      ...api,
+      STATIC_EXPORT_API_KEY: wrong,
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('401');
+    expect(result.stdout + result.stderr).not.toContain(wrong);
+  });
+
+  it('exits 3 on a public assistant key', async () => {
+    const keyFile = join(work, 'public.key');
+    await writeFile(keyFile, 'mint_dsc_0123456789abcdef\n');
+    const result = await runCli(['export', '--domain', 'docs.example.com', '--key-file', keyFile], {
+      STATIC_EXPORT_API_URL: sim.baseUrl,
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('public assistant key');
+    expect(result.stderr).not.toContain('0123456789abcdef');
+  });
+
+  it.each([
+    [['export', '--domain', 'docs.example.com', '--poll-interval', 'soon'], '--poll-interval'],
+    [['export', '--domain', 'https://docs.example.com/'], '--domain'],
+    [['export'], '--domain'],
+    [['export', '--domain', 'docs.example.com', '--bogus'], '--bogus'],
+  ])('exits 2 naming the flag for %j', async (args, flag) => {
+    expectUsage(await runCli(args, api), flag);
+  });
+
+  it('exits 2 naming --api-url when no API URL is configured', async () => {
+    const result = await runCli(['export', '--domain', 'docs.example.com'], {
+      STATIC_EXPORT_API_KEY: sim.adminKey,
+    });
+    expectUsage(result, '--api-url');
+    expect(result.stderr).toContain('STATIC_EXPORT_API_URL');
+  });
+});
+
+describe('static-export fetch and mirror', () => {
+  it('fetches from STATIC_EXPORT_BUNDLE_URL and verifies the pinned version', async () => {
+    const bundle = await exportBundle(sim);
+    const first = await runCli(['fetch', '--dest', join(work, 'fetched'), '--json'], {
+      STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl,
+    });
+    expect(first.code, first.stderr).toBe(0);
+    const fetched = JSON.parse(first.stdout) as { version: string };
+    expectNoSecrets(first.stdout + first.stderr);
+
+    const wrongPin = `sha256-${'0'.repeat(64)}`;
+    const pinned = await runCli(['fetch', '--dest', join(work, 'fetched'), '--expect-version', wrongPin], {
+      STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl,
+    });
+    expect(pinned.code).toBe(5);
+    expect(pinned.stderr).toContain(wrongPin);
+    expect((await contentVersion(join(work, 'fetched'))).version).toBe(fetched.version);
+  });
+
+  it('exits 5 on an expired link without printing it', async () => {
+    const bundle = await exportBundle(sim);
+    const expired = sim.signBundleUrl(bundle.jobId, sim.now() - 1000);
+    const result = await runCli(['fetch', '--dest', join(work, 'never'), '--url', expired]);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toContain('expired');
+    expectNoSecrets(result.stdout + result.stderr);
+  });
+
+  it('exits 2 naming --url when no link is given', async () => {
+    expectUsage(await runCli(['fetch', '--dest', join(work, 'x')]), '--url');
+  });
+
+  it('mirrors a bundle', async () => {
+    const bundle = await exportBundle(sim);
+    const result = await runCli(
+      ['mirror', '--dir', join(work, 'mirror'), '--domain', 'docs.example.com', '--json'],
+      {
+        STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl,
+      },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    const { version } = JSON.parse(result.stdout) as { version: string };
+    const index = JSON.parse(await readFile(join(work, 'mirror/docs.example.com/index.json'), 'utf8'));
+    expect(index.latest).toBe(version);
+    expectNoSecrets(result.stdout + result.stderr);
+  });
+});
+
+describe('static-export agent', () => {
+  it('creates a job, waits for its pull request, and gets it again', async () => {
+    const created = await runCli(
+      [
+        'agent',
+        'create',
+        '--project',
+        'docs',
+        '--prompt',
+        'Fix the typo',
+        '--wait',
+        '--poll-interval',
+        '100',
+      ],
+      api,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stdout).toMatch(/completed\nPull request: https:\/\/github\.com\//);
+    const id = /Agent job (\S+):/.exec(created.stdout)?.[1] as string;
+    const got = await runCli(['agent', 'get', '--project', 'docs', id, '--json'], api);
+    expect(got.code, got.stderr).toBe(0);
+    expect(JSON.parse(got.stdout)).toMatchObject({ event: 'job', job: { id, status: 'completed' } });
+  });
+
+  it('exits 2 for an unknown job and for an empty prompt', async () => {
+    expect((await runCli(['agent', 'get', '--project', 'docs', 'job_nope'], api)).code).toBe(2);
+    expectUsage(await runCli(['agent', 'create', '--project', 'docs', '--prompt', ' '], api), '--prompt');
+  });
+});
+
+describe('static-export simulate', () => {
+  it('prints its URL and key as JSON, serves the API, and stops on SIGTERM', async () => {
+    const child = spawn(NODE, [MAIN, 'simulate', '--json', '--key', 'mint_simkey0123456789'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    const { baseUrl, adminKey } = JSON.parse(line) as { baseUrl: string; adminKey: string };
+    expect(adminKey).toBe('mint_simkey0123456789');
+    const res = await request(`${baseUrl}/v2/agent/p/job/unknown`, {
+      headers: { authorization: `Bearer ${adminKey}` },
+    });
+    expect(res.statusCode).toBe(404);
+    await res.body.dump();
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+  });
+});
