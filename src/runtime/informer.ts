@@ -39,6 +39,7 @@ export interface ListWatchClient {
     path: string,
     query?: Record<string, string | number | undefined>,
     pageSize?: number,
+    signal?: AbortSignal,
   ): Promise<ObjectList<T>>;
   watch<T>(
     path: string,
@@ -252,7 +253,12 @@ export class Informer<T extends KubeObject> {
 
   /** Lists everything in scope, reconciles the cache against it, returns the list's resourceVersion. */
   private async relist(path: string, namespace: string | undefined): Promise<string> {
-    const list = await this.opts.client.list<T>(path, this.query(), this.opts.pageSize ?? 500);
+    // The watchdog guards watches; a list that hangs counts as failed after the same time.
+    const signal = AbortSignal.any([
+      this.stopper.signal,
+      AbortSignal.timeout(this.opts.watchdogMs ?? 300_000),
+    ]);
+    const list = await this.opts.client.list<T>(path, this.query(), this.opts.pageSize ?? 500, signal);
     if (this.stopper.signal.aborted) return list.metadata.resourceVersion;
     const inScope = (o: T) => namespace === undefined || o.metadata.namespace === namespace;
     for (const change of diffList(this.cache, list.items, inScope)) {

@@ -128,13 +128,19 @@ export class KubeClient {
   }
 
   /** All items across pages; the resourceVersion is the first page's, as a watch starting point. */
-  async list<T>(path: string, query: Query = {}, pageSize = 500): Promise<ObjectList<T>> {
+  async list<T>(
+    path: string,
+    query: Query = {},
+    pageSize = 500,
+    signal?: AbortSignal,
+  ): Promise<ObjectList<T>> {
     const items: T[] = [];
     let cont: string | undefined;
     let resourceVersion = '';
     do {
       const page = await this.request<ObjectList<T>>('GET', path, {
         query: { ...query, limit: pageSize, continue: cont },
+        signal,
       });
       items.push(...page.items);
       resourceVersion ||= page.metadata.resourceVersion;

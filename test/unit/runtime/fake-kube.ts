@@ -67,14 +67,21 @@ export class FakeKube implements ListWatchClient {
   resourceVersion = '100';
   listCalls: { path: string; query: Record<string, unknown>; pageSize?: number }[] = [];
   listError: unknown;
+  /** The next list hangs until its signal aborts. */
+  hangList = false;
   readonly streams: FakeStream[] = [];
 
   async list<T>(
     path: string,
     query: Record<string, unknown> = {},
     pageSize?: number,
+    signal?: AbortSignal,
   ): Promise<ObjectList<T>> {
     this.listCalls.push({ path, query, pageSize });
+    if (this.hangList) {
+      this.hangList = false;
+      await new Promise((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason)));
+    }
     if (this.listError) {
       const e = this.listError;
       this.listError = undefined;

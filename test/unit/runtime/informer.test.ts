@@ -161,6 +161,19 @@ describe('Informer', () => {
     expect(informer.stats().relists).toBe(0);
   });
 
+  it('gives up on a list that hangs after the watchdog time and lists again', async () => {
+    const { fake, informer } = setup({ watchdogMs: 100 });
+    running = informer;
+    fake.hangList = true;
+    fake.objects = [cm('a', 'x', 1)];
+    const started = Date.now();
+    informer.start();
+    await informer.waitForSync();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(95);
+    expect(fake.listCalls).toHaveLength(2);
+    expect(informer.list()).toHaveLength(1);
+  });
+
   it('aborts a silent watch after the watchdog timeout and re-lists', async () => {
     const { fake, informer } = setup({ watchdogMs: 150, watchTimeoutSeconds: 60 });
     running = informer;
