@@ -26,8 +26,10 @@ const REDACT_PATHS = [
   '*.headers.authorization',
 ];
 
-function scrubValue(value: unknown): unknown {
+/** Scrubs every string in a log record, however deeply nested (objects, arrays, errors). */
+function scrubDeep(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return scrub(value);
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
   if (value instanceof Error) {
     return {
       type: value.name,
@@ -35,7 +37,8 @@ function scrubValue(value: unknown): unknown {
       stack: value.stack ? scrub(value.stack) : undefined,
     };
   }
-  return value;
+  if (Array.isArray(value)) return value.map((v) => scrubDeep(v, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubDeep(v, depth + 1)]));
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
@@ -44,11 +47,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level: options.level ?? process.env.LOG_LEVEL ?? 'info',
       name: options.name,
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
-      serializers: { err: (e: unknown) => scrubValue(e) },
+      serializers: { err: (e: unknown) => scrubDeep(e) },
       hooks: {
-        // Messages and interpolation arguments may quote upstream text: scrub them too.
+        // Any argument may quote upstream text (an error body, a values document): scrub all of it.
         logMethod(args, method) {
-          method.apply(this, args.map(scrubValue) as Parameters<typeof method>);
+          method.apply(this, args.map((a) => scrubDeep(a)) as Parameters<typeof method>);
         },
       },
     },

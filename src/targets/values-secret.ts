@@ -47,12 +47,15 @@ export async function observeValuesSecret(
   try {
     const secret = await kube.get<SecretObject>(path);
     const raw = secret.data?.[target.key];
+    const values = raw === undefined ? undefined : Buffer.from(raw, 'base64').toString('utf8');
+    const version = values === undefined ? undefined : versionIn(values);
     return {
       exists: true,
       ownedByRelease: (secret.metadata.ownerReferences ?? []).some(
         (r) => r.uid === release.metadata.uid && r.controller,
       ),
-      ...(raw === undefined ? {} : { values: Buffer.from(raw, 'base64').toString('utf8') }),
+      ...(values === undefined ? {} : { values }),
+      ...(version === undefined ? {} : { version }),
     };
   } catch (e) {
     if (isNotFound(e)) return { exists: false, ownedByRelease: false };

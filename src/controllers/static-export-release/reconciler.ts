@@ -78,7 +78,7 @@ export class StaticExportReleaseReconciler {
     this.o.logger.debug(
       {
         release: `${namespace}/${name}`,
-        action: decision.action.kind,
+        action: decision.action,
         requeueAfterMs: decision.requeueAfterMs,
       },
       'decided',

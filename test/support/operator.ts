@@ -1,0 +1,59 @@
+// An operator under test: the real controllers in this process (or a child process, for kill
+// tests), a simulator over loopback HTTP, and log capture to check that no secret leaks.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { type RunningOperator, startOperator } from '../../src/controllers/manager.ts';
+import { createLogger } from '../../src/log.ts';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.ts';
+import { kubeconfig } from './kube.ts';
+
+export interface Harness {
+  sim: Simulator;
+  operator: RunningOperator;
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+export function captureLogs(): { lines: string[]; stream: Writable } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  return { lines, stream };
+}
+
+export async function startHarness(opts: {
+  namespaces: string[];
+  sim?: SimulatorOptions;
+  operator?: Partial<Parameters<typeof startOperator>[0]>;
+}): Promise<Harness> {
+  const sim = await startSimulator({ exportDurationMs: 1_500, linkTtlSeconds: 600, ...opts.sim });
+  const { lines, stream } = captureLogs();
+  const operator = await startOperator({
+    logger: createLogger({ level: 'debug', destination: stream }),
+    kubeconfig: kubeconfig(),
+    namespaces: opts.namespaces,
+    concurrency: 4,
+    metricsHost: '127.0.0.1',
+    metricsPort: 0,
+    apiBaseUrl: sim.baseUrl,
+    workDir: mkdtempSync(join(tmpdir(), 'static-export-work-')),
+    queue: { baseDelayMs: 200, maxDelayMs: 2_000 },
+    apiRetry: { attempts: 2, baseDelayMs: 50, maxDelayMs: 200 },
+    ...opts.operator,
+  });
+  return {
+    sim,
+    operator,
+    logs: lines,
+    async stop() {
+      await operator.stop();
+      await sim.close();
+    },
+  };
+}
