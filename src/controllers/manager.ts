@@ -1,0 +1,219 @@
+// The operator process: both controllers wired to the runtime (informers -> work queues ->
+// reconcilers), behind leader election, with events, metrics and health endpoints.
+import { hostname } from 'node:os';
+import {
+  type AgentJob,
+  AJ_KIND,
+  AJ_PLURAL,
+  API_GROUP,
+  GROUP_VERSION,
+  SER_KIND,
+  SER_PLURAL,
+  type StaticExportRelease,
+} from '../crd/index.ts';
+import type { Logger } from '../log.ts';
+import {
+  type Controller,
+  enqueueOnChange,
+  ownerKeys,
+  runController,
+  splitKey,
+} from '../runtime/controller.ts';
+import { EventRecorder, refTo } from '../runtime/events.ts';
+import { startHealthServer } from '../runtime/health.ts';
+import { Informer, type KubeObject } from '../runtime/informer.ts';
+import { KubeClient } from '../runtime/kube-client.ts';
+import { LeaderElector } from '../runtime/leader-election.ts';
+import { Metrics } from '../runtime/metrics.ts';
+import type { WorkQueueOptions } from '../runtime/work-queue.ts';
+import { MANAGED_BY } from '../targets/values-secret.ts';
+import { AgentJobReconciler } from './agent-job/reconciler.ts';
+import { ApiClients } from './credentials.ts';
+import { StaticExportReleaseReconciler } from './static-export-release/reconciler.ts';
+import type { EventSink } from './types.ts';
+
+export interface OperatorConfig {
+  logger: Logger;
+  /** Kubeconfig file; default chain (KUBECONFIG, ~/.kube/config, in-cluster) otherwise. */
+  kubeconfig?: string;
+  /** Namespaces to watch; empty for all. */
+  namespaces: string[];
+  /** Parallel reconciles per controller. */
+  concurrency: number;
+  metricsHost: string;
+  metricsPort: number;
+  leaderElection?: {
+    namespace: string;
+    name: string;
+    leaseDurationMs?: number;
+    renewDeadlineMs?: number;
+    retryPeriodMs?: number;
+  };
+  /** Admin API base URL for resources that do not set spec.apiBaseUrl. */
+  apiBaseUrl?: string;
+  keyPrefix?: string;
+  /** Where bundles are downloaded and verified. */
+  workDir: string;
+  identity?: string;
+  /** Test and tuning knobs. */
+  queue?: WorkQueueOptions;
+  watchdogMs?: number;
+  resyncMs?: number;
+  apiRetry?: ConstructorParameters<typeof ApiClients>[0]['retry'];
+}
+
+export interface RunningOperator {
+  readonly identity: string;
+  readonly metricsPort: number;
+  readonly metrics: Metrics;
+  isLeader(): boolean;
+  stop(): Promise<void>;
+}
+
+interface Reconcilers {
+  stop(drainMs?: number): Promise<void>;
+  synced(): boolean;
+}
+
+export async function startOperator(cfg: OperatorConfig): Promise<RunningOperator> {
+  const log = cfg.logger;
+  const identity = cfg.identity ?? `${hostname()}-${process.pid}`;
+  const kube = await KubeClient.create(cfg.kubeconfig);
+  const metrics = new Metrics();
+  const clients = new ApiClients({
+    logger: log,
+    ...(cfg.apiBaseUrl ? { apiBaseUrl: cfg.apiBaseUrl } : {}),
+    ...(cfg.keyPrefix ? { keyPrefix: cfg.keyPrefix } : {}),
+    ...(cfg.apiRetry ? { retry: cfg.apiRetry } : {}),
+    onCall: (operation, status, ms) =>
+      metrics.observeAdminApiCall(operation, typeof status === 'number' ? status : undefined, ms / 1000),
+  });
+  const recorder = new EventRecorder({ client: kube, reportingInstance: identity, logger: log });
+  const events: EventSink = {
+    emit: (obj, type, reason, note) =>
+      recorder.record({ regarding: refTo(obj as KubeObject), type, reason, action: reason, note }),
+  };
+
+  const releases = new StaticExportReleaseReconciler({
+    kube,
+    clients,
+    events,
+    logger: log,
+    workDir: cfg.workDir,
+    metrics: {
+      exportFinished: (seconds, result) => metrics.exportDuration.observe({ result }, seconds),
+      bundleBytes: (bytes) => metrics.bundleBytes.inc(bytes),
+      linkExpiry: (namespace, name, expiresAt) => metrics.setLinkExpiry(namespace, name, expiresAt),
+    },
+  });
+  const agentJobs = new AgentJobReconciler({ kube, clients, events, logger: log });
+
+  function startReconcilers(): Reconcilers {
+    const informer = <T extends KubeObject>(apiVersion: string, plural: string, labelSelector?: string) =>
+      new Informer<T>({
+        client: kube,
+        apiVersion,
+        plural,
+        namespaces: cfg.namespaces,
+        logger: log,
+        metrics,
+        ...(labelSelector ? { labelSelector } : {}),
+        ...(cfg.watchdogMs ? { watchdogMs: cfg.watchdogMs } : {}),
+        ...(cfg.resyncMs ? { resyncMs: cfg.resyncMs } : {}),
+      });
+    const controller = (
+      name: string,
+      reconcile: (ns: string, n: string) => Promise<{ requeueAfterMs?: number }>,
+    ): Controller =>
+      runController({
+        name,
+        concurrency: cfg.concurrency,
+        logger: log,
+        metrics,
+        ...(cfg.queue ? { queue: cfg.queue } : {}),
+        reconcile: (key) => {
+          const { namespace, name: n } = splitKey(key);
+          return reconcile(namespace ?? '', n);
+        },
+      });
+
+    const serInformer = informer<StaticExportRelease & KubeObject>(GROUP_VERSION, SER_PLURAL);
+    const ajInformer = informer<AgentJob & KubeObject>(GROUP_VERSION, AJ_PLURAL);
+    // Only the Secrets the operator writes, so a deleted or edited values Secret is repaired.
+    const secretInformer = informer<KubeObject>(
+      'v1',
+      'secrets',
+      `app.kubernetes.io/managed-by=${MANAGED_BY}`,
+    );
+    const serController = controller('staticexportrelease', (ns, n) => releases.reconcile(ns, n));
+    const ajController = controller('agentjob', (ns, n) => agentJobs.reconcile(ns, n));
+    enqueueOnChange(serInformer, serController);
+    enqueueOnChange(secretInformer, serController, ownerKeys(SER_KIND, API_GROUP));
+    enqueueOnChange(ajInformer, ajController);
+    const informers = [serInformer, ajInformer, secretInformer];
+    for (const i of informers) i.start();
+    log.info(
+      { namespaces: cfg.namespaces.length ? cfg.namespaces : 'all', kinds: [SER_KIND, AJ_KIND] },
+      'controllers started',
+    );
+    return {
+      synced: () => informers.every((i) => i.hasSynced()),
+      async stop(drainMs) {
+        await Promise.all([serController.stop(drainMs), ajController.stop(drainMs)]);
+        await Promise.all(informers.map((i) => i.stop()));
+      },
+    };
+  }
+
+  let running: Reconcilers | undefined;
+  const shutdown = new AbortController();
+  let elector: LeaderElector | undefined;
+  let campaign: Promise<void> | undefined;
+  if (cfg.leaderElection) {
+    const le = cfg.leaderElection;
+    elector = new LeaderElector({ client: kube, identity, logger: log, ...le });
+    campaign = elector.run(
+      {
+        onStartedLeading(signal) {
+          running = startReconcilers();
+          // Leadership lost: stop reconciling at once (in-flight reconciles are aborted).
+          signal.addEventListener('abort', () => {
+            const stopping = running;
+            running = undefined;
+            void stopping?.stop(0);
+          });
+        },
+      },
+      shutdown.signal,
+    );
+  } else {
+    running = startReconcilers();
+  }
+
+  const health = await startHealthServer({
+    host: cfg.metricsHost,
+    port: cfg.metricsPort,
+    registry: metrics.registry,
+    ready: () =>
+      elector
+        ? elector.healthy() && (!elector.isLeader() || (running?.synced() ?? false))
+        : (running?.synced() ?? false),
+  });
+  log.info({ identity, metricsPort: health.port, leaderElection: Boolean(elector) }, 'operator started');
+
+  return {
+    identity,
+    metricsPort: health.port,
+    metrics,
+    isLeader: () => (elector ? elector.isLeader() : true),
+    async stop() {
+      await running?.stop();
+      running = undefined;
+      shutdown.abort();
+      await campaign;
+      await health.close();
+      await clients.close();
+      await kube.close();
+    },
+  };
+}
