@@ -215,14 +215,20 @@ export class Informer<T extends KubeObject> {
     const max = this.opts.backoffMaxMs ?? 30_000;
     const log = this.opts.logger?.child({ resource: this.resource, namespace });
     let failures = 0;
+    // Exponential in consecutive failures, ±20 % jitter so many informers do not retry in step.
+    const nextDelay = () => Math.min(base * 2 ** Math.min(failures++, 20), max) * (0.8 + Math.random() * 0.4);
     let resourceVersion: string | undefined;
     while (!stop.aborted) {
       try {
-        if (resourceVersion === undefined) resourceVersion = await this.relist(path, namespace);
-        failures = 0;
+        if (resourceVersion === undefined) {
+          resourceVersion = await this.relist(path, namespace);
+          failures = 0;
+        }
         const started = Date.now();
         const outcome = await this.watchOnce(path, resourceVersion, (rv) => {
           resourceVersion = rv;
+          // Only a working connection (a list, an event) resets the backoff of repeated failures.
+          failures = 0;
         });
         if (stop.aborted) break;
         this.count('watchRestarts');
@@ -231,8 +237,7 @@ export class Informer<T extends KubeObject> {
           resourceVersion = undefined;
         } else if (Date.now() - started < 1_000) {
           // A stream that closes at once (e.g. a server shutting down) must not hot-loop.
-          failures++;
-          await sleep(base, stop);
+          await sleep(nextDelay(), stop);
         }
       } catch (err) {
         if (stop.aborted) break;
@@ -242,11 +247,10 @@ export class Informer<T extends KubeObject> {
           this.count('watchRestarts');
           continue;
         }
-        const delay = Math.min(base * 2 ** Math.min(failures, 20), max);
-        failures++;
+        const delay = nextDelay();
         this.count('watchRestarts');
-        log?.warn({ err, delayMs: delay }, 'list/watch failed; retrying');
-        await sleep(delay * (0.8 + Math.random() * 0.4), stop);
+        log?.warn({ err, delayMs: Math.round(delay) }, 'list/watch failed; retrying');
+        await sleep(delay, stop);
       }
     }
   }

@@ -148,6 +148,23 @@ describe('Informer', () => {
     expect(informer.stats().watchRestarts).toBe(2);
   });
 
+  it('grows the backoff while watches keep failing without delivering anything', async () => {
+    const { fake, informer } = setup({ watchdogMs: 60_000, backoffBaseMs: 20, backoffMaxMs: 1_000 });
+    running = informer;
+    informer.start();
+    const created: number[] = [];
+    for (let i = 1; i <= 5; i++) {
+      await until(`watch ${i}`, () => fake.streams.length === i);
+      created.push(Date.now());
+      if (i < 5) fake.lastStream().fail(new Error('ECONNREFUSED'));
+    }
+    const gaps = created.slice(1).map((t, i) => t - (created[i] ?? t));
+    // 20, 40, 80, 160 ms with ±20 % jitter: the last wait is clearly longer than the first.
+    expect(gaps[3]).toBeGreaterThanOrEqual(120);
+    expect(gaps[0]).toBeLessThan(100);
+    expect(fake.listCalls).toHaveLength(1);
+  });
+
   it('retries a failed initial list and only then reports synced', async () => {
     const { fake, informer } = setup({ watchdogMs: 60_000 });
     running = informer;
