@@ -18,8 +18,7 @@ interface TreeItem {
   kind: 'file' | 'symlink';
 }
 
-// Small files are read whole (one syscall); larger ones streamed so memory stays flat.
-const WHOLE_READ_MAX = 1024 * 1024;
+const READ_CHUNK = 1024 * 1024;
 // Overlaps file I/O with hashing; more than a few brings nothing on small machines.
 const HASH_CONCURRENCY = 4;
 
@@ -39,15 +38,18 @@ async function listTree(root: string): Promise<TreeItem[]> {
   return items.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-async function digestFile(path: string): Promise<{ hex: string; size: number }> {
+/** Hashes a file through `buffer`, reused across files: no per-chunk garbage, so memory stays flat. */
+async function digestFile(path: string, buffer: Buffer): Promise<{ hex: string; size: number }> {
   const handle = await open(path, 'r');
   try {
-    const { size } = await handle.stat();
     const hash = createHash('sha256');
-    if (size <= WHOLE_READ_MAX) hash.update(await handle.readFile());
-    else
-      for await (const chunk of handle.createReadStream({ highWaterMark: WHOLE_READ_MAX, autoClose: false }))
-        hash.update(chunk);
+    let size = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+      size += bytesRead;
+    }
     return { hex: hash.digest('hex'), size };
   } finally {
     await handle.close();
@@ -64,6 +66,7 @@ export async function contentVersion(root: string): Promise<ContentSummary> {
   let bytes = 0;
   let next = 0;
   const worker = async (): Promise<void> => {
+    const buffer = Buffer.allocUnsafe(READ_CHUNK);
     while (next < items.length) {
       const index = next++;
       const item = items[index] as TreeItem;
@@ -73,7 +76,7 @@ export async function contentVersion(root: string): Promise<ContentSummary> {
           .update(await readlink(abs))
           .digest('hex');
       } else {
-        const { hex, size } = await digestFile(abs);
+        const { hex, size } = await digestFile(abs, buffer);
         digests[index] = hex;
         bytes += size;
       }

@@ -1,6 +1,8 @@
-import { AdminApiError, AdminKeyError } from '../api/index.ts';
-import { BundleError } from '../bundle/index.ts';
-import { FaultParseError } from '../simulator/index.ts';
+// The error classes come from their own small modules, not the package indexes: loading the API
+// client or the simulator here would weigh on every command's startup and memory.
+import { AdminApiError, AdminKeyError } from '../api/errors.ts';
+import { BundleError } from '../bundle/errors.ts';
+import { FaultParseError } from '../simulator/faults.ts';
 
 /** Process exit codes of `static-export`; scripts and CI rely on them, so they never change meaning. */
 export const EXIT = {

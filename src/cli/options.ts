@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
-import { AdminApiClient } from '../api/index.ts';
-import { isContentVersion } from '../bundle/index.ts';
+import type { AdminApiClient } from '../api/index.ts';
+import { isContentVersion } from '../bundle/version.ts';
 import { createLogger, type Logger } from '../log.ts';
 import type { CliContext } from './context.ts';
 import { usageError } from './exit-codes.ts';
@@ -83,6 +83,8 @@ export function cliLogger(ctx: CliContext): Logger {
 export async function apiClient(flags: ApiFlags, ctx: CliContext, logger: Logger): Promise<AdminApiClient> {
   const baseUrl = resolveApiUrl(flags, ctx);
   const apiKey = await readApiKey(flags, ctx);
+  // Loaded on demand: commands that never call the API (fetch, mirror) skip zod and the client.
+  const { AdminApiClient } = await import('../api/index.ts');
   // Key form problems throw AdminKeyError (exit 3) without quoting the key.
   return new AdminApiClient({ baseUrl, apiKey, logger });
 }

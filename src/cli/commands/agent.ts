@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type AgentJob, isAgentJobFinished } from '../../api/index.ts';
+import type { AgentJob } from '../../api/index.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.ts';
 import {
@@ -42,6 +42,7 @@ async function runCreate(flags: CreateFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
   const client = await apiClient(flags, ctx, cliLogger(ctx));
   try {
+    const { isAgentJobFinished } = await import('../../api/index.ts');
     let job = await client.createAgentJob(flags.project, flags.prompt);
     if (flags.wait) {
       job = await pollUntil(() => client.getAgentJob(flags.project, job.id), isAgentJobFinished, {

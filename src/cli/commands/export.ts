@@ -2,8 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { type ExportStatus, isExportFinished } from '../../api/index.ts';
-import { fetchBundle } from '../../bundle/index.ts';
+import type { ExportStatus } from '../../api/index.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.ts';
 import {
@@ -17,7 +16,6 @@ import {
 } from '../options.ts';
 import { formatBytes, formatElapsed, Reporter } from '../output.ts';
 import { pollUntil } from '../poll.ts';
-import { valuesYaml, writeValuesFile } from '../values.ts';
 
 interface ExportFlags extends ApiFlags {
   domain: string;
@@ -37,6 +35,11 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
   const logger = cliLogger(ctx);
   const client = await apiClient(flags, ctx, logger);
+  const [{ isExportFinished }, { fetchBundle }, { valuesYaml, writeValuesFile }] = await Promise.all([
+    import('../../api/index.ts'),
+    import('../../bundle/index.ts'),
+    import('../values.ts'),
+  ]);
   // Without --out the bundle is still downloaded and extracted: that verifies it and yields its version.
   const scratch = flags.out === undefined ? await mkdtemp(join(tmpdir(), 'static-export-')) : undefined;
   try {

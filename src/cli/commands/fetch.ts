@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { fetchBundle } from '../../bundle/index.ts';
 import type { CliContext } from '../context.ts';
 import { EXIT_CODES_HELP } from '../exit-codes.ts';
 import { BUNDLE_ENV_HELP, bundleUrlFrom, cliLogger, contentVersionArg, integer } from '../options.ts';
@@ -16,8 +15,11 @@ interface FetchFlags {
 
 async function runFetch(flags: FetchFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
+  const url = bundleUrlFrom(flags.url, ctx);
+  // Loaded on demand so `--help` and usage errors stay cheap (see main.ts).
+  const { fetchBundle } = await import('../../bundle/index.ts');
   const fetched = await fetchBundle({
-    url: bundleUrlFrom(flags.url, ctx),
+    url,
     dest: flags.dest,
     ...(flags.expectVersion === undefined ? {} : { expectVersion: flags.expectVersion }),
     ...(flags.expectedSize === undefined ? {} : { expectedSize: flags.expectedSize }),

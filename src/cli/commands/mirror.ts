@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { mirrorBundle } from '../../bundle/index.ts';
 import type { CliContext } from '../context.ts';
 import { EXIT_CODES_HELP } from '../exit-codes.ts';
 import { BUNDLE_ENV_HELP, bundleUrlFrom, checkDomain, cliLogger, integer } from '../options.ts';
@@ -15,8 +14,10 @@ interface MirrorFlags {
 
 async function runMirror(flags: MirrorFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
+  const url = bundleUrlFrom(flags.url, ctx);
+  const { mirrorBundle } = await import('../../bundle/index.ts');
   const mirrored = await mirrorBundle({
-    url: bundleUrlFrom(flags.url, ctx),
+    url,
     dir: flags.dir,
     domain: flags.domain,
     ...(flags.expectedSize === undefined ? {} : { expectedSize: flags.expectedSize }),

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { type Command, InvalidArgumentError } from 'commander';
-import { validateAdminKey } from '../../api/index.ts';
-import { parseFault, startSimulator } from '../../simulator/index.ts';
+import { validateAdminKey } from '../../api/keys.ts';
+import { parseFault } from '../../simulator/faults.ts';
 import type { CliContext } from '../context.ts';
 import { EXIT_CODES_HELP } from '../exit-codes.ts';
 import { cliLogger, integer } from '../options.ts';
@@ -28,6 +28,7 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void> {
+  const { startSimulator } = await import('../../simulator/index.ts');
   const sim = await startSimulator({
     port: flags.port,
     host: flags.host,

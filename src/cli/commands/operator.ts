@@ -1,0 +1,126 @@
+import { once } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { CliContext } from '../context.ts';
+import { EXIT_CODES_HELP } from '../exit-codes.ts';
+import { integer } from '../options.ts';
+
+interface OperatorFlags {
+  kubeconfig?: string;
+  namespaces?: string[];
+  concurrency: number;
+  metricsAddress: { host: string; port: number };
+  leaderElection: boolean;
+  leaseNamespace?: string;
+  leaseName: string;
+  apiBaseUrl?: string;
+  keyPrefix: string;
+  workDir: string;
+  logLevel: string;
+}
+
+function hostPort(value: string): { host: string; port: number } {
+  const m = /^(.*):(\d+)$/.exec(value);
+  const port = Number(m?.[2]);
+  if (!m || port > 65535)
+    throw new InvalidArgumentError('expected host:port, e.g. 0.0.0.0:8080 (port 0 picks one).');
+  return { host: m[1] || '0.0.0.0', port };
+}
+
+function httpUrl(value: string): string {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+    throw new InvalidArgumentError('expected an absolute http(s) URL such as https://api.example.com.');
+  }
+  return value;
+}
+
+async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void> {
+  // Loaded on demand: the controllers pull in the Kubernetes client and the whole runtime.
+  const { startOperator } = await import('../../controllers/manager.ts');
+  const { createLogger } = await import('../../log.ts');
+  const { runShutdown } = await import('../../runtime/shutdown.ts');
+  const logger = createLogger({ level: flags.logLevel, name: 'static-export-operator' });
+  mkdirSync(flags.workDir, { recursive: true });
+  const apiBaseUrl = flags.apiBaseUrl ?? ctx.env.STATIC_EXPORT_API_URL;
+  const operator = await startOperator({
+    logger,
+    namespaces: flags.namespaces ?? [],
+    concurrency: flags.concurrency,
+    metricsHost: flags.metricsAddress.host,
+    metricsPort: flags.metricsAddress.port,
+    keyPrefix: flags.keyPrefix,
+    workDir: flags.workDir,
+    ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
+    ...(apiBaseUrl ? { apiBaseUrl: httpUrl(apiBaseUrl) } : {}),
+    ...(flags.leaderElection
+      ? {
+          leaderElection: {
+            namespace: flags.leaseNamespace ?? ctx.env.POD_NAMESPACE ?? 'default',
+            name: flags.leaseName,
+          },
+        }
+      : {}),
+  });
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    await once(stop.signal, 'abort');
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    logger.info('shutting down');
+    // Drains reconciles, releases the Lease, closes servers; a pod's grace period is 30 s.
+    await runShutdown([{ name: 'operator', run: () => operator.stop() }], 25_000, logger);
+  }
+}
+
+export function registerOperator(program: Command, ctx: CliContext): void {
+  program
+    .command('operator')
+    .summary('run the StaticExportRelease and AgentJob controllers')
+    .description(
+      'Watch StaticExportRelease and AgentJob resources and reconcile them: run exports, publish bundle links ' +
+        'into the target values, renew links before they expire, create agent jobs and report their pull ' +
+        'requests. Uses the kubeconfig (or the in-cluster service account); one replica leads via a Lease.',
+    )
+    .option('--kubeconfig <file>', 'kubeconfig file (default: KUBECONFIG, ~/.kube/config, then in-cluster)')
+    .option('--namespaces <list>', 'comma-separated namespaces to watch (default: all)', (v: string) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .option('--concurrency <n>', 'parallel reconciles per controller', integer(1), 4)
+    .option('--metrics-address <host:port>', 'serves /metrics, /healthz and /readyz', hostPort, {
+      host: '0.0.0.0',
+      port: 8080,
+    })
+    .option('--no-leader-election', 'reconcile without taking the Lease (run a single replica only)')
+    .option(
+      '--lease-namespace <ns>',
+      'namespace of the leader election Lease (default: POD_NAMESPACE, else default)',
+    )
+    .option('--lease-name <name>', 'name of the leader election Lease', 'static-export-operator')
+    .option(
+      '--api-base-url <url>',
+      'admin API base URL for resources without spec.apiBaseUrl (env STATIC_EXPORT_API_URL)',
+      httpUrl,
+    )
+    .option('--key-prefix <prefix>', 'vendor prefix of admin API keys', 'mint')
+    .option(
+      '--work-dir <dir>',
+      'where bundles are downloaded and verified',
+      join(tmpdir(), 'static-export-operator'),
+    )
+    .addOption(
+      new Option('--log-level <level>', 'log level')
+        .choices(['trace', 'debug', 'info', 'warn', 'error'])
+        .default('info'),
+    )
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action((flags: OperatorFlags) => runOperator(flags, ctx));
+}
