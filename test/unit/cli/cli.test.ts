@@ -140,6 +140,20 @@ describe('static-export export', () => {
     expectUsage(await runCli(args, api), flag);
   });
 
+  it('exits 6 when the export outlasts --timeout', async () => {
+    sim.setExportDurationMs(60_000);
+    try {
+      const result = await runCli(
+        ['export', '--domain', 'docs.example.com', '--timeout', '1', '--poll-interval', '200'],
+        api,
+      );
+      expect(result.code).toBe(6);
+      expect(result.stderr).toContain('--timeout');
+    } finally {
+      sim.setExportDurationMs(300);
+    }
+  });
+
   it('exits 2 naming --api-url when no API URL is configured', async () => {
     const result = await runCli(['export', '--domain', 'docs.example.com'], {
       STATIC_EXPORT_API_KEY: sim.adminKey,
@@ -166,6 +180,23 @@ describe('static-export fetch and mirror', () => {
     expect(pinned.code).toBe(5);
     expect(pinned.stderr).toContain(wrongPin);
     expect((await contentVersion(join(work, 'fetched'))).version).toBe(fetched.version);
+  });
+
+  it('resumes a dropped download and keeps the link out of debug logs', async () => {
+    const bundle = await exportBundle(sim);
+    sim.setFaults(['download:truncate:1:1']);
+    try {
+      const result = await runCli(['fetch', '--dest', join(work, 'resumed')], {
+        STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl,
+        LOG_LEVEL: 'debug',
+      });
+      expect(result.code, result.stderr).toBe(0);
+      // The retry was logged (pino JSON on stderr), with the link reduced to origin and path.
+      expect(result.stderr).toContain('bundle download interrupted');
+      expectNoSecrets(result.stdout + result.stderr);
+    } finally {
+      sim.setFaults([]);
+    }
   });
 
   it('exits 5 on an expired link without printing it', async () => {
