@@ -6,6 +6,7 @@ import { registerAgent } from './commands/agent.ts';
 import { registerExport } from './commands/export.ts';
 import { registerFetch } from './commands/fetch.ts';
 import { registerMirror } from './commands/mirror.ts';
+import { registerOperator } from './commands/operator.ts';
 import { registerSimulate } from './commands/simulate.ts';
 import { type CliContext, processContext } from './context.ts';
 import { EXIT, EXIT_CODES_HELP, exitCodeFor } from './exit-codes.ts';
@@ -14,7 +15,7 @@ import { Reporter } from './output.ts';
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 
 /**
- * Every subcommand registers itself from here; new ones (e.g. `operator`) are added to this list.
+ * Every subcommand registers itself from here.
  * Registration only declares flags: heavy modules (API client, bundle pipeline, simulator) are
  * imported when a command runs, so `fetch` in an init container does not pay for the others.
  */
@@ -24,6 +25,7 @@ export const COMMANDS: RegisterCommand[] = [
   registerFetch,
   registerMirror,
   registerSimulate,
+  registerOperator,
 ];
 
 /** Error handling and output shared by every (sub)command, including ones built elsewhere and added with addCommand. */

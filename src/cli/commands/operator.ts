@@ -11,7 +11,7 @@ interface OperatorFlags {
   kubeconfig?: string;
   namespaces?: string[];
   concurrency: number;
-  metricsAddress: { host: string; port: number };
+  metricsAddress?: { host: string; port: number };
   leaderElection: boolean;
   leaseNamespace?: string;
   leaseName: string;
@@ -48,8 +48,8 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     logger,
     namespaces: flags.namespaces ?? [],
     concurrency: flags.concurrency,
-    metricsHost: flags.metricsAddress.host,
-    metricsPort: flags.metricsAddress.port,
+    metricsHost: flags.metricsAddress?.host ?? '0.0.0.0',
+    metricsPort: flags.metricsAddress?.port ?? 8080,
     keyPrefix: flags.keyPrefix,
     workDir: flags.workDir,
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
@@ -95,10 +95,11 @@ export function registerOperator(program: Command, ctx: CliContext): void {
         .filter(Boolean),
     )
     .option('--concurrency <n>', 'parallel reconciles per controller', integer(1), 4)
-    .option('--metrics-address <host:port>', 'serves /metrics, /healthz and /readyz', hostPort, {
-      host: '0.0.0.0',
-      port: 8080,
-    })
+    .option(
+      '--metrics-address <host:port>',
+      'serves /metrics, /healthz and /readyz (default: 0.0.0.0:8080)',
+      hostPort,
+    )
     .option('--no-leader-election', 'reconcile without taking the Lease (run a single replica only)')
     .option(
       '--lease-namespace <ns>',

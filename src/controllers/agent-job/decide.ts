@@ -153,7 +153,7 @@ export function decide(o: Observed): Decision {
     if (o.budgetDelayMs > 0) {
       const f: Failure = {
         reason: 'WaitingForBudget',
-        message: `Project ${job.spec.projectId} used its 100 agent jobs for this hour; this job is created at ${new Date(now.getTime() + o.budgetDelayMs).toISOString()}`,
+        message: `Project ${job.spec.projectId} has reached its hourly limit of agent jobs; this job will be created at ${new Date(now.getTime() + o.budgetDelayMs).toISOString()}`,
         stalled: false,
         retryAfterMs: o.budgetDelayMs,
       };

@@ -258,7 +258,11 @@ describe('StaticExportRelease', () => {
   });
 
   it('in steady state makes no admin API call and no write', async () => {
-    await until('site', 'Ready and idle', (x) => readyOf(x)?.status === 'True' && Boolean(x.status?.export?.finishedAt));
+    await until(
+      'site',
+      'Ready and idle',
+      (x) => readyOf(x)?.status === 'True' && Boolean(x.status?.export?.finishedAt),
+    );
     const requests = h.sim.requests.length;
     const rv = (await getRelease('site')).metadata.resourceVersion;
     const valuesRv = (await valuesOf('site')).resourceVersion;
