@@ -114,16 +114,25 @@ export function withFailure(status: Status, f: Failure, generation: number | und
   );
 }
 
+/** Conditions when no call failed: Ready follows what is served and how the last export ended. */
 function withHealthy(status: Status, generation: number | undefined, now: Date): Status {
   const c = status.current;
-  const ready: ConditionInput = c?.version
+  const lastFailed = status.export?.state === 'failed' && status.export.finishedAt;
+  const ready: ConditionInput = lastFailed
     ? {
         type: 'Ready',
-        status: 'True',
-        reason: 'Published',
-        message: `Serving ${c.version}; link renewal at ${c.renewalTime}`,
+        status: 'False',
+        reason: 'ExportFailed',
+        message: status.export?.message ?? 'The last export failed',
       }
-    : { type: 'Ready', status: 'False', reason: 'Exporting', message: 'Waiting for the first export' };
+    : c?.version
+      ? {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Published',
+          message: `Serving ${c.version}; link renewal at ${c.renewalTime}`,
+        }
+      : { type: 'Ready', status: 'False', reason: 'Exporting', message: 'Waiting for the first export' };
   return withConditions(
     status,
     generation,
@@ -240,9 +249,8 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
     if (poll.state === 'failed') {
       const message = `Export job ${jobId} failed${poll.error ? `: ${poll.error}` : ''}`;
       const s: Status = { ...status, export: { ...polled, finishedAt: now.toISOString(), message } };
-      const f: Failure = { reason: 'ExportFailed', message, stalled: false };
       const due = nextExportDue({ ...release, status: s }, tun);
-      return none(withFailure(s, f, gen, now), due === undefined ? undefined : due - now.getTime(), [
+      return none(withHealthy(s, gen, now), due === undefined ? undefined : due - now.getTime(), [
         { type: 'Warning', reason: 'ExportFailed', note: message },
       ]);
     }

@@ -460,3 +460,24 @@ describe('target drift', () => {
     expect(events[0]).toMatchObject({ type: 'Warning', reason: 'TargetRepaired' });
   });
 });
+
+describe('after a failed export', () => {
+  it('stays ExportFailed in steady state until an export succeeds', () => {
+    const failed = decide(
+      observed(release({ status: inFlight('running') }), {
+        poll: { kind: 'job', state: 'failed', error: 'boom' },
+      }),
+    );
+    const steady = decide({
+      now: new Date(NOW.getTime() + 1_000),
+      release: release({ status: failed.status }),
+    });
+    expect(steady.action).toEqual({ kind: 'none' });
+    expect(steady.status).toEqual(failed.status);
+    expect(condition(steady.status, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'ExportFailed',
+      message: 'Export job se_2 failed: boom',
+    });
+  });
+});

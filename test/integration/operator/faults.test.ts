@@ -1,0 +1,159 @@
+// Each class of admin API failure gives the condition a user can act on, and the release recovers
+// once the cause is gone. Real control plane, simulator faults, production client.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import type { StaticExportRelease } from '../../../src/crd/index.ts';
+import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
+import { type Harness, startHarness } from '../../support/operator.ts';
+
+let ns: string;
+let h: Harness;
+const NON_ENTERPRISE_KEY = 'mint_starterplan0000000000000000';
+
+beforeAll(async () => {
+  await installCrds();
+  ns = await createNamespace('faults');
+  h = await startHarness({
+    namespaces: [ns],
+    sim: { exportDurationMs: 300, nonEnterpriseKeys: [NON_ENTERPRISE_KEY] },
+  });
+  await secret('good', h.sim.adminKey);
+});
+
+afterAll(async () => {
+  await h?.stop();
+  await kubectl(['delete', 'namespace', ns, '--wait=false']);
+});
+
+async function secret(name: string, apiKey: string) {
+  const obj = { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, stringData: { apiKey } };
+  await kubectlOk(['apply', '-f', '-'], stringify(obj));
+}
+
+async function release(name: string, spec: Record<string, unknown> = {}) {
+  const obj = {
+    apiVersion: 'staticexport.dev/v1alpha1',
+    kind: 'StaticExportRelease',
+    metadata: { name, namespace: ns },
+    spec: {
+      domain: 'docs.example.com',
+      credentialsSecretRef: { name: 'good' },
+      target: { valuesSecret: { name: `${name}-values` } },
+      ...spec,
+    },
+  };
+  await kubectlOk(['apply', '-f', '-'], stringify(obj));
+}
+
+const conditions = async (name: string) =>
+  (JSON.parse(await kubectlOk(['get', 'ser', name, '-n', ns, '-o', 'json'])) as StaticExportRelease).status
+    ?.conditions ?? [];
+
+async function waitReason(name: string, reason: string, timeoutMs = 60_000) {
+  return eventually(
+    `${name}: Ready reason ${reason}`,
+    async () => {
+      const cs = await conditions(name);
+      const ready = cs.find((c) => c.type === 'Ready');
+      return ready?.reason === reason ? { ready, stalled: cs.find((c) => c.type === 'Stalled') } : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+const retry = (name: string, value: string) =>
+  kubectlOk(['annotate', 'ser', name, '-n', ns, '--overwrite', `staticexport.dev/requested-at=${value}`]);
+
+describe('admin API failures', () => {
+  it('a rejected key: AuthenticationFailed, Stalled, no hot loop; recovers once the Secret holds a good key', async () => {
+    await secret('revoked', 'mint_revokedkey000000000000000000');
+    await release('auth', { credentialsSecretRef: { name: 'revoked' } });
+    const { ready, stalled } = await waitReason('auth', 'AuthenticationFailed');
+    expect(ready.message).toContain(`Secret ${ns}/revoked`);
+    expect(stalled?.status).toBe('True');
+    const calls = h.sim.requests.length;
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(h.sim.requests.length).toBe(calls);
+
+    await secret('revoked', h.sim.adminKey);
+    await retry('auth', 'key-fixed');
+    await waitReason('auth', 'Published');
+  });
+
+  it('a key without static export: NotEntitled', async () => {
+    await secret('starter', NON_ENTERPRISE_KEY);
+    await release('plan', { credentialsSecretRef: { name: 'starter' } });
+    const { ready, stalled } = await waitReason('plan', 'NotEntitled');
+    expect(ready.message).toMatch(/Enterprise plan/);
+    expect(stalled?.status).toBe('True');
+  });
+
+  it('a public assistant key: InvalidCredentials without calling the API', async () => {
+    await secret('public', 'mint_dsc_publickey00000000000000');
+    const calls = h.sim.requests.length;
+    await release('public', { credentialsSecretRef: { name: 'public' } });
+    const { ready } = await waitReason('public', 'InvalidCredentials');
+    expect(ready.message).toMatch(/public/i);
+    expect(h.sim.requests.length).toBe(calls);
+  });
+
+  it('a failed export: ExportFailed with the reason, and a new try later', async () => {
+    await release('broken', { domain: 'fail.example.com' });
+    const { ready, stalled } = await waitReason('broken', 'ExportFailed');
+    expect(ready.message).toMatch(/Export job se_\w+ failed: .*fail\.example\.com/);
+    expect(stalled?.status).toBe('False');
+  });
+
+  it('a server error while polling: ApiUnavailable, then recovers', async () => {
+    h.sim.setFaults(['status:503:1']);
+    await release('flaky');
+    await waitReason('flaky', 'ApiUnavailable');
+    h.sim.setFaults([]);
+    await waitReason('flaky', 'Published');
+  });
+
+  it('rate limited on start: RateLimited, then recovers', async () => {
+    h.sim.setFaults(['start:429:1']);
+    await release('limited');
+    await waitReason('limited', 'RateLimited');
+    h.sim.setFaults([]);
+    await waitReason('limited', 'Published');
+  });
+
+  it('a corrupted bundle: BundleInvalid and nothing published; recovers on a good download', async () => {
+    h.sim.setFaults(['download:malformed:1']);
+    await release('corrupt');
+    const { ready } = await waitReason('corrupt', 'BundleInvalid');
+    expect(ready.message).toMatch(/could not be fetched or verified/);
+    expect((await kubectl(['get', 'secret', 'corrupt-values', '-n', ns])).code).not.toBe(0);
+    h.sim.setFaults([]);
+    await waitReason('corrupt', 'Published');
+  });
+
+  it('a vanished export job: starts a new one', async () => {
+    h.sim.setExportDurationMs(4_000);
+    await release('vanish');
+    await eventually('export job started', async () => {
+      const r = JSON.parse(
+        await kubectlOk(['get', 'ser', 'vanish', '-n', ns, '-o', 'json']),
+      ) as StaticExportRelease;
+      return r.status?.export?.jobId;
+    });
+    h.sim.setFaults(['status:404:1:1']);
+    await waitReason('vanish', 'Published', 30_000);
+    h.sim.setExportDurationMs(300);
+    const reasons = JSON.parse(
+      await kubectlOk([
+        'get',
+        'events.events.k8s.io',
+        '-n',
+        ns,
+        '--field-selector',
+        'regarding.name=vanish',
+        '-o',
+        'json',
+      ]),
+    ) as { items: { reason: string }[] };
+    expect(reasons.items.map((e) => e.reason)).toContain('ExportVanished');
+  });
+});
