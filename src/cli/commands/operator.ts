@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { CliContext } from '../context.ts';
-import { EXIT_CODES_HELP } from '../exit-codes.ts';
+import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { integer } from '../options.ts';
 
 interface OperatorFlags {
@@ -15,6 +15,9 @@ interface OperatorFlags {
   leaderElection: boolean;
   leaseNamespace?: string;
   leaseName: string;
+  leaseDuration: number;
+  renewDeadline: number;
+  retryPeriod: number;
   apiBaseUrl?: string;
   keyPrefix: string;
   workDir: string;
@@ -41,6 +44,9 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
   const { startOperator } = await import('../../controllers/manager.ts');
   const { createLogger } = await import('../../log.ts');
   const { runShutdown } = await import('../../runtime/shutdown.ts');
+  if (flags.leaderElection && flags.renewDeadline >= flags.leaseDuration) {
+    throw usageError('--renew-deadline must be shorter than --lease-duration.');
+  }
   const logger = createLogger({ level: flags.logLevel, name: 'static-export-operator' });
   mkdirSync(flags.workDir, { recursive: true });
   const apiBaseUrl = flags.apiBaseUrl ?? ctx.env.STATIC_EXPORT_API_URL;
@@ -59,6 +65,9 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
           leaderElection: {
             namespace: flags.leaseNamespace ?? ctx.env.POD_NAMESPACE ?? 'default',
             name: flags.leaseName,
+            leaseDurationMs: flags.leaseDuration * 1000,
+            renewDeadlineMs: flags.renewDeadline * 1000,
+            retryPeriodMs: flags.retryPeriod * 1000,
           },
         }
       : {}),
@@ -106,6 +115,19 @@ export function registerOperator(program: Command, ctx: CliContext): void {
       'namespace of the leader election Lease (default: POD_NAMESPACE, else default)',
     )
     .option('--lease-name <name>', 'name of the leader election Lease', 'static-export-operator')
+    .option(
+      '--lease-duration <seconds>',
+      'how long standbys wait before taking over an unrenewed Lease',
+      integer(2),
+      15,
+    )
+    .option(
+      '--renew-deadline <seconds>',
+      'the leader stops reconciling when it could not renew for this long',
+      integer(1),
+      10,
+    )
+    .option('--retry-period <seconds>', 'how often to try to acquire or renew the Lease', integer(1), 2)
     .option(
       '--api-base-url <url>',
       'admin API base URL for resources without spec.apiBaseUrl (env STATIC_EXPORT_API_URL)',

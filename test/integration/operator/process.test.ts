@@ -1,0 +1,152 @@
+// The operator process as deployed: killed at each step of an export it resumes without a second
+// export job; two replicas elect one leader; the watch survives an API server restart.
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
+import { ControlPlane } from '../../../scripts/control-plane/control-plane.ts';
+import type { StaticExportRelease } from '../../../src/crd/index.ts';
+import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
+import { OperatorProcess } from '../../support/operator-process.ts';
+
+let ns: string;
+let sim: Simulator;
+const running: OperatorProcess[] = [];
+
+beforeAll(async () => {
+  await installCrds();
+  ns = await createNamespace('proc');
+  sim = await startSimulator({ exportDurationMs: 3_000 });
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'admin-key', namespace: ns },
+    stringData: { apiKey: sim.adminKey },
+  };
+  await kubectlOk(['apply', '-f', '-'], stringify(secret));
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((p) => p.kill()));
+  sim.setFaults([]);
+});
+
+afterAll(async () => {
+  await sim?.close();
+  await kubectl(['delete', 'namespace', ns, '--wait=false']);
+});
+
+function operator(leaseNamespace?: string): OperatorProcess {
+  const p = OperatorProcess.start({
+    namespaces: [ns],
+    apiBaseUrl: sim.baseUrl,
+    ...(leaseNamespace ? { leaseNamespace } : {}),
+  });
+  running.push(p);
+  return p;
+}
+
+async function release(name: string) {
+  const obj = {
+    apiVersion: 'staticexport.dev/v1alpha1',
+    kind: 'StaticExportRelease',
+    metadata: { name, namespace: ns },
+    spec: {
+      domain: `${name}.example.com`,
+      credentialsSecretRef: { name: 'admin-key' },
+      target: { valuesSecret: { name: `${name}-values` } },
+    },
+  };
+  await kubectlOk(['apply', '-f', '-'], stringify(obj));
+}
+
+const get = async (name: string) =>
+  JSON.parse(await kubectlOk(['get', 'ser', name, '-n', ns, '-o', 'json'])) as StaticExportRelease;
+const ready = (name: string) =>
+  eventually(`${name} Ready`, async () => {
+    const r = await get(name);
+    return r.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? r : undefined;
+  });
+
+describe('SIGKILL at each step', () => {
+  const steps: [string, string[], RegExp][] = [
+    [
+      'while polling the export job',
+      [],
+      /"action":\{"kind":"none"\},"requeueAfterMs":\d+,"msg":"decided"/,
+    ],
+    ['while generating the bundle link', ['bundle:delay=5000:1'], /"kind":"publish","mode":"NewContent"/],
+    ['while downloading the bundle', ['download:delay=5000:1'], /"kind":"publish","mode":"NewContent"/],
+  ];
+  it.each(steps)('resumes %s without a second export job', async (_step, faults, reached) => {
+    const name = `kill-${faults.length ? faults[0]?.split(':')[0] : 'poll'}`;
+    sim.setFaults(faults);
+    const before = sim.exportJobsStarted();
+    const first = operator();
+    await release(name);
+    await eventually('export job id in status', async () => (await get(name)).status?.export?.jobId);
+    await first.waitFor(reached);
+    await first.kill('SIGKILL');
+    sim.setFaults([]);
+
+    operator();
+    const r = await ready(name);
+    expect(r.status?.current?.jobId).toBe(r.status?.export?.jobId);
+    expect(sim.exportJobsStarted() - before).toBe(1);
+  });
+});
+
+describe('two replicas', () => {
+  it('only the leader reconciles; the standby takes over within the lease duration after the leader is killed', async () => {
+    const a = operator(ns);
+    const b = operator(ns);
+    const holder = async () =>
+      (
+        JSON.parse(await kubectlOk(['get', 'lease', 'static-export-operator', '-n', ns, '-o', 'json'])) as {
+          spec: { holderIdentity?: string };
+        }
+      ).spec.holderIdentity;
+    const leaderId = await eventually('a leader', async () => (await holder()) || undefined);
+    const [leader, standby] = leaderId.endsWith(`-${a.pid}`) ? [a, b] : [b, a];
+    expect(leaderId.endsWith(`-${leader.pid}`)).toBe(true);
+
+    const before = sim.exportJobsStarted();
+    await release('elected');
+    await ready('elected');
+    expect(sim.exportJobsStarted() - before).toBe(1);
+    expect(leader.lines.some((l) => l.includes('"release":') && l.includes('elected'))).toBe(true);
+    expect(standby.lines.some((l) => l.includes('"msg":"decided"'))).toBe(false);
+
+    await leader.kill('SIGKILL');
+    const killedAt = Date.now();
+    const next = await eventually(
+      'standby leads',
+      async () => {
+        const h = await holder();
+        return h?.endsWith(`-${standby.pid}`) ? h : undefined;
+      },
+      20_000,
+    );
+    expect(next).toBeTruthy();
+    // lease 4 s + one retry period (1 s) + scheduling slack
+    expect(Date.now() - killedAt).toBeLessThan(8_000);
+    await kubectlOk(['annotate', 'ser', 'elected', '-n', ns, 'staticexport.dev/requested-at=after-failover']);
+    await eventually(
+      'new leader handles the trigger',
+      async () => (await get('elected')).status?.lastHandledRequestedAt === 'after-failover',
+    );
+    expect(standby.lines.some((l) => l.includes('"msg":"decided"'))).toBe(true);
+  });
+});
+
+describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('API server restart', () => {
+  it('resumes watching: a release created after the restart becomes Ready', async () => {
+    const p = operator();
+    await release('before-restart');
+    await ready('before-restart');
+    const cp = ControlPlane.attach(inject('controlPlaneDir') ?? '');
+    await cp.restartComponent('kube-apiserver');
+    await release('after-restart');
+    await ready('after-restart');
+    expect(p.child.exitCode).toBeNull();
+  });
+});
