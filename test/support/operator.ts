@@ -13,6 +13,8 @@ export interface Harness {
   sim: Simulator;
   operator: RunningOperator;
   logs: string[];
+  /** Stops the operator and starts a new one against the same simulator and cluster. */
+  restartOperator(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -27,33 +29,41 @@ export function captureLogs(): { lines: string[]; stream: Writable } {
   return { lines, stream };
 }
 
+type OperatorOverrides = Partial<Parameters<typeof startOperator>[0]>;
+
 export async function startHarness(opts: {
   namespaces: string[];
   sim?: SimulatorOptions;
-  operator?: Partial<Parameters<typeof startOperator>[0]>;
+  operator?: OperatorOverrides;
 }): Promise<Harness> {
   const sim = await startSimulator({ exportDurationMs: 1_500, linkTtlSeconds: 600, ...opts.sim });
   const { lines, stream } = captureLogs();
-  const operator = await startOperator({
-    logger: createLogger({ level: 'debug', destination: stream }),
-    kubeconfig: kubeconfig(),
-    namespaces: opts.namespaces,
-    concurrency: 4,
-    metricsHost: '127.0.0.1',
-    metricsPort: 0,
-    apiBaseUrl: sim.baseUrl,
-    workDir: mkdtempSync(join(tmpdir(), 'static-export-work-')),
-    queue: { baseDelayMs: 200, maxDelayMs: 2_000 },
-    apiRetry: { attempts: 2, baseDelayMs: 50, maxDelayMs: 200 },
-    ...opts.operator,
-  });
-  return {
+  const start = () =>
+    startOperator({
+      logger: createLogger({ level: 'debug', destination: stream }),
+      kubeconfig: kubeconfig(),
+      namespaces: opts.namespaces,
+      concurrency: 4,
+      metricsHost: '127.0.0.1',
+      metricsPort: 0,
+      apiBaseUrl: sim.baseUrl,
+      workDir: mkdtempSync(join(tmpdir(), 'static-export-work-')),
+      queue: { baseDelayMs: 200, maxDelayMs: 2_000 },
+      apiRetry: { attempts: 2, baseDelayMs: 50, maxDelayMs: 200 },
+      ...opts.operator,
+    });
+  const harness: Harness = {
     sim,
-    operator,
+    operator: await start(),
     logs: lines,
+    async restartOperator() {
+      await harness.operator.stop();
+      harness.operator = await start();
+    },
     async stop() {
-      await operator.stop();
+      await harness.operator.stop();
       await sim.close();
     },
   };
+  return harness;
 }

@@ -69,11 +69,7 @@ const ready = (name: string) =>
 
 describe('SIGKILL at each step', () => {
   const steps: [string, string[], RegExp][] = [
-    [
-      'while polling the export job',
-      [],
-      /"action":\{"kind":"none"\},"requeueAfterMs":\d+,"msg":"decided"/,
-    ],
+    ['while polling the export job', [], /"action":\{"kind":"none"\},"requeueAfterMs":\d+,"msg":"decided"/],
     ['while generating the bundle link', ['bundle:delay=5000:1'], /"kind":"publish","mode":"NewContent"/],
     ['while downloading the bundle', ['download:delay=5000:1'], /"kind":"publish","mode":"NewContent"/],
   ];
