@@ -7,17 +7,12 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AdminApiClient, isExportFinished } from '../src/api/index.ts';
 import { contentVersion } from '../src/bundle/index.ts';
 import { startSimulator } from '../src/simulator/index.ts';
+import { buildCli, CLI, ROOT } from './build.ts';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const NODE = join(ROOT, 'node_modules/.bin/node');
-// The CLI as shipped (compiled JS, like dist/): running the .ts sources would add Node's
-// type-stripping compiler (tens of MiB) to the measured RSS.
-const BUILD = join(ROOT, 'node_modules/.cache/static-export-bench');
-const CLI = join(BUILD, 'cli/main.js');
 const TIME = '/usr/bin/time';
 const MIB = 1024 * 1024;
 
@@ -62,12 +57,7 @@ export async function run(): Promise<void> {
   const targetMb = Number(process.env.BENCH_BUNDLE_MB ?? 200);
   const runs = Number(process.env.BENCH_RUNS ?? 3);
   const work = await mkdtemp(join(tmpdir(), 'bench-download-'));
-  // Emits even when files elsewhere in the tree have type errors; only our path has to run.
-  await measure(
-    join(ROOT, 'node_modules/.bin/tsc'),
-    ['-p', join(ROOT, 'tsconfig.build.json'), '--outDir', BUILD],
-    {},
-  ).catch(() => undefined);
+  await buildCli();
   // Incompressible padding makes the archive about as large as its content.
   const sim = await startSimulator({ exportDurationMs: 0, padBytes: targetMb * MIB, linkTtlSeconds: 3600 });
   const client = new AdminApiClient({ baseUrl: sim.baseUrl, apiKey: sim.adminKey });

@@ -7,6 +7,7 @@ interface BenchModule {
 
 const BENCHES: Record<string, () => Promise<BenchModule>> = {
   download: () => import('../bench/download.ts'),
+  operator: () => import('../bench/operator.ts'),
 };
 
 const requested = process.argv.slice(2);
