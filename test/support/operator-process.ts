@@ -85,7 +85,13 @@ export class OperatorProcess {
         () => reject(new Error(`no log line matching ${re} within ${timeoutMs} ms`)),
         timeoutMs,
       );
-      this.waiters.push({ re, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+      this.waiters.push({
+        re,
+        resolve: (line) => {
+          clearTimeout(timer);
+          resolve(line);
+        },
+      });
     });
   }
 
