@@ -1,24 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { rename, writeFile } from 'node:fs/promises';
-import { stringify } from 'yaml';
-
-export interface StaticExportValues {
-  bundleUrl: string;
-  version: string;
-  expiresAt?: Date;
-}
+import { renderValuesYaml, type StaticExportValues } from '../targets/values.ts';
 
 /** The site chart's `staticExport` block, ready for `helm upgrade -f`. */
-export function valuesYaml(values: StaticExportValues): string {
+export function valuesYaml(values: StaticExportValues & { expiresAt?: Date }): string {
   const header = [
     '# staticExport values for the static-export-site chart (helm upgrade -f).',
     '# bundleUrl is a credential: keep this file private.',
     ...(values.expiresAt ? [`# The link expires at ${values.expiresAt.toISOString()}.`] : []),
   ];
-  const body = stringify({
-    staticExport: { enabled: true, bundleUrl: values.bundleUrl, version: values.version },
-  });
-  return `${header.join('\n')}\n${body}`;
+  return `${header.join('\n')}\n${renderValuesYaml(values)}`;
 }
 
 /** Written owner-only and renamed into place, so readers never see a partial file. */

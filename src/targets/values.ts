@@ -1,6 +1,6 @@
 import { stringify } from 'yaml';
 
-/** What every target writes: the site chart's `staticExport` values block. */
+/** What every target writes (and the CLI's --values-out): the site chart's `staticExport` block. */
 export interface StaticExportValues {
   bundleUrl: string;
   version: string;
@@ -11,6 +11,6 @@ export function staticExportValues(v: StaticExportValues) {
 }
 
 /** The values as a YAML document for `helm upgrade -f` (it carries the presigned link: keep it secret). */
-export function renderValuesYaml(v: StaticExportValues, extra: Record<string, unknown> = {}): string {
-  return stringify({ ...extra, ...staticExportValues(v) });
+export function renderValuesYaml(v: StaticExportValues): string {
+  return stringify(staticExportValues(v));
 }
