@@ -15,10 +15,10 @@ export interface ClusterCerts {
 
 const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
 
-/** A throwaway CA, API server serving cert, cluster-admin client cert and service-account key pair. */
-export function createCerts(dir: string): ClusterCerts {
+/** Where the certificates of a control plane in `dir` live. */
+export function certPaths(dir: string): ClusterCerts {
   const p = (name: string) => join(dir, name);
-  const certs: ClusterCerts = {
+  return {
     caCert: p('ca.crt'),
     caKey: p('ca.key'),
     serverCert: p('apiserver.crt'),
@@ -28,6 +28,11 @@ export function createCerts(dir: string): ClusterCerts {
     serviceAccountKey: p('sa.key'),
     serviceAccountPub: p('sa.pub'),
   };
+}
+
+/** A throwaway CA, API server serving cert, cluster-admin client cert and service-account key pair. */
+export function createCerts(dir: string): ClusterCerts {
+  const certs = certPaths(dir);
   const days = '3650';
   openssl([
     'req',

@@ -6,7 +6,7 @@ import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { type ClusterCerts, createCerts } from './certs.ts';
+import { type ClusterCerts, certPaths, createCerts } from './certs.ts';
 
 const here = import.meta.dirname;
 export const COMPONENTS = [
@@ -297,20 +297,6 @@ current-context: static-export-test
     if (existsSync(this.dir))
       writeFileSync(join(this.dir, 'state.json'), JSON.stringify(this.state, null, 2));
   }
-}
-
-function certPaths(dir: string): ClusterCerts {
-  const p = (n: string) => join(dir, n);
-  return {
-    caCert: p('ca.crt'),
-    caKey: p('ca.key'),
-    serverCert: p('apiserver.crt'),
-    serverKey: p('apiserver.key'),
-    adminCert: p('admin.crt'),
-    adminKey: p('admin.key'),
-    serviceAccountKey: p('sa.key'),
-    serviceAccountPub: p('sa.pub'),
-  };
 }
 
 function alive(pid: number): boolean {

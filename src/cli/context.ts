@@ -8,3 +8,16 @@ export interface CliContext {
 export function processContext(): CliContext {
   return { stdout: process.stdout, stderr: process.stderr, env: process.env };
 }
+
+/** Resolves on the first SIGINT or SIGTERM: long-running commands then shut down cleanly. */
+export async function untilStopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      resolve(signal);
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  });
+}

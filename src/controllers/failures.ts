@@ -11,6 +11,7 @@ import {
 } from '../api/index.ts';
 import { BundleError } from '../bundle/index.ts';
 import { scrub } from '../redact.ts';
+import type { ConditionInput } from '../runtime/conditions.ts';
 import { KubeApiError } from '../runtime/kube-client.ts';
 import { TargetError } from '../targets/values-secret.ts';
 
@@ -88,4 +89,17 @@ export function classifyError(error: unknown, secretRef: string): Failure {
   }
   const message = error instanceof Error ? error.message : String(error);
   return failure('ReconcileError', message, false);
+}
+
+/** Ready=False with the failure's reason; Stalled=True only when the user must act. */
+export function failureConditions(f: Failure): ConditionInput[] {
+  return [
+    { type: 'Ready', status: 'False', reason: f.reason, message: f.message },
+    {
+      type: 'Stalled',
+      status: f.stalled ? 'True' : 'False',
+      reason: f.stalled ? f.reason : 'Progressing',
+      message: f.stalled ? f.message : '',
+    },
+  ];
 }

@@ -12,3 +12,10 @@ export interface EventRegarding {
 export interface EventSink {
   emit(regarding: EventRegarding, type: 'Normal' | 'Warning', reason: string, note: string): Promise<void>;
 }
+
+/** An event a decision asks for. */
+export interface EventNote {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  note: string;
+}

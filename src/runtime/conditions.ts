@@ -30,3 +30,15 @@ export function getCondition(list: readonly Condition[] | undefined, type: strin
 export function isTrue(list: readonly Condition[] | undefined, type: string): boolean {
   return getCondition(list, type)?.status === 'True';
 }
+
+/** Sets several conditions on a status object at once. */
+export function withConditions<S extends { conditions?: Condition[] }>(
+  status: S,
+  conditions: readonly ConditionInput[],
+  generation: number | undefined,
+  now: Date,
+): S {
+  let list = status.conditions;
+  for (const c of conditions) list = setCondition(list, c, generation, now);
+  return { ...status, conditions: list };
+}

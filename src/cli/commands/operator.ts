@@ -1,9 +1,8 @@
-import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { CliContext } from '../context.ts';
+import { type CliContext, untilStopSignal } from '../context.ts';
 import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { integer } from '../options.ts';
 
@@ -72,15 +71,9 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
         }
       : {}),
   });
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
   try {
-    await once(stop.signal, 'abort');
+    await untilStopSignal();
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
     logger.info('shutting down');
     // Drains reconciles, releases the Lease, closes servers; a pod's grace period is 30 s.
     await runShutdown([{ name: 'operator', run: () => operator.stop() }], 25_000, logger);

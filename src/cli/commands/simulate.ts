@@ -1,8 +1,7 @@
-import { once } from 'node:events';
 import { type Command, InvalidArgumentError } from 'commander';
 import { validateAdminKey } from '../../api/keys.ts';
 import { parseFault } from '../../simulator/faults.ts';
-import type { CliContext } from '../context.ts';
+import { type CliContext, untilStopSignal } from '../context.ts';
 import { EXIT_CODES_HELP } from '../exit-codes.ts';
 import { cliLogger, integer } from '../options.ts';
 
@@ -57,15 +56,9 @@ async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void>
       ].join('\n'),
     );
   }
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
   try {
-    await once(stop.signal, 'abort');
+    await untilStopSignal();
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
     await sim.close();
   }
 }

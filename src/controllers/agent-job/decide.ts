@@ -3,8 +3,9 @@
 // a second job (and a second pull request); it becomes CreateOutcomeUnknown for a human instead.
 import { AGENT_JOB_FINAL_STATUSES, type AgentJob as ApiAgentJob } from '../../api/index.ts';
 import type { AgentJob, AgentJobStatus } from '../../crd/index.ts';
-import { type ConditionInput, getCondition, setCondition } from '../../runtime/conditions.ts';
-import type { Failure } from '../failures.ts';
+import { getCondition, withConditions } from '../../runtime/conditions.ts';
+import { type Failure, failureConditions } from '../failures.ts';
+import type { EventNote } from '../types.ts';
 
 export type Status = AgentJobStatus;
 
@@ -25,11 +26,7 @@ export interface Observed {
   poll?: JobPoll;
 }
 
-export interface EventNote {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  note: string;
-}
+export type { EventNote };
 
 export interface Decision {
   action: { kind: 'none' } | { kind: 'create' };
@@ -43,25 +40,18 @@ export const OUTCOME_UNKNOWN = 'CreateOutcomeUnknown';
 
 const isFinal = (state: string | undefined) => state !== undefined && AGENT_JOB_FINAL_STATUSES.has(state);
 
-function conditions(status: Status, gen: number | undefined, now: Date, ...cs: ConditionInput[]): Status {
-  let list = status.conditions;
-  for (const c of cs) list = setCondition(list, c, gen, now);
-  return { ...status, conditions: list };
+export function withFailure(status: Status, f: Failure, gen: number | undefined, now: Date): Status {
+  return withConditions(status, failureConditions(f), gen, now);
 }
 
-export function withFailure(status: Status, f: Failure, gen: number | undefined, now: Date): Status {
-  return conditions(
-    status,
-    gen,
-    now,
-    { type: 'Ready', status: 'False', reason: f.reason, message: f.message },
-    {
-      type: 'Stalled',
-      status: f.stalled ? 'True' : 'False',
-      reason: f.stalled ? f.reason : 'Progressing',
-      message: f.stalled ? f.message : '',
-    },
-  );
+function withRunning(status: Status, gen: number | undefined, now: Date): Status {
+  const ready = {
+    type: 'Ready',
+    status: 'False',
+    reason: 'Running',
+    message: `Agent job ${status.jobId} is ${status.state}`,
+  } as const;
+  return withConditions(status, [ready], gen, now);
 }
 
 /** Poll soon after creation, then back off: agents take minutes. */
@@ -106,12 +96,14 @@ function finalConditions(status: Status, gen: number | undefined, now: Date): St
   const message = status.prLink
     ? `Pull request: ${status.prLink}`
     : `Agent job ${status.jobId} is ${state}; no file was changed`;
-  return conditions(
+  return withConditions(
     status,
+    [
+      { type: 'Ready', status: 'True', reason: state === 'archived' ? 'Archived' : 'Completed', message },
+      { type: 'Stalled', status: 'False', reason: 'Progressing', message: '' },
+    ],
     gen,
     now,
-    { type: 'Ready', status: 'True', reason: state === 'archived' ? 'Archived' : 'Completed', message },
-    { type: 'Stalled', status: 'False', reason: 'Progressing', message: '' },
   );
 }
 
@@ -159,12 +151,19 @@ export function decide(o: Observed): Decision {
       };
       return none(withFailure(status, f, gen, now), o.budgetDelayMs);
     }
-    const creating = conditions(status, gen, now, {
-      type: 'Ready',
-      status: 'False',
-      reason: CREATING,
-      message: 'Creating the agent job',
-    });
+    const creating = withConditions(
+      status,
+      [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: CREATING,
+          message: 'Creating the agent job',
+        },
+      ],
+      gen,
+      now,
+    );
     return { action: { kind: 'create' }, status: { ...creating, observedGeneration: gen }, events: [] };
   }
 
@@ -197,13 +196,7 @@ export function decide(o: Observed): Decision {
       },
     ]);
   }
-  const running = conditions(next, gen, now, {
-    type: 'Ready',
-    status: 'False',
-    reason: 'Running',
-    message: `Agent job ${next.jobId} is ${next.state}`,
-  });
-  return none(running, agentPollIntervalMs(next.createdAt, now));
+  return none(withRunning(next, gen, now), agentPollIntervalMs(next.createdAt, now));
 }
 
 /** Right after the create call answered: the job id first of all. */
@@ -212,11 +205,6 @@ export function afterCreate(
   status: Status,
   job: RemoteJob,
 ): { status: Status; events: EventNote[] } {
-  const s = conditions(fromRemote(status, job), o.job.metadata.generation, o.now, {
-    type: 'Ready',
-    status: 'False',
-    reason: 'Running',
-    message: `Agent job ${job.id} is ${job.status}`,
-  });
+  const s = withRunning(fromRemote(status, job), o.job.metadata.generation, o.now);
   return { status: s, events: [{ type: 'Normal', reason: 'Created', note: `Created agent job ${job.id}` }] };
 }

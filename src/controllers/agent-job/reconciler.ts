@@ -1,5 +1,4 @@
 // observe -> decide -> act for one AgentJob. Effects only; decisions live in decide.ts.
-import { isDeepStrictEqual } from 'node:util';
 import {
   type AdminApiClient,
   AGENT_JOB_FINAL_STATUSES,
@@ -9,10 +8,11 @@ import {
   ServerError,
   TimeoutError,
 } from '../../api/index.ts';
-import { type AgentJob, AJ_KIND, AJ_PLURAL, agentJobSpecSchema, GROUP_VERSION } from '../../crd/index.ts';
+import { type AgentJob, AJ_PLURAL, agentJobSpecSchema, GROUP_VERSION } from '../../crd/index.ts';
 import type { Logger } from '../../log.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
 import { type ApiClients, readCredentials } from '../credentials.ts';
+import { emitEvents, writeStatus } from '../effects.ts';
 import { classifyError, type Failure, failure } from '../failures.ts';
 import type { EventSink, ReconcileResult } from '../types.ts';
 import {
@@ -122,19 +122,12 @@ export class AgentJobReconciler {
     return { requeueAfterMs: 2_000 };
   }
 
-  private async writeStatus(job: AgentJob, status: Status): Promise<void> {
-    if (isDeepStrictEqual(job.status ?? {}, status)) return;
-    const { namespace, name } = job.metadata;
-    await this.o.kube.apply(`${jobPath(namespace ?? '', name)}/status`, {
-      apiVersion: GROUP_VERSION,
-      kind: AJ_KIND,
-      metadata: { name, namespace },
-      status,
-    });
+  private writeStatus(obj: AgentJob, status: Status): Promise<void> {
+    return writeStatus(this.o.kube, AJ_PLURAL, obj, status);
   }
 
-  private async emit(job: AgentJob, events: EventNote[]): Promise<void> {
-    for (const e of events) await this.o.events.emit(job, e.type, e.reason, e.note);
+  private emit(obj: AgentJob, events: EventNote[]): Promise<void> {
+    return emitEvents(this.o.events, obj, events);
   }
 }
 

@@ -8,8 +8,9 @@ import {
   type StaticExportRelease,
   type StaticExportReleaseStatus,
 } from '../../crd/index.ts';
-import { type ConditionInput, setCondition } from '../../runtime/conditions.ts';
-import type { Failure } from '../failures.ts';
+import { type ConditionInput, withConditions } from '../../runtime/conditions.ts';
+import { type Failure, failureConditions } from '../failures.ts';
+import type { EventNote } from '../types.ts';
 
 export type Status = StaticExportReleaseStatus;
 
@@ -38,11 +39,7 @@ export type Action =
   | { kind: 'start'; reason: StartReason }
   | { kind: 'publish'; mode: PublishMode; jobId: string; expectVersion?: string };
 
-export interface EventNote {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  note: string;
-}
+export type { EventNote };
 
 export interface Decision {
   action: Action;
@@ -71,17 +68,6 @@ export function pollIntervalMs(startedAt: string | undefined, now: Date): number
   return 15_000;
 }
 
-function withConditions(
-  status: Status,
-  generation: number | undefined,
-  now: Date,
-  ...conditions: ConditionInput[]
-): Status {
-  let list = status.conditions;
-  for (const c of conditions) list = setCondition(list, c, generation, now);
-  return { ...status, conditions: list };
-}
-
 function exportingCondition(s: Status): ConditionInput {
   const e = s.export;
   if (e?.jobId && !e.finishedAt) {
@@ -99,19 +85,7 @@ function exportingCondition(s: Status): ConditionInput {
 
 /** Ready/Stalled for a failure; the served version (if any) stays in `current`. */
 export function withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
-  return withConditions(
-    status,
-    generation,
-    now,
-    { type: 'Ready', status: 'False', reason: f.reason, message: f.message },
-    {
-      type: 'Stalled',
-      status: f.stalled ? 'True' : 'False',
-      reason: f.stalled ? f.reason : 'Progressing',
-      message: f.stalled ? f.message : '',
-    },
-    exportingCondition(status),
-  );
+  return withConditions(status, [...failureConditions(f), exportingCondition(status)], generation, now);
 }
 
 /** Conditions when no call failed: Ready follows what is served and how the last export ended. */
@@ -135,11 +109,13 @@ function withHealthy(status: Status, generation: number | undefined, now: Date):
       : { type: 'Ready', status: 'False', reason: 'Exporting', message: 'Waiting for the first export' };
   return withConditions(
     status,
+    [
+      ready,
+      { type: 'Stalled', status: 'False', reason: 'Progressing', message: '' },
+      exportingCondition(status),
+    ],
     generation,
     now,
-    ready,
-    { type: 'Stalled', status: 'False', reason: 'Progressing', message: '' },
-    exportingCondition(status),
   );
 }
 

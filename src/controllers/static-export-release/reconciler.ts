@@ -2,13 +2,11 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import type { AdminApiClient } from '../../api/index.ts';
 import { NotFoundError } from '../../api/index.ts';
 import { fetchBundle } from '../../bundle/index.ts';
 import {
   GROUP_VERSION,
-  SER_KIND,
   SER_PLURAL,
   type StaticExportRelease,
   staticExportReleaseSpecSchema,
@@ -17,6 +15,7 @@ import type { Logger } from '../../log.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
 import { observeValuesSecret, TargetError, writeValuesSecret } from '../../targets/values-secret.ts';
 import { type ApiClients, readCredentials } from '../credentials.ts';
+import { emitEvents, writeStatus } from '../effects.ts';
 import { classifyError, type Failure, failure } from '../failures.ts';
 import type { EventSink, ReconcileResult } from '../types.ts';
 import {
@@ -259,19 +258,12 @@ export class StaticExportReleaseReconciler {
     throw new RetryableError(f.message);
   }
 
-  private async writeStatus(release: StaticExportRelease, status: Status): Promise<void> {
-    if (isDeepStrictEqual(release.status ?? {}, status)) return;
-    const { namespace, name } = release.metadata;
-    await this.o.kube.apply(`${releasePath(namespace ?? '', name)}/status`, {
-      apiVersion: GROUP_VERSION,
-      kind: SER_KIND,
-      metadata: { name, namespace },
-      status,
-    });
+  private writeStatus(obj: StaticExportRelease, status: Status): Promise<void> {
+    return writeStatus(this.o.kube, SER_PLURAL, obj, status);
   }
 
-  private async emit(release: StaticExportRelease, events: EventNote[]): Promise<void> {
-    for (const e of events) await this.o.events.emit(release, e.type, e.reason, e.note);
+  private emit(obj: StaticExportRelease, events: EventNote[]): Promise<void> {
+    return emitEvents(this.o.events, obj, events);
   }
 
   private recordExpiry(release: StaticExportRelease, status: Status): void {
