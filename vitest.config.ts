@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 // real control plane started once by the global setup (or STATIC_EXPORT_TEST_KUBECONFIG).
 export default defineConfig({
   test: {
+    reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       {
         test: {
