@@ -68,6 +68,17 @@ export class AgentJobBudget {
     };
   }
 
+  /**
+   * Counts creations made before this process started (e.g. from AgentJob statuses), so a
+   * restarted operator does not spend the project's hourly limit a second time.
+   */
+  recordPast(projectId: string, atMs: number): void {
+    if (atMs <= this.now() - this.windowMs) return;
+    const list = this.recent(projectId);
+    list.push({ at: atMs });
+    list.sort((a, b) => a.at - b.at);
+  }
+
   /** Records that the server itself refused creations (429 with Retry-After) for `ms`. */
   blockFor(projectId: string, ms: number): void {
     const until = this.now() + ms;

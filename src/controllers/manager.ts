@@ -1,6 +1,7 @@
 // The operator process: both controllers wired to the runtime (informers -> work queues ->
 // reconcilers), behind leader election, with events, metrics and health endpoints.
 import { hostname } from 'node:os';
+import { AgentJobBudget } from '../api/index.ts';
 import {
   type AgentJob,
   AJ_KIND,
@@ -52,6 +53,8 @@ export interface OperatorConfig {
   /** Admin API base URL for resources that do not set spec.apiBaseUrl. */
   apiBaseUrl?: string;
   keyPrefix?: string;
+  /** Agent job creations per project and hour (the platform allows 100). */
+  agentJobsPerHour?: number;
   /** Where bundles are downloaded and verified. */
   workDir: string;
   identity?: string;
@@ -85,6 +88,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     ...(cfg.apiBaseUrl ? { apiBaseUrl: cfg.apiBaseUrl } : {}),
     ...(cfg.keyPrefix ? { keyPrefix: cfg.keyPrefix } : {}),
     ...(cfg.apiRetry ? { retry: cfg.apiRetry } : {}),
+    budget: new AgentJobBudget({ limit: cfg.agentJobsPerHour ?? 100 }),
     onCall: (operation, status, ms) =>
       metrics.observeAdminApiCall(operation, typeof status === 'number' ? status : undefined, ms / 1000),
   });
@@ -106,7 +110,21 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
       linkExpiry: (namespace, name, expiresAt) => metrics.setLinkExpiry(namespace, name, expiresAt),
     },
   });
-  const agentJobs = new AgentJobReconciler({ kube, clients, events, logger: log });
+  // Creations before this process started count against the hourly limit too: seed the shared
+  // budget from the AgentJobs' own records once their informer has synced.
+  let seedBudget: (jobs: AgentJob[]) => void = () => {};
+  const budgetSeeded = new Promise<void>((resolve) => {
+    seedBudget = (jobs) => {
+      // Once per process: the budget itself remembers what this process created.
+      seedBudget = () => {};
+      for (const j of jobs) {
+        if (j.status?.jobId && j.status.createdAt)
+          clients.budget.recordPast(j.spec.projectId, Date.parse(j.status.createdAt));
+      }
+      resolve();
+    };
+  });
+  const agentJobs = new AgentJobReconciler({ kube, clients, events, logger: log, budgetSeeded });
 
   function startReconcilers(): Reconcilers {
     const informer = <T extends KubeObject>(apiVersion: string, plural: string, labelSelector?: string) =>
@@ -152,6 +170,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     enqueueOnChange(ajInformer, ajController);
     const informers = [serInformer, ajInformer, secretInformer];
     for (const i of informers) i.start();
+    void ajInformer.waitForSync().then(() => seedBudget(ajInformer.list()));
     log.info(
       { namespaces: cfg.namespaces.length ? cfg.namespaces : 'all', kinds: [SER_KIND, AJ_KIND] },
       'controllers started',

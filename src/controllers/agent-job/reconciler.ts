@@ -34,6 +34,8 @@ export interface AgentJobReconcilerOptions {
   events: EventSink;
   logger: Logger;
   now?: () => Date;
+  /** Resolves once the shared budget counts the jobs created before this process started. */
+  budgetSeeded?: Promise<void>;
 }
 
 const jobPath = (ns: string, name?: string) => resourcePath(GROUP_VERSION, AJ_PLURAL, ns, name);
@@ -78,6 +80,7 @@ export class AgentJobReconciler {
     );
     if ('failure' in creds) return { observed: { ...base, job, blocked: creds.failure } };
     const client = this.o.clients.get(creds);
+    if (!job.status?.jobId) await this.o.budgetSeeded;
     const observed: Observed = {
       ...base,
       job,

@@ -54,4 +54,16 @@ describe('AgentJobBudget', () => {
     c.t += 5000;
     expect(budget.tryReserve('p')).toBeDefined();
   });
+
+  it('counts creations made before a restart, and ignores those older than the window', () => {
+    const c = clock(10_000_000);
+    const budget = new AgentJobBudget({ limit: 2, windowMs: 3_600_000, now: c.now });
+    budget.recordPast('p1', c.t - 4_000_000); // outside the window
+    budget.recordPast('p1', c.t - 1_000_000);
+    expect(budget.remaining('p1')).toBe(1);
+    expect(budget.tryReserve('p1')).toBeDefined();
+    expect(budget.tryReserve('p1')).toBeUndefined();
+    // The recorded one frees first: it is the oldest.
+    expect(budget.delayMs('p1')).toBe(3_600_000 - 1_000_000);
+  });
 });
