@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ControlPlane } from '../../../scripts/control-plane/control-plane.ts';
-import type { StaticExportRelease } from '../../../src/crd/index.ts';
+import type { AgentJob, StaticExportRelease } from '../../../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
 import { OperatorProcess } from '../../support/operator-process.ts';
@@ -131,6 +131,49 @@ describe('two replicas', () => {
       async () => (await get('elected')).status?.lastHandledRequestedAt === 'after-failover',
     );
     expect(standby.lines.some((l) => l.includes('"msg":"decided"'))).toBe(true);
+  });
+});
+
+describe('shutdown and restarts', () => {
+  it('on SIGTERM drains, releases the Lease and exits 0', async () => {
+    const p = operator(ns);
+    const lease = async () =>
+      (
+        JSON.parse(await kubectlOk(['get', 'lease', 'static-export-operator', '-n', ns, '-o', 'json'])) as {
+          spec: { holderIdentity?: string };
+        }
+      ).spec.holderIdentity;
+    await eventually('leading', async () => (await lease())?.endsWith(`-${p.pid}`));
+    await p.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+    expect(await lease()).toBe('');
+  });
+
+  it('an AgentJob survives a SIGKILL while active: polled to completion, created once', async () => {
+    sim.setAgentJobDurationMs(4_000);
+    const first = operator();
+    const obj = {
+      apiVersion: 'staticexport.dev/v1alpha1',
+      kind: 'AgentJob',
+      metadata: { name: 'killed-agent', namespace: ns },
+      spec: {
+        projectId: 'proj-kill',
+        prompt: 'Rewrite the intro',
+        credentialsSecretRef: { name: 'admin-key' },
+      },
+    };
+    await kubectlOk(['apply', '-f', '-'], stringify(obj));
+    const getJob = async () =>
+      JSON.parse(await kubectlOk(['get', 'aj', 'killed-agent', '-n', ns, '-o', 'json'])) as AgentJob;
+    await eventually('job id recorded', async () => (await getJob()).status?.jobId);
+    await first.kill('SIGKILL');
+    operator();
+    const done = await eventually('completed', async () => {
+      const j = await getJob();
+      return j.status?.state === 'completed' ? j : undefined;
+    });
+    expect(done.status?.prLink).toMatch(/pull\/\d+$/);
+    expect(sim.agentJobsCreated('proj-kill')).toBe(1);
   });
 });
 

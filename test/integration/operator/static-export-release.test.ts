@@ -272,6 +272,21 @@ describe('StaticExportRelease', () => {
     expect((await valuesOf('site')).resourceVersion).toBe(valuesRv);
   });
 
+  it('reports seconds until each link expires and admin API calls on /metrics', async () => {
+    const text = await (await fetch(`http://127.0.0.1:${h.operator.metricsPort}/metrics`)).text();
+    const expiry = new RegExp(
+      `static_export_link_expiry_seconds\\{namespace="${ns}",name="site"\\} (\\d+(\\.\\d+)?)`,
+    ).exec(text);
+    expect(Number(expiry?.[1])).toBeGreaterThan(60);
+    expect(text).toMatch(
+      /static_export_admin_api_requests_total\{operation="startExport",status="202"\} [1-9]/,
+    );
+    expect(text).toMatch(
+      /static_export_reconcile_total\{controller="staticexportrelease",result="[a-z]+"\} [1-9]/,
+    );
+    expect(text).not.toContain(h.sim.adminKey);
+  });
+
   it('never puts the key or a bundle link in status, events or logs', async () => {
     const everything = [
       await kubectlOk(['get', 'ser', '-n', ns, '-o', 'json']),
