@@ -1,10 +1,12 @@
 import { defineConfig } from 'vitest/config';
+import StableSequencer from './test/support/sequencer.ts';
 
 // Two projects: `unit` needs nothing but Node (loopback HTTP is fine), `integration` runs against a
 // real control plane started once by the global setup (or STATIC_EXPORT_TEST_KUBECONFIG).
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
+    sequence: { sequencer: StableSequencer },
     projects: [
       {
         test: {

@@ -19,14 +19,20 @@ export interface Credentials {
 
 const RETRY_MISSING_SECRET_MS = 30_000;
 
+/** Anything with credentials: StaticExportRelease and AgentJob. */
+export interface UsesCredentials {
+  metadata: { namespace?: string };
+  spec: { credentialsSecretRef: { name: string; key: string }; apiBaseUrl?: string };
+}
+
 export async function readCredentials(
   kube: KubeClient,
-  namespace: string,
-  ref: { name: string; key: string },
-  apiBaseUrl: string | undefined,
+  resource: UsesCredentials,
   defaults: { apiBaseUrl?: string; keyPrefix?: string },
 ): Promise<Credentials | { failure: Failure }> {
-  const baseUrl = apiBaseUrl ?? defaults.apiBaseUrl;
+  const namespace = resource.metadata.namespace ?? '';
+  const ref = resource.spec.credentialsSecretRef;
+  const baseUrl = resource.spec.apiBaseUrl ?? defaults.apiBaseUrl;
   if (!baseUrl) {
     return {
       failure: failure(

@@ -1,5 +1,7 @@
 // Maps what went wrong to what the user sees: a one-word reason, a message that says what to do,
 // whether it needs the user (Stalled, no hot loop) and when to try again.
+
+import type { z } from 'zod';
 import {
   AdminApiError,
   AdminKeyError,
@@ -102,4 +104,13 @@ export function failureConditions(f: Failure): ConditionInput[] {
       message: f.stalled ? f.message : '',
     },
   ];
+}
+
+/** A spec the CRD schema let through but the operator's schema refuses (e.g. an older CRD). */
+export function invalidSpec(error: z.ZodError): Failure {
+  return failure(
+    'InvalidSpec',
+    error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; '),
+    true,
+  );
 }

@@ -1,6 +1,4 @@
-export interface ReconcileResult {
-  requeueAfterMs?: number;
-}
+export type { ReconcileResult } from '../runtime/controller.ts';
 
 export interface EventRegarding {
   apiVersion: string;

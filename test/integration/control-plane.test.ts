@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPONENTS, ControlPlane } from '../../scripts/control-plane/control-plane.ts';
-import { createNamespace, eventually, kubectlOk } from '../support/kube.ts';
+import { createNamespace, eventually, kubectl, kubectlOk } from '../support/kube.ts';
 
 const deployment = (ns: string, version: string) => `
 apiVersion: apps/v1
@@ -52,7 +52,18 @@ describe('local control plane', () => {
 
   it('runs a Deployment to Ready pods on a kwok node and rolls out a template change', async () => {
     await kubectlOk(['apply', '-f', '-'], deployment(ns, 'v1'));
-    await eventually('first rollout', () => rolledOut(ns));
+    await eventually('first rollout', () => rolledOut(ns)).catch(async (e) => {
+      // What the cluster looked like, so a failure here can be diagnosed from the CI log alone.
+      const state = await kubectl(['get', 'nodes,deploy,rs,pods', '-A', '-o', 'wide']);
+      const node = await kubectl([
+        'get',
+        'node',
+        'kwok-node-0',
+        '-o',
+        'jsonpath={.spec.taints} {.status.conditions}',
+      ]);
+      throw new Error(`${(e as Error).message}\n${state.stdout}\n${node.stdout}`);
+    });
 
     const pods = JSON.parse(await kubectlOk(['get', 'pods', '-n', ns, '-o', 'json'])) as {
       items: { spec: { nodeName?: string }; status: { conditions?: { type: string; status: string }[] } }[];

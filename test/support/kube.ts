@@ -83,3 +83,24 @@ export async function eventually<T>(
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
 }
+
+export interface EventSeen {
+  type: string;
+  reason: string;
+  note: string;
+}
+
+/** events.k8s.io Events about one object, as `kubectl get events` would list them. */
+export async function eventsFor(namespace: string, name: string): Promise<EventSeen[]> {
+  const out = await kubectlOk([
+    'get',
+    'events.events.k8s.io',
+    '-n',
+    namespace,
+    '--field-selector',
+    `regarding.name=${name}`,
+    '-o',
+    'json',
+  ]);
+  return (JSON.parse(out) as { items: EventSeen[] }).items;
+}

@@ -13,7 +13,7 @@ import type { Logger } from '../../log.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
 import { type ApiClients, readCredentials } from '../credentials.ts';
 import { emitEvents, writeStatus } from '../effects.ts';
-import { classifyError, type Failure, failure } from '../failures.ts';
+import { classifyError, type Failure, failure, invalidSpec } from '../failures.ts';
 import type { EventSink, ReconcileResult } from '../types.ts';
 import {
   afterCreate,
@@ -65,19 +65,12 @@ export class AgentJobReconciler {
     const base = { now, job, budgetDelayMs: 0 };
     const spec = agentJobSpecSchema.safeParse(job.spec);
     if (!spec.success) {
-      const issues = spec.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ');
-      return { observed: { ...base, blocked: failure('InvalidSpec', issues, true) } };
+      return { observed: { ...base, blocked: invalidSpec(spec.error) } };
     }
     job = { ...job, spec: spec.data };
     const finished = job.status?.jobId && AGENT_JOB_FINAL_STATUSES.has(job.status.state ?? '');
     if (job.metadata.deletionTimestamp || finished) return { observed: { ...base, job } };
-    const creds = await readCredentials(
-      this.o.kube,
-      job.metadata.namespace ?? '',
-      job.spec.credentialsSecretRef,
-      job.spec.apiBaseUrl,
-      this.o.clients.defaults,
-    );
+    const creds = await readCredentials(this.o.kube, job, this.o.clients.defaults);
     if ('failure' in creds) return { observed: { ...base, job, blocked: creds.failure } };
     const client = this.o.clients.get(creds);
     if (!job.status?.jobId) await this.o.budgetSeeded;

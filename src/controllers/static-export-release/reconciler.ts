@@ -16,7 +16,7 @@ import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-cl
 import { observeValuesSecret, TargetError, writeValuesSecret } from '../../targets/values-secret.ts';
 import { type ApiClients, readCredentials } from '../credentials.ts';
 import { emitEvents, writeStatus } from '../effects.ts';
-import { classifyError, type Failure, failure } from '../failures.ts';
+import { classifyError, type Failure, invalidSpec } from '../failures.ts';
 import type { EventSink, ReconcileResult } from '../types.ts';
 import {
   type Action,
@@ -91,18 +91,11 @@ export class StaticExportReleaseReconciler {
     const now = (this.o.now ?? (() => new Date()))();
     const spec = staticExportReleaseSpecSchema.safeParse(release.spec);
     if (!spec.success) {
-      const issues = spec.error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; ');
-      return { observed: { now, release, blocked: failure('InvalidSpec', issues, true) } };
+      return { observed: { now, release, blocked: invalidSpec(spec.error) } };
     }
     release = { ...release, spec: spec.data };
     if (release.spec.suspend || release.metadata.deletionTimestamp) return { observed: { now, release } };
-    const creds = await readCredentials(
-      this.o.kube,
-      release.metadata.namespace ?? '',
-      release.spec.credentialsSecretRef,
-      release.spec.apiBaseUrl,
-      this.o.clients.defaults,
-    );
+    const creds = await readCredentials(this.o.kube, release, this.o.clients.defaults);
     if ('failure' in creds) return { observed: { now, release, blocked: creds.failure } };
     const client = this.o.clients.get(creds);
     const exp = release.status?.export;

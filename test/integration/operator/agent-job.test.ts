@@ -2,7 +2,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { AgentJob } from '../../../src/crd/index.ts';
-import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
+import {
+  createNamespace,
+  eventsFor,
+  eventually,
+  installCrds,
+  kubectl,
+  kubectlOk,
+} from '../../support/kube.ts';
 import { type Harness, startHarness } from '../../support/operator.ts';
 
 const HOUR = 3_600_000;
@@ -61,19 +68,7 @@ describe('AgentJob', () => {
     });
     expect(h.sim.agentJobsCreated('proj-a')).toBe(1);
 
-    const events = JSON.parse(
-      await kubectlOk([
-        'get',
-        'events.events.k8s.io',
-        '-n',
-        ns,
-        '--field-selector',
-        'regarding.name=fix-typo',
-        '-o',
-        'json',
-      ]),
-    ) as { items: { reason: string; note: string }[] };
-    expect(events.items).toEqual(
+    expect(await eventsFor(ns, 'fix-typo')).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ reason: 'Created' }),
         expect.objectContaining({ reason: 'Completed', note: `Pull request: ${done.status?.prLink}` }),

@@ -3,7 +3,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
+import {
+  createNamespace,
+  eventsFor,
+  eventually,
+  installCrds,
+  kubectl,
+  kubectlOk,
+} from '../../support/kube.ts';
 import { type Harness, startHarness } from '../../support/operator.ts';
 
 let ns: string;
@@ -142,18 +149,6 @@ describe('admin API failures', () => {
     h.sim.setFaults(['status:404:1:1']);
     await waitReason('vanish', 'Published', 30_000);
     h.sim.setExportDurationMs(300);
-    const reasons = JSON.parse(
-      await kubectlOk([
-        'get',
-        'events.events.k8s.io',
-        '-n',
-        ns,
-        '--field-selector',
-        'regarding.name=vanish',
-        '-o',
-        'json',
-      ]),
-    ) as { items: { reason: string }[] };
-    expect(reasons.items.map((e) => e.reason)).toContain('ExportVanished');
+    expect((await eventsFor(ns, 'vanish')).map((e) => e.reason)).toContain('ExportVanished');
   });
 });

@@ -8,7 +8,14 @@ import { parse, stringify } from 'yaml';
 import { fetchBundle } from '../../../src/bundle/index.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { DEFAULT_DOCS_DIR } from '../../../src/simulator/index.ts';
-import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
+import {
+  createNamespace,
+  eventsFor,
+  eventually,
+  installCrds,
+  kubectl,
+  kubectlOk,
+} from '../../support/kube.ts';
 import { type Harness, startHarness } from '../../support/operator.ts';
 
 let ns: string;
@@ -89,21 +96,7 @@ async function valuesOf(name: string) {
   };
 }
 
-async function eventsOf(name: string) {
-  const list = JSON.parse(
-    await kubectlOk([
-      'get',
-      'events.events.k8s.io',
-      '-n',
-      ns,
-      '--field-selector',
-      `regarding.name=${name}`,
-      '-o',
-      'json',
-    ]),
-  ) as { items: { reason: string; note: string; type: string }[] };
-  return list.items;
-}
+const eventsOf = (name: string) => eventsFor(ns, name);
 
 const trigger = (name: string, value: string) =>
   kubectlOk(['annotate', 'ser', name, '-n', ns, '--overwrite', `staticexport.dev/requested-at=${value}`]);

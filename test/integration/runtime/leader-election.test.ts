@@ -129,7 +129,7 @@ describe('LeaderElector on the real API server', () => {
         expect(lostAfter).toBeLessThanOrEqual(timing.renewDeadlineMs + 500);
         expect(a.elector.isLeader()).toBe(false);
       } finally {
-        await cp.startComponent('kube-apiserver');
+        await cp.startApiServerAgain();
       }
       await eventually('a leads again', async () => a.elector.isLeader(), 30_000);
       expect(a.startedAt).toHaveLength(2);
