@@ -1,10 +1,10 @@
 // The hourly agent-job limit is shared by all AgentJobs of a project and survives an operator
 // restart: the new process counts the jobs the old one created (from their status).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import type { AgentJob } from '../../../src/crd/index.ts';
 import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
 import { type Harness, startHarness } from '../../support/operator.ts';
+import { applyAgentJob, getAgentJob } from '../../support/resources.ts';
 
 let ns: string;
 let h: Harness;
@@ -33,22 +33,8 @@ afterAll(async () => {
   await kubectl(['delete', 'namespace', ns, '--wait=false']);
 });
 
-async function createJob(name: string) {
-  const spec = {
-    projectId: 'proj-shared',
-    prompt: `Task ${name}`,
-    credentialsSecretRef: { name: 'admin-key' },
-  };
-  const obj = {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'AgentJob',
-    metadata: { name, namespace: ns },
-    spec,
-  };
-  await kubectlOk(['apply', '-f', '-'], stringify(obj));
-}
-const getJob = async (name: string) =>
-  JSON.parse(await kubectlOk(['get', 'aj', name, '-n', ns, '-o', 'json'])) as AgentJob;
+const createJob = (name: string) => applyAgentJob(ns, name, 'proj-shared', `Task ${name}`);
+const getJob = (name: string) => getAgentJob(ns, name);
 const reason = (j: AgentJob) => j.status?.conditions?.find((c) => c.type === 'Ready')?.reason;
 
 describe('shared agent job budget', () => {

@@ -1,6 +1,5 @@
 // The AgentJob controller on the real control plane against the simulator.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import type { AgentJob } from '../../../src/crd/index.ts';
 import {
   createNamespace,
@@ -11,6 +10,7 @@ import {
   kubectlOk,
 } from '../../support/kube.ts';
 import { type Harness, startHarness } from '../../support/operator.ts';
+import { ADMIN_KEY_SECRET, applyAgentJob, applySecret, getAgentJob } from '../../support/resources.ts';
 
 const HOUR = 3_600_000;
 let ns: string;
@@ -20,13 +20,7 @@ beforeAll(async () => {
   await installCrds();
   ns = await createNamespace('aj');
   h = await startHarness({ namespaces: [ns], sim: { agentJobDurationMs: 1_000, rateLimitPerHour: 2 } });
-  const secret = {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'admin-key', namespace: ns },
-    stringData: { apiKey: h.sim.adminKey },
-  };
-  await kubectlOk(['apply', '-f', '-'], stringify(secret));
+  await applySecret(ns, ADMIN_KEY_SECRET, { apiKey: h.sim.adminKey });
 });
 
 afterAll(async () => {
@@ -34,18 +28,9 @@ afterAll(async () => {
   await kubectl(['delete', 'namespace', ns, '--wait=false']);
 });
 
-async function createJob(name: string, projectId: string, prompt: string) {
-  const obj = {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'AgentJob',
-    metadata: { name, namespace: ns },
-    spec: { projectId, prompt, credentialsSecretRef: { name: 'admin-key' } },
-  };
-  await kubectlOk(['apply', '-f', '-'], stringify(obj));
-}
-
-const getJob = async (name: string) =>
-  JSON.parse(await kubectlOk(['get', 'aj', name, '-n', ns, '-o', 'json'])) as AgentJob;
+const createJob = (name: string, projectId: string, prompt: string) =>
+  applyAgentJob(ns, name, projectId, prompt);
+const getJob = (name: string) => getAgentJob(ns, name);
 const ready = (j: AgentJob) => j.status?.conditions?.find((c) => c.type === 'Ready');
 const until = (name: string, what: string, test: (j: AgentJob) => boolean) =>
   eventually(`${name}: ${what}`, async () => {

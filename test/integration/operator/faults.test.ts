@@ -1,8 +1,6 @@
 // Each class of admin API failure gives the condition a user can act on, and the release recovers
 // once the cause is gone. Real control plane, simulator faults, production client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import {
   createNamespace,
   eventsFor,
@@ -12,6 +10,7 @@ import {
   kubectlOk,
 } from '../../support/kube.ts';
 import { type Harness, startHarness } from '../../support/operator.ts';
+import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
 
 let ns: string;
 let h: Harness;
@@ -32,29 +31,10 @@ afterAll(async () => {
   await kubectl(['delete', 'namespace', ns, '--wait=false']);
 });
 
-async function secret(name: string, apiKey: string) {
-  const obj = { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, stringData: { apiKey } };
-  await kubectlOk(['apply', '-f', '-'], stringify(obj));
-}
-
-async function release(name: string, spec: Record<string, unknown> = {}) {
-  const obj = {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'StaticExportRelease',
-    metadata: { name, namespace: ns },
-    spec: {
-      domain: 'docs.example.com',
-      credentialsSecretRef: { name: 'good' },
-      target: { valuesSecret: { name: `${name}-values` } },
-      ...spec,
-    },
-  };
-  await kubectlOk(['apply', '-f', '-'], stringify(obj));
-}
-
-const conditions = async (name: string) =>
-  (JSON.parse(await kubectlOk(['get', 'ser', name, '-n', ns, '-o', 'json'])) as StaticExportRelease).status
-    ?.conditions ?? [];
+const secret = (name: string, apiKey: string) => applySecret(ns, name, { apiKey });
+const release = (name: string, spec: Record<string, unknown> = {}) =>
+  applyRelease(ns, name, { credentialsSecretRef: { name: 'good' }, ...spec });
+const conditions = async (name: string) => (await getRelease(ns, name)).status?.conditions ?? [];
 
 async function waitReason(name: string, reason: string, timeoutMs = 60_000) {
   return eventually(
@@ -141,10 +121,7 @@ describe('admin API failures', () => {
     h.sim.setExportDurationMs(4_000);
     await release('vanish');
     await eventually('export job started', async () => {
-      const r = JSON.parse(
-        await kubectlOk(['get', 'ser', 'vanish', '-n', ns, '-o', 'json']),
-      ) as StaticExportRelease;
-      return r.status?.export?.jobId;
+      return (await getRelease(ns, 'vanish')).status?.export?.jobId;
     });
     h.sim.setFaults(['status:404:1:1']);
     await waitReason('vanish', 'Published', 30_000);

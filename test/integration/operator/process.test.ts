@@ -1,12 +1,18 @@
 // The operator process as deployed: killed at each step of an export it resumes without a second
 // export job; two replicas elect one leader; the watch survives an API server restart.
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { stringify } from 'yaml';
 import { ControlPlane } from '../../../scripts/control-plane/control-plane.ts';
-import type { AgentJob, StaticExportRelease } from '../../../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
 import { OperatorProcess } from '../../support/operator-process.ts';
+import {
+  ADMIN_KEY_SECRET,
+  applyAgentJob,
+  applyRelease,
+  applySecret,
+  getAgentJob,
+  getRelease,
+} from '../../support/resources.ts';
 
 let ns: string;
 let sim: Simulator;
@@ -16,13 +22,7 @@ beforeAll(async () => {
   await installCrds();
   ns = await createNamespace('proc');
   sim = await startSimulator({ exportDurationMs: 3_000 });
-  const secret = {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: 'admin-key', namespace: ns },
-    stringData: { apiKey: sim.adminKey },
-  };
-  await kubectlOk(['apply', '-f', '-'], stringify(secret));
+  await applySecret(ns, ADMIN_KEY_SECRET, { apiKey: sim.adminKey });
 });
 
 afterEach(async () => {
@@ -45,22 +45,8 @@ function operator(leaseNamespace?: string): OperatorProcess {
   return p;
 }
 
-async function release(name: string) {
-  const obj = {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'StaticExportRelease',
-    metadata: { name, namespace: ns },
-    spec: {
-      domain: `${name}.example.com`,
-      credentialsSecretRef: { name: 'admin-key' },
-      target: { valuesSecret: { name: `${name}-values` } },
-    },
-  };
-  await kubectlOk(['apply', '-f', '-'], stringify(obj));
-}
-
-const get = async (name: string) =>
-  JSON.parse(await kubectlOk(['get', 'ser', name, '-n', ns, '-o', 'json'])) as StaticExportRelease;
+const release = (name: string) => applyRelease(ns, name, { domain: `${name}.example.com` });
+const get = (name: string) => getRelease(ns, name);
 const ready = (name: string) =>
   eventually(`${name} Ready`, async () => {
     const r = await get(name);
@@ -152,19 +138,8 @@ describe('shutdown and restarts', () => {
   it('an AgentJob survives a SIGKILL while active: polled to completion, created once', async () => {
     sim.setAgentJobDurationMs(4_000);
     const first = operator();
-    const obj = {
-      apiVersion: 'staticexport.dev/v1alpha1',
-      kind: 'AgentJob',
-      metadata: { name: 'killed-agent', namespace: ns },
-      spec: {
-        projectId: 'proj-kill',
-        prompt: 'Rewrite the intro',
-        credentialsSecretRef: { name: 'admin-key' },
-      },
-    };
-    await kubectlOk(['apply', '-f', '-'], stringify(obj));
-    const getJob = async () =>
-      JSON.parse(await kubectlOk(['get', 'aj', 'killed-agent', '-n', ns, '-o', 'json'])) as AgentJob;
+    await applyAgentJob(ns, 'killed-agent', 'proj-kill', 'Rewrite the intro');
+    const getJob = () => getAgentJob(ns, 'killed-agent');
     await eventually('job id recorded', async () => (await getJob()).status?.jobId);
     await first.kill('SIGKILL');
     operator();

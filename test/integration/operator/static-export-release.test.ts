@@ -4,7 +4,7 @@ import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
 import { fetchBundle } from '../../../src/bundle/index.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { DEFAULT_DOCS_DIR } from '../../../src/simulator/index.ts';
@@ -17,6 +17,11 @@ import {
   kubectlOk,
 } from '../../support/kube.ts';
 import { type Harness, startHarness } from '../../support/operator.ts';
+import {
+  applyRelease as applyReleaseIn,
+  applySecret,
+  getRelease as getReleaseIn,
+} from '../../support/resources.ts';
 
 let ns: string;
 let h: Harness;
@@ -28,7 +33,7 @@ beforeAll(async () => {
   docs = mkdtempSync(join(tmpdir(), 'docs-'));
   cpSync(DEFAULT_DOCS_DIR, docs, { recursive: true });
   h = await startHarness({ namespaces: [ns], sim: { docsDir: docs } });
-  await secret('admin-key', { apiKey: h.sim.adminKey });
+  await applySecret(ns, 'admin-key', { apiKey: h.sim.adminKey });
 });
 
 afterAll(async () => {
@@ -36,32 +41,9 @@ afterAll(async () => {
   await kubectl(['delete', 'namespace', ns, '--wait=false']);
 });
 
-async function secret(name: string, data: Record<string, string>) {
-  const obj = { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, stringData: data };
-  await kubectlOk(['apply', '-f', '-'], stringify(obj));
-}
-
-async function applyRelease(
-  name: string,
-  spec: Record<string, unknown> = {},
-  annotations?: Record<string, string>,
-) {
-  const obj = {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'StaticExportRelease',
-    metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
-    spec: {
-      domain: 'docs.example.com',
-      credentialsSecretRef: { name: 'admin-key' },
-      target: { valuesSecret: { name: `${name}-values` } },
-      ...spec,
-    },
-  };
-  await kubectlOk(['apply', '-f', '-'], stringify(obj));
-}
-
-const getRelease = async (name: string) =>
-  JSON.parse(await kubectlOk(['get', 'ser', name, '-n', ns, '-o', 'json'])) as StaticExportRelease;
+const applyRelease = (name: string, spec?: Record<string, unknown>, annotations?: Record<string, string>) =>
+  applyReleaseIn(ns, name, spec, annotations);
+const getRelease = (name: string) => getReleaseIn(ns, name);
 
 const readyOf = (r: StaticExportRelease) => r.status?.conditions?.find((c) => c.type === 'Ready');
 
@@ -228,7 +210,7 @@ describe('StaticExportRelease', () => {
     const r = await until('nokey', 'SecretNotFound', (x) => readyOf(x)?.reason === 'SecretNotFound');
     expect(readyOf(r)?.message).toContain(`Secret ${ns}/later-key`);
     expect(r.status?.conditions?.find((c) => c.type === 'Stalled')?.status).toBe('True');
-    await secret('later-key', { token: h.sim.adminKey });
+    await applySecret(ns, 'later-key', { token: h.sim.adminKey });
     await trigger('nokey', 'after-secret');
     const wrongKey = await until(
       'nokey',

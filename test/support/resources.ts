@@ -1,0 +1,56 @@
+// The resources tests apply, built one way: a StaticExportRelease or AgentJob with the usual
+// defaults (credentials in the `admin-key` Secret, values in `<name>-values`), and their getters.
+import { stringify } from 'yaml';
+import type { AgentJob, StaticExportRelease } from '../../src/crd/index.ts';
+import { kubectlOk } from './kube.ts';
+
+export const ADMIN_KEY_SECRET = 'admin-key';
+
+const apply = (obj: unknown) => kubectlOk(['apply', '-f', '-'], stringify(obj));
+
+export function applySecret(namespace: string, name: string, data: Record<string, string>): Promise<string> {
+  return apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, stringData: data });
+}
+
+export function applyRelease(
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown> = {},
+  annotations?: Record<string, string>,
+): Promise<string> {
+  return apply({
+    apiVersion: 'staticexport.dev/v1alpha1',
+    kind: 'StaticExportRelease',
+    metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
+    spec: {
+      domain: 'docs.example.com',
+      credentialsSecretRef: { name: ADMIN_KEY_SECRET },
+      target: { valuesSecret: { name: `${name}-values` } },
+      ...spec,
+    },
+  });
+}
+
+export function applyAgentJob(
+  namespace: string,
+  name: string,
+  projectId: string,
+  prompt: string,
+): Promise<string> {
+  return apply({
+    apiVersion: 'staticexport.dev/v1alpha1',
+    kind: 'AgentJob',
+    metadata: { name, namespace },
+    spec: { projectId, prompt, credentialsSecretRef: { name: ADMIN_KEY_SECRET } },
+  });
+}
+
+export async function getRelease(namespace: string, name: string): Promise<StaticExportRelease> {
+  return JSON.parse(
+    await kubectlOk(['get', 'ser', name, '-n', namespace, '-o', 'json']),
+  ) as StaticExportRelease;
+}
+
+export async function getAgentJob(namespace: string, name: string): Promise<AgentJob> {
+  return JSON.parse(await kubectlOk(['get', 'aj', name, '-n', namespace, '-o', 'json'])) as AgentJob;
+}
