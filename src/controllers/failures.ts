@@ -14,6 +14,7 @@ import {
 import { BundleError } from '../bundle/index.ts';
 import { scrub } from '../redact.ts';
 import type { ConditionInput } from '../runtime/conditions.ts';
+import type { ReconcileResult } from '../runtime/controller.ts';
 import { KubeApiError } from '../runtime/kube-client.ts';
 import { TargetError } from '../targets/values-secret.ts';
 
@@ -113,4 +114,16 @@ export function invalidSpec(error: z.ZodError): Failure {
     error.issues.map((i) => `spec.${i.path.join('.')}: ${i.message}`).join('; '),
     true,
   );
+}
+
+/** A transient failure with no fixed delay: the work queue retries it with exponential backoff. */
+export class RetryableError extends Error {
+  override name = 'RetryableError';
+}
+
+/** What the work queue does after a failure: wait a fixed delay, back off, or wait for a change. */
+export function afterFailure(f: Failure): ReconcileResult {
+  if (f.retryAfterMs !== undefined) return { requeueAfterMs: f.retryAfterMs };
+  if (!f.stalled) throw new RetryableError(f.message);
+  return {};
 }

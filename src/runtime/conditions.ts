@@ -27,10 +27,6 @@ export function getCondition(list: readonly Condition[] | undefined, type: strin
   return list?.find((c) => c.type === type);
 }
 
-export function isTrue(list: readonly Condition[] | undefined, type: string): boolean {
-  return getCondition(list, type)?.status === 'True';
-}
-
 /** Sets several conditions on a status object at once. */
 export function withConditions<S extends { conditions?: Condition[] }>(
   status: S,

@@ -13,7 +13,7 @@ import type { Logger } from '../../log.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
 import { type ApiClients, readCredentials } from '../credentials.ts';
 import { emitEvents, writeStatus } from '../effects.ts';
-import { classifyError, type Failure, failure, invalidSpec } from '../failures.ts';
+import { afterFailure, classifyError, type Failure, failure, invalidSpec } from '../failures.ts';
 import type { EventSink, ReconcileResult } from '../types.ts';
 import {
   afterCreate,
@@ -109,8 +109,7 @@ export class AgentJobReconciler {
         withFailure(d.status, f, o.job.metadata.generation, o.now),
       );
       await this.emit(o.job, [{ type: 'Warning', reason: f.reason, note: f.message }]);
-      if (f.retryAfterMs === undefined && !f.stalled) throw new Error(f.message);
-      return f.retryAfterMs === undefined ? {} : { requeueAfterMs: f.retryAfterMs };
+      return afterFailure(f);
     }
     const next = afterCreate(o, d.status, created);
     await this.writeStatus({ ...o.job, status: d.status }, next.status);

@@ -16,7 +16,7 @@ import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-cl
 import { observeValuesSecret, TargetError, writeValuesSecret } from '../../targets/values-secret.ts';
 import { type ApiClients, readCredentials } from '../credentials.ts';
 import { emitEvents, writeStatus } from '../effects.ts';
-import { classifyError, type Failure, invalidSpec } from '../failures.ts';
+import { afterFailure, classifyError, type Failure, invalidSpec } from '../failures.ts';
 import type { EventSink, ReconcileResult } from '../types.ts';
 import {
   type Action,
@@ -246,9 +246,7 @@ export class StaticExportReleaseReconciler {
     );
     await this.writeStatus(o.release, withFailure(status, f, o.release.metadata.generation, o.now));
     await this.emit(o.release, [{ type: 'Warning', reason: f.reason, note: f.message }]);
-    if (f.retryAfterMs !== undefined) return { requeueAfterMs: f.retryAfterMs };
-    // Transient: let the work queue back off exponentially.
-    throw new RetryableError(f.message);
+    return afterFailure(f);
   }
 
   private writeStatus(obj: StaticExportRelease, status: Status): Promise<void> {
@@ -267,10 +265,6 @@ export class StaticExportReleaseReconciler {
       expires ? new Date(expires) : undefined,
     );
   }
-}
-
-export class RetryableError extends Error {
-  override name = 'RetryableError';
 }
 
 function secretRefText(release: StaticExportRelease): string {

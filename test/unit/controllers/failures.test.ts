@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { afterFailure, RetryableError } from '../../../src/controllers/failures.ts';
+
+describe('afterFailure', () => {
+  it('waits a fixed delay when the failure names one', () => {
+    expect(
+      afterFailure({ reason: 'RateLimited', message: 'm', stalled: false, retryAfterMs: 5_000 }),
+    ).toEqual({ requeueAfterMs: 5_000 });
+    expect(
+      afterFailure({ reason: 'NotEntitled', message: 'm', stalled: true, retryAfterMs: 900_000 }),
+    ).toEqual({ requeueAfterMs: 900_000 });
+  });
+  it('hands a transient failure to the work queue backoff', () => {
+    expect(() => afterFailure({ reason: 'ApiUnavailable', message: 'down', stalled: false })).toThrow(
+      RetryableError,
+    );
+  });
+  it('waits for a change when the user must act and no retry helps', () => {
+    expect(afterFailure({ reason: 'CreateOutcomeUnknown', message: 'm', stalled: true })).toEqual({});
+  });
+});
