@@ -127,3 +127,9 @@ export function afterFailure(f: Failure): ReconcileResult {
   if (!f.stalled) throw new RetryableError(f.message);
   return {};
 }
+
+/** The work queue's next step for a decision: its failure's rule, else its requeue delay. */
+export function nextStep(d: { failure?: Failure; requeueAfterMs?: number }): ReconcileResult {
+  if (d.failure) return afterFailure(d.failure);
+  return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
+}

@@ -16,7 +16,9 @@ import type { Logger } from '../log.ts';
 import {
   type Controller,
   enqueueOnChange,
+  ignoreStatusOnly,
   ownerKeys,
+  ownKey,
   runController,
   splitKey,
 } from '../runtime/controller.ts';
@@ -165,9 +167,9 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     );
     const serController = controller('staticexportrelease', (ns, n) => releases.reconcile(ns, n));
     const ajController = controller('agentjob', (ns, n) => agentJobs.reconcile(ns, n));
-    enqueueOnChange(serInformer, serController);
+    enqueueOnChange(serInformer, serController, ownKey, ignoreStatusOnly);
     enqueueOnChange(secretInformer, serController, ownerKeys(SER_KIND, API_GROUP));
-    enqueueOnChange(ajInformer, ajController);
+    enqueueOnChange(ajInformer, ajController, ownKey, ignoreStatusOnly);
     const informers = [serInformer, ajInformer, secretInformer];
     for (const i of informers) i.start();
     void ajInformer.waitForSync().then(() => seedBudget(ajInformer.list()));

@@ -1,6 +1,7 @@
 // Workers that turn queued keys into reconciles (controller-runtime's controller): get a key,
 // reconcile it, then forget its backoff and honour requeueAfter on success, or re-add it rate
 // limited on error. Watch events only ever enqueue keys; the reconcile reads current state.
+import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from '../log.ts';
 import type { ChangeType, Informer, KubeObject } from './informer.ts';
 import type { Metrics } from './metrics.ts';
@@ -125,13 +126,35 @@ export const ownerKeys =
       )
       .map((r) => toKey(obj.metadata.namespace, r.name));
 
-/** Wires an informer to a controller: every change only enqueues keys. */
+/** Decides whether a change is worth a reconcile (controller-runtime's predicates). */
+export type ChangeFilter<T> = (type: ChangeType, obj: T, old?: T) => boolean;
+
+/** Every change counts: for objects without a status (Secrets), whose edits are all content. */
+export const anyChange: ChangeFilter<KubeObject> = () => true;
+
+/**
+ * Skips updates that changed only the status (controller-runtime's GenerationChanged or
+ * AnnotationChanged predicates). The operator's own status writes would otherwise reconcile
+ * again at once: after a failure that means a second admin API call before the retry delay.
+ * Spec edits bump metadata.generation; annotations, labels, finalizers and deletion show in metadata.
+ */
+export const ignoreStatusOnly: ChangeFilter<KubeObject> = (type, obj, old) =>
+  type !== 'MODIFIED' || !old || !isDeepStrictEqual(comparableMetadata(obj), comparableMetadata(old));
+
+function comparableMetadata(obj: KubeObject): Record<string, unknown> {
+  const { resourceVersion: _rv, managedFields: _mf, ...rest } = obj.metadata as Record<string, unknown>;
+  return rest;
+}
+
+/** Wires an informer to a controller: every change that passes `filter` only enqueues keys. */
 export function enqueueOnChange<T extends KubeObject>(
   informer: Informer<T>,
   controller: Pick<Controller, 'enqueue'>,
   mapper: KeyMapper<T> = ownKey,
+  filter: ChangeFilter<T> = anyChange,
 ): void {
-  informer.onChange((type, obj) => {
+  informer.onChange((type, obj, old) => {
+    if (!filter(type, obj, old)) return;
     for (const key of mapper(obj, type)) controller.enqueue(key);
   });
 }

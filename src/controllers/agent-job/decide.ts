@@ -33,12 +33,24 @@ export interface Decision {
   status: Status;
   events: EventNote[];
   requeueAfterMs?: number;
+  /** What went wrong; its retry rule (fixed delay, backoff or wait) replaces `requeueAfterMs`. */
+  failure?: Failure;
 }
 
 export const CREATING = 'Creating';
 export const OUTCOME_UNKNOWN = 'CreateOutcomeUnknown';
 
 const isFinal = (state: string | undefined) => state !== undefined && AGENT_JOB_FINAL_STATUSES.has(state);
+
+/** Over the project's shared hourly budget (ours or the server's 429): the job waits, it does not fail. */
+export function waitingForBudget(projectId: string, delayMs: number, now: Date): Failure {
+  return {
+    reason: 'WaitingForBudget',
+    message: `Project ${projectId} has reached its hourly limit of agent jobs; this job will be created at ${new Date(now.getTime() + delayMs).toISOString()}`,
+    stalled: false,
+    retryAfterMs: delayMs,
+  };
+}
 
 export function withFailure(status: Status, f: Failure, gen: number | undefined, now: Date): Status {
   return withConditions(status, failureConditions(f), gen, now);
@@ -117,13 +129,17 @@ export function decide(o: Observed): Decision {
     events,
     ...(requeueAfterMs === undefined ? {} : { requeueAfterMs: Math.max(1_000, requeueAfterMs) }),
   });
+  const failed = (s: Status, f: Failure): Decision => ({
+    action: { kind: 'none' },
+    status: withFailure(s, f, gen, now),
+    events: [{ type: 'Warning', reason: f.reason, note: f.message }],
+    failure: f,
+  });
 
   if (job.metadata.deletionTimestamp) return none(status);
   if (status.jobId && isFinal(status.state)) return none(status);
   if (o.blocked) {
-    return none(withFailure(status, o.blocked, gen, now), o.blocked.retryAfterMs, [
-      { type: 'Warning', reason: o.blocked.reason, note: o.blocked.message },
-    ]);
+    return failed(status, o.blocked);
   }
 
   if (!status.jobId) {
@@ -143,13 +159,10 @@ export function decide(o: Observed): Decision {
       );
     }
     if (o.budgetDelayMs > 0) {
-      const f: Failure = {
-        reason: 'WaitingForBudget',
-        message: `Project ${job.spec.projectId} has reached its hourly limit of agent jobs; this job will be created at ${new Date(now.getTime() + o.budgetDelayMs).toISOString()}`,
-        stalled: false,
-        retryAfterMs: o.budgetDelayMs,
-      };
-      return none(withFailure(status, f, gen, now), o.budgetDelayMs);
+      return none(
+        withFailure(status, waitingForBudget(job.spec.projectId, o.budgetDelayMs, now), gen, now),
+        o.budgetDelayMs,
+      );
     }
     const creating = withConditions(
       status,
@@ -170,9 +183,7 @@ export function decide(o: Observed): Decision {
   const poll = o.poll;
   if (!poll) return none(status, agentPollIntervalMs(status.createdAt, now));
   if (poll.kind === 'failed') {
-    return none(withFailure(status, poll.failure, gen, now), poll.failure.retryAfterMs, [
-      { type: 'Warning', reason: poll.failure.reason, note: poll.failure.message },
-    ]);
+    return failed(status, poll.failure);
   }
   if (poll.kind === 'notFound') {
     const f: Failure = {
@@ -180,9 +191,7 @@ export function decide(o: Observed): Decision {
       message: `Agent job ${status.jobId} no longer exists on the platform`,
       stalled: true,
     };
-    return none(withFailure(status, f, gen, now), undefined, [
-      { type: 'Warning', reason: f.reason, note: f.message },
-    ]);
+    return failed(status, f);
   }
   const next = fromRemote(status, poll.job);
   if (isFinal(next.state)) {

@@ -13,7 +13,7 @@ import type { Logger } from '../../log.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
 import { type ApiClients, readCredentials } from '../credentials.ts';
 import { emitEvents, writeStatus } from '../effects.ts';
-import { afterFailure, classifyError, type Failure, failure, invalidSpec } from '../failures.ts';
+import { afterFailure, classifyError, type Failure, failure, invalidSpec, nextStep } from '../failures.ts';
 import type { EventSink, ReconcileResult } from '../types.ts';
 import {
   afterCreate,
@@ -25,6 +25,7 @@ import {
   OUTCOME_UNKNOWN,
   type RemoteJob,
   type Status,
+  waitingForBudget,
   withFailure,
 } from './decide.ts';
 
@@ -95,15 +96,14 @@ export class AgentJobReconciler {
   private async act(o: Observed, d: Decision, client: AdminApiClient | undefined): Promise<ReconcileResult> {
     await this.emit(o.job, d.events);
     await this.writeStatus(o.job, d.status);
-    if (d.action.kind === 'none' || !client)
-      return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
+    if (d.action.kind === 'none' || !client) return nextStep(d);
 
     // `Creating` is stored (above) before this call: a crash from here on never creates twice.
     let created: RemoteJob;
     try {
       created = await client.createAgentJob(o.job.spec.projectId, o.job.spec.prompt);
     } catch (e) {
-      const f = createFailure(e, secretRefText(o.job));
+      const f = createFailure(e, o.job, o.now);
       await this.writeStatus(
         { ...o.job, status: d.status },
         withFailure(d.status, f, o.job.metadata.generation, o.now),
@@ -127,9 +127,10 @@ export class AgentJobReconciler {
 }
 
 /** A failed create is retried only when the server certainly created nothing. */
-export function createFailure(error: unknown, secretRef: string): Failure {
-  if (error instanceof RateLimitedError && error.clientSide) {
-    return failure('WaitingForBudget', error.message, false, error.retryAfterMs ?? 60_000);
+export function createFailure(error: unknown, job: AgentJob, now: Date): Failure {
+  // Our budget or the server's 429: the client has blocked the project's shared budget until then.
+  if (error instanceof RateLimitedError) {
+    return waitingForBudget(job.spec.projectId, error.retryAfterMs ?? 60_000, now);
   }
   const mayHaveReachedServer =
     ((error instanceof NetworkError || error instanceof TimeoutError) && !error.beforeRequestSent) ||
@@ -142,7 +143,7 @@ export function createFailure(error: unknown, secretRef: string): Failure {
       true,
     );
   }
-  return classifyError(error, secretRef);
+  return classifyError(error, secretRefText(job));
 }
 
 function secretRefText(job: AgentJob): string {

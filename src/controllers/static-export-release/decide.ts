@@ -48,6 +48,8 @@ export interface Decision {
   events: EventNote[];
   /** Reconcile again after this long (polling, renewal, next interval); undefined = wait for a change. */
   requeueAfterMs?: number;
+  /** What went wrong; its retry rule (fixed delay, backoff or wait) replaces `requeueAfterMs`. */
+  failure?: Failure;
 }
 
 export interface Tunables {
@@ -158,14 +160,16 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
     events,
     ...(requeueAfterMs === undefined ? {} : { requeueAfterMs: clampDelay(requeueAfterMs) }),
   });
+  const failed = (s: Status, f: Failure): Decision => ({
+    action: { kind: 'none' },
+    status: withFailure(s, f, gen, now),
+    events: [{ type: 'Warning', reason: f.reason, note: f.message }],
+    failure: f,
+  });
 
   if (release.metadata.deletionTimestamp || release.spec.suspend) return none(status);
 
-  if (o.blocked) {
-    return none(withFailure(status, o.blocked, gen, now), o.blocked.retryAfterMs, [
-      { type: 'Warning', reason: o.blocked.reason, note: o.blocked.message },
-    ]);
-  }
+  if (o.blocked) return failed(status, o.blocked);
 
   // An export in flight finishes first, whatever else changed meanwhile.
   if (inFlight(status)) {
@@ -175,11 +179,7 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
       return { action: { kind: 'publish', mode: 'NewContent', jobId }, status, events: [] };
     const poll = o.poll;
     if (!poll) return none(status, pollIntervalMs(exp.startedAt, now));
-    if (poll.kind === 'failed') {
-      return none(withFailure(status, poll.failure, gen, now), poll.failure.retryAfterMs, [
-        { type: 'Warning', reason: poll.failure.reason, note: poll.failure.message },
-      ]);
-    }
+    if (poll.kind === 'failed') return failed(status, poll.failure);
     if (poll.kind === 'notFound') {
       const s: Status = {
         ...status,
@@ -245,9 +245,7 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
         message: `spec.pinnedVersion ${pinned} is not in status.history (known: ${known}); pin one of those or remove the pin`,
         stalled: true,
       };
-      return none(withFailure({ ...status, observedGeneration: gen }, f, gen, now), undefined, [
-        { type: 'Warning', reason: f.reason, note: f.message },
-      ]);
+      return failed({ ...status, observedGeneration: gen }, f);
     }
     return {
       action: { kind: 'publish', mode: 'Pin', jobId: entry.jobId, expectVersion: pinned },

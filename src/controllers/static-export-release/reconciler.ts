@@ -16,7 +16,7 @@ import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-cl
 import { observeValuesSecret, TargetError, writeValuesSecret } from '../../targets/values-secret.ts';
 import { type ApiClients, readCredentials } from '../credentials.ts';
 import { emitEvents, writeStatus } from '../effects.ts';
-import { afterFailure, classifyError, type Failure, invalidSpec } from '../failures.ts';
+import { afterFailure, classifyError, type Failure, invalidSpec, nextStep } from '../failures.ts';
 import type { EventSink, ReconcileResult } from '../types.ts';
 import {
   type Action,
@@ -132,7 +132,7 @@ export class StaticExportReleaseReconciler {
     if (d.action.kind === 'none' || !client) {
       await this.writeStatus(o.release, d.status);
       this.recordExpiry(o.release, d.status);
-      return d.requeueAfterMs === undefined ? {} : { requeueAfterMs: d.requeueAfterMs };
+      return nextStep(d);
     }
     try {
       return d.action.kind === 'start'

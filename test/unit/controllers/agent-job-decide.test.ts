@@ -156,20 +156,24 @@ describe('AgentJob decide', () => {
 });
 
 describe('create failures', () => {
-  const ref = 'docs/key (key apiKey)';
+  const aj = job({});
+  const now = new Date('2026-11-22T10:00:00Z');
   it('waits when the client-side budget is used up', () => {
     const f = createFailure(
       new RateLimitedError('used up', { operation: 'createAgentJob', retryAfterMs: 1000, clientSide: true }),
-      ref,
+      aj,
+      now,
     );
     expect(f).toMatchObject({ reason: 'WaitingForBudget', stalled: false, retryAfterMs: 1000 });
   });
-  it('retries a server 429 after Retry-After: nothing was created', () => {
+  it("waits for the budget after the server's 429 (nothing was created), and says until when", () => {
     const f = createFailure(
       new RateLimitedError('429', { operation: 'createAgentJob', retryAfterMs: 5000 }),
-      ref,
+      aj,
+      now,
     );
-    expect(f).toMatchObject({ reason: 'RateLimited', retryAfterMs: 5000 });
+    expect(f).toMatchObject({ reason: 'WaitingForBudget', stalled: false, retryAfterMs: 5000 });
+    expect(f.message).toContain('will be created at 2026-11-22T10:00:05.000Z');
   });
   it('does not retry when the request may have reached the server', () => {
     for (const e of [
@@ -177,21 +181,23 @@ describe('create failures', () => {
       new TimeoutError('slow', { operation: 'createAgentJob', beforeRequestSent: false }),
       new ServerError('boom', { operation: 'createAgentJob', status: 500 }),
     ]) {
-      expect(createFailure(e, ref)).toMatchObject({ reason: 'CreateOutcomeUnknown', stalled: true });
+      expect(createFailure(e, aj, now)).toMatchObject({ reason: 'CreateOutcomeUnknown', stalled: true });
     }
   });
   it('retries when the request certainly did not reach the application', () => {
     expect(
       createFailure(
         new NetworkError('refused', { operation: 'createAgentJob', beforeRequestSent: true }),
-        ref,
+        aj,
+        now,
       ).reason,
     ).toBe('ApiUnavailable');
     expect(
-      createFailure(new ServerError('unavailable', { operation: 'createAgentJob', status: 503 }), ref).reason,
+      createFailure(new ServerError('unavailable', { operation: 'createAgentJob', status: 503 }), aj, now)
+        .reason,
     ).toBe('ApiUnavailable');
     expect(
-      createFailure(new AdminApiError('Server', 'x', { operation: 'createAgentJob' }), ref).stalled,
+      createFailure(new AdminApiError('Server', 'x', { operation: 'createAgentJob' }), aj, now).stalled,
     ).toBe(false);
   });
 });

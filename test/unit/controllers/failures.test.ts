@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afterFailure, RetryableError } from '../../../src/controllers/failures.ts';
+import { afterFailure, nextStep, RetryableError } from '../../../src/controllers/failures.ts';
 
 describe('afterFailure', () => {
   it('waits a fixed delay when the failure names one', () => {
@@ -17,5 +17,14 @@ describe('afterFailure', () => {
   });
   it('waits for a change when the user must act and no retry helps', () => {
     expect(afterFailure({ reason: 'CreateOutcomeUnknown', message: 'm', stalled: true })).toEqual({});
+  });
+});
+
+describe('nextStep', () => {
+  it("follows a decision's failure over its requeue delay, so a transient poll error backs off", () => {
+    const down = { reason: 'ApiUnavailable', message: 'down', stalled: false };
+    expect(() => nextStep({ failure: down, requeueAfterMs: 1_000 })).toThrow(RetryableError);
+    expect(nextStep({ requeueAfterMs: 1_000 })).toEqual({ requeueAfterMs: 1_000 });
+    expect(nextStep({})).toEqual({});
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { nextStep, RetryableError } from '../../../src/controllers/failures.ts';
 import {
   afterPublish,
   afterStart,
@@ -226,8 +227,17 @@ describe('an export in flight', () => {
     );
     expect(condition(d.status, 'Ready')).toMatchObject({ status: 'False', reason: 'AuthenticationFailed' });
     expect(condition(d.status, 'Stalled')).toMatchObject({ status: 'True', reason: 'AuthenticationFailed' });
-    expect(d.requeueAfterMs).toBe(5 * MIN);
+    expect(nextStep(d)).toEqual({ requeueAfterMs: 5 * MIN });
     expect(d.status.export?.jobId).toBe('se_2');
+  });
+
+  it('hands a transient poll error to the work queue backoff instead of waiting for a change', () => {
+    const failure = { reason: 'ApiUnavailable', message: '503', stalled: false };
+    const d = decide(
+      observed(release({ status: inFlight('running') }), { poll: { kind: 'failed', failure } }),
+    );
+    expect(condition(d.status, 'Ready')).toMatchObject({ status: 'False', reason: 'ApiUnavailable' });
+    expect(() => nextStep(d)).toThrow(RetryableError);
   });
 });
 
@@ -297,7 +307,7 @@ describe('blocked, suspended, deleted', () => {
       reason: 'SecretNotFound',
       message: blocked.message,
     });
-    expect(d.requeueAfterMs).toBe(30_000);
+    expect(nextStep(d)).toEqual({ requeueAfterMs: 30_000 });
     expect(d.events).toEqual([{ type: 'Warning', reason: 'SecretNotFound', note: blocked.message }]);
   });
 

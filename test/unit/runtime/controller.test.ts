@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   enqueueOnChange,
+  ignoreStatusOnly,
   ownerKeys,
   runController,
   splitKey,
@@ -154,6 +155,32 @@ describe('runController', () => {
     await stuck.stop(30);
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(aborted).toBe(true);
+  });
+
+  it('ignoreStatusOnly skips updates that changed only status, resourceVersion or managedFields', () => {
+    const base = {
+      apiVersion: 'staticexport.dev/v1alpha1',
+      kind: 'StaticExportRelease',
+      metadata: { namespace: 'ns', name: 'r', resourceVersion: '1', generation: 1, annotations: {} },
+      status: { observedGeneration: 1 },
+    };
+    const next = (metadata: Record<string, unknown>, status = base.status) => ({
+      ...base,
+      metadata: { ...base.metadata, resourceVersion: '2', ...metadata },
+      status,
+    });
+    const statusOnly = next({ managedFields: [{ manager: 'op' }] }, { observedGeneration: 2 });
+    expect(ignoreStatusOnly('MODIFIED', statusOnly, base)).toBe(false);
+    expect(ignoreStatusOnly('MODIFIED', next({ generation: 2 }), base)).toBe(true);
+    expect(
+      ignoreStatusOnly('MODIFIED', next({ annotations: { 'staticexport.dev/requested-at': 'x' } }), base),
+    ).toBe(true);
+    expect(ignoreStatusOnly('MODIFIED', next({ deletionTimestamp: '2026-01-01T00:00:00Z' }), base)).toBe(
+      true,
+    );
+    expect(ignoreStatusOnly('ADDED', base)).toBe(true);
+    expect(ignoreStatusOnly('RESYNC', base, base)).toBe(true);
+    expect(ignoreStatusOnly('DELETED', base)).toBe(true);
   });
 
   it('enqueueOnChange turns informer events into keys', async () => {
