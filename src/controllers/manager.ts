@@ -14,22 +14,23 @@ import {
 } from '../crd/index.ts';
 import type { Logger } from '../log.ts';
 import {
+  allKeys,
   type Controller,
   enqueueOnChange,
   ignoreStatusOnly,
   ownerKeys,
   ownKey,
+  referrerKeys,
   runController,
   splitKey,
 } from '../runtime/controller.ts';
 import { EventRecorder, refTo } from '../runtime/events.ts';
 import { startHealthServer } from '../runtime/health.ts';
-import { Informer, type KubeObject } from '../runtime/informer.ts';
+import { Informer, type KubeObject, type ListWatchClient } from '../runtime/informer.ts';
 import { KubeClient } from '../runtime/kube-client.ts';
 import { LeaderElector } from '../runtime/leader-election.ts';
 import { Metrics } from '../runtime/metrics.ts';
 import type { WorkQueueOptions } from '../runtime/work-queue.ts';
-import { MANAGED_BY } from '../targets/values-secret.ts';
 import { AgentJobReconciler } from './agent-job/reconciler.ts';
 import { ApiClients } from './credentials.ts';
 import { StaticExportReleaseReconciler } from './static-export-release/reconciler.ts';
@@ -129,15 +130,18 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
   const agentJobs = new AgentJobReconciler({ kube, clients, events, logger: log, budgetSeeded });
 
   function startReconcilers(): Reconcilers {
-    const informer = <T extends KubeObject>(apiVersion: string, plural: string, labelSelector?: string) =>
+    const informer = <T extends KubeObject>(
+      apiVersion: string,
+      plural: string,
+      client: ListWatchClient = kube,
+    ) =>
       new Informer<T>({
-        client: kube,
+        client,
         apiVersion,
         plural,
         namespaces: cfg.namespaces,
         logger: log,
         metrics,
-        ...(labelSelector ? { labelSelector } : {}),
         ...(cfg.watchdogMs ? { watchdogMs: cfg.watchdogMs } : {}),
         ...(cfg.resyncMs ? { resyncMs: cfg.resyncMs } : {}),
       });
@@ -159,17 +163,21 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
 
     const serInformer = informer<StaticExportRelease & KubeObject>(GROUP_VERSION, SER_PLURAL);
     const ajInformer = informer<AgentJob & KubeObject>(GROUP_VERSION, AJ_PLURAL);
-    // Only the Secrets the operator writes, so a deleted or edited values Secret is repaired.
-    const secretInformer = informer<KubeObject>(
-      'v1',
-      'secrets',
-      `app.kubernetes.io/managed-by=${MANAGED_BY}`,
-    );
+    // Secrets' metadata only (never their data): a values Secret deleted or edited is repaired, and
+    // a key Secret created or fixed is used at once rather than at the next retry.
+    const secretInformer = informer<KubeObject>('v1', 'secrets', kube.metadataOnly());
+    const keySecret = (r: { spec: { credentialsSecretRef: { name: string } } }) =>
+      r.spec?.credentialsSecretRef?.name;
     const serController = controller('staticexportrelease', (ns, n) => releases.reconcile(ns, n));
     const ajController = controller('agentjob', (ns, n) => agentJobs.reconcile(ns, n));
     enqueueOnChange(serInformer, serController, ownKey, ignoreStatusOnly);
-    enqueueOnChange(secretInformer, serController, ownerKeys(SER_KIND, API_GROUP));
+    enqueueOnChange(
+      secretInformer,
+      serController,
+      allKeys(ownerKeys(SER_KIND, API_GROUP), referrerKeys(serInformer, keySecret)),
+    );
     enqueueOnChange(ajInformer, ajController, ownKey, ignoreStatusOnly);
+    enqueueOnChange(secretInformer, ajController, referrerKeys(ajInformer, keySecret));
     const informers = [serInformer, ajInformer, secretInformer];
     for (const i of informers) i.start();
     void ajInformer.waitForSync().then(() => seedBudget(ajInformer.list()));

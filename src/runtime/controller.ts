@@ -3,7 +3,7 @@
 // limited on error. Watch events only ever enqueue keys; the reconcile reads current state.
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from '../log.ts';
-import type { ChangeType, Informer, KubeObject } from './informer.ts';
+import { type ChangeType, type Informer, type KubeObject, objectKey } from './informer.ts';
 import type { Metrics } from './metrics.ts';
 import { WorkQueue, type WorkQueueOptions } from './work-queue.ts';
 
@@ -125,6 +125,23 @@ export const ownerKeys =
           (apiGroup === undefined || r.apiVersion.startsWith(`${apiGroup}/`)),
       )
       .map((r) => toKey(obj.metadata.namespace, r.name));
+
+/**
+ * Keys of the cached objects in the changed object's namespace that refer to it by name
+ * (a key Secret -> the releases that use it), so fixing a Secret is acted on at once.
+ */
+export const referrerKeys =
+  <R extends KubeObject>(referrers: Pick<Informer<R>, 'list'>, refName: (r: R) => string | undefined) =>
+  (obj: KubeObject): string[] =>
+    referrers
+      .list(obj.metadata.namespace)
+      .filter((r) => refName(r) === obj.metadata.name)
+      .map(objectKey);
+
+/** The keys of several mappers, each once. */
+export const allKeys =
+  <T extends KubeObject>(...mappers: KeyMapper<T>[]): KeyMapper<T> =>
+  (obj, type) => [...new Set(mappers.flatMap((m) => m(obj, type)))];
 
 /** Decides whether a change is worth a reconcile (controller-runtime's predicates). */
 export type ChangeFilter<T> = (type: ChangeType, obj: T, old?: T) => boolean;

@@ -40,7 +40,12 @@ export interface RequestOpts {
   contentType?: string;
   query?: Query;
   signal?: AbortSignal;
+  accept?: string;
 }
+
+// Metadata only (client-go's metadata client): lists and watches of Secrets carry no data.
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+const METADATA_WATCH = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
 
 export class KubeClient {
   readonly server: string;
@@ -112,7 +117,7 @@ export class KubeClient {
       dispatcher: this.dispatcher,
       headers: {
         ...(await this.authHeaders()),
-        accept: 'application/json',
+        accept: opts.accept ?? 'application/json',
         ...(body !== undefined ? { 'content-type': opts.contentType ?? 'application/json' } : {}),
       },
       body,
@@ -133,6 +138,7 @@ export class KubeClient {
     query: Query = {},
     pageSize = 500,
     signal?: AbortSignal,
+    accept?: string,
   ): Promise<ObjectList<T>> {
     const items: T[] = [];
     let cont: string | undefined;
@@ -140,7 +146,8 @@ export class KubeClient {
     do {
       const page = await this.request<ObjectList<T>>('GET', path, {
         query: { ...query, limit: pageSize, continue: cont },
-        signal,
+        ...(signal ? { signal } : {}),
+        ...(accept ? { accept } : {}),
       });
       items.push(...page.items);
       resourceVersion ||= page.metadata.resourceVersion;
@@ -175,11 +182,16 @@ export class KubeClient {
   }
 
   /** The watch stream as async iterable; ends when the server closes it or `signal` aborts. */
-  async *watch<T>(path: string, query: Query, signal: AbortSignal): AsyncGenerator<WatchEvent<T>> {
+  async *watch<T>(
+    path: string,
+    query: Query,
+    signal: AbortSignal,
+    accept = 'application/json',
+  ): AsyncGenerator<WatchEvent<T>> {
     const res = await request(this.url(path, { ...query, watch: true, allowWatchBookmarks: true }), {
       method: 'GET',
       dispatcher: this.dispatcher,
-      headers: { ...(await this.authHeaders()), accept: 'application/json' },
+      headers: { ...(await this.authHeaders()), accept },
       signal,
     });
     if (res.statusCode >= 400) throw toApiError(res.statusCode, await res.body.text(), `WATCH ${path}`);
@@ -194,6 +206,14 @@ export class KubeClient {
         nl = buffered.indexOf('\n');
       }
     }
+  }
+
+  /** List and watch returning only each object's metadata (for informers that need no content). */
+  metadataOnly(): Pick<KubeClient, 'list' | 'watch'> {
+    return {
+      list: (path, query, pageSize, signal) => this.list(path, query, pageSize, signal, METADATA_LIST),
+      watch: (path, query, signal) => this.watch(path, query, signal, METADATA_WATCH),
+    };
   }
 
   async close(): Promise<void> {

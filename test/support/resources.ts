@@ -36,12 +36,13 @@ export function applyAgentJob(
   name: string,
   projectId: string,
   prompt: string,
+  secretName = ADMIN_KEY_SECRET,
 ): Promise<string> {
   return apply({
     apiVersion: 'staticexport.dev/v1alpha1',
     kind: 'AgentJob',
     metadata: { name, namespace },
-    spec: { projectId, prompt, credentialsSecretRef: { name: ADMIN_KEY_SECRET } },
+    spec: { projectId, prompt, credentialsSecretRef: { name: secretName } },
   });
 }
 

@@ -70,6 +70,19 @@ describe('AgentJob', () => {
     expect((await getJob('fix-typo')).status).toEqual(before.status);
   });
 
+  it('a rejected key: AuthenticationFailed and nothing created; created once as soon as the Secret is fixed', async () => {
+    await applySecret(ns, 'old-key', { apiKey: 'mint_revokedkey000000000000000000' });
+    await applyAgentJob(ns, 'fix-later', 'proj-c', 'Fix the changelog', 'old-key');
+    const refused = await until('fix-later', 'refused', (j) => ready(j)?.reason === 'AuthenticationFailed');
+    expect(ready(refused)?.message).toContain(`Secret ${ns}/old-key`);
+    expect(h.sim.agentJobsCreated('proj-c')).toBe(0);
+
+    // The retry delay is 5 min: the watch on the Secret is what acts on the fix.
+    await applySecret(ns, 'old-key', { apiKey: h.sim.adminKey });
+    await until('fix-later', 'created', (j) => Boolean(j.status?.jobId));
+    expect(h.sim.agentJobsCreated('proj-c')).toBe(1);
+  });
+
   it('reports a failed agent', async () => {
     await createJob('doomed', 'proj-b', 'Please fail at this');
     const failed = await until('doomed', 'failed', (j) => j.status?.state === 'failed');

@@ -166,4 +166,34 @@ describe('Informer on the real API server', () => {
     expect(informer.stats().watchdogFires).toBe(0);
     expect(cacheView(informer)['cm-0']).toBe('tick-7');
   });
+
+  it('metadata only: follows Secrets, including edits of their data, without ever holding the data', async () => {
+    ns = await createNamespace('informer');
+    await kubectlOk(['create', 'secret', 'generic', 'key', '-n', ns, '--from-literal=apiKey=first-value']);
+    const secrets = new Informer<KubeObject>({
+      client: client.metadataOnly(),
+      apiVersion: 'v1',
+      plural: 'secrets',
+      namespaces: [ns],
+      resyncMs: 0,
+    });
+    const seen: string[] = [];
+    secrets.onChange((type, obj) => seen.push(`${type} ${obj.metadata.name}`));
+    secrets.start();
+    try {
+      await secrets.waitForSync();
+      expect(secrets.get(ns, 'key')).toMatchObject({
+        kind: 'PartialObjectMetadata',
+        metadata: { name: 'key' },
+      });
+      await kubectlOk(['patch', 'secret', 'key', '-n', ns, '-p', '{"stringData":{"apiKey":"second-value"}}']);
+      await eventually('the data edit seen as a change', async () => seen.includes('MODIFIED key'));
+      expect(secrets.get(ns, 'key')).not.toHaveProperty('data');
+      expect(JSON.stringify(secrets.list())).not.toMatch(
+        /first-value|second-value|Zmlyc3Qtdm|c2Vjb25kLXZhbH/,
+      );
+    } finally {
+      await secrets.stop();
+    }
+  });
 });

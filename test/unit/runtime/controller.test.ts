@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
+  allKeys,
   enqueueOnChange,
   ignoreStatusOnly,
   ownerKeys,
+  referrerKeys,
   runController,
   splitKey,
   toKey,
@@ -155,6 +157,20 @@ describe('runController', () => {
     await stuck.stop(30);
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(aborted).toBe(true);
+  });
+
+  it('referrerKeys maps a Secret to the objects in its namespace that name it; allKeys joins mappers once', () => {
+    const release = (ns: string, name: string, secret: string) => ({
+      metadata: { namespace: ns, name },
+      spec: { credentialsSecretRef: { name: secret } },
+    });
+    const cache = [release('a', 'r1', 'key'), release('a', 'r2', 'other'), release('b', 'r3', 'key')];
+    const informer = { list: (ns?: string) => cache.filter((r) => r.metadata.namespace === ns) };
+    const byKey = referrerKeys(informer, (r) => r.spec.credentialsSecretRef.name);
+    const secret = { metadata: { namespace: 'a', name: 'key' } };
+    expect(byKey(secret)).toEqual(['a/r1']);
+    expect(byKey({ metadata: { namespace: 'a', name: 'unused' } })).toEqual([]);
+    expect(allKeys(byKey, () => ['a/r1', 'a/r9'])(secret, 'MODIFIED')).toEqual(['a/r1', 'a/r9']);
   });
 
   it('ignoreStatusOnly skips updates that changed only status, resourceVersion or managedFields', () => {
