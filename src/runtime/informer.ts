@@ -85,6 +85,15 @@ export const objectKey = (o: KubeObject): string =>
 
 class GoneError extends Error {}
 
+/**
+ * The cache drops `metadata.managedFields` (controller-runtime's TransformStripManagedFields):
+ * often the largest part of an object, and no controller reads it. The object is freshly parsed.
+ */
+function withoutManagedFields<T extends KubeObject>(obj: T): T {
+  if (obj.metadata) delete (obj.metadata as { managedFields?: unknown }).managedFields;
+  return obj;
+}
+
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (signal.aborted) return resolve();
@@ -265,7 +274,7 @@ export class Informer<T extends KubeObject> {
     const list = await this.opts.client.list<T>(path, this.query(), this.opts.pageSize ?? 500, signal);
     if (this.stopper.signal.aborted) return list.metadata.resourceVersion;
     const inScope = (o: T) => namespace === undefined || o.metadata.namespace === namespace;
-    for (const change of diffList(this.cache, list.items, inScope)) {
+    for (const change of diffList(this.cache, list.items.map(withoutManagedFields), inScope)) {
       const key = objectKey(change.obj);
       if (change.type === 'DELETED') this.cache.delete(key);
       else this.cache.set(key, change.obj);
@@ -316,7 +325,7 @@ export class Informer<T extends KubeObject> {
           if (status.code === 410) throw new GoneError(status.message ?? 'resourceVersion expired');
           throw new Error(`watch error event: ${status.code ?? '?'} ${status.message ?? ''}`);
         }
-        const obj = event.object as T;
+        const obj = withoutManagedFields(event.object as T);
         if (obj.metadata?.resourceVersion) seen(obj.metadata.resourceVersion);
         if (event.type !== 'BOOKMARK') this.apply(event.type, obj);
       }

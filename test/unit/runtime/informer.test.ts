@@ -83,6 +83,23 @@ describe('Informer', () => {
     ).toEqual(['one', 'three']);
   });
 
+  it('keeps no managedFields in its cache, from the list or from the watch', async () => {
+    const { fake, informer } = setup();
+    running = informer;
+    const managed = (o: ReturnType<typeof cm>) => ({
+      ...o,
+      metadata: { ...o.metadata, managedFields: [{ manager: 'kubectl', fieldsV1: { 'f:data': {} } }] },
+    });
+    fake.objects = [managed(cm('a', 'listed', 1))];
+    informer.start();
+    await informer.waitForSync();
+    await until('watch', () => fake.streams.length === 1);
+    fake.lastStream().send('ADDED', managed(cm('a', 'watched', 2)));
+    await until('watched', () => informer.get('a', 'watched') !== undefined);
+    for (const o of informer.list()) expect(o.metadata).not.toHaveProperty('managedFields');
+    expect(informer.list()).toHaveLength(2);
+  });
+
   it('re-watches from the last seen resourceVersion (bookmarks included) when a stream ends', async () => {
     const { fake, informer } = setup({ watchdogMs: 60_000 });
     running = informer;
