@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { ControlPlane } from '../scripts/control-plane/control-plane.ts';
+import { localOperatorArgs } from '../scripts/operator-args.ts';
 import { startSimulator } from '../src/simulator/index.ts';
 import { buildCli, ROOT } from './build.ts';
 
@@ -55,18 +56,12 @@ export async function run(): Promise<void> {
     process.execPath,
     [
       cli,
-      'operator',
-      '--kubeconfig',
-      cp.kubeconfig,
-      '--api-base-url',
-      sim.baseUrl,
-      '--no-leader-election',
-      '--metrics-address',
-      '127.0.0.1:0',
-      '--work-dir',
-      join(dir, 'work'),
-      '--log-level',
-      'warn',
+      ...localOperatorArgs({
+        kubeconfig: cp.kubeconfig,
+        apiBaseUrl: sim.baseUrl,
+        workDir: join(dir, 'work'),
+        logLevel: 'warn',
+      }),
     ],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   );

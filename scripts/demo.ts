@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startSimulator } from '../src/simulator/index.ts';
 import { ControlPlane } from './control-plane/control-plane.ts';
+import { localOperatorArgs } from './operator-args.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const once = process.argv.includes('--once');
@@ -30,16 +31,7 @@ const operator = spawn(
   process.execPath,
   [
     join(root, 'src', 'cli', 'main.ts'),
-    'operator',
-    '--kubeconfig',
-    cp.kubeconfig,
-    '--api-base-url',
-    sim.baseUrl,
-    '--no-leader-election',
-    '--metrics-address',
-    '127.0.0.1:0',
-    '--work-dir',
-    join(dir, 'work'),
+    ...localOperatorArgs({ kubeconfig: cp.kubeconfig, apiBaseUrl: sim.baseUrl, workDir: join(dir, 'work') }),
   ],
   { stdio: ['ignore', openSync(log, 'a'), openSync(log, 'a')] },
 );

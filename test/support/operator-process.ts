@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { localOperatorArgs } from '../../scripts/operator-args.ts';
 import { kubeconfig, ROOT } from './kube.ts';
 
 export interface OperatorProcessOptions {
@@ -43,31 +44,16 @@ export class OperatorProcess {
   static start(o: OperatorProcessOptions): OperatorProcess {
     const args = [
       join(ROOT, 'src', 'cli', 'main.ts'),
-      'operator',
-      '--kubeconfig',
-      kubeconfig(),
-      '--namespaces',
-      o.namespaces.join(','),
-      '--api-base-url',
-      o.apiBaseUrl,
-      '--metrics-address',
-      '127.0.0.1:0',
-      '--work-dir',
-      mkdtempSync(join(tmpdir(), 'static-export-work-')),
-      '--log-level',
-      'debug',
-      ...(o.leaseNamespace
-        ? [
-            '--lease-namespace',
-            o.leaseNamespace,
-            '--lease-duration',
-            '4',
-            '--renew-deadline',
-            '3',
-            '--retry-period',
-            '1',
-          ]
-        : ['--no-leader-election']),
+      ...localOperatorArgs({
+        kubeconfig: kubeconfig(),
+        namespaces: o.namespaces,
+        apiBaseUrl: o.apiBaseUrl,
+        workDir: mkdtempSync(join(tmpdir(), 'static-export-work-')),
+        logLevel: 'debug',
+        ...(o.leaseNamespace
+          ? { lease: { namespace: o.leaseNamespace, duration: 4, renewDeadline: 3, retryPeriod: 1 } }
+          : {}),
+      }),
     ];
     return new OperatorProcess(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
   }

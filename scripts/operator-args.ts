@@ -1,0 +1,40 @@
+// The `static-export operator` arguments for a local run (demo, benchmark, tests): loopback
+// metrics on a free port, a scratch work directory, the simulator as the admin API.
+export interface LocalOperator {
+  kubeconfig: string;
+  apiBaseUrl: string;
+  workDir: string;
+  /** Watch these namespaces only; all when absent. */
+  namespaces?: string[];
+  logLevel?: 'debug' | 'info' | 'warn';
+  /** Lease timings in seconds; without them leader election is off. */
+  lease?: { namespace: string; duration: number; renewDeadline: number; retryPeriod: number };
+}
+
+export function localOperatorArgs(o: LocalOperator): string[] {
+  return [
+    'operator',
+    '--kubeconfig',
+    o.kubeconfig,
+    ...(o.namespaces ? ['--namespaces', o.namespaces.join(',')] : []),
+    '--api-base-url',
+    o.apiBaseUrl,
+    '--metrics-address',
+    '127.0.0.1:0',
+    '--work-dir',
+    o.workDir,
+    ...(o.logLevel ? ['--log-level', o.logLevel] : []),
+    ...(o.lease
+      ? [
+          '--lease-namespace',
+          o.lease.namespace,
+          '--lease-duration',
+          String(o.lease.duration),
+          '--renew-deadline',
+          String(o.lease.renewDeadline),
+          '--retry-period',
+          String(o.lease.retryPeriod),
+        ]
+      : ['--no-leader-election']),
+  ];
+}
