@@ -33,7 +33,10 @@ import { Metrics } from '../runtime/metrics.ts';
 import type { WorkQueueOptions } from '../runtime/work-queue.ts';
 import { AgentJobReconciler } from './agent-job/reconciler.ts';
 import { ApiClients } from './credentials.ts';
-import { StaticExportReleaseReconciler } from './static-export-release/reconciler.ts';
+import {
+  removeDownloadLeftovers,
+  StaticExportReleaseReconciler,
+} from './static-export-release/reconciler.ts';
 import type { EventSink } from './types.ts';
 
 export interface OperatorConfig {
@@ -100,6 +103,11 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     emit: (obj, type, reason, note) =>
       recorder.record({ regarding: refTo(obj as KubeObject), type, reason, action: reason, note }),
   };
+
+  // Each process owns its work directory: a crash mid-download left these behind.
+  const leftovers = await removeDownloadLeftovers(cfg.workDir);
+  if (leftovers.length)
+    log.info({ workDir: cfg.workDir, removed: leftovers.length }, 'removed unfinished downloads');
 
   const releases = new StaticExportReleaseReconciler({
     kube,

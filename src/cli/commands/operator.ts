@@ -129,7 +129,7 @@ export function registerOperator(program: Command, ctx: CliContext): void {
     .option('--key-prefix <prefix>', 'vendor prefix of admin API keys', 'mint')
     .option(
       '--work-dir <dir>',
-      'where bundles are downloaded and verified',
+      'where bundles are downloaded and verified; one per running operator (cleaned at start)',
       join(tmpdir(), 'static-export-operator'),
     )
     .addOption(

@@ -1,6 +1,6 @@
 // observe -> decide -> act for one StaticExportRelease. Effects only; decisions live in decide.ts.
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AdminApiClient } from '../../api/index.ts';
 import { NotFoundError } from '../../api/index.ts';
@@ -52,6 +52,16 @@ export interface ReleaseReconcilerOptions {
 }
 
 const releasePath = (ns: string, name?: string) => resourcePath(GROUP_VERSION, SER_PLURAL, ns, name);
+
+// `<release uid>-<8 hex>` and the extraction's `.<that>.tmp-…`/`.old-…` siblings: only ours.
+const DOWNLOAD_ENTRY = /^\.?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-[0-9a-f]{8}(\.|$)/;
+
+/** Removes what a killed process left in the work directory mid-download; nothing else there. */
+export async function removeDownloadLeftovers(workDir: string): Promise<string[]> {
+  const leftovers = (await readdir(workDir).catch(() => [])).filter((n) => DOWNLOAD_ENTRY.test(n));
+  await Promise.all(leftovers.map((n) => rm(join(workDir, n), { recursive: true, force: true })));
+  return leftovers;
+}
 
 export class StaticExportReleaseReconciler {
   private readonly o: ReleaseReconcilerOptions;
