@@ -174,8 +174,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     // Secrets' metadata only (never their data): a values Secret deleted or edited is repaired, and
     // a key Secret created or fixed is used at once rather than at the next retry.
     const secretInformer = informer<KubeObject>('v1', 'secrets', kube.metadataOnly());
-    const keySecret = (r: { spec: { credentialsSecretRef: { name: string } } }) =>
-      r.spec?.credentialsSecretRef?.name;
+    const keySecret = (r: StaticExportRelease | AgentJob) => r.spec.credentialsSecretRef.name;
     const serController = controller('staticexportrelease', (ns, n) => releases.reconcile(ns, n));
     const ajController = controller('agentjob', (ns, n) => agentJobs.reconcile(ns, n));
     enqueueOnChange(serInformer, serController, ownKey, ignoreStatusOnly);
