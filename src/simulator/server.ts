@@ -35,6 +35,11 @@ export interface SimulatorOptions {
   faults?: ReadonlyArray<FaultSpec | string>;
   /** Agent job creations per project per hour. Default 100, as in the contract. */
   rateLimitPerHour?: number;
+  /**
+   * Admin API requests per key per minute, as the vendor limits them (about 100); 429 beyond.
+   * Default: no limit, since tests and benchmarks poll faster on purpose.
+   */
+  requestsPerMinute?: number;
   /** Pads each bundle with about this many incompressible bytes (benchmarks). */
   padBytes?: number;
   /** Origin used in bundle links when clients reach the simulator under another address. */
@@ -95,6 +100,25 @@ export interface Simulator {
 }
 
 const HOUR_MS = 3_600_000;
+const MINUTE_MS = 60_000;
+
+/** A sliding-window limit: records one more event for `id`, or throws 429 with Retry-After. */
+function countInWindow(
+  events: Map<string, number[]>,
+  id: string,
+  now: number,
+  windowMs: number,
+  limit: number,
+  message: string,
+): void {
+  const recent = (events.get(id) ?? []).filter((t) => t > now - windowMs);
+  events.set(id, recent);
+  if (recent.length >= limit) {
+    const retryAfterSec = Math.max(1, Math.ceil(((recent[0] ?? now) + windowMs - now) / 1000));
+    throw new HttpError(429, message, {}, { 'retry-after': String(retryAfterSec) });
+  }
+  recent.push(now);
+}
 const MAX_BODY = 1 << 20;
 /** How long a status or bundle request waits for a finishing render before answering. */
 const RENDER_WAIT_MS = 1500;
@@ -277,6 +301,8 @@ class SimulatorServer implements Simulator {
   private linkTtlSeconds: number;
   private padBytes: number;
   private readonly rateLimitPerHour: number;
+  private readonly requestsPerMinute: number | undefined;
+  private readonly recentRequests = new Map<string, number[]>();
   private readonly faults: FaultTable;
   private readonly secret = randomBytes(32);
   private readonly logger: Logger | undefined;
@@ -299,6 +325,7 @@ class SimulatorServer implements Simulator {
     this.linkTtlSeconds = options.linkTtlSeconds ?? 900;
     this.padBytes = options.padBytes ?? 0;
     this.rateLimitPerHour = options.rateLimitPerHour ?? 100;
+    this.requestsPerMinute = options.requestsPerMinute || undefined;
     this.faults = new FaultTable(options.random ?? Math.random);
     this.faults.set(options.faults ?? []);
     this.logger = options.logger;
@@ -452,6 +479,7 @@ class SimulatorServer implements Simulator {
     if (!key || (key !== this.adminKey && !this.nonEnterprise.has(key))) {
       throw new HttpError(401, 'Invalid or missing admin API key', {}, { 'www-authenticate': 'Bearer' });
     }
+    this.checkRequestRate(key);
     if (needsExport && key !== this.adminKey) {
       throw new HttpError(
         403,
@@ -540,20 +568,26 @@ class SimulatorServer implements Simulator {
   }
 
   private checkAgentRateLimit(projectId: string): void {
-    const now = this.now();
-    const recent = (this.agentCreations.get(projectId) ?? []).filter((t) => t > now - HOUR_MS);
-    if (recent.length >= this.rateLimitPerHour) {
-      const retryAfterSec = Math.max(1, Math.ceil(((recent[0] ?? now) + HOUR_MS - now) / 1000));
-      this.agentCreations.set(projectId, recent);
-      throw new HttpError(
-        429,
-        'Too many sessions created. Please try again later.',
-        {},
-        { 'retry-after': String(retryAfterSec) },
-      );
-    }
-    recent.push(now);
-    this.agentCreations.set(projectId, recent);
+    countInWindow(
+      this.agentCreations,
+      projectId,
+      this.now(),
+      HOUR_MS,
+      this.rateLimitPerHour,
+      'Too many sessions created. Please try again later.',
+    );
+  }
+
+  private checkRequestRate(key: string): void {
+    if (this.requestsPerMinute === undefined) return;
+    countInWindow(
+      this.recentRequests,
+      key,
+      this.now(),
+      MINUTE_MS,
+      this.requestsPerMinute,
+      'Too many requests. Please try again later.',
+    );
   }
 
   private agentJob(projectId: string, id: string): AgentJobState {

@@ -12,6 +12,7 @@ interface SimulateFlags {
   docs?: string;
   exportDuration?: number;
   linkTtl?: number;
+  requestsPerMinute: number;
   fault: string[];
   json?: boolean;
 }
@@ -37,6 +38,7 @@ async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void>
     ...(flags.docs === undefined ? {} : { docsDir: flags.docs }),
     ...(flags.exportDuration === undefined ? {} : { exportDurationMs: flags.exportDuration }),
     ...(flags.linkTtl === undefined ? {} : { linkTtlSeconds: flags.linkTtl }),
+    requestsPerMinute: flags.requestsPerMinute,
   });
   // Printing the key is the point of this command: it is the simulator's own, not a vendor key.
   if (flags.json) {
@@ -78,6 +80,12 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
     .option('--docs <dir>', 'Markdown docs folder to export (default: the bundled sample docs)')
     .option('--export-duration <ms>', 'time an export job takes', integer(0))
     .option('--link-ttl <s>', 'lifetime of bundle links', integer(1))
+    .option(
+      '--requests-per-minute <n>',
+      'admin API requests per key per minute before 429, like the vendor (0: no limit)',
+      integer(0),
+      100,
+    )
     .option(
       '--fault <spec>',
       'inject faults, repeatable: endpoint:kind:rate[:times], e.g. bundle:503:0.3, download:truncate:0.5, ' +

@@ -245,6 +245,24 @@ describe('agent jobs', () => {
     }
   });
 
+  it("reports the vendor's per-minute limit with its Retry-After instead of waiting a minute inside the call", async () => {
+    const limited = await startSimulator({ requestsPerMinute: 2 });
+    try {
+      const c = new AdminApiClient({ baseUrl: limited.baseUrl, apiKey: limited.adminKey, retry: FAST_RETRY });
+      clients.push(c);
+      const { jobId } = await c.startExport({ domain: 'docs.example.com' });
+      await c.getExport(jobId);
+      const err = await caught(c.getExport(jobId));
+      expect(err).toBeInstanceOf(RateLimitedError);
+      expect((err as RateLimitedError).retryAfterMs).toBeGreaterThan(FAST_RETRY.maxRetryAfterMs);
+      expect(err.message).toMatch(/rate limit was hit during getExport \(429\).*Try again in \d+ s/);
+      limited.advanceTime(60_000);
+      await expect(c.getExport(jobId)).resolves.toMatchObject({ jobId });
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('waits out a 429 with a short Retry-After on create', async () => {
     sim.setFaults(['agent-create:429:1:1']);
     const statuses: CallStatus[] = [];

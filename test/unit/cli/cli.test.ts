@@ -275,4 +275,24 @@ describe('static-export simulate', () => {
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
   });
+
+  it('limits admin requests per minute like the vendor when told to (--requests-per-minute)', async () => {
+    const child = spawn(NODE, [MAIN, 'simulate', '--json', '--requests-per-minute', '1'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    const { baseUrl, adminKey } = JSON.parse(line) as { baseUrl: string; adminKey: string };
+    const statuses: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await request(`${baseUrl}/v2/agent/p/job/unknown`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+      });
+      statuses.push(res.statusCode);
+      await res.body.dump();
+    }
+    expect(statuses).toEqual([404, 429]);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+  });
 });

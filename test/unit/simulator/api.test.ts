@@ -184,6 +184,26 @@ describe('simulator admin API', () => {
     expect(sim.agentJobsCreated(project)).toBe(4);
   });
 
+  it('429 after N admin requests per key per minute when asked to limit them like the vendor', async () => {
+    const limited = await startSimulator({ requestsPerMinute: 3, nonEnterpriseKeys: ['mint_starter_2'] });
+    try {
+      for (let i = 0; i < 3; i++)
+        expect((await call(limited, 'GET', '/v1/static-export/jobs/se_nope')).status).toBe(404);
+      const refused = await call(limited, 'GET', '/v1/static-export/jobs/se_nope');
+      expect(refused.status).toBe(429);
+      expect(refused.json.error).toBe('Too many requests. Please try again later.');
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      // Each key has its own budget, and the window slides.
+      expect((await call(limited, 'GET', '/v2/agent/p/job/x', undefined, 'mint_starter_2')).status).toBe(404);
+      limited.advanceTime(retryAfter * 1000);
+      expect((await call(limited, 'GET', '/v1/static-export/jobs/se_nope')).status).toBe(404);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('follow-up messages restart an agent job', async () => {
     const job = await call(sim, 'POST', '/v2/agent/proj-m/job', { prompt: 'x' });
     sim.advanceTime(1000);
