@@ -61,6 +61,8 @@ export async function run(): Promise<void> {
         apiBaseUrl: sim.baseUrl,
         workDir: join(dir, 'work'),
         logLevel: 'warn',
+        // The figures are the operator's own cost: the simulator here has no per-minute limit.
+        apiRequestsPerMinute: 0,
       }),
     ],
     { stdio: ['ignore', 'ignore', 'inherit'] },

@@ -7,6 +7,8 @@ export interface LocalOperator {
   /** Watch these namespaces only; all when absent. */
   namespaces?: string[];
   logLevel?: 'debug' | 'info' | 'warn';
+  /** The operator's own admin API request limit; its default when absent, 0 for none. */
+  apiRequestsPerMinute?: number;
   /** Lease timings in seconds; without them leader election is off. */
   lease?: { namespace: string; duration: number; renewDeadline: number; retryPeriod: number };
 }
@@ -24,6 +26,9 @@ export function localOperatorArgs(o: LocalOperator): string[] {
     '--work-dir',
     o.workDir,
     ...(o.logLevel ? ['--log-level', o.logLevel] : []),
+    ...(o.apiRequestsPerMinute === undefined
+      ? []
+      : ['--api-requests-per-minute', String(o.apiRequestsPerMinute)]),
     ...(o.lease
       ? [
           '--lease-namespace',

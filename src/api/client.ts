@@ -22,6 +22,7 @@ import {
   UnauthorizedError,
 } from './errors.ts';
 import { DEFAULT_KEY_PREFIX, validateAdminKey } from './keys.ts';
+import { RequestLimiter } from './request-limiter.ts';
 import {
   type AgentJob,
   AgentJobSchema,
@@ -74,6 +75,8 @@ export interface AdminApiClientOptions {
   agentJobPath?: string;
   /** Called after every HTTP attempt, for metrics. */
   onCall?: (operation: Operation, status: CallStatus, durationMs: number) => void;
+  /** Requests per minute this client sends at most (waiting for a slot); unlimited when absent. */
+  requestsPerMinute?: number;
 }
 
 export interface CallOptions {
@@ -179,6 +182,7 @@ export class AdminApiClient {
   private readonly agentJobPath: string;
   private readonly onCall: AdminApiClientOptions['onCall'];
   private readonly agent: Agent;
+  private readonly limiter: RequestLimiter | undefined;
   // A private field keeps the key out of anything that serializes the client (logs, inspectors).
   readonly #authorization: string;
 
@@ -204,6 +208,7 @@ export class AdminApiClient {
     this.agentJobPath = options.agentJobPath ?? DEFAULT_AGENT_JOB_PATH;
     this.onCall = options.onCall;
     this.budget = options.agentJobBudget ?? new AgentJobBudget();
+    this.limiter = options.requestsPerMinute ? new RequestLimiter(options.requestsPerMinute) : undefined;
     this.agent = new Agent({
       connect: { timeout: this.timeouts.connectMs },
       headersTimeout: this.timeouts.headersMs,
@@ -353,6 +358,7 @@ export class AdminApiClient {
     signal: AbortSignal | undefined,
   ): Promise<z.output<S>> {
     for (let attempt = 1; ; attempt++) {
+      await this.waitForSlot(spec.operation, signal);
       try {
         const json = await this.attempt(spec, signal);
         return this.parse(spec, json);
@@ -368,6 +374,15 @@ export class AdminApiClient {
         );
         await pause(delayMs, signal);
       }
+    }
+  }
+
+  /** Every HTTP attempt, retries included, counts against the per-minute limit. */
+  private async waitForSlot(operation: Operation, signal: AbortSignal | undefined): Promise<void> {
+    if (!this.limiter) return;
+    for (let waitMs = this.limiter.tryTake(); waitMs > 0; waitMs = this.limiter.tryTake()) {
+      this.logger?.debug({ operation, waitMs }, 'per-minute request limit reached; waiting');
+      await pause(waitMs, signal);
     }
   }
 

@@ -28,4 +28,5 @@ export {
   UnauthorizedError,
 } from './errors.ts';
 export { DEFAULT_KEY_PREFIX, validateAdminKey } from './keys.ts';
+export { DEFAULT_API_REQUESTS_PER_MINUTE, RequestLimiter } from './request-limiter.ts';
 export * from './schemas.ts';

@@ -97,6 +97,8 @@ export interface ApiClientsOptions {
   onCall?: AdminApiClientOptions['onCall'];
   retry?: AdminApiClientOptions['retry'];
   timeouts?: AdminApiClientOptions['timeouts'];
+  /** Per API base URL and key (one client each); unlimited when absent. */
+  requestsPerMinute?: number;
 }
 
 export class ApiClients {
@@ -129,6 +131,7 @@ export class ApiClients {
         ...(this.options.onCall ? { onCall: this.options.onCall } : {}),
         ...(this.options.retry ? { retry: this.options.retry } : {}),
         ...(this.options.timeouts ? { timeouts: this.options.timeouts } : {}),
+        ...(this.options.requestsPerMinute ? { requestsPerMinute: this.options.requestsPerMinute } : {}),
       });
       this.cache.set(id, client);
     }

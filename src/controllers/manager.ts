@@ -1,7 +1,7 @@
 // The operator process: both controllers wired to the runtime (informers -> work queues ->
 // reconcilers), behind leader election, with events, metrics and health endpoints.
 import { hostname } from 'node:os';
-import { AgentJobBudget } from '../api/index.ts';
+import { AgentJobBudget, DEFAULT_API_REQUESTS_PER_MINUTE } from '../api/index.ts';
 import {
   type AgentJob,
   AJ_KIND,
@@ -61,6 +61,8 @@ export interface OperatorConfig {
   keyPrefix?: string;
   /** Agent job creations per project and hour (the platform allows 100). */
   agentJobsPerHour?: number;
+  /** Admin API requests per key and minute (the platform allows about 100). Default 90; 0: no limit. */
+  apiRequestsPerMinute?: number;
   /** Where bundles are downloaded and verified. */
   workDir: string;
   identity?: string;
@@ -76,7 +78,8 @@ export interface RunningOperator {
   readonly metricsPort: number;
   readonly metrics: Metrics;
   isLeader(): boolean;
-  stop(): Promise<void>;
+  /** Drains in-flight reconciles for up to `drainMs` (default 30 s), then aborts them. */
+  stop(drainMs?: number): Promise<void>;
 }
 
 interface Reconcilers {
@@ -95,6 +98,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     ...(cfg.keyPrefix ? { keyPrefix: cfg.keyPrefix } : {}),
     ...(cfg.apiRetry ? { retry: cfg.apiRetry } : {}),
     budget: new AgentJobBudget({ limit: cfg.agentJobsPerHour ?? 100 }),
+    requestsPerMinute: cfg.apiRequestsPerMinute ?? DEFAULT_API_REQUESTS_PER_MINUTE,
     onCall: (operation, status, ms) =>
       metrics.observeAdminApiCall(operation, typeof status === 'number' ? status : undefined, ms / 1000),
   });
@@ -155,7 +159,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
       });
     const controller = (
       name: string,
-      reconcile: (ns: string, n: string) => Promise<{ requeueAfterMs?: number }>,
+      reconcile: (ns: string, n: string, signal: AbortSignal) => Promise<{ requeueAfterMs?: number }>,
     ): Controller =>
       runController({
         name,
@@ -163,9 +167,9 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
         logger: log,
         metrics,
         ...(cfg.queue ? { queue: cfg.queue } : {}),
-        reconcile: (key) => {
+        reconcile: (key, signal) => {
           const { namespace, name: n } = splitKey(key);
-          return reconcile(namespace ?? '', n);
+          return reconcile(namespace ?? '', n, signal);
         },
       });
 
@@ -175,8 +179,10 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     // a key Secret created or fixed is used at once rather than at the next retry.
     const secretInformer = informer<KubeObject>('v1', 'secrets', kube.metadataOnly());
     const keySecret = (r: StaticExportRelease | AgentJob) => r.spec.credentialsSecretRef.name;
-    const serController = controller('staticexportrelease', (ns, n) => releases.reconcile(ns, n));
-    const ajController = controller('agentjob', (ns, n) => agentJobs.reconcile(ns, n));
+    const serController = controller('staticexportrelease', (ns, n, signal) =>
+      releases.reconcile(ns, n, signal),
+    );
+    const ajController = controller('agentjob', (ns, n, signal) => agentJobs.reconcile(ns, n, signal));
     enqueueOnChange(serInformer, serController, ownKey, ignoreStatusOnly);
     enqueueOnChange(
       secretInformer,
@@ -242,8 +248,8 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     metricsPort: health.port,
     metrics,
     isLeader: () => (elector ? elector.isLeader() : true),
-    async stop() {
-      await running?.stop();
+    async stop(drainMs) {
+      await running?.stop(drainMs);
       running = undefined;
       shutdown.abort();
       await campaign;

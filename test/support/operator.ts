@@ -15,7 +15,8 @@ export interface Harness {
   logs: string[];
   /** Stops the operator and starts a new one against the same simulator and cluster. */
   restartOperator(): Promise<void>;
-  stop(): Promise<void>;
+  /** `drainMs` as for the operator's stop: how long in-flight reconciles may finish. */
+  stop(drainMs?: number): Promise<void>;
 }
 
 export function captureLogs(): { lines: string[]; stream: Writable } {
@@ -60,8 +61,8 @@ export async function startHarness(opts: {
       await harness.operator.stop();
       harness.operator = await start();
     },
-    async stop() {
-      await harness.operator.stop();
+    async stop(drainMs) {
+      await harness.operator.stop(drainMs);
       await sim.close();
     },
   };

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
 import { type CliContext, untilStopSignal } from '../context.ts';
 import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { integer } from '../options.ts';
@@ -18,6 +19,7 @@ interface OperatorFlags {
   renewDeadline: number;
   retryPeriod: number;
   apiBaseUrl?: string;
+  apiRequestsPerMinute: number;
   keyPrefix: string;
   workDir: string;
   logLevel: string;
@@ -56,6 +58,7 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     metricsHost: flags.metricsAddress?.host ?? '0.0.0.0',
     metricsPort: flags.metricsAddress?.port ?? 8080,
     keyPrefix: flags.keyPrefix,
+    apiRequestsPerMinute: flags.apiRequestsPerMinute,
     workDir: flags.workDir,
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
     ...(apiBaseUrl ? { apiBaseUrl: httpUrl(apiBaseUrl) } : {}),
@@ -125,6 +128,12 @@ export function registerOperator(program: Command, ctx: CliContext): void {
       '--api-base-url <url>',
       'admin API base URL for resources without spec.apiBaseUrl (env STATIC_EXPORT_API_URL)',
       httpUrl,
+    )
+    .option(
+      '--api-requests-per-minute <n>',
+      'admin API requests per key and minute at most; the platform allows about 100 (0: no limit)',
+      integer(0),
+      DEFAULT_API_REQUESTS_PER_MINUTE,
     )
     .option('--key-prefix <prefix>', 'vendor prefix of admin API keys', 'mint')
     .option(

@@ -48,7 +48,8 @@ export class AgentJobReconciler {
     this.o = options;
   }
 
-  async reconcile(namespace: string, name: string): Promise<ReconcileResult> {
+  /** `signal` aborts polls when the operator stops leading; a create is never cut short. */
+  async reconcile(namespace: string, name: string, signal?: AbortSignal): Promise<ReconcileResult> {
     let job: AgentJob;
     try {
       job = await this.o.kube.get<AgentJob>(jobPath(namespace, name));
@@ -56,12 +57,15 @@ export class AgentJobReconciler {
       if (isNotFound(e)) return {};
       throw e;
     }
-    const { observed, client } = await this.observe(job);
+    const { observed, client } = await this.observe(job, signal);
     const decision = decide(observed);
     return this.act(observed, decision, client);
   }
 
-  private async observe(job: AgentJob): Promise<{ observed: Observed; client?: AdminApiClient }> {
+  private async observe(
+    job: AgentJob,
+    signal: AbortSignal | undefined,
+  ): Promise<{ observed: Observed; client?: AdminApiClient }> {
     const now = (this.o.now ?? (() => new Date()))();
     const base = { now, job, budgetDelayMs: 0 };
     const spec = agentJobSpecSchema.safeParse(job.spec);
@@ -80,14 +84,20 @@ export class AgentJobReconciler {
       job,
       budgetDelayMs: this.o.clients.budget.delayMs(job.spec.projectId),
     };
-    if (job.status?.jobId) observed.poll = await this.poll(client, job, job.status.jobId);
+    if (job.status?.jobId) observed.poll = await this.poll(client, job, job.status.jobId, signal);
     return { observed, client };
   }
 
-  private async poll(client: AdminApiClient, job: AgentJob, id: string): Promise<JobPoll> {
+  private async poll(
+    client: AdminApiClient,
+    job: AgentJob,
+    id: string,
+    signal: AbortSignal | undefined,
+  ): Promise<JobPoll> {
     try {
-      return { kind: 'job', job: await client.getAgentJob(job.spec.projectId, id) };
+      return { kind: 'job', job: await client.getAgentJob(job.spec.projectId, id, { signal }) };
     } catch (e) {
+      if (signal?.aborted) throw e;
       if (e instanceof NotFoundError) return { kind: 'notFound' };
       return { kind: 'failed', failure: classifyError(e, secretRefText(job)) };
     }

@@ -72,7 +72,8 @@ export class StaticExportReleaseReconciler {
     this.tunables = options.tunables ?? DEFAULT_TUNABLES;
   }
 
-  async reconcile(namespace: string, name: string): Promise<ReconcileResult> {
+  /** `signal` aborts waits, polls and downloads (not creates) when the operator stops leading. */
+  async reconcile(namespace: string, name: string, signal?: AbortSignal): Promise<ReconcileResult> {
     let release: StaticExportRelease;
     try {
       release = await this.o.kube.get<StaticExportRelease>(releasePath(namespace, name));
@@ -82,7 +83,7 @@ export class StaticExportReleaseReconciler {
       this.o.metrics?.linkExpiry(namespace, name, undefined);
       return {};
     }
-    const { observed, client } = await this.observe(release);
+    const { observed, client } = await this.observe(release, signal);
     const decision = decide(observed, this.tunables);
     this.o.logger.debug(
       {
@@ -92,11 +93,12 @@ export class StaticExportReleaseReconciler {
       },
       'decided',
     );
-    return this.act(observed, decision, client);
+    return this.act(observed, decision, client, signal);
   }
 
   private async observe(
     release: StaticExportRelease,
+    signal: AbortSignal | undefined,
   ): Promise<{ observed: Observed; client?: AdminApiClient }> {
     const now = (this.o.now ?? (() => new Date()))();
     const spec = staticExportReleaseSpecSchema.safeParse(release.spec);
@@ -110,7 +112,10 @@ export class StaticExportReleaseReconciler {
     const client = this.o.clients.get(creds);
     const exp = release.status?.export;
     if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
-      return { observed: { now, release, poll: await this.poll(client, release, exp.jobId) }, client };
+      return {
+        observed: { now, release, poll: await this.poll(client, release, exp.jobId, signal) },
+        client,
+      };
     }
     const served = release.status?.current?.version;
     const targetDrifted = served !== undefined && (await this.targetVersion(release)) !== served;
@@ -121,9 +126,10 @@ export class StaticExportReleaseReconciler {
     client: AdminApiClient,
     release: StaticExportRelease,
     jobId: string,
+    signal: AbortSignal | undefined,
   ): Promise<ExportPoll> {
     try {
-      const job = await client.getExport(jobId);
+      const job = await client.getExport(jobId, { signal });
       return {
         kind: 'job',
         state: job.status,
@@ -132,12 +138,18 @@ export class StaticExportReleaseReconciler {
         ...(typeof job.error === 'string' ? { error: job.error } : {}),
       };
     } catch (e) {
+      if (signal?.aborted) throw e;
       if (e instanceof NotFoundError) return { kind: 'notFound' };
       return { kind: 'failed', failure: classifyError(e, secretRefText(release)) };
     }
   }
 
-  private async act(o: Observed, d: Decision, client: AdminApiClient | undefined): Promise<ReconcileResult> {
+  private async act(
+    o: Observed,
+    d: Decision,
+    client: AdminApiClient | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<ReconcileResult> {
     await this.emit(o.release, d.events);
     if (d.action.kind === 'none' || !client) {
       await this.writeStatus(o.release, d.status);
@@ -147,8 +159,10 @@ export class StaticExportReleaseReconciler {
     try {
       return d.action.kind === 'start'
         ? await this.start(o, d.status, client)
-        : await this.publish(o, d.status, d.action, client);
+        : await this.publish(o, d.status, d.action, client, signal);
     } catch (e) {
+      // Aborted because this process stopped leading: the new leader reconciles; write nothing.
+      if (signal?.aborted) throw e;
       return this.fail(o, d.status, classifyError(e, secretRefText(o.release)), e);
     }
   }
@@ -176,9 +190,10 @@ export class StaticExportReleaseReconciler {
     status: Status,
     action: Extract<Action, { kind: 'publish' }>,
     client: AdminApiClient,
+    signal: AbortSignal | undefined,
   ): Promise<ReconcileResult> {
     const release = { ...o.release, status };
-    const bundle = await client.generateBundle(action.jobId);
+    const bundle = await client.generateBundle(action.jobId, { signal });
     let version = status.current?.version ?? '';
     if (action.mode === 'NewContent' || action.mode === 'Pin') {
       const dest = join(this.o.workDir, `${release.metadata.uid}-${randomBytes(4).toString('hex')}`);
@@ -188,8 +203,9 @@ export class StaticExportReleaseReconciler {
           dest,
           ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
           ...(action.expectVersion ? { expectVersion: action.expectVersion } : {}),
-          renewUrl: async () => (await client.generateBundle(action.jobId)).bundleUrl,
+          renewUrl: async () => (await client.generateBundle(action.jobId, { signal })).bundleUrl,
           logger: this.o.logger,
+          ...(signal ? { signal } : {}),
         });
         version = fetched.version;
         this.o.metrics?.bundleBytes(fetched.sizeBytes);

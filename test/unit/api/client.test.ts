@@ -263,6 +263,26 @@ describe('agent jobs', () => {
     }
   });
 
+  it('with requestsPerMinute, waits for a slot instead of sending a request the server would refuse', async () => {
+    const limited = await startSimulator({ requestsPerMinute: 2 });
+    try {
+      const c = new AdminApiClient({
+        baseUrl: limited.baseUrl,
+        apiKey: limited.adminKey,
+        retry: FAST_RETRY,
+        requestsPerMinute: 2,
+      });
+      clients.push(c);
+      const { jobId } = await c.startExport({ domain: 'docs.example.com' });
+      await c.getExport(jobId);
+      const waiting = c.getExport(jobId, { signal: AbortSignal.timeout(300) });
+      await expect(waiting).rejects.toMatchObject({ name: 'TimeoutError' });
+      expect(limited.requests.map((r) => r.status)).toEqual([202, 200]);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('waits out a 429 with a short Retry-After on create', async () => {
     sim.setFaults(['agent-create:429:1:1']);
     const statuses: CallStatus[] = [];

@@ -258,6 +258,16 @@ describe('static-export agent', () => {
   });
 });
 
+describe('static-export operator', () => {
+  it.each([
+    [['operator', '--api-requests-per-minute', '-1'], '--api-requests-per-minute'],
+    [['operator', '--api-requests-per-minute', 'many'], '--api-requests-per-minute'],
+    [['operator', '--lease-duration', '5', '--renew-deadline', '5'], '--renew-deadline'],
+  ])('exits 2 naming the flag for %j, before touching the cluster', async (args, flag) => {
+    expectUsage(await runCli(args, {}), flag);
+  });
+});
+
 describe('static-export simulate', () => {
   it('prints its URL and key as JSON, serves the API, and stops on SIGTERM', async () => {
     const child = spawn(NODE, [MAIN, 'simulate', '--json', '--key', 'mint_simkey0123456789'], {

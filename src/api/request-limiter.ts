@@ -1,0 +1,36 @@
+// The vendor also limits admin requests per key per minute (VENDOR-FACTS: about 100, 429 beyond).
+// A sliding window like the server's: a request waits until fewer than `perMinute` were sent in the
+// last minute, so one process never hits the limit by itself however many releases it reconciles.
+
+const MINUTE_MS = 60_000;
+
+/** The operator's default: below the platform's ~100, leaving room for the key's other users. */
+export const DEFAULT_API_REQUESTS_PER_MINUTE = 90;
+
+export class RequestLimiter {
+  readonly perMinute: number;
+  private readonly now: () => number;
+  private readonly sent: number[] = [];
+
+  constructor(perMinute: number, now: () => number = Date.now) {
+    if (!Number.isInteger(perMinute) || perMinute < 1) {
+      throw new Error(`requests per minute must be a positive integer, not ${perMinute}`);
+    }
+    this.perMinute = perMinute;
+    this.now = now;
+  }
+
+  /** Milliseconds until one more request may be sent (0: now). */
+  delayMs(): number {
+    const now = this.now();
+    while (this.sent.length && (this.sent[0] ?? 0) <= now - MINUTE_MS) this.sent.shift();
+    return this.sent.length < this.perMinute ? 0 : (this.sent[0] ?? now) + MINUTE_MS - now;
+  }
+
+  /** Takes a slot if one is free; otherwise says how long to wait before asking again. */
+  tryTake(): number {
+    const delay = this.delayMs();
+    if (delay === 0) this.sent.push(this.now());
+    return delay;
+  }
+}

@@ -1,0 +1,48 @@
+// The operator keeps under the admin API's per-minute request limit by waiting for a slot, so
+// the platform never has to refuse it (VENDOR-FACTS: about 100 requests per minute, then 429).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createNamespace, eventually, installCrds, kubectl } from '../../support/kube.ts';
+import { type Harness, startHarness } from '../../support/operator.ts';
+import { ADMIN_KEY_SECRET, applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+
+const LIMIT = 4;
+let ns: string;
+let h: Harness;
+
+beforeAll(async () => {
+  await installCrds();
+  ns = await createNamespace('request-limit');
+  h = await startHarness({
+    namespaces: [ns],
+    sim: { exportDurationMs: 0, requestsPerMinute: LIMIT },
+    operator: { apiRequestsPerMinute: LIMIT },
+  });
+  await applySecret(ns, ADMIN_KEY_SECRET, { apiKey: h.sim.adminKey });
+});
+
+afterAll(async () => {
+  // A reconcile is waiting for a slot: abort it rather than wait out the drain.
+  await h?.stop(0);
+  await kubectl(['delete', 'namespace', ns, '--wait=false']);
+});
+
+const adminCalls = () => h.sim.requests.filter((r) => r.endpoint !== 'download');
+
+describe('per-minute admin API limit', () => {
+  it('sends at most the limit in a minute and waits for the rest instead of drawing 429s', async () => {
+    // Each release needs a start, a status poll and a bundle link: three releases need nine calls.
+    for (const name of ['one', 'two', 'three']) await applyRelease(ns, name);
+    await eventually('the limit used up', async () => adminCalls().length >= LIMIT);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(adminCalls()).toHaveLength(LIMIT);
+    expect(adminCalls().filter((r) => r.status === 429)).toEqual([]);
+    const ready = await Promise.all(
+      ['one', 'two', 'three'].map(async (n) =>
+        (await getRelease(ns, n)).status?.conditions?.find((c) => c.type === 'Ready'),
+      ),
+    );
+    // Waiting is not a failure: nothing says RateLimited.
+    expect(ready.filter((c) => c?.reason === 'RateLimited')).toEqual([]);
+    expect(ready.filter((c) => c?.status === 'True').length).toBeLessThan(3);
+  });
+});
