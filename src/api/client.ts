@@ -377,6 +377,11 @@ export class AdminApiClient {
     }
   }
 
+  /** Milliseconds until the per-minute limit lets one more request through (0: now). */
+  requestDelayMs(): number {
+    return this.limiter?.delayMs() ?? 0;
+  }
+
   /** Every HTTP attempt, retries included, counts against the per-minute limit. */
   private async waitForSlot(operation: Operation, signal: AbortSignal | undefined): Promise<void> {
     if (!this.limiter) return;

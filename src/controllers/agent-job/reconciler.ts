@@ -104,6 +104,10 @@ export class AgentJobReconciler {
   }
 
   private async act(o: Observed, d: Decision, client: AdminApiClient | undefined): Promise<ReconcileResult> {
+    // Not `Creating` while the per-minute limit would hold the call: a crash while waiting would
+    // leave an outcome to check by hand for a job that was never sent.
+    const slotInMs = d.action.kind === 'create' ? (client?.requestDelayMs() ?? 0) : 0;
+    if (slotInMs > 0) return { requeueAfterMs: slotInMs };
     await this.emit(o.job, d.events);
     await this.writeStatus(o.job, d.status);
     if (d.action.kind === 'none' || !client) return nextStep(d);

@@ -3,7 +3,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNamespace, eventually, installCrds, kubectl } from '../../support/kube.ts';
 import { type Harness, startHarness } from '../../support/operator.ts';
-import { ADMIN_KEY_SECRET, applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+import {
+  ADMIN_KEY_SECRET,
+  applyAgentJob,
+  applyRelease,
+  applySecret,
+  getAgentJob,
+  getRelease,
+} from '../../support/resources.ts';
 
 const LIMIT = 4;
 let ns: string;
@@ -44,5 +51,21 @@ describe('per-minute admin API limit', () => {
     // Waiting is not a failure: nothing says RateLimited.
     expect(ready.filter((c) => c?.reason === 'RateLimited')).toEqual([]);
     expect(ready.filter((c) => c?.status === 'True').length).toBeLessThan(3);
+  });
+
+  it('does not mark an AgentJob Creating while no request may be sent (a crash would leave it in doubt)', async () => {
+    await applyAgentJob(ns, 'later', 'proj-limit', 'Fix a typo');
+    const readyReason = async () =>
+      (await getAgentJob(ns, 'later')).status?.conditions?.find((c) => c.type === 'Ready')?.reason;
+    const reconciled = async () =>
+      /controller="agentjob"/.test(
+        await h.operator.metrics.registry.getSingleMetricAsString('static_export_reconcile_total'),
+      );
+    await eventually(
+      'the AgentJob reconciled or marked Creating',
+      async () => (await reconciled()) || (await readyReason()) === 'Creating',
+    );
+    expect(await readyReason()).not.toBe('Creating');
+    expect(h.sim.agentJobsCreated('proj-limit')).toBe(0);
   });
 });
