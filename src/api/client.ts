@@ -84,6 +84,11 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+export interface CreateCallOptions extends CallOptions {
+  /** Cancels only a wait for a per-minute request slot: a create already sent is never cut short. */
+  slotSignal?: AbortSignal;
+}
+
 export interface CreateAgentJobOptions extends CallOptions {
   /** Wait for the client-side budget instead of failing with a client-side RateLimitedError. */
   waitForBudget?: boolean;
@@ -297,7 +302,7 @@ export class AdminApiClient {
   }
 
   /** Starts a static export (202). Not blindly retried: a repeat could start a second export. */
-  startExport(input: StartExportRequest, options: CallOptions = {}): Promise<StartedExport> {
+  startExport(input: StartExportRequest, options: CreateCallOptions = {}): Promise<StartedExport> {
     const body: StartExportRequest = { domain: input.domain };
     if (input.version !== undefined) body.version = input.version;
     if (input.paths !== undefined) body.paths = input.paths;
@@ -312,6 +317,7 @@ export class AdminApiClient {
         subject: {},
       },
       options.signal,
+      options.slotSignal,
     );
   }
 
@@ -356,9 +362,10 @@ export class AdminApiClient {
   private async call<S extends z.ZodType>(
     spec: CallSpec<S>,
     signal: AbortSignal | undefined,
+    slotSignal: AbortSignal | undefined = signal,
   ): Promise<z.output<S>> {
     for (let attempt = 1; ; attempt++) {
-      await this.waitForSlot(spec.operation, signal);
+      await this.waitForSlot(spec.operation, slotSignal);
       try {
         const json = await this.attempt(spec, signal);
         return this.parse(spec, json);

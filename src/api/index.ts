@@ -6,6 +6,7 @@ export {
   type CallOptions,
   type CallStatus,
   type CreateAgentJobOptions,
+  type CreateCallOptions,
   type ExportStatus,
   type GeneratedBundle,
   type RetryPolicy,

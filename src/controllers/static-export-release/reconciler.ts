@@ -158,7 +158,7 @@ export class StaticExportReleaseReconciler {
     }
     try {
       return d.action.kind === 'start'
-        ? await this.start(o, d.status, client)
+        ? await this.start(o, d.status, client, signal)
         : await this.publish(o, d.status, d.action, client, signal);
     } catch (e) {
       // Aborted because this process stopped leading: the new leader reconciles; write nothing.
@@ -167,13 +167,22 @@ export class StaticExportReleaseReconciler {
     }
   }
 
-  private async start(o: Observed, status: Status, client: AdminApiClient): Promise<ReconcileResult> {
+  private async start(
+    o: Observed,
+    status: Status,
+    client: AdminApiClient,
+    signal: AbortSignal | undefined,
+  ): Promise<ReconcileResult> {
     const { spec } = o.release;
-    const started = await client.startExport({
-      domain: spec.domain,
-      ...(spec.export?.versionLabel ? { version: spec.export.versionLabel } : {}),
-      ...(spec.export?.paths ? { paths: spec.export.paths } : {}),
-    });
+    // Only the wait for a request slot may be aborted: a start cut short could leave a job unrecorded.
+    const started = await client.startExport(
+      {
+        domain: spec.domain,
+        ...(spec.export?.versionLabel ? { version: spec.export.versionLabel } : {}),
+        ...(spec.export?.paths ? { paths: spec.export.paths } : {}),
+      },
+      signal ? { slotSignal: signal } : {},
+    );
     // First thing after the job exists: its id goes to status, so a restart resumes this job.
     const next = afterStart(
       { ...o, release: { ...o.release, status } },
