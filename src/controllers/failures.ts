@@ -17,6 +17,7 @@ import type { ConditionInput } from '../runtime/conditions.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { KubeApiError } from '../runtime/kube-client.ts';
 import { TargetError } from '../targets/values-secret.ts';
+import type { EventNote } from './types.ts';
 
 export interface Failure {
   reason: string;
@@ -105,6 +106,11 @@ export function failureConditions(f: Failure): ConditionInput[] {
       message: f.stalled ? f.message : '',
     },
   ];
+}
+
+/** The Warning event that tells the user about a failure. */
+export function failureEvent(f: Failure): EventNote {
+  return { type: 'Warning', reason: f.reason, note: f.message };
 }
 
 /** A spec the CRD schema let through but the operator's schema refuses (e.g. an older CRD). */

@@ -4,7 +4,7 @@
 import { AGENT_JOB_FINAL_STATUSES, type AgentJob as ApiAgentJob } from '../../api/index.ts';
 import type { AgentJob, AgentJobStatus } from '../../crd/index.ts';
 import { getCondition, withConditions } from '../../runtime/conditions.ts';
-import { type Failure, failureConditions } from '../failures.ts';
+import { type Failure, failureConditions, failureEvent } from '../failures.ts';
 import type { EventNote } from '../types.ts';
 
 export type Status = AgentJobStatus;
@@ -132,7 +132,7 @@ export function decide(o: Observed): Decision {
   const failed = (s: Status, f: Failure): Decision => ({
     action: { kind: 'none' },
     status: withFailure(s, f, gen, now),
-    events: [{ type: 'Warning', reason: f.reason, note: f.message }],
+    events: [failureEvent(f)],
     failure: f,
   });
 
@@ -155,7 +155,7 @@ export function decide(o: Observed): Decision {
       return none(
         withFailure(status, f, gen, now),
         undefined,
-        ready.reason === CREATING ? [{ type: 'Warning', reason: f.reason, note: f.message }] : [],
+        ready.reason === CREATING ? [failureEvent(f)] : [],
       );
     }
     if (o.budgetDelayMs > 0) {

@@ -13,7 +13,15 @@ import type { Logger } from '../../log.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
 import { type ApiClients, readCredentials } from '../credentials.ts';
 import { emitEvents, writeStatus } from '../effects.ts';
-import { afterFailure, classifyError, type Failure, failure, invalidSpec, nextStep } from '../failures.ts';
+import {
+  afterFailure,
+  classifyError,
+  type Failure,
+  failure,
+  failureEvent,
+  invalidSpec,
+  nextStep,
+} from '../failures.ts';
 import type { EventSink, ReconcileResult } from '../types.ts';
 import {
   afterCreate,
@@ -122,7 +130,7 @@ export class AgentJobReconciler {
         { ...o.job, status: d.status },
         withFailure(d.status, f, o.job.metadata.generation, o.now),
       );
-      await this.emit(o.job, [{ type: 'Warning', reason: f.reason, note: f.message }]);
+      await this.emit(o.job, [failureEvent(f)]);
       return afterFailure(f);
     }
     const next = afterCreate(o, d.status, created);

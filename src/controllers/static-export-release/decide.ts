@@ -9,7 +9,7 @@ import {
   type StaticExportReleaseStatus,
 } from '../../crd/index.ts';
 import { type ConditionInput, withConditions } from '../../runtime/conditions.ts';
-import { type Failure, failureConditions } from '../failures.ts';
+import { type Failure, failureConditions, failureEvent } from '../failures.ts';
 import type { EventNote } from '../types.ts';
 
 export type Status = StaticExportReleaseStatus;
@@ -163,7 +163,7 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
   const failed = (s: Status, f: Failure): Decision => ({
     action: { kind: 'none' },
     status: withFailure(s, f, gen, now),
-    events: [{ type: 'Warning', reason: f.reason, note: f.message }],
+    events: [failureEvent(f)],
     failure: f,
   });
 

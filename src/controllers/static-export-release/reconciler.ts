@@ -16,7 +16,14 @@ import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-cl
 import { observeValuesSecret, TargetError, writeValuesSecret } from '../../targets/values-secret.ts';
 import { type ApiClients, readCredentials } from '../credentials.ts';
 import { emitEvents, writeStatus } from '../effects.ts';
-import { afterFailure, classifyError, type Failure, invalidSpec, nextStep } from '../failures.ts';
+import {
+  afterFailure,
+  classifyError,
+  type Failure,
+  failureEvent,
+  invalidSpec,
+  nextStep,
+} from '../failures.ts';
 import type { EventSink, ReconcileResult } from '../types.ts';
 import {
   type Action,
@@ -280,7 +287,7 @@ export class StaticExportReleaseReconciler {
       f.message,
     );
     await this.writeStatus(o.release, withFailure(status, f, o.release.metadata.generation, o.now));
-    await this.emit(o.release, [{ type: 'Warning', reason: f.reason, note: f.message }]);
+    await this.emit(o.release, [failureEvent(f)]);
     return afterFailure(f);
   }
 
