@@ -1,11 +1,11 @@
 // The production admin API client (contract: seeds/000, gaps: VENDOR-FACTS). One undici Agent per
 // client with connect/headers/body timeouts, plus an overall deadline per HTTP call.
 
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import type { z } from 'zod';
 import type { Logger } from '../log.ts';
 import { describeUrl, registerSecret } from '../redact.ts';
+import { timeoutSignal, wait } from '../timers.ts';
 import { AgentJobBudget } from './budget.ts';
 import {
   AdminApiError,
@@ -137,11 +137,7 @@ interface CallSpec<S extends z.ZodType> {
 
 /** Sleeps; an abort rejects with the caller's own reason, as an aborted request does. */
 async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  try {
-    await sleep(ms, undefined, signal ? { signal } : {});
-  } catch (err) {
-    throw signal?.aborted ? signal.reason : err;
-  }
+  if (!(await wait(ms, signal))) throw signal?.reason;
 }
 
 function seg(value: string): string {
@@ -416,7 +412,7 @@ export class AdminApiClient {
   }
 
   private async attempt(spec: CallSpec<z.ZodType>, signal: AbortSignal | undefined): Promise<unknown> {
-    const deadline = AbortSignal.timeout(this.timeouts.requestMs);
+    const deadline = timeoutSignal(this.timeouts.requestMs);
     const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
     const headers: Record<string, string> = {
       authorization: this.#authorization,

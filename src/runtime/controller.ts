@@ -3,6 +3,7 @@
 // limited on error. Watch events only ever enqueue keys; the reconcile reads current state.
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from '../log.ts';
+import { type LongTimer, setLongTimeout } from '../timers.ts';
 import { type ChangeType, type Informer, type KubeObject, objectKey } from './informer.ts';
 import type { Metrics } from './metrics.ts';
 import { WorkQueue, type WorkQueueOptions } from './work-queue.ts';
@@ -90,16 +91,16 @@ export function runController(options: ControllerOptions): Controller {
     enqueueAfter: (key, ms) => queue.addAfter(key, ms),
     async stop(drainMs = 30_000) {
       queue.shutDown();
-      let timer: NodeJS.Timeout | undefined;
+      let timer: LongTimer | undefined;
       const deadline = new Promise<void>((resolve) => {
-        timer = setTimeout(() => {
+        timer = setLongTimeout(() => {
           log?.warn({ drainMs }, 'reconciles still running at the drain deadline; aborting them');
           aborter.abort();
           resolve();
         }, drainMs);
       });
       await Promise.race([Promise.all(workers), deadline]);
-      clearTimeout(timer);
+      timer?.clear();
       metrics?.untrackQueue(name);
     },
   };

@@ -4,6 +4,7 @@
 // too long, periodic resync, and synthetic deletes for objects that vanished across a re-list.
 // One list-watch loop per namespace when a namespace list is given; they share the cache.
 import type { Logger } from '../log.ts';
+import { type LongTimer, setLongInterval, setLongTimeout, timeoutSignal, wait } from '../timers.ts';
 import { isGone, type ObjectList, resourcePath, type WatchEvent } from './kube-client.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -94,18 +95,6 @@ function withoutManagedFields<T extends KubeObject>(obj: T): T {
   return obj;
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-
 /**
  * Decides what a fresh list means for the cache: adds and modifications (by resourceVersion)
  * and objects that vanished meanwhile. Only cache entries `inScope` are compared.
@@ -140,7 +129,7 @@ export class Informer<T extends KubeObject> {
   private readonly syncWaiters: (() => void)[] = [];
   private readonly counters: InformerStats = { lists: 0, relists: 0, watchRestarts: 0, watchdogFires: 0 };
   private loops: Promise<void>[] = [];
-  private resyncTimer: NodeJS.Timeout | undefined;
+  private resyncTimer: LongTimer | undefined;
 
   constructor(options: InformerOptions) {
     this.opts = options;
@@ -159,16 +148,19 @@ export class Informer<T extends KubeObject> {
     this.loops = this.scopes.map((ns) => this.runLoop(ns));
     const resync = this.opts.resyncMs ?? 600_000;
     if (resync > 0) {
-      this.resyncTimer = setInterval(() => {
-        for (const obj of this.cache.values()) this.emit('RESYNC', obj, obj);
-      }, resync);
-      this.resyncTimer.unref();
+      this.resyncTimer = setLongInterval(
+        () => {
+          for (const obj of this.cache.values()) this.emit('RESYNC', obj, obj);
+        },
+        resync,
+        { unref: true },
+      );
     }
   }
 
   async stop(): Promise<void> {
     this.stopper.abort();
-    clearInterval(this.resyncTimer);
+    this.resyncTimer?.clear();
     await Promise.all(this.loops);
     for (const w of this.syncWaiters.splice(0)) w();
   }
@@ -246,7 +238,7 @@ export class Informer<T extends KubeObject> {
           resourceVersion = undefined;
         } else if (Date.now() - started < 1_000) {
           // A stream that closes at once (e.g. a server shutting down) must not hot-loop.
-          await sleep(nextDelay(), stop);
+          await wait(nextDelay(), stop);
         }
       } catch (err) {
         if (stop.aborted) break;
@@ -259,7 +251,7 @@ export class Informer<T extends KubeObject> {
         const delay = nextDelay();
         this.count('watchRestarts');
         log?.warn({ err, delayMs: Math.round(delay) }, 'list/watch failed; retrying');
-        await sleep(delay, stop);
+        await wait(delay, stop);
       }
     }
   }
@@ -267,10 +259,7 @@ export class Informer<T extends KubeObject> {
   /** Lists everything in scope, reconciles the cache against it, returns the list's resourceVersion. */
   private async relist(path: string, namespace: string | undefined): Promise<string> {
     // The watchdog guards watches; a list that hangs counts as failed after the same time.
-    const signal = AbortSignal.any([
-      this.stopper.signal,
-      AbortSignal.timeout(this.opts.watchdogMs ?? 300_000),
-    ]);
+    const signal = AbortSignal.any([this.stopper.signal, timeoutSignal(this.opts.watchdogMs ?? 300_000)]);
     const list = await this.opts.client.list<T>(path, this.query(), this.opts.pageSize ?? 500, signal);
     if (this.stopper.signal.aborted) return list.metadata.resourceVersion;
     const inScope = (o: T) => namespace === undefined || o.metadata.namespace === namespace;
@@ -302,10 +291,10 @@ export class Informer<T extends KubeObject> {
     const onStop = () => abort.abort();
     this.stopper.signal.addEventListener('abort', onStop, { once: true });
     let fired = false;
-    let watchdog: NodeJS.Timeout | undefined;
+    let watchdog: LongTimer | undefined;
     const arm = () => {
-      clearTimeout(watchdog);
-      watchdog = setTimeout(() => {
+      watchdog?.clear();
+      watchdog = setLongTimeout(() => {
         fired = true;
         this.counters.watchdogFires++;
         abort.abort();
@@ -334,7 +323,7 @@ export class Informer<T extends KubeObject> {
       if (fired) return 'watchdog';
       throw err;
     } finally {
-      clearTimeout(watchdog);
+      watchdog?.clear();
       this.stopper.signal.removeEventListener('abort', onStop);
     }
   }

@@ -9,6 +9,7 @@
 // After losing leadership the elector becomes a candidate again.
 import { hostname } from 'node:os';
 import type { Logger } from '../log.ts';
+import { type LongTimer, setLongTimeout, timeoutSignal, wait } from '../timers.ts';
 import { isConflict, isNotFound, type KubeClient, resourcePath } from './kube-client.ts';
 
 export interface LeaseSpec {
@@ -92,7 +93,7 @@ export class LeaderElector {
     });
     while (!signal.aborted) {
       if (!(await this.tryAcquireOrRenew(signal, callbacks))) {
-        await this.pause(this.retryPeriodMs * (1 + Math.random() * 0.2), signal);
+        await wait(this.retryPeriodMs * (1 + Math.random() * 0.2), signal);
         continue;
       }
       log?.info('became leader');
@@ -115,7 +116,7 @@ export class LeaderElector {
   /** Gives up the lease if held, so a standby need not wait for expiry. Never throws. */
   async release(): Promise<boolean> {
     try {
-      const lease = await this.read(AbortSignal.timeout(this.renewDeadlineMs));
+      const lease = await this.read(timeoutSignal(this.renewDeadlineMs));
       if (!lease || lease.spec.holderIdentity !== this.identity) return false;
       const now = microTime(new Date());
       lease.spec = {
@@ -127,7 +128,7 @@ export class LeaderElector {
       };
       await this.opts.client.request('PUT', this.path, {
         body: lease,
-        signal: AbortSignal.timeout(this.renewDeadlineMs),
+        signal: timeoutSignal(this.renewDeadlineMs),
       });
       return true;
     } catch (err) {
@@ -142,24 +143,24 @@ export class LeaderElector {
     stop: AbortSignal,
     callbacks: LeaderCallbacks,
   ): Promise<void> {
-    let deadline: NodeJS.Timeout | undefined;
+    let deadline: LongTimer | undefined;
     const arm = () => {
-      clearTimeout(deadline);
+      deadline?.clear();
       // Abort the moment the deadline passes, even while a renewal request is still hanging.
-      deadline = setTimeout(() => leading.abort(), this.renewDeadlineMs);
+      deadline = setLongTimeout(() => leading.abort(), this.renewDeadlineMs);
     };
     arm();
     try {
       while (!stop.aborted && !leading.signal.aborted) {
-        await this.pause(this.retryPeriodMs, stop, leading.signal);
+        await wait(this.retryPeriodMs, stop, leading.signal);
         if (stop.aborted || leading.signal.aborted) return;
-        const requestSignal = AbortSignal.any([leading.signal, AbortSignal.timeout(this.renewDeadlineMs)]);
+        const requestSignal = AbortSignal.any([leading.signal, timeoutSignal(this.renewDeadlineMs)]);
         const renewed = await this.tryAcquireOrRenew(requestSignal, callbacks);
         if (renewed) arm();
         else if (this.observed && this.observed.holder !== this.identity) leading.abort(); // taken over
       }
     } finally {
-      clearTimeout(deadline);
+      deadline?.clear();
     }
   }
 
@@ -228,20 +229,5 @@ export class LeaderElector {
     const changedHolder = this.observed?.holder !== holder;
     this.observed = { record, at: Date.now(), holder };
     if (changedHolder && holder) callbacks.onNewLeader?.(holder);
-  }
-
-  private pause(ms: number, ...signals: AbortSignal[]): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(done, ms);
-      function done() {
-        clearTimeout(t);
-        for (const s of signals) s.removeEventListener('abort', done);
-        resolve();
-      }
-      for (const s of signals) {
-        if (s.aborted) return done();
-        s.addEventListener('abort', done, { once: true });
-      }
-    });
   }
 }

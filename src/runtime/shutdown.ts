@@ -2,6 +2,7 @@
 // release the lease, close the health server) within one overall deadline; a second signal or
 // the deadline exits at once, because a pod past its grace period is SIGKILLed anyway.
 import type { Logger } from '../log.ts';
+import { type LongTimer, setLongTimeout } from '../timers.ts';
 
 export interface ShutdownStep {
   name: string;
@@ -18,7 +19,7 @@ export async function runShutdown(
   let clean = true;
   for (const step of steps) {
     const left = end - Date.now();
-    let timer: NodeJS.Timeout | undefined;
+    let timer: LongTimer | undefined;
     const outcome = await Promise.race([
       Promise.resolve()
         .then(step.run)
@@ -30,10 +31,10 @@ export async function runShutdown(
           },
         ),
       new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), Math.max(0, left));
+        timer = setLongTimeout(() => resolve('timeout'), left);
       }),
     ]);
-    clearTimeout(timer);
+    timer?.clear();
     if (outcome !== 'done') clean = false;
     if (outcome === 'timeout') {
       logger?.warn({ step: step.name, deadlineMs }, 'shutdown deadline reached');

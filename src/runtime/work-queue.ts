@@ -5,6 +5,7 @@
 // - `addAfter` delays an add (the earliest pending time wins), `addRateLimited` delays by the
 //   larger of a per-key exponential backoff and a global token bucket, `forget` resets a key's
 //   backoff after a success.
+import { type LongTimer, setLongTimeout } from '../timers.ts';
 
 export interface WorkQueueOptions {
   /** First retry delay of a failing key; doubles per failure. Default 1 s. */
@@ -48,7 +49,7 @@ export class TokenBucket {
 
 interface Delayed {
   readyAt: number;
-  timer: NodeJS.Timeout;
+  timer: LongTimer;
 }
 
 export class WorkQueue {
@@ -86,14 +87,17 @@ export class WorkQueue {
     const pending = this.delayed.get(key);
     if (pending) {
       if (pending.readyAt <= readyAt) return;
-      clearTimeout(pending.timer);
+      pending.timer.clear();
     }
-    const timer = setTimeout(() => {
-      this.delayed.delete(key);
-      this.add(key);
-    }, ms);
     // A pending retry must not keep a finished process alive.
-    timer.unref();
+    const timer = setLongTimeout(
+      () => {
+        this.delayed.delete(key);
+        this.add(key);
+      },
+      ms,
+      { unref: true },
+    );
     this.delayed.set(key, { readyAt, timer });
   }
 
@@ -141,7 +145,7 @@ export class WorkQueue {
   /** Stops handing out keys; waiting `get` calls resolve to `undefined`, delayed adds are dropped. */
   shutDown(): void {
     this.shuttingDown = true;
-    for (const d of this.delayed.values()) clearTimeout(d.timer);
+    for (const d of this.delayed.values()) d.timer.clear();
     this.delayed.clear();
     for (const w of this.waiters.splice(0)) w(undefined);
   }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
+import { type LongTimer, setLongTimeout } from '../timers.ts';
 import { type FaultEndpoint, type FaultSpec, FaultTable } from './faults.ts';
 import { checkBundleLink, parseRange, signBundleUrl } from './signing.ts';
 import { DEFAULT_DOCS_DIR, listDocs, RenderError, type RenderedBundle, renderBundle } from './site.ts';
@@ -146,7 +147,7 @@ interface ExportJobState {
   result?: RenderedBundle;
   renderedAt?: number;
   error?: string;
-  timer?: NodeJS.Timeout;
+  timer?: LongTimer;
 }
 
 class HttpError extends Error {
@@ -346,7 +347,7 @@ class SimulatorServer implements Simulator {
   }
 
   async close(): Promise<void> {
-    for (const job of this.exportJobs.values()) clearTimeout(job.timer);
+    for (const job of this.exportJobs.values()) job.timer?.clear();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     // Let renders in flight finish before their scratch space goes away.
@@ -635,8 +636,7 @@ class SimulatorServer implements Simulator {
       job.totalPages = Math.min(job.totalPages, body.paths.length);
     }
     this.exportJobs.set(job.jobId, job);
-    job.timer = setTimeout(() => void this.ensureRender(job), job.durationMs);
-    job.timer.unref();
+    job.timer = setLongTimeout(() => void this.ensureRender(job), job.durationMs, { unref: true });
     return job;
   }
 
@@ -658,7 +658,7 @@ class SimulatorServer implements Simulator {
   }
 
   private async render(job: ExportJobState): Promise<void> {
-    clearTimeout(job.timer);
+    job.timer?.clear();
     // Archive entries carry the export time; bump by a second when two exports share one so a
     // re-export is always byte-different (tar stores whole seconds).
     const mtimeSec = Math.max(Math.floor(this.now() / 1000), this.lastMtimeSec + 1);

@@ -94,6 +94,25 @@ describe('WorkQueue', () => {
     expect(q.len()).toBe(0);
   });
 
+  it('addAfter beyond what a Node timer holds (24.8 days) waits the full time', async () => {
+    // A link that lives about 37 days is renewed after about 25: that requeue must not fire at once.
+    const day = 86_400_000;
+    q.addAfter('a', 25 * day);
+    await vi.advanceTimersByTimeAsync(day);
+    expect(q.len()).toBe(0);
+    await vi.advanceTimersByTimeAsync(24 * day - 1);
+    expect(q.len()).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(q.len()).toBe(1);
+    // An earlier delay still replaces a long one.
+    expect(await q.get()).toBe('a');
+    q.done('a');
+    q.addAfter('a', 40 * day);
+    q.addAfter('a', 10);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(q.len()).toBe(1);
+  });
+
   it('addAfter with a non-positive delay adds at once', () => {
     q.addAfter('a', 0);
     expect(q.len()).toBe(1);

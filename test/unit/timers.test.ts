@@ -1,0 +1,73 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MAX_TIMER_MS, setLongInterval, setLongTimeout, timeoutSignal, wait } from '../../src/timers.ts';
+
+const DAY = 86_400_000;
+
+describe('long timers', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('setLongTimeout fires once, after the full delay, however long', async () => {
+    const fired: number[] = [];
+    const start = Date.now();
+    setLongTimeout(() => fired.push(Date.now() - start), 60 * DAY);
+    await vi.advanceTimersByTimeAsync(MAX_TIMER_MS + 1);
+    expect(fired).toEqual([]);
+    await vi.advanceTimersByTimeAsync(60 * DAY);
+    expect(fired).toEqual([60 * DAY]);
+  });
+
+  it('setLongTimeout can be cleared between chunks', async () => {
+    let fired = false;
+    const t = setLongTimeout(() => {
+      fired = true;
+    }, 30 * DAY);
+    await vi.advanceTimersByTimeAsync(MAX_TIMER_MS + DAY);
+    t.clear();
+    await vi.advanceTimersByTimeAsync(30 * DAY);
+    expect(fired).toBe(false);
+  });
+
+  it('setLongInterval repeats at its long period until cleared', async () => {
+    let runs = 0;
+    const t = setLongInterval(() => runs++, 26 * DAY);
+    await vi.advanceTimersByTimeAsync(26 * DAY - 1);
+    expect(runs).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(runs).toBe(1);
+    await vi.advanceTimersByTimeAsync(26 * DAY);
+    expect(runs).toBe(2);
+    t.clear();
+    await vi.advanceTimersByTimeAsync(60 * DAY);
+    expect(runs).toBe(2);
+  });
+
+  it('wait resolves true after a long delay, false at once when a signal aborts', async () => {
+    let done: boolean | undefined;
+    void wait(30 * DAY).then((v) => {
+      done = v;
+    });
+    await vi.advanceTimersByTimeAsync(DAY);
+    expect(done).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(29 * DAY);
+    expect(done).toBe(true);
+
+    const stop = new AbortController();
+    const waiting = wait(30 * DAY, undefined, stop.signal);
+    stop.abort();
+    expect(await waiting).toBe(false);
+    expect(await wait(10, stop.signal)).toBe(false);
+  });
+});
+
+describe('timeoutSignal', () => {
+  it('does not abort at once for a delay beyond what a Node timer holds', async () => {
+    const signal = timeoutSignal(40 * DAY);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(signal.aborted).toBe(false);
+  });
+});
