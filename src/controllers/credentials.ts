@@ -25,6 +25,12 @@ export interface UsesCredentials {
   spec: { credentialsSecretRef: { name: string; key: string }; apiBaseUrl?: string };
 }
 
+/** The credentials Secret as messages name it: `ns/name (key apiKey)`. */
+export function secretRefText(resource: UsesCredentials): string {
+  const ref = resource.spec.credentialsSecretRef;
+  return `${resource.metadata.namespace}/${ref.name} (key ${ref.key})`;
+}
+
 export async function readCredentials(
   kube: KubeClient,
   resource: UsesCredentials,

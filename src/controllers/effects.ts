@@ -1,5 +1,5 @@
-// The two writes every controller makes after deciding: status (server-side apply to /status,
-// only when it changed, so steady state writes nothing) and events.
+// The writes every controller makes: status (server-side apply to /status, only when it changed, so
+// steady state writes nothing) and events.
 import { isDeepStrictEqual } from 'node:util';
 import { type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import type { EventNote, EventRegarding, EventSink } from './types.ts';
@@ -8,20 +8,35 @@ interface WithStatus<S> extends EventRegarding {
   status?: S;
 }
 
-export async function writeStatus<S>(
-  kube: KubeClient,
-  plural: string,
-  obj: WithStatus<S>,
-  status: S,
-): Promise<void> {
-  if (isDeepStrictEqual(obj.status ?? {}, status)) return;
-  const { namespace, name } = obj.metadata;
-  await kube.apply(`${resourcePath(obj.apiVersion, plural, namespace, name)}/status`, {
-    apiVersion: obj.apiVersion,
-    kind: obj.kind,
-    metadata: { name, namespace },
-    status,
-  });
+/** One object's status during one reconcile: what was last written and what is meant now. */
+export class StatusRecord<S extends object> {
+  /** The status this reconcile means the object to have (written or not). */
+  status: S;
+  private written: S;
+  private readonly kube: KubeClient;
+  private readonly path: string;
+  private readonly obj: WithStatus<S>;
+
+  constructor(kube: KubeClient, plural: string, obj: WithStatus<S>) {
+    this.kube = kube;
+    this.obj = obj;
+    const { namespace, name } = obj.metadata;
+    this.path = `${resourcePath(obj.apiVersion, plural, namespace, name)}/status`;
+    this.status = this.written = obj.status ?? ({} as S);
+  }
+
+  async write(status: S): Promise<void> {
+    this.status = status;
+    if (isDeepStrictEqual(this.written, status)) return;
+    const { namespace, name } = this.obj.metadata;
+    await this.kube.apply(this.path, {
+      apiVersion: this.obj.apiVersion,
+      kind: this.obj.kind,
+      metadata: { name, namespace },
+      status,
+    });
+    this.written = status;
+  }
 }
 
 export async function emitEvents(

@@ -1,3 +1,5 @@
+import type { Failure } from './failures.ts';
+
 export type { ReconcileResult } from '../runtime/controller.ts';
 
 export interface EventRegarding {
@@ -17,3 +19,9 @@ export interface EventNote {
   reason: string;
   note: string;
 }
+
+/** A job on the platform, polled: gone and failed calls are outcomes to decide on, not errors. */
+export type JobPoll<R> =
+  | { kind: 'job'; job: R }
+  | { kind: 'notFound' }
+  | { kind: 'failed'; failure: Failure };

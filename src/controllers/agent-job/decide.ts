@@ -5,17 +5,14 @@ import { AGENT_JOB_FINAL_STATUSES, type AgentJob as ApiAgentJob } from '../../ap
 import type { AgentJob, AgentJobStatus } from '../../crd/index.ts';
 import { getCondition, withConditions } from '../../runtime/conditions.ts';
 import { type Failure, failureConditions, failureEvent } from '../failures.ts';
-import type { EventNote } from '../types.ts';
+import type { EventNote, JobPoll as Poll } from '../types.ts';
 
 export type Status = AgentJobStatus;
 
 /** The platform's view of the job, as the API client parsed it. */
 export type RemoteJob = ApiAgentJob;
 
-export type JobPoll =
-  | { kind: 'job'; job: RemoteJob }
-  | { kind: 'notFound' }
-  | { kind: 'failed'; failure: Failure };
+export type JobPoll = Poll<RemoteJob>;
 
 export interface Observed {
   now: Date;

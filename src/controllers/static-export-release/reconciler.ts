@@ -1,9 +1,9 @@
-// observe -> decide -> act for one StaticExportRelease. Effects only; decisions live in decide.ts.
+// observe -> decide -> act for one StaticExportRelease, on the shared skeleton. Effects only;
+// decisions live in decide.ts.
 import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AdminApiClient } from '../../api/index.ts';
-import { NotFoundError } from '../../api/index.ts';
+import type { AdminApiClient, ExportStatus } from '../../api/index.ts';
 import { fetchBundle } from '../../bundle/index.ts';
 import {
   GROUP_VERSION,
@@ -11,20 +11,10 @@ import {
   type StaticExportRelease,
   staticExportReleaseSpecSchema,
 } from '../../crd/index.ts';
-import type { Logger } from '../../log.ts';
-import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
 import { observeValuesSecret, TargetError, writeValuesSecret } from '../../targets/values-secret.ts';
-import { type ApiClients, readCredentials } from '../credentials.ts';
-import { emitEvents, writeStatus } from '../effects.ts';
-import {
-  afterFailure,
-  classifyError,
-  type Failure,
-  failureEvent,
-  invalidSpec,
-  nextStep,
-} from '../failures.ts';
-import type { EventSink, ReconcileResult } from '../types.ts';
+import type { Failure } from '../failures.ts';
+import { type Loaded, Reconciler, type ReconcilerDeps, type Run as SkeletonRun } from '../skeleton.ts';
+import type { ReconcileResult } from '../types.ts';
 import {
   type Action,
   afterPublish,
@@ -32,7 +22,6 @@ import {
   DEFAULT_TUNABLES,
   type Decision,
   decide,
-  type EventNote,
   type ExportPoll,
   type Observed,
   type Status,
@@ -46,19 +35,12 @@ export interface ReleaseMetrics {
   linkExpiry(namespace: string, name: string, expiresAt: Date | undefined): void;
 }
 
-export interface ReleaseReconcilerOptions {
-  kube: KubeClient;
-  clients: ApiClients;
-  events: EventSink;
-  logger: Logger;
+export interface ReleaseReconcilerOptions extends ReconcilerDeps {
   /** Where bundles are downloaded and verified (removed afterwards). */
   workDir: string;
   metrics?: ReleaseMetrics;
   tunables?: Tunables;
-  now?: () => Date;
 }
-
-const releasePath = (ns: string, name?: string) => resourcePath(GROUP_VERSION, SER_PLURAL, ns, name);
 
 // `<release uid>-<8 hex>` and the extraction's `.<that>.tmp-…`/`.old-…` siblings: only ours.
 const DOWNLOAD_ENTRY = /^\.?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-[0-9a-f]{8}(\.|$)/;
@@ -70,116 +52,77 @@ export async function removeDownloadLeftovers(workDir: string): Promise<string[]
   return leftovers;
 }
 
-export class StaticExportReleaseReconciler {
+export class StaticExportReleaseReconciler extends Reconciler<
+  StaticExportRelease,
+  Status,
+  Observed,
+  Decision
+> {
   private readonly o: ReleaseReconcilerOptions;
   private readonly tunables: Tunables;
 
   constructor(options: ReleaseReconcilerOptions) {
+    super(options, {
+      apiVersion: GROUP_VERSION,
+      plural: SER_PLURAL,
+      specSchema: staticExportReleaseSpecSchema,
+      logKey: 'release',
+    });
     this.o = options;
     this.tunables = options.tunables ?? DEFAULT_TUNABLES;
   }
 
-  /** `signal` aborts waits, polls and downloads (not creates) when the operator stops leading. */
-  async reconcile(namespace: string, name: string, signal?: AbortSignal): Promise<ReconcileResult> {
-    let release: StaticExportRelease;
-    try {
-      release = await this.o.kube.get<StaticExportRelease>(releasePath(namespace, name));
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-      // Deleted: the values Secret goes with it (owner reference); only our own series remain.
-      this.o.metrics?.linkExpiry(namespace, name, undefined);
-      return {};
-    }
-    const { observed, client } = await this.observe(release, signal);
-    const decision = decide(observed, this.tunables);
-    this.o.logger.debug(
-      {
-        release: `${namespace}/${name}`,
-        action: decision.action,
-        requeueAfterMs: decision.requeueAfterMs,
-      },
-      'decided',
-    );
-    return this.act(observed, decision, client, signal);
+  protected callsApi(release: StaticExportRelease): boolean {
+    return !release.spec.suspend && !release.metadata.deletionTimestamp;
   }
 
-  private async observe(
-    release: StaticExportRelease,
+  // Deleted: the values Secret goes with it (owner reference); only our own series remain.
+  protected override gone(namespace: string, name: string): void {
+    this.o.metrics?.linkExpiry(namespace, name, undefined);
+  }
+
+  protected decide(observed: Observed): Decision {
+    return decide(observed, this.tunables);
+  }
+
+  protected withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
+    return withFailure(status, f, generation, now);
+  }
+
+  protected override statusRecorded(release: StaticExportRelease, status: Status): void {
+    const expires = status.current?.expiresAt;
+    this.o.metrics?.linkExpiry(
+      release.metadata.namespace ?? '',
+      release.metadata.name ?? '',
+      expires ? new Date(expires) : undefined,
+    );
+  }
+
+  protected async observe(
+    { now, obj: release, blocked, client }: Loaded<StaticExportRelease>,
     signal: AbortSignal | undefined,
-  ): Promise<{ observed: Observed; client?: AdminApiClient }> {
-    const now = (this.o.now ?? (() => new Date()))();
-    const spec = staticExportReleaseSpecSchema.safeParse(release.spec);
-    if (!spec.success) {
-      return { observed: { now, release, blocked: invalidSpec(spec.error) } };
-    }
-    release = { ...release, spec: spec.data };
-    if (release.spec.suspend || release.metadata.deletionTimestamp) return { observed: { now, release } };
-    const creds = await readCredentials(this.o.kube, release, this.o.clients.defaults);
-    if ('failure' in creds) return { observed: { now, release, blocked: creds.failure } };
-    const client = this.o.clients.get(creds);
+  ): Promise<Observed> {
+    if (blocked) return { now, release, blocked };
+    if (!client) return { now, release };
     const exp = release.status?.export;
     if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
-      return {
-        observed: { now, release, poll: await this.poll(client, release, exp.jobId, signal) },
-        client,
-      };
+      const jobId = exp.jobId;
+      const poll = await this.pollJob(release, () => client.getExport(jobId, { signal }), signal);
+      return { now, release, poll: poll.kind === 'job' ? exportPoll(poll.job) : poll };
     }
     const served = release.status?.current?.version;
     const targetDrifted = served !== undefined && (await this.targetVersion(release)) !== served;
-    return { observed: { now, release, targetDrifted }, client };
+    return { now, release, targetDrifted };
   }
 
-  private async poll(
-    client: AdminApiClient,
-    release: StaticExportRelease,
-    jobId: string,
-    signal: AbortSignal | undefined,
-  ): Promise<ExportPoll> {
-    try {
-      const job = await client.getExport(jobId, { signal });
-      return {
-        kind: 'job',
-        state: job.status,
-        ...(typeof job.progress === 'number' ? { progress: job.progress } : {}),
-        ...(typeof job.pageCount === 'number' ? { pageCount: job.pageCount } : {}),
-        ...(typeof job.error === 'string' ? { error: job.error } : {}),
-      };
-    } catch (e) {
-      if (signal?.aborted) throw e;
-      if (e instanceof NotFoundError) return { kind: 'notFound' };
-      return { kind: 'failed', failure: classifyError(e, secretRefText(release)) };
-    }
+  protected async act(o: Observed, d: Decision, client: AdminApiClient, run: Run): Promise<ReconcileResult> {
+    const { action } = d;
+    if (action.kind === 'start') return this.start(o, client, run);
+    if (action.kind === 'publish') return this.publish(o, action, client, run);
+    return {};
   }
 
-  private async act(
-    o: Observed,
-    d: Decision,
-    client: AdminApiClient | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<ReconcileResult> {
-    await this.emit(o.release, d.events);
-    if (d.action.kind === 'none' || !client) {
-      await this.writeStatus(o.release, d.status);
-      this.recordExpiry(o.release, d.status);
-      return nextStep(d);
-    }
-    try {
-      return d.action.kind === 'start'
-        ? await this.start(o, d.status, client, signal)
-        : await this.publish(o, d.status, d.action, client, signal);
-    } catch (e) {
-      // Aborted because this process stopped leading: the new leader reconciles; write nothing.
-      if (signal?.aborted) throw e;
-      return this.fail(o, d.status, classifyError(e, secretRefText(o.release)), e);
-    }
-  }
-
-  private async start(
-    o: Observed,
-    status: Status,
-    client: AdminApiClient,
-    signal: AbortSignal | undefined,
-  ): Promise<ReconcileResult> {
+  private async start(o: Observed, client: AdminApiClient, run: Run): Promise<ReconcileResult> {
     const { spec } = o.release;
     // Only the wait for a request slot may be aborted: a start cut short could leave a job unrecorded.
     const started = await client.startExport(
@@ -188,26 +131,26 @@ export class StaticExportReleaseReconciler {
         ...(spec.export?.versionLabel ? { version: spec.export.versionLabel } : {}),
         ...(spec.export?.paths ? { paths: spec.export.paths } : {}),
       },
-      signal ? { slotSignal: signal } : {},
+      run.signal ? { slotSignal: run.signal } : {},
     );
     // First thing after the job exists: its id goes to status, so a restart resumes this job.
     const next = afterStart(
-      { ...o, release: { ...o.release, status } },
+      { ...o, release: { ...o.release, status: run.record.status } },
       started.jobId,
       started.status ?? 'queued',
     );
-    await this.writeStatus(o.release, next.status);
-    await this.emit(o.release, next.events);
+    await this.commit(run, next);
     return { requeueAfterMs: 1_000 };
   }
 
   private async publish(
     o: Observed,
-    status: Status,
-    action: Extract<Action, { kind: 'publish' }>,
+    action: PublishAction,
     client: AdminApiClient,
-    signal: AbortSignal | undefined,
+    run: Run,
   ): Promise<ReconcileResult> {
+    const { signal } = run;
+    const status = run.record.status;
     const release = { ...o.release, status };
     const bundle = await client.generateBundle(action.jobId, { signal });
     let version = status.current?.version ?? '';
@@ -244,15 +187,13 @@ export class StaticExportReleaseReconciler {
         ...(bundle.sizeBytes === undefined ? {} : { sizeBytes: bundle.sizeBytes }),
       },
     );
-    await this.writeStatus(o.release, next.status);
-    await this.emit(o.release, next.events);
+    await this.commit(run, next);
     if (action.mode === 'NewContent' && status.export?.startedAt) {
       this.o.metrics?.exportFinished(
         (o.now.getTime() - Date.parse(status.export.startedAt)) / 1000,
         'completed',
       );
     }
-    this.recordExpiry(o.release, next.status);
     const renewal = next.status.current?.renewalTime;
     return renewal ? { requeueAfterMs: Math.max(1_000, Date.parse(renewal) - o.now.getTime()) } : {};
   }
@@ -280,36 +221,17 @@ export class StaticExportReleaseReconciler {
       `spec.target.${kind} is not supported by this operator version yet; use spec.target.valuesSecret`,
     );
   }
-
-  private async fail(o: Observed, status: Status, f: Failure, cause: unknown): Promise<ReconcileResult> {
-    this.o.logger.warn(
-      { release: `${o.release.metadata.namespace}/${o.release.metadata.name}`, reason: f.reason, err: cause },
-      f.message,
-    );
-    await this.writeStatus(o.release, withFailure(status, f, o.release.metadata.generation, o.now));
-    await this.emit(o.release, [failureEvent(f)]);
-    return afterFailure(f);
-  }
-
-  private writeStatus(obj: StaticExportRelease, status: Status): Promise<void> {
-    return writeStatus(this.o.kube, SER_PLURAL, obj, status);
-  }
-
-  private emit(obj: StaticExportRelease, events: EventNote[]): Promise<void> {
-    return emitEvents(this.o.events, obj, events);
-  }
-
-  private recordExpiry(release: StaticExportRelease, status: Status): void {
-    const expires = status.current?.expiresAt;
-    this.o.metrics?.linkExpiry(
-      release.metadata.namespace ?? '',
-      release.metadata.name ?? '',
-      expires ? new Date(expires) : undefined,
-    );
-  }
 }
 
-function secretRefText(release: StaticExportRelease): string {
-  const ref = release.spec.credentialsSecretRef;
-  return `${release.metadata.namespace}/${ref.name} (key ${ref.key})`;
+type Run = SkeletonRun<StaticExportRelease, Status>;
+type PublishAction = Extract<Action, { kind: 'publish' }>;
+
+function exportPoll(job: ExportStatus): ExportPoll {
+  return {
+    kind: 'job',
+    state: job.status,
+    ...(typeof job.progress === 'number' ? { progress: job.progress } : {}),
+    ...(typeof job.pageCount === 'number' ? { pageCount: job.pageCount } : {}),
+    ...(typeof job.error === 'string' ? { error: job.error } : {}),
+  };
 }

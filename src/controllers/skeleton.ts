@@ -1,0 +1,192 @@
+// The reconcile every controller shares (observe -> decide -> act): load the object or notice it is
+// gone, parse its spec, read its credentials, write the decided status and events, run the one
+// action and record its failure. A controller supplies only what is its own: what it observes
+// beyond that, its pure `decide`, and its actions.
+import type { z } from 'zod';
+import { type AdminApiClient, NotFoundError } from '../api/index.ts';
+import type { Logger } from '../log.ts';
+import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
+import { type ApiClients, readCredentials, secretRefText, type UsesCredentials } from './credentials.ts';
+import { emitEvents, StatusRecord } from './effects.ts';
+import {
+  afterFailure,
+  classifyError,
+  type Failure,
+  failureEvent,
+  invalidSpec,
+  nextStep,
+} from './failures.ts';
+import type { EventNote, EventRegarding, EventSink, JobPoll, ReconcileResult } from './types.ts';
+
+export interface ReconcilerDeps {
+  kube: KubeClient;
+  clients: ApiClients;
+  events: EventSink;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export interface ControlledResource<S> extends EventRegarding, UsesCredentials {
+  metadata: EventRegarding['metadata'] & { generation?: number; deletionTimestamp?: unknown };
+  status?: S;
+}
+
+/** What every controller knows before its own observations. */
+export interface Loaded<T> {
+  now: Date;
+  /** The object with its spec parsed (defaults applied). */
+  obj: T;
+  /** A problem found before any API call (spec, Secret, key): nothing else is attempted. */
+  blocked?: Failure;
+  /** Set when the object needs the admin API and its credentials are usable. */
+  client?: AdminApiClient;
+}
+
+/** What every `decide` returns: one action, the status to write before it, events, and when to come back. */
+export interface DecisionOf<S> {
+  action: { kind: string };
+  status: S;
+  events: EventNote[];
+  /** Reconcile again after this long; undefined = wait for a change. */
+  requeueAfterMs?: number;
+  /** What went wrong; its retry rule (fixed delay, backoff or wait) replaces `requeueAfterMs`. */
+  failure?: Failure;
+}
+
+/** One reconcile of one object, as the action sees it. */
+export interface Run<T, S extends object> {
+  obj: T;
+  now: Date;
+  record: StatusRecord<S>;
+  signal: AbortSignal | undefined;
+}
+
+export interface Kind<T extends { spec: unknown }> {
+  apiVersion: string;
+  plural: string;
+  specSchema: z.ZodType<T['spec']>;
+  /** Log field naming the object (`release`, `agentJob`). */
+  logKey: string;
+}
+
+export abstract class Reconciler<
+  T extends ControlledResource<S>,
+  S extends object,
+  O,
+  D extends DecisionOf<S>,
+> {
+  protected readonly deps: ReconcilerDeps;
+  private readonly kind: Kind<T>;
+
+  constructor(deps: ReconcilerDeps, kind: Kind<T>) {
+    this.deps = deps;
+    this.kind = kind;
+  }
+
+  /** Does this (parsed) object need the admin API at all now? Without it, no credentials are read. */
+  protected abstract callsApi(obj: T): boolean;
+  /** Everything else this controller observes (the platform's job, the target). */
+  protected abstract observe(loaded: Loaded<T>, signal: AbortSignal | undefined): Promise<O>;
+  protected abstract decide(observed: O): D;
+  /** Performs the decided action (its status is already written). Errors become failures. */
+  protected abstract act(observed: O, d: D, client: AdminApiClient, run: Run<T, S>): Promise<ReconcileResult>;
+  protected abstract withFailure(status: S, f: Failure, generation: number | undefined, now: Date): S;
+
+  /** An action that must reach the platform at most once (it is marked in status before the call). */
+  protected sendsOnce(_action: D['action']): boolean {
+    return false;
+  }
+  /** The object no longer exists. */
+  protected gone(_namespace: string, _name: string): void {}
+  /** After each status write (or decision that nothing changed). */
+  protected statusRecorded(_obj: T, _status: S): void {}
+
+  /** `signal` aborts the reconcile's calls, waits and downloads when its work is no longer wanted. */
+  async reconcile(namespace: string, name: string, signal?: AbortSignal): Promise<ReconcileResult> {
+    let obj: T;
+    try {
+      obj = await this.deps.kube.get<T>(
+        resourcePath(this.kind.apiVersion, this.kind.plural, namespace, name),
+      );
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+      this.gone(namespace, name);
+      return {};
+    }
+    const loaded = await this.load(obj);
+    const observed = await this.observe(loaded, signal);
+    const d = this.decide(observed);
+    this.deps.logger.debug(
+      { [this.kind.logKey]: `${namespace}/${name}`, action: d.action, requeueAfterMs: d.requeueAfterMs },
+      'decided',
+    );
+    const { client } = loaded;
+    // Not marked in status while the per-minute limit would hold the call: a crash while waiting
+    // would leave an outcome in doubt for a call never sent.
+    const slotInMs = client && this.sendsOnce(d.action) ? client.requestDelayMs() : 0;
+    if (slotInMs > 0) return { requeueAfterMs: slotInMs };
+
+    const run: Run<T, S> = {
+      obj: loaded.obj,
+      now: loaded.now,
+      record: new StatusRecord(this.deps.kube, this.kind.plural, loaded.obj),
+      signal,
+    };
+    await this.commit(run, d);
+    if (d.action.kind === 'none' || !client) return nextStep(d);
+    try {
+      return await this.act(observed, d, client, run);
+    } catch (e) {
+      // Aborted: the work is no longer wanted (deleted, or another replica leads); write nothing.
+      if (signal?.aborted) throw e;
+      return this.fail(run, run.record.status, classifyError(e, secretRefText(run.obj)), e);
+    }
+  }
+
+  private async load(obj: T): Promise<Loaded<T>> {
+    const now = (this.deps.now ?? (() => new Date()))();
+    const spec = this.kind.specSchema.safeParse(obj.spec);
+    if (!spec.success) return { now, obj, blocked: invalidSpec(spec.error) };
+    const parsed = { ...obj, spec: spec.data };
+    if (!this.callsApi(parsed)) return { now, obj: parsed };
+    const creds = await readCredentials(this.deps.kube, parsed, this.deps.clients.defaults);
+    if ('failure' in creds) return { now, obj: parsed, blocked: creds.failure };
+    return { now, obj: parsed, client: this.deps.clients.get(creds) };
+  }
+
+  /** Writes a status, then its events (an event is never told of a status that was not stored). */
+  protected async commit(run: Run<T, S>, step: { status: S; events: readonly EventNote[] }): Promise<void> {
+    await run.record.write(step.status);
+    this.statusRecorded(run.obj, step.status);
+    await emitEvents(this.deps.events, run.obj, step.events);
+  }
+
+  /** Records a failed action on top of `status` and says when to try again. */
+  protected async fail(run: Run<T, S>, status: S, f: Failure, cause: unknown): Promise<ReconcileResult> {
+    const { namespace, name, generation } = run.obj.metadata;
+    this.deps.logger.warn(
+      { [this.kind.logKey]: `${namespace}/${name}`, reason: f.reason, err: cause },
+      f.message,
+    );
+    await this.commit(run, {
+      status: this.withFailure(status, f, generation, run.now),
+      events: [failureEvent(f)],
+    });
+    return afterFailure(f);
+  }
+
+  /** Polls a job on the platform: gone and failed calls are outcomes to decide on, not errors. */
+  protected async pollJob<R>(
+    obj: T,
+    call: () => Promise<R>,
+    signal: AbortSignal | undefined,
+  ): Promise<JobPoll<R>> {
+    try {
+      return { kind: 'job', job: await call() };
+    } catch (e) {
+      if (signal?.aborted) throw e;
+      if (e instanceof NotFoundError) return { kind: 'notFound' };
+      return { kind: 'failed', failure: classifyError(e, secretRefText(obj)) };
+    }
+  }
+}
