@@ -3,8 +3,23 @@
 // carry text from elsewhere passes through `scrub`.
 
 const BEARER = /(Bearer\s+)[^\s"',]+/gi;
-// Any URL with a query string may be presigned: keep scheme, host and path, drop the query.
-const URL_WITH_QUERY = /\b(https?:\/\/[^\s"'<>?#]+)\?[^\s"'<>#]*/gi;
+// Links are found per token (a run without spaces, quotes or angle brackets), in whichever form
+// they were written: plain, JSON-escaped (`https:\/\/`), or URL-encoded (`https%3A%2F%2F`).
+const TOKEN = /[^\s"'<>`]+/g;
+// scheme://[userinfo@]host[:port][/path][?query][#fragment]: userinfo, query and fragment may
+// carry credentials (a presigned signature, a password, an access token); host and path stay.
+const SCHEME_URL = /([a-z][a-z0-9+.-]*:\/\/)([^/?#]*@)?([^/?#]*)([^?#]*)([?#].*)?/gi;
+// The same without a scheme, starting the token or after `=`, `(` or `,`: a host with a dot (or
+// localhost, or an IPv6 literal), then a path. Userinfo needs a colon here so an e-mail address stays.
+const HOST = String.raw`(?:localhost|\[[0-9a-f:.]+\]|(?:[a-z0-9-]+\.)+[a-z0-9-]+)(?::\d+)?`;
+const SCHEMELESS_URL = new RegExp(
+  String.raw`(^|[=(,;])(\/\/)?([^\s/?#@=(,;]+:[^\s/?#@]*@)?(${HOST})(\/[^?#]*|(?=[?#]))([?#].*)?$`,
+  'i',
+);
+const SCHEMELESS_USERINFO = new RegExp(String.raw`(^|[=(,;])[^\s/?#@=(,;]+:[^\s/?#@]*@(?=${HOST})`, 'i');
+// Whatever is left that looks like a query string (`?name=...`) is dropped too.
+const QUERY = /\?[\w.~%-]+=.*$/;
+const ENCODED = /%(?:2[35F]|3[ADF]|40)/i;
 
 const knownSecrets = new Set<string>();
 
@@ -13,8 +28,53 @@ export function registerSecret(value: string | undefined): void {
   if (value && value.length >= 8) knownSecrets.add(value);
 }
 
+function percentDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text.replace(/%([0-9a-f]{2})/gi, (_, hex: string) =>
+      String.fromCharCode(Number.parseInt(hex, 16)),
+    );
+  }
+}
+
+function redactTail(tail: string | undefined): string {
+  if (!tail) return '';
+  return tail.startsWith('?') ? '?[REDACTED]' : '#[REDACTED]';
+}
+
+function scrubToken(token: string): string {
+  let text = token.replaceAll('\\/', '/');
+  // Links nested in links or forms may be encoded more than once.
+  for (let i = 0; i < 3 && ENCODED.test(text); i++) text = percentDecode(text);
+  let clean = text.replace(
+    SCHEME_URL,
+    (_, scheme: string, userinfo: string | undefined, host: string, path: string, tail: string | undefined) =>
+      `${scheme}${userinfo ? '[REDACTED]@' : ''}${host}${path}${redactTail(tail)}`,
+  );
+  if (clean === text) {
+    clean = text
+      .replace(
+        SCHEMELESS_URL,
+        (
+          _,
+          lead: string,
+          slashes = '',
+          userinfo: string | undefined,
+          host: string,
+          path: string,
+          tail?: string,
+        ) => `${lead}${slashes}${userinfo ? '[REDACTED]@' : ''}${host}${path}${redactTail(tail)}`,
+      )
+      .replace(SCHEMELESS_USERINFO, '$1[REDACTED]@');
+  }
+  clean = clean.replace(QUERY, '?[REDACTED]');
+  // A token without anything secret is returned as written (not decoded).
+  return clean === text ? token : clean;
+}
+
 export function scrub(text: string): string {
-  let out = text.replace(BEARER, '$1[REDACTED]').replace(URL_WITH_QUERY, '$1?[REDACTED]');
+  let out = text.replace(BEARER, '$1[REDACTED]').replace(TOKEN, scrubToken);
   for (const secret of knownSecrets) {
     if (out.includes(secret)) out = out.split(secret).join('[REDACTED]');
   }

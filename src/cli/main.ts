@@ -33,8 +33,9 @@ function applyCommonSettings(command: Command, ctx: CliContext): void {
   command
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({
-      writeOut: (text) => ctx.stdout.write(text),
-      writeErr: (text) => ctx.stderr.write(text),
+      // commander quotes argv in its errors ("too many arguments", unknown options): links get scrubbed.
+      writeOut: (text) => ctx.stdout.write(scrub(text)),
+      writeErr: (text) => ctx.stderr.write(scrub(text)),
     })
     // Errors come back to `run` instead of exiting, so exit codes stay ours.
     .exitOverride();

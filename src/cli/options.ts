@@ -4,7 +4,7 @@ import type { AdminApiClient } from '../api/index.ts';
 import { isContentVersion } from '../bundle/version.ts';
 import { createLogger, type Logger } from '../log.ts';
 import type { CliContext } from './context.ts';
-import { usageError } from './exit-codes.ts';
+import { CliError, EXIT, usageError } from './exit-codes.ts';
 
 export const ENV = {
   apiUrl: 'STATIC_EXPORT_API_URL',
@@ -40,6 +40,13 @@ Environment:
   ${ENV.apiKey}  admin API key (when --key-file is not given)
   LOG_LEVEL              diagnostic log level on stderr (default warn)`;
 
+/** An absolute URL with one of `protocols` that parses (a port over 65535 does not), with a host for http(s). */
+function isUrl(value: string, protocols: string[]): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return protocols.includes(url.protocol) && (url.protocol === 'file:' || url.hostname !== '');
+}
+
 function resolveApiUrl(flags: ApiFlags, ctx: CliContext): string {
   const url = flags.apiUrl ?? ctx.env[ENV.apiUrl];
   if (!url) {
@@ -48,7 +55,7 @@ function resolveApiUrl(flags: ApiFlags, ctx: CliContext): string {
         'To try things without an account, run `static-export simulate` and use the URL it prints.',
     );
   }
-  if (!/^https?:\/\/[^/]/.test(url)) {
+  if (!isUrl(url, ['http:', 'https:'])) {
     throw usageError(`--api-url must be an http(s) URL such as https://api.example.com, got "${url}".`);
   }
   return url;
@@ -69,7 +76,9 @@ async function readApiKey(flags: ApiFlags, ctx: CliContext): Promise<string> {
   }
   const key = ctx.env[ENV.apiKey];
   if (!key) {
-    throw usageError(
+    // A missing key is an authentication problem (exit 3), like a malformed one.
+    throw new CliError(
+      EXIT.auth,
       `No admin API key: pass --key-file <file> or set ${ENV.apiKey} (keys are generated on the API keys page of the dashboard).`,
     );
   }
@@ -110,8 +119,11 @@ export function bundleUrlFrom(flag: string | undefined, ctx: CliContext): string
       `--url is required (or set ${ENV.bundleUrl}, which keeps the link out of process listings).`,
     );
   }
-  if (!/^(https?:\/\/[^/]|file:\/\/)/.test(url)) {
-    throw usageError('--url must be an http(s) bundle link or a file:// URL of a mirrored bundle.tar.gz.');
+  // Never quoted: the link is a credential.
+  if (!isUrl(url, ['http:', 'https:', 'file:'])) {
+    throw usageError(
+      '--url must be a valid http(s) bundle link or a file:// URL of a mirrored bundle.tar.gz (check the host and port).',
+    );
   }
   return url;
 }

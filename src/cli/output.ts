@@ -4,7 +4,8 @@ import type { CliContext } from './context.ts';
 /**
  * Where a command's progress and results go. stdout only carries the result (values YAML, or JSON
  * lines with --json) so it can be piped; human progress goes to stderr: a redrawn bar on a TTY,
- * one line per change otherwise. Everything human-readable passes through `scrub`.
+ * one line per change otherwise. Everything passes through `scrub` except the result (values YAML, or
+ * the values event with --json), which carries the link on purpose.
  */
 export type OutputMode = 'tty' | 'plain' | 'json';
 
@@ -55,6 +56,11 @@ export class Reporter {
 
   /** A machine-readable event: a JSON line on stdout in --json mode, nothing otherwise. */
   event(name: string, fields: Record<string, unknown> = {}): void {
+    if (this.mode === 'json') this.ctx.stdout.write(scrub(`${JSON.stringify({ event: name, ...fields })}\n`));
+  }
+
+  /** An event that is the command's result and must carry the bundle link (not scrubbed). */
+  resultEvent(name: string, fields: Record<string, unknown>): void {
     if (this.mode === 'json') this.ctx.stdout.write(`${JSON.stringify({ event: name, ...fields })}\n`);
   }
 
@@ -88,7 +94,7 @@ export class Reporter {
 
   error(message: string, exitCode: number): void {
     this.endBar();
-    if (this.mode === 'json') this.event('error', { exitCode, message: scrub(message) });
+    if (this.mode === 'json') this.event('error', { exitCode, message });
     else this.ctx.stderr.write(`error: ${scrub(message)}\n`);
   }
 

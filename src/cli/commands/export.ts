@@ -34,11 +34,12 @@ function describeStatus(job: ExportStatus, elapsedMs: number): string {
 async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
   const logger = cliLogger(ctx);
+  const { checkValuesPath, valuesYaml, writeValuesFile } = await import('../values.ts');
+  if (flags.valuesOut !== undefined) await checkValuesPath(flags.valuesOut);
   const client = await apiClient(flags, ctx, logger);
-  const [{ isExportFinished }, { fetchBundle }, { valuesYaml, writeValuesFile }] = await Promise.all([
+  const [{ isExportFinished }, { fetchBundle }] = await Promise.all([
     import('../../api/index.ts'),
     import('../../bundle/index.ts'),
-    import('../values.ts'),
   ]);
   // Without --out the bundle is still downloaded and extracted: that verifies it and yields its version.
   const scratch = flags.out === undefined ? await mkdtemp(join(tmpdir(), 'static-export-')) : undefined;
@@ -120,7 +121,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
       out.event('values', { file: flags.valuesOut });
       out.info(`Values written to ${flags.valuesOut} (it holds the bundle link: keep it private)`);
     } else if (out.mode === 'json') {
-      out.event('values', {
+      out.resultEvent('values', {
         staticExport: { enabled: true, bundleUrl: bundle.bundleUrl, version: fetched.version },
       });
     } else {

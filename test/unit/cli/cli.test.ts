@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -154,6 +154,60 @@ describe('static-export export', () => {
     }
   });
 
+  it('exits 2 before starting an export when --values-out is a directory, and leaves no file holding the link', async () => {
+    const dir = join(work, 'values-dir');
+    await mkdir(dir);
+    const starts = sim.requests.length;
+    const result = await runCli(['export', '--domain', 'docs.example.com', '--values-out', dir], api);
+    expectUsage(result, '--values-out');
+    expect(result.stderr).toContain('is a directory');
+    expect(sim.requests.length).toBe(starts);
+    expect((await readdir(work)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expectNoSecrets(result.stdout + result.stderr);
+  });
+
+  it('exits 2 before starting an export when the directory of --values-out is missing', async () => {
+    const starts = sim.requests.length;
+    const result = await runCli(
+      ['export', '--domain', 'docs.example.com', '--values-out', join(work, 'nowhere', 'values.yaml')],
+      api,
+    );
+    expectUsage(result, '--values-out');
+    expect(result.stderr).toContain('does not exist');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    expect(sim.requests.length).toBe(starts);
+  });
+
+  it.each([
+    ['no key at all', {}],
+    ['an empty STATIC_EXPORT_API_KEY', { STATIC_EXPORT_API_KEY: '' }],
+  ])('exits 3 with %s', async (_, env: Record<string, string>) => {
+    const result = await runCli(['export', '--domain', 'docs.example.com'], {
+      STATIC_EXPORT_API_URL: sim.baseUrl,
+      ...env,
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('STATIC_EXPORT_API_KEY');
+  });
+
+  it('exits 3 with an empty --key-file', async () => {
+    const keyFile = join(work, 'empty.key');
+    await writeFile(keyFile, '');
+    const result = await runCli(['export', '--domain', 'docs.example.com', '--key-file', keyFile], {
+      STATIC_EXPORT_API_URL: sim.baseUrl,
+    });
+    expect(result.code).toBe(3);
+  });
+
+  it('exits 2 naming --api-url for a URL that does not parse (port out of range)', async () => {
+    const result = await runCli(
+      ['export', '--domain', 'docs.example.com', '--api-url', 'http://h:99999'],
+      api,
+    );
+    expectUsage(result, '--api-url');
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('exits 2 naming --api-url when no API URL is configured', async () => {
     const result = await runCli(['export', '--domain', 'docs.example.com'], {
       STATIC_EXPORT_API_KEY: sim.adminKey,
@@ -206,6 +260,37 @@ describe('static-export fetch and mirror', () => {
     expect(result.code).toBe(5);
     expect(result.stderr).toContain('expired');
     expectNoSecrets(result.stdout + result.stderr);
+  });
+
+  it.each([
+    [
+      'a stray argument',
+      ['fetch', 'http://127.0.0.1:1/b.tar.gz?expires=1&sig=abc123', '--dest', 'd'],
+      'too many arguments',
+    ],
+    ['an unknown option', ['fetch', '--dest', 'd', '--link=127.0.0.1:1/b.tar.gz?sig=abc123'], '--link'],
+    [
+      'a bad option value',
+      ['fetch', '--dest', 'd', '--expect-version', 'https://h.example/b?sig=abc123'],
+      '--expect-version',
+    ],
+  ])('exits 2 on %s without printing the link', async (_, args, shown) => {
+    const result = await runCli(args);
+    expectUsage(result, shown);
+    expectNoSecrets(result.stdout + result.stderr);
+    expect(result.stderr).not.toContain('abc123');
+  });
+
+  it('exits 2 naming --url for a link that does not parse (port out of range), without printing it', async () => {
+    const result = await runCli([
+      'fetch',
+      '--dest',
+      join(work, 'x'),
+      '--url',
+      'http://h:99999/b.tar.gz?sig=abc123',
+    ]);
+    expectUsage(result, '--url');
+    expect(result.stderr).not.toContain('abc123');
   });
 
   it('exits 2 naming --url when no link is given', async () => {

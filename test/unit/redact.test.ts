@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { scrub } from '../../src/redact.ts';
+
+const SECRET = /sig=|abc123|hunter2|ghp_token|access_token/;
+
+describe('scrub', () => {
+  it.each([
+    [
+      'a plain link',
+      'GET https://cdn.example.com/b/bundle.tar.gz?expires=1&sig=abc123 failed',
+      'GET https://cdn.example.com/b/bundle.tar.gz?[REDACTED] failed',
+    ],
+    [
+      'a link without a scheme',
+      'got cdn.example.com/b.tar.gz?X-Amz-Signature=abc123',
+      'got cdn.example.com/b.tar.gz?[REDACTED]',
+    ],
+    [
+      'an IP link without a scheme',
+      "bad '127.0.0.1:8787/bundles/se_1/bundle.tar.gz?sig=abc123'",
+      "bad '127.0.0.1:8787/bundles/se_1/bundle.tar.gz?[REDACTED]'",
+    ],
+    [
+      'a protocol-relative link',
+      'at //cdn.example.com/b.tar.gz?sig=abc123',
+      'at //cdn.example.com/b.tar.gz?[REDACTED]',
+    ],
+    [
+      'a flag value',
+      '--url=cdn.example.com/b.tar.gz?sig=abc123',
+      '--url=cdn.example.com/b.tar.gz?[REDACTED]',
+    ],
+    [
+      'a URL-encoded link',
+      'next=https%3A%2F%2Fcdn.example.com%2Fb.tar.gz%3Fsig%3Dabc123',
+      'next=https://cdn.example.com/b.tar.gz?[REDACTED]',
+    ],
+    [
+      'a twice URL-encoded link',
+      'u=https%253A%252F%252Fcdn.example.com%252Fb%253Fsig%253Dabc123',
+      'u=https://cdn.example.com/b?[REDACTED]',
+    ],
+    [
+      'a JSON-escaped link',
+      '{"bundleUrl":"https:\\/\\/cdn.example.com\\/b.tar.gz?sig=abc123"}',
+      '{"bundleUrl":"https://cdn.example.com/b.tar.gz?[REDACTED]"}',
+    ],
+    [
+      'userinfo',
+      'clone https://bot:hunter2@git.example.com/docs.git',
+      'clone https://[REDACTED]@git.example.com/docs.git',
+    ],
+    [
+      'a token as user name',
+      'https://ghp_token@github.com/acme/docs',
+      'https://[REDACTED]@github.com/acme/docs',
+    ],
+    [
+      'JSON-escaped userinfo',
+      '"https:\\/\\/bot:hunter2@git.example.com\\/x"',
+      '"https://[REDACTED]@git.example.com/x"',
+    ],
+    [
+      'userinfo without a scheme',
+      'proxy bot:hunter2@proxy.example.com:3128/',
+      'proxy [REDACTED]@proxy.example.com:3128/',
+    ],
+    [
+      'a fragment',
+      'open https://docs.example.com/cb#access_token=abc123',
+      'open https://docs.example.com/cb#[REDACTED]',
+    ],
+    [
+      'a fragment after a query',
+      'https://h.example.com/x?sig=abc123#frag',
+      'https://h.example.com/x?[REDACTED]',
+    ],
+    [
+      'a fragment without a scheme',
+      'docs.example.com/cb#access_token=abc123',
+      'docs.example.com/cb#[REDACTED]',
+    ],
+    ['a bearer token', 'Authorization: Bearer mint_abc123', 'Authorization: Bearer [REDACTED]'],
+  ])('removes the secret part of %s', (_, text, expected) => {
+    const clean = scrub(text);
+    expect(clean).toBe(expected);
+    expect(clean).not.toMatch(SECRET);
+  });
+
+  it.each([
+    'export se_123 of docs.example.com: running, 12 pages, 3s',
+    '--url must be an http(s) bundle link or a file:// URL of a mirrored bundle.tar.gz.',
+    'https://api.example.com/v2/export/se_1/status answered 503',
+    'file:///mnt/mirror/docs.example.com/sha256-ab/bundle.tar.gz',
+    'write admin@example.com about /tmp/values.yaml.1a2b.tmp (50% done?)',
+    'a%2Fb stays as written',
+  ])('leaves text without secrets as it is: %s', (text) => {
+    expect(scrub(text)).toBe(text);
+  });
+});
