@@ -184,6 +184,7 @@ export class AdminApiClient {
   private readonly onCall: AdminApiClientOptions['onCall'];
   private readonly agent: Agent;
   private readonly limiter: RequestLimiter | undefined;
+  private operations = 0;
   // A private field keeps the key out of anything that serializes the client (logs, inspectors).
   readonly #authorization: string;
 
@@ -222,6 +223,15 @@ export class AdminApiClient {
     projectId: string,
     prompt: string,
     options: CreateAgentJobOptions = {},
+  ): Promise<AgentJob> {
+    // A wait for the budget is use too.
+    return this.inUse(() => this.createAgentJobWithinBudget(projectId, prompt, options));
+  }
+
+  private async createAgentJobWithinBudget(
+    projectId: string,
+    prompt: string,
+    options: CreateAgentJobOptions,
   ): Promise<AgentJob> {
     let reservation = this.budget.tryReserve(projectId);
     while (!reservation) {
@@ -349,6 +359,11 @@ export class AdminApiClient {
     return { ...result, jobId: result.jobId ?? jobId };
   }
 
+  /** True while an operation is under way (waits for a slot, the budget or a retry included). */
+  get busy(): boolean {
+    return this.operations > 0;
+  }
+
   async close(): Promise<void> {
     await this.agent.close();
   }
@@ -359,6 +374,24 @@ export class AdminApiClient {
     spec: CallSpec<S>,
     signal: AbortSignal | undefined,
     slotSignal: AbortSignal | undefined = signal,
+  ): Promise<z.output<S>> {
+    return this.inUse(() => this.callWithRetries(spec, signal, slotSignal));
+  }
+
+  /** Counts an operation as under way while it runs, so the client is not closed under it. */
+  private async inUse<T>(run: () => Promise<T>): Promise<T> {
+    this.operations++;
+    try {
+      return await run();
+    } finally {
+      this.operations--;
+    }
+  }
+
+  private async callWithRetries<S extends z.ZodType>(
+    spec: CallSpec<S>,
+    signal: AbortSignal | undefined,
+    slotSignal: AbortSignal | undefined,
   ): Promise<z.output<S>> {
     for (let attempt = 1; ; attempt++) {
       await this.waitForSlot(spec.operation, slotSignal);

@@ -1,5 +1,6 @@
 // The admin API key comes from a Secret in the resource's namespace; clients are cached per
-// (base URL, key) so a key rotation in the Secret takes effect at the next reconcile.
+// (base URL, key) so a key rotation in the Secret takes effect at the next reconcile, and closed
+// once unused: soon after their Secret changed (a rotated-out key), or after a long idle time.
 import {
   AdminApiClient,
   type AdminApiClientOptions,
@@ -10,11 +11,14 @@ import {
 import type { Logger } from '../log.ts';
 import { registerSecret } from '../redact.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
+import { type LongTimer, setLongInterval } from '../timers.ts';
 import { type Failure, failure } from './failures.ts';
 
 export interface Credentials {
   baseUrl: string;
   apiKey: string;
+  /** The Secret the key was read from, `namespace/name`. */
+  secret: string;
 }
 
 const RETRY_MISSING_SECRET_MS = 30_000;
@@ -91,7 +95,7 @@ export async function readCredentials(
       ),
     };
   }
-  return { baseUrl, apiKey };
+  return { baseUrl, apiKey, secret: `${namespace}/${ref.name}` };
 }
 
 export interface ApiClientsOptions {
@@ -105,16 +109,37 @@ export interface ApiClientsOptions {
   timeouts?: AdminApiClientOptions['timeouts'];
   /** Per API base URL and key (one client each); unlimited when absent. */
   requestsPerMinute?: number;
+  /** A client unused this long is closed. Default 10 min. */
+  idleMs?: number;
+  now?: () => number;
+}
+
+/**
+ * A client whose Secret changed and that no reconcile asked for since is closed once unused this
+ * long: the per-minute request limit's window, so a new client for the same key keeps the limit.
+ */
+const STALE_AFTER_MS = 60_000;
+const SWEEP_EVERY_MS = 30_000;
+
+interface CachedClient {
+  client: AdminApiClient;
+  /** Secrets (`namespace/name`) this key was read from since their last change. */
+  secrets: Set<string>;
+  usedAt: number;
 }
 
 export class ApiClients {
   readonly options: ApiClientsOptions;
   readonly budget: AgentJobBudget;
-  private readonly cache = new Map<string, AdminApiClient>();
+  private readonly cache = new Map<string, CachedClient>();
+  private readonly now: () => number;
+  private readonly sweeper: LongTimer;
 
   constructor(options: ApiClientsOptions) {
     this.options = options;
     this.budget = options.budget ?? new AgentJobBudget();
+    this.now = options.now ?? Date.now;
+    this.sweeper = setLongInterval(() => void this.sweep(), SWEEP_EVERY_MS, { unref: true });
   }
 
   get defaults() {
@@ -126,26 +151,61 @@ export class ApiClients {
 
   get(creds: Credentials): AdminApiClient {
     const id = `${creds.baseUrl}\u0000${creds.apiKey}`;
-    let client = this.cache.get(id);
-    if (!client) {
-      client = new AdminApiClient({
-        baseUrl: creds.baseUrl,
-        apiKey: creds.apiKey,
-        logger: this.options.logger,
-        agentJobBudget: this.budget,
-        ...(this.options.keyPrefix ? { keyPrefix: this.options.keyPrefix } : {}),
-        ...(this.options.onCall ? { onCall: this.options.onCall } : {}),
-        ...(this.options.retry ? { retry: this.options.retry } : {}),
-        ...(this.options.timeouts ? { timeouts: this.options.timeouts } : {}),
-        ...(this.options.requestsPerMinute ? { requestsPerMinute: this.options.requestsPerMinute } : {}),
-      });
-      this.cache.set(id, client);
+    const cached = this.cache.get(id);
+    if (cached) {
+      cached.usedAt = this.now();
+      cached.secrets.add(creds.secret);
+      return cached.client;
     }
+    const client = new AdminApiClient({
+      baseUrl: creds.baseUrl,
+      apiKey: creds.apiKey,
+      logger: this.options.logger,
+      agentJobBudget: this.budget,
+      ...(this.options.keyPrefix ? { keyPrefix: this.options.keyPrefix } : {}),
+      ...(this.options.onCall ? { onCall: this.options.onCall } : {}),
+      ...(this.options.retry ? { retry: this.options.retry } : {}),
+      ...(this.options.timeouts ? { timeouts: this.options.timeouts } : {}),
+      ...(this.options.requestsPerMinute ? { requestsPerMinute: this.options.requestsPerMinute } : {}),
+    });
+    this.cache.set(id, { client, secrets: new Set([creds.secret]), usedAt: this.now() });
     return client;
   }
 
+  /** A key Secret changed or was deleted: its clients are closed unless a reconcile reads the same key again. */
+  secretChanged(namespace: string, name: string): void {
+    for (const c of this.cache.values()) c.secrets.delete(`${namespace}/${name}`);
+  }
+
+  /** Closes the clients that are not in use and stale (see STALE_AFTER_MS) or idle. */
+  async sweep(): Promise<void> {
+    const now = this.now();
+    const evicted: AdminApiClient[] = [];
+    for (const [id, c] of this.cache) {
+      if (c.client.busy) continue;
+      const quietMs = now - c.usedAt;
+      if (
+        (c.secrets.size === 0 && quietMs >= STALE_AFTER_MS) ||
+        quietMs >= (this.options.idleMs ?? 600_000)
+      ) {
+        this.cache.delete(id);
+        evicted.push(c.client);
+      }
+    }
+    await this.closeAll(evicted);
+  }
+
   async close(): Promise<void> {
-    await Promise.all([...this.cache.values()].map((c) => c.close()));
+    this.sweeper.clear();
+    const all = [...this.cache.values()].map((c) => c.client);
     this.cache.clear();
+    await this.closeAll(all);
+  }
+
+  private async closeAll(clients: AdminApiClient[]): Promise<void> {
+    const results = await Promise.allSettled(clients.map((c) => c.close()));
+    for (const r of results)
+      if (r.status === 'rejected')
+        this.options.logger.warn({ err: r.reason }, 'closing an admin API client failed');
   }
 }

@@ -191,6 +191,11 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     );
     enqueueOnChange(ajInformer, ajController, ownKey, ignoreStatusOnly);
     enqueueOnChange(secretInformer, ajController, referrerKeys(ajInformer, keySecret));
+    // A changed key Secret may hold a new key: the client of the old one is closed once unused.
+    secretInformer.onChange((type, secret) => {
+      if (type === 'MODIFIED' || type === 'DELETED')
+        clients.secretChanged(secret.metadata.namespace ?? '', secret.metadata.name);
+    });
     const informers = [serInformer, ajInformer, secretInformer];
     for (const i of informers) i.start();
     void ajInformer.waitForSync().then(() => seedBudget(ajInformer.list()));

@@ -7,6 +7,13 @@ import { Agent, request } from 'undici';
 
 export const FIELD_MANAGER = 'static-export-operator';
 const HEADER_TTL_MS = 60_000;
+/** Longest pause between body chunks of a non-watch request (a list page of 500 objects included). */
+export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+
+export interface KubeClientOptions {
+  /** Body timeout of every request but watches. Default 60 s. */
+  bodyTimeoutMs?: number;
+}
 
 export class KubeApiError extends Error {
   readonly status: number;
@@ -61,7 +68,7 @@ export class KubeClient {
   }
 
   /** From a kubeconfig file, or the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
-  static async create(kubeconfigPath?: string): Promise<KubeClient> {
+  static async create(kubeconfigPath?: string, options: KubeClientOptions = {}): Promise<KubeClient> {
     const kc = new KubeConfig();
     if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
     else kc.loadFromDefault();
@@ -78,8 +85,8 @@ export class KubeClient {
         timeout: 10_000,
       },
       headersTimeout: 30_000,
-      // Watches stay open for minutes; the watchdog, not a body timeout, decides when one is dead.
-      bodyTimeout: 0,
+      // A request whose body stalls fails instead of holding a worker; watches turn this off.
+      bodyTimeout: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
       connections: 32,
     });
     return new KubeClient(kc, cluster.server, dispatcher);
@@ -193,11 +200,15 @@ export class KubeClient {
       dispatcher: this.dispatcher,
       headers: { ...(await this.authHeaders()), accept },
       signal,
+      // Watches stay open for minutes; the informer's watchdog, not a body timeout, decides when one is dead.
+      bodyTimeout: 0,
     });
     if (res.statusCode >= 400) throw toApiError(res.statusCode, await res.body.text(), `WATCH ${path}`);
+    // A multi-byte character may be split across chunks: decode as a stream.
+    const decoder = new TextDecoder();
     let buffered = '';
     for await (const chunk of res.body) {
-      buffered += chunk.toString();
+      buffered += decoder.decode(chunk, { stream: true });
       let nl = buffered.indexOf('\n');
       while (nl >= 0) {
         const line = buffered.slice(0, nl).trim();
