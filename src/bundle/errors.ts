@@ -23,7 +23,9 @@ export type BundleErrorReason =
   /** Not a readable tar.gz (bad gzip, truncated tar, no entries). */
   | 'Corrupt'
   /** Local filesystem failure (permissions, disk full, cross-device rename). */
-  | 'Io';
+  | 'Io'
+  /** The extracted site failed the publish gate (no root index.html, too few pages, too large a drop). */
+  | 'PublishGate';
 
 export class BundleError extends Error {
   override readonly name = 'BundleError';

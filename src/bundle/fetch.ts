@@ -2,6 +2,7 @@ import type { Logger } from '../log.ts';
 import { type DownloadOptions, openDownload } from './download.ts';
 import { assertVersion, stageExtraction } from './extract.ts';
 import { type BundleLimits, resolveLimits } from './limits.ts';
+import { type SiteSummary, summarizeSite } from './site-check.ts';
 
 export interface FetchBundleOptions {
   /** Presigned `bundleUrl` (or a `file:` URL of a mirrored archive). */
@@ -20,6 +21,8 @@ export interface FetchBundleOptions {
   logger?: Logger;
   signal?: AbortSignal;
   onProgress?: DownloadOptions['onProgress'];
+  /** Checks the extracted site before it replaces `dest`; throwing leaves `dest` untouched. */
+  gate?: (site: SiteSummary) => void | Promise<void>;
   /** Download tuning (retries, backoff, timeouts) for tests and slow links. */
   download?: Pick<DownloadOptions, 'retries' | 'maxRenewals' | 'backoffMs' | 'timeoutMs'>;
 }
@@ -31,6 +34,8 @@ export interface FetchedBundle {
   sha256: string;
   sizeBytes: number;
   files: number;
+  /** Pages and root index of the extracted site (what publish gates check). */
+  site: SiteSummary;
   /** Absolute path of the destination. */
   path: string;
 }
@@ -57,11 +62,14 @@ export async function fetchBundle(options: FetchBundleOptions): Promise<FetchedB
   try {
     const download = await done;
     assertVersion(staged.version, options.expectVersion);
+    const site = await summarizeSite(staged.dir);
+    await options.gate?.(site);
     const path = await staged.commit();
     options.logger?.info(
       {
         version: staged.version,
         files: staged.files,
+        pages: site.pages,
         sizeBytes: download.sizeBytes,
         attempts: download.attempts,
       },
@@ -72,6 +80,7 @@ export async function fetchBundle(options: FetchBundleOptions): Promise<FetchedB
       sha256: download.sha256,
       sizeBytes: download.sizeBytes,
       files: staged.files,
+      site,
       path,
     };
   } catch (error) {

@@ -23,4 +23,12 @@ export {
   mirrorBundle,
   readMirrorIndex,
 } from './mirror.ts';
+export {
+  assertPublishGate,
+  checkPublishGate,
+  DEFAULT_GATE,
+  type GateLimits,
+  type GateVerdict,
+} from './publish-gate.ts';
+export { type SiteSummary, summarizeSite } from './site-check.ts';
 export { type ContentSummary, contentVersion, isContentVersion } from './version.ts';

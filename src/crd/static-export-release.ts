@@ -73,6 +73,51 @@ const targetSchema = withCel(
   ],
 );
 
+const PERCENT = /^(100|[1-9]?[0-9])%$/;
+const PAGE_DROP_MESSAGE =
+  'spec.publishGate.maxPageDrop must be a percentage such as "50%" or a whole number from 0 to 100';
+
+/** Percent of a `maxPageDrop` value ("50%" or 50), or undefined when it is not one. */
+export function pageDropPercent(value: number | string): number | undefined {
+  if (typeof value === 'number')
+    return Number.isInteger(value) && value >= 0 && value <= 100 ? value : undefined;
+  return PERCENT.test(value) ? Number.parseInt(value, 10) : undefined;
+}
+
+const publishGateSchema = z
+  .object({
+    minPages: z
+      .number()
+      .int('spec.publishGate.minPages must be a whole number')
+      .min(0, 'spec.publishGate.minPages must be 0 or more')
+      .default(1)
+      .describe('Fewest HTML pages a new version must have (the root 404.html does not count).'),
+    maxPageDrop: z
+      .union([z.number(), z.string()])
+      .refine((v) => pageDropPercent(v) !== undefined, PAGE_DROP_MESSAGE)
+      .meta({
+        'x-kubernetes-int-or-string': true,
+        'x-kubernetes-validations': [
+          {
+            rule: `type(self) == int ? (self >= 0 && self <= 100) : self.matches(r'${PERCENT.source}')`,
+            message: PAGE_DROP_MESSAGE,
+          },
+        ],
+      })
+      .default('50%')
+      .describe(
+        'Largest drop in page count against the version served now: "50%" or 50 (percent); "100%" sets no limit.',
+      ),
+    disabled: z
+      .boolean()
+      .default(false)
+      .describe('Publish whatever the export holds, without the checks (index.html, minPages, maxPageDrop).'),
+  })
+  .default({ minPages: 1, maxPageDrop: '50%', disabled: false })
+  .describe(
+    'Checks a new version must pass before it is published: index.html at its root, at least minPages pages, and no larger page drop than maxPageDrop. A failing version is not published (Ready=False, reason PublishGateFailed); the served one stays.',
+  );
+
 export const staticExportReleaseSpecSchema = z.object({
   domain: matching(
     HOST,
@@ -126,6 +171,7 @@ export const staticExportReleaseSpecSchema = z.object({
         .describe('Re-roll the serving Deployment when only the link was renewed.'),
     })
     .default({ onLinkRenewal: 'Rollout' }),
+  publishGate: publishGateSchema,
   target: targetSchema,
 });
 
@@ -137,6 +183,10 @@ export const exportStatusSchema = z.object({
   startedAt: timestamp().optional(),
   finishedAt: timestamp().optional(),
   message: z.string().optional(),
+  publishGateFailure: z
+    .string()
+    .optional()
+    .describe('Why the publish gate refused this export; the served version stayed.'),
 });
 
 export const staticExportReleaseStatusSchema = z.object({
@@ -148,6 +198,11 @@ export const staticExportReleaseStatusSchema = z.object({
       version: z.string().optional(),
       jobId: z.string().optional(),
       sizeBytes: z.number().int().optional(),
+      pageCount: z
+        .number()
+        .int()
+        .optional()
+        .describe('HTML pages of the served site: the baseline of spec.publishGate.maxPageDrop.'),
       expiresAt: timestamp().optional(),
       renewalTime: timestamp().optional(),
       appliedAt: timestamp().optional(),
@@ -155,7 +210,14 @@ export const staticExportReleaseStatusSchema = z.object({
     .optional()
     .describe('What the target serves now. The bundle link itself is never stored here.'),
   history: z
-    .array(z.object({ version: z.string(), jobId: z.string(), appliedAt: timestamp() }))
+    .array(
+      z.object({
+        version: z.string(),
+        jobId: z.string(),
+        pageCount: z.number().int().optional(),
+        appliedAt: timestamp(),
+      }),
+    )
     .max(HISTORY_LIMIT)
     .optional(),
   lastHandledRequestedAt: z.string().optional(),

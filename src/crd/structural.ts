@@ -18,6 +18,11 @@ export function toStructuralSchema(schema: z.ZodType): JsonSchema {
 }
 
 function normalize(node: JsonSchema, path: string): JsonSchema {
+  // An int-or-string field: the API server knows its two types from the flag alone.
+  if (node['x-kubernetes-int-or-string'] === true && Array.isArray(node.anyOf)) {
+    const { anyOf: _types, ...rest } = node;
+    node = rest;
+  }
   for (const forbidden of ['$ref', 'anyOf', 'oneOf', 'allOf', 'not']) {
     if (forbidden in node)
       throw new Error(`${path || '<root>'}: ${forbidden} is not allowed in a structural CRD schema`);

@@ -1,5 +1,7 @@
 // Fault injection for the simulator: `endpoint:kind:rate[:times]`, e.g. `bundle:503:0.3`,
 // `status:reset:1`, `start:delay=2000:0.5`, `status:malformed:1`, `download:truncate:0.5:2`.
+// Content kinds on `start` let the job complete with a bad site: `start:empty:1:1` (an archive of
+// directories only), `start:noindex:1` (no root index.html), `start:pages=2:1` (only 2 HTML pages).
 
 export const FAULT_ENDPOINTS = [
   'start',
@@ -17,7 +19,17 @@ export type FaultAction =
   | { kind: 'reset' }
   | { kind: 'delay'; ms: number }
   | { kind: 'malformed' }
-  | { kind: 'truncate' };
+  | { kind: 'truncate' }
+  | SiteFault;
+
+/** How a faulted export's site is bad; the job itself completes normally. */
+export type SiteFault = { kind: 'empty' } | { kind: 'noindex' } | { kind: 'pages'; pages: number };
+
+const SITE_FAULT_KINDS: ReadonlySet<string> = new Set(['empty', 'noindex', 'pages']);
+
+export function isSiteFault(action: FaultAction | undefined): action is SiteFault {
+  return action !== undefined && SITE_FAULT_KINDS.has(action.kind);
+}
 
 export interface FaultSpec {
   endpoint: FaultEndpoint;
@@ -55,6 +67,12 @@ export function parseFault(text: string): FaultSpec {
     action = { kind: 'status', status };
   } else if (kindText === 'reset' || kindText === 'malformed' || kindText === 'truncate') {
     action = { kind: kindText };
+  } else if (kindText === 'empty' || kindText === 'noindex') {
+    action = { kind: kindText };
+  } else if (kindText.startsWith('pages=')) {
+    const pages = Number(kindText.slice('pages='.length));
+    if (!Number.isInteger(pages) || pages < 1) fail('pages must be a positive integer');
+    action = { kind: 'pages', pages };
   } else if (kindText.startsWith('delay=')) {
     const ms = Number(kindText.slice('delay='.length));
     if (!Number.isInteger(ms) || ms < 0) fail('delay must be a non-negative integer of milliseconds');
@@ -63,6 +81,7 @@ export function parseFault(text: string): FaultSpec {
     return fail(`unknown kind "${kindText}"`);
   }
   if (action.kind === 'truncate' && endpoint !== 'download') fail('truncate only applies to download');
+  if (isSiteFault(action) && endpoint !== 'start') fail(`${kindText} only applies to start`);
   const rate = Number(rateText);
   if (rateText === '' || !Number.isFinite(rate) || rate < 0 || rate > 1) fail('rate must be between 0 and 1');
   const spec: FaultSpec = { endpoint, action, rate };
@@ -76,7 +95,14 @@ export function parseFault(text: string): FaultSpec {
 
 export function formatFault(spec: FaultSpec): string {
   const a = spec.action;
-  const kind = a.kind === 'status' ? String(a.status) : a.kind === 'delay' ? `delay=${a.ms}` : a.kind;
+  const kind =
+    a.kind === 'status'
+      ? String(a.status)
+      : a.kind === 'delay'
+        ? `delay=${a.ms}`
+        : a.kind === 'pages'
+          ? `pages=${a.pages}`
+          : a.kind;
   return `${spec.endpoint}:${kind}:${spec.rate}${spec.times === undefined ? '' : `:${spec.times}`}`;
 }
 

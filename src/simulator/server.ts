@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import { type LongTimer, setLongTimeout } from '../timers.ts';
-import { type FaultEndpoint, type FaultSpec, FaultTable } from './faults.ts';
+import { type FaultEndpoint, type FaultSpec, FaultTable, isSiteFault, type SiteFault } from './faults.ts';
 import { checkBundleLink, parseRange, signBundleUrl } from './signing.ts';
 import { DEFAULT_DOCS_DIR, listDocs, RenderError, type RenderedBundle, renderBundle } from './site.ts';
 
@@ -143,6 +143,8 @@ interface ExportJobState {
   durationMs: number;
   docsDir: string;
   totalPages: number;
+  /** The site this job renders is bad on purpose (a `start` content fault). */
+  siteFault?: SiteFault;
   render?: Promise<void>;
   result?: RenderedBundle;
   renderedAt?: number;
@@ -429,6 +431,7 @@ class SimulatorServer implements Simulator {
       const route = matchRoute(method, path);
       if (route instanceof HttpError) throw route;
       record.endpoint = route.endpoint;
+      let siteFault: SiteFault | undefined;
       if (route.endpoint !== 'agent-archive') {
         const fault = this.faults.decide(route.endpoint);
         if (fault.applied.length) record.faults = fault.applied;
@@ -454,11 +457,18 @@ class SimulatorServer implements Simulator {
           return;
         }
         if (route.endpoint === 'download') {
-          await this.download(req, res, route.jobId, fault.action?.kind);
+          const kind = fault.action?.kind;
+          await this.download(
+            req,
+            res,
+            route.jobId,
+            kind === 'malformed' || kind === 'truncate' ? kind : undefined,
+          );
           return;
         }
+        if (isSiteFault(fault.action)) siteFault = fault.action;
       }
-      await this.api(req, res, route);
+      await this.api(req, res, route, siteFault);
     } catch (err) {
       if (res.headersSent) {
         res.destroy();
@@ -489,7 +499,12 @@ class SimulatorServer implements Simulator {
     }
   }
 
-  private async api(req: IncomingMessage, res: ServerResponse, route: Route): Promise<void> {
+  private async api(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route,
+    siteFault: SiteFault | undefined,
+  ): Promise<void> {
     const isExport = route.endpoint === 'start' || route.endpoint === 'status' || route.endpoint === 'bundle';
     this.authorize(req, isExport);
     switch (route.endpoint) {
@@ -529,7 +544,7 @@ class SimulatorServer implements Simulator {
       }
       case 'start': {
         const body = validateExportBody(await readJson(req));
-        const job = await this.startExport(body);
+        const job = await this.startExport(body, siteFault);
         // Viewed at its creation instant: the start response always says queued, as the contract does.
         sendJson(res, 202, this.exportView(job, job.createdAt));
         return;
@@ -616,11 +631,10 @@ class SimulatorServer implements Simulator {
     };
   }
 
-  private async startExport(body: {
-    domain: string;
-    version?: string;
-    paths?: string[];
-  }): Promise<ExportJobState> {
+  private async startExport(
+    body: { domain: string; version?: string; paths?: string[] },
+    siteFault: SiteFault | undefined,
+  ): Promise<ExportJobState> {
     const totalPages = (await listDocs(this.docsDir)).pages.length;
     const job: ExportJobState = {
       jobId: `se_${hexId(8)}`,
@@ -631,6 +645,7 @@ class SimulatorServer implements Simulator {
       totalPages,
     };
     if (body.version !== undefined) job.version = body.version;
+    if (siteFault) job.siteFault = siteFault;
     if (body.paths?.length) {
       job.paths = body.paths;
       job.totalPages = Math.min(job.totalPages, body.paths.length);
@@ -675,6 +690,7 @@ class SimulatorServer implements Simulator {
         padBytes: this.padBytes,
       };
       if (job.paths) options.paths = job.paths;
+      if (job.siteFault) options.siteFault = job.siteFault;
       job.result = await renderBundle(options);
       job.totalPages = job.result.pageCount;
     } catch (err) {

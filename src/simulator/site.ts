@@ -8,6 +8,7 @@ import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create as createTar } from 'tar';
+import type { SiteFault } from './faults.ts';
 import { escapeHtml, renderMarkdown } from './markdown.ts';
 
 /** The sample docs folder shipped with the package (`sample-docs/` at the package root). */
@@ -147,6 +148,8 @@ export interface RenderBundleOptions {
   paths?: string[];
   /** Adds pseudo-random asset files totalling about this many bytes (benchmarks). */
   padBytes?: number;
+  /** Makes the site bad the way a broken export would (publish gate tests). */
+  siteFault?: SiteFault;
 }
 
 export interface RenderedBundle {
@@ -200,6 +203,7 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
     };
     files.set('index.html', layout(index, pages, options.domain));
   }
+  const pageCount = options.siteFault ? spoilSite(files, options.siteFault) : pages.length;
   files.set('assets/site.css', SITE_CSS);
   files.set('assets/site.js', SITE_JS);
   files.set('sitemap.xml', sitemap(pages, options.domain));
@@ -230,7 +234,9 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
   for (const rel of written) {
     for (let d = dirname(rel); d !== '.'; d = dirname(d)) dirs.add(d);
   }
-  const entries = [...[...dirs].sort(), ...written];
+  // An empty export still carries its directory entries: an archive of directories only.
+  const archived = options.siteFault?.kind === 'empty' ? [] : written;
+  const entries = [...[...dirs].sort(), ...archived];
   const archivePath = join(options.workDir, 'bundle.tar.gz');
   await createTar(
     {
@@ -248,5 +254,18 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
   );
   await rm(siteDir, { recursive: true, force: true });
   const { size } = await stat(archivePath);
-  return { archivePath, sizeBytes: size, files: written, pageCount: pages.length };
+  return { archivePath, sizeBytes: size, files: archived, pageCount };
+}
+
+/** Removes HTML pages from the site's files as `fault` says; returns how many pages are left. */
+function spoilSite(files: Map<string, string | Buffer>, fault: SiteFault): number {
+  const html = [...files.keys()].filter((f) => f.endsWith('.html'));
+  const keep =
+    fault.kind === 'empty'
+      ? []
+      : fault.kind === 'noindex'
+        ? html.filter((f) => f !== 'index.html')
+        : ['index.html', ...html.filter((f) => f !== 'index.html').slice(0, fault.pages - 1)];
+  for (const f of html) if (!keep.includes(f)) files.delete(f);
+  return keep.length;
 }

@@ -51,6 +51,7 @@ describe('StaticExportRelease CRD', () => {
     expect(spec.rollout).toEqual({ onLinkRenewal: 'Rollout' });
     expect(spec.suspend).toBe(false);
     expect(spec.target).toEqual({ valuesSecret: { name: 'site-values', key: 'values.yaml' } });
+    expect(spec.publishGate).toEqual({ minPages: 1, maxPageDrop: '50%', disabled: false });
   });
 
   it('accepts every optional field, with free-form helm values kept as written', async () => {
@@ -65,6 +66,7 @@ describe('StaticExportRelease CRD', () => {
         pinnedVersion: `sha256-${'a'.repeat(64)}`,
         suspend: true,
         rollout: { onLinkRenewal: 'None' },
+        publishGate: { minPages: 20, maxPageDrop: 30, disabled: true },
         target: { helm: { releaseName: 'docs', namespace: 'web', values } },
       }),
     );
@@ -127,6 +129,16 @@ describe('StaticExportRelease CRD', () => {
       'an export path without a leading slash',
       { export: { paths: ['guides'] } },
       /spec\.export\.paths entries must be site paths starting with \//,
+    ],
+    [
+      'a page drop over 100%',
+      { publishGate: { maxPageDrop: '150%' } },
+      /spec\.publishGate\.maxPageDrop must be a percentage such as "50%" or a whole number from 0 to 100/,
+    ],
+    [
+      'a page drop over 100 as a number',
+      { publishGate: { maxPageDrop: 101 } },
+      /spec\.publishGate\.maxPageDrop must be a percentage/,
     ],
     [
       'a secret key with a slash',

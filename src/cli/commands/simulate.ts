@@ -90,7 +90,8 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
       '--fault <spec>',
       'inject faults, repeatable: endpoint:kind:rate[:times], e.g. bundle:503:0.3, download:truncate:0.5, ' +
         'status:delay=2000:1 (endpoints: start, status, bundle, download, agent-create, agent-get, agent-message; ' +
-        'kinds: HTTP status, reset, delay=<ms>, malformed, truncate)',
+        'kinds: HTTP status, reset, delay=<ms>, malformed, truncate; on start, a bad exported site: ' +
+        'empty, noindex, pages=<n>)',
       collect,
       [],
     )

@@ -6,6 +6,7 @@ import {
   agentJobSpecSchema,
   crdObjects,
   formatDuration,
+  pageDropPercent,
   parseDuration,
   renderCrdFiles,
   staticExportReleaseSpecSchema,
@@ -68,6 +69,15 @@ describe('runtime validation gives the same messages as the API server', () => {
     expect(spec.credentialsSecretRef.key).toBe('apiKey');
     expect(spec.rollout.onLinkRenewal).toBe('Rollout');
     expect(spec.target.valuesSecret?.key).toBe('values.yaml');
+    expect(spec.publishGate).toEqual({ minPages: 1, maxPageDrop: '50%', disabled: false });
+  });
+
+  it('takes maxPageDrop as "30%" or 30, and reads either as 30 percent', () => {
+    for (const maxPageDrop of ['30%', 30]) {
+      const spec = staticExportReleaseSpecSchema.parse({ ...base, publishGate: { maxPageDrop } });
+      expect(pageDropPercent(spec.publishGate.maxPageDrop)).toBe(30);
+      expect(spec.publishGate.minPages).toBe(1);
+    }
   });
 
   it.each([
@@ -75,6 +85,18 @@ describe('runtime validation gives the same messages as the API server', () => {
     [{ interval: '30s' }, /^interval: spec\.interval must be at least 1m$/],
     [{ interval: 'daily' }, /^interval: spec\.interval must be a duration/],
     [{ apiBaseUrl: 'api.example.com' }, /^apiBaseUrl: spec\.apiBaseUrl must be an absolute http\(s\) URL/],
+    [
+      { publishGate: { maxPageDrop: '150%' } },
+      /^publishGate\.maxPageDrop: spec\.publishGate\.maxPageDrop must be a percentage such as "50%"/,
+    ],
+    [
+      { publishGate: { maxPageDrop: 50.5 } },
+      /^publishGate\.maxPageDrop: spec\.publishGate\.maxPageDrop must be/,
+    ],
+    [
+      { publishGate: { minPages: -1 } },
+      /^publishGate\.minPages: spec\.publishGate\.minPages must be 0 or more$/,
+    ],
   ])('refuses %j', (override, message) => {
     expect(messages({ ...base, ...override })).toEqual([expect.stringMatching(message)]);
   });

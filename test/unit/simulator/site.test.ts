@@ -1,6 +1,7 @@
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Parser } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEFAULT_DOCS_DIR,
@@ -143,8 +144,63 @@ describe('renderMarkdown', () => {
   });
 });
 
+describe('bad exports (site faults on start)', () => {
+  let sim: Simulator;
+  beforeAll(async () => {
+    sim = await startSimulator({ exportDurationMs: 10 });
+  });
+  afterAll(() => sim.close());
+
+  async function exportWith(faults: string[]) {
+    sim.setFaults(faults);
+    const link = await completedExport(sim);
+    const status = await call(sim, 'GET', `/v1/static-export/jobs/${link.jobId}`);
+    const archive = (await download(link.bundleUrl)).body;
+    const entries: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const parser = new Parser({
+        onReadEntry: (e) => {
+          entries.push(`${e.type} ${e.path}`);
+          e.resume();
+        },
+      });
+      parser.on('end', () => resolve());
+      parser.on('error', reject);
+      parser.end(archive);
+    });
+    const html = [...(await untar(archive)).keys()].filter((f) => f.endsWith('.html')).sort();
+    return { status: status.json.status, pageCount: status.json.pageCount, html, entries };
+  }
+
+  it('empty: the job completes with an archive of directories only, 0 pages', async () => {
+    const bad = await exportWith(['start:empty:1:1']);
+    expect(bad.status).toBe('completed');
+    expect(bad.pageCount).toBe(0);
+    expect(bad.entries.length).toBeGreaterThan(0);
+    expect(bad.entries.every((e) => e.startsWith('Directory '))).toBe(true);
+    // `times` 1: the next export is whole again.
+    expect((await exportWith([])).html).toHaveLength(8);
+  });
+
+  it('noindex: every page but index.html', async () => {
+    const bad = await exportWith(['start:noindex:1']);
+    expect(bad.html).not.toContain('index.html');
+    expect(bad.html).toHaveLength(7);
+    expect(bad.pageCount).toBe(7);
+  });
+
+  it('pages=N: index.html and N-1 other pages', async () => {
+    const bad = await exportWith(['start:pages=2:1']);
+    expect(bad.html).toEqual(['getting-started.html', 'index.html']);
+    expect(bad.pageCount).toBe(2);
+  });
+});
+
 describe('parseFault', () => {
   it.each([
+    ['start:empty:1:1', { endpoint: 'start', action: { kind: 'empty' }, rate: 1, times: 1 }],
+    ['start:noindex:0.5', { endpoint: 'start', action: { kind: 'noindex' }, rate: 0.5 }],
+    ['start:pages=3:1', { endpoint: 'start', action: { kind: 'pages', pages: 3 }, rate: 1 }],
     ['bundle:503:0.3', { endpoint: 'bundle', action: { kind: 'status', status: 503 }, rate: 0.3 }],
     ['status:reset:1', { endpoint: 'status', action: { kind: 'reset' }, rate: 1 }],
     ['start:delay=2000:0.5', { endpoint: 'start', action: { kind: 'delay', ms: 2000 }, rate: 0.5 }],
@@ -162,6 +218,8 @@ describe('parseFault', () => {
     ['bundle:explode:1', /unknown kind "explode"/],
     ['bundle:delay=-5:1', /delay must be/],
     ['status:truncate:1', /truncate only applies to download/],
+    ['bundle:empty:1', /empty only applies to start/],
+    ['start:pages=0:1', /pages must be a positive integer/],
     ['bundle:503:1.5', /rate must be between 0 and 1/],
     ['bundle:503:abc', /rate must be/],
     ['bundle:503:1:0', /times must be a positive integer/],
