@@ -1,0 +1,90 @@
+{{/* Name of the chart's objects: the release name, with the chart name unless it already contains it. */}}
+{{- define "site.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "site.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "site.labels" -}}
+{{ include "site.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{/* The Secret the pods read the link from: the operator's (existingSecret) or the chart's own. */}}
+{{- define "site.secretName" -}}
+{{- .Values.staticExport.existingSecret | default (include "site.fullname" .) -}}
+{{- end -}}
+
+{{- define "site.secretKey" -}}
+{{- if .Values.staticExport.existingSecret -}}
+{{- .Values.staticExport.existingSecretKeys.bundleUrl -}}
+{{- else -}}
+bundleUrl
+{{- end -}}
+{{- end -}}
+
+{{/* repository@digest when a digest is given (air-gapped mirrors), else repository:tag. */}}
+{{- define "site.imageRef" -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" .image.repository .image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .image.repository (.image.tag | default .default | toString) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "site.siteDir" -}}
+{{- printf "%s/site" (.Values.siteMountPath | trimSuffix "/") -}}
+{{- end -}}
+
+{{/* Where the nginx config (the ConfigMap) is mounted; its includes are relative to it. */}}
+{{- define "site.nginxConfDir" -}}
+/etc/nginx/static-export
+{{- end -}}
+
+{{/* nginx's prefix: pid and temp paths are relative to it, so they land in the writable /tmp. */}}
+{{- define "site.nginxArgs" -}}
+- -p
+- /tmp/
+- -e
+- stderr
+- -c
+- {{ include "site.nginxConfDir" . }}/nginx.conf
+{{- end -}}
+
+{{/*
+Content-Security-Policy by deployment kind. Exported pages ship their scripts and styles (some
+inline, as static site generators emit them), so scripts, styles, images and fonts come from the
+site itself. connect-src decides what the browser may reach outside it:
+  cloud        any https origin (the platform's own services);
+  clientHosted only the hosts of the features turned on;
+  airGapped    nothing outside the site, except a configured playground host.
+*/}}
+{{- define "site.csp" -}}
+{{- $f := .Values.features -}}
+{{- $kind := .Values.deploymentKind -}}
+{{- $connect := list "'self'" -}}
+{{- $img := list "'self'" "data:" -}}
+{{- if eq $kind "cloud" -}}
+{{- $connect = append $connect "https:" -}}
+{{- $img = append $img "https:" -}}
+{{- else -}}
+{{- $names := list "search" "assistant" "analytics" "playground" -}}
+{{- if eq $kind "airGapped" -}}{{- $names = list "playground" -}}{{- end -}}
+{{- range $names -}}
+{{- $feature := get $f . -}}
+{{- if and $feature.enabled $feature.host -}}
+{{- $connect = append $connect $feature.host -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src {{ $img | uniq | join " " }}; font-src 'self' data:; connect-src {{ $connect | uniq | join " " }}; frame-src 'self'; frame-ancestors 'self'; base-uri 'self'; form-action 'self'; object-src 'none'
+{{- end -}}

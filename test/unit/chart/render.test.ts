@@ -1,0 +1,267 @@
+// The site chart rendered by the real Helm 4 and Helm 3 binaries over the values users give it.
+import { describe, expect, it } from 'vitest';
+import {
+  A_VERSION,
+  CHART_DIR,
+  findObject,
+  HELMS,
+  type HelmName,
+  helm,
+  helmLint,
+  helmTemplate,
+  inlineValues,
+  type KubeObject,
+  merge,
+  podSpec,
+  valuesFile,
+} from '../../support/chart.ts';
+
+const LINK = 'https://bundles.example.com/se_42/bundle.tar.gz?expires=1900000000&sig=c2VjcmV0LXNpZw';
+const LINK_B64 = Buffer.from(LINK).toString('base64');
+
+const MATRIX: Record<string, object> = {
+  'cloud, inline link': inlineValues(LINK, { deploymentKind: 'cloud' }),
+  'clientHosted, inline link and pin': inlineValues(LINK, {
+    deploymentKind: 'clientHosted',
+    staticExport: { version: A_VERSION },
+    features: { search: { enabled: true, host: 'https://search.example.com' } },
+  }),
+  'airGapped, inline link, everything optional on': inlineValues(LINK, {
+    deploymentKind: 'airGapped',
+    features: { playground: { enabled: true, host: 'https://api.internal.example' } },
+    image: { digest: `sha256:${'0'.repeat(64)}` },
+    ingress: { enabled: true, className: 'nginx', hosts: [{ host: 'docs.example.com' }] },
+    httpRoute: { enabled: true, parentRefs: [{ name: 'gw' }], hostnames: ['docs.example.com'] },
+    autoscaling: { enabled: true },
+    podDisruptionBudget: { enabled: true },
+    networkPolicy: { enabled: true, bundleHostPeers: [{ ipBlock: { cidr: '10.20.0.0/16' } }] },
+  }),
+  'existing Secret (the operator writes it)': {
+    staticExport: { enabled: true, existingSecret: 'docs-site-values' },
+  },
+  disabled: {},
+};
+
+const HELM_NAMES = Object.keys(HELMS) as HelmName[];
+
+async function render(values: object): Promise<KubeObject[]> {
+  const result = await helmTemplate('helm4', values);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return result.objects;
+}
+
+describe('helm lint and helm template over the values matrix', () => {
+  for (const [name, values] of Object.entries(MATRIX)) {
+    it(`${name}: lints and renders the same objects with Helm 4 and Helm 3`, async () => {
+      const outputs: KubeObject[][] = [];
+      for (const helm of HELM_NAMES) {
+        const lint = await helmLint(helm, values);
+        expect(lint.code, `${helm} lint: ${lint.stdout}${lint.stderr}`).toBe(0);
+        const rendered = await helmTemplate(helm, values);
+        expect(rendered.code, `${helm} template: ${rendered.stderr}`).toBe(0);
+        outputs.push(rendered.objects);
+      }
+      expect(outputs[1]).toEqual(outputs[0]);
+    });
+  }
+
+  it('disabled renders nothing', async () => {
+    expect(await render(MATRIX.disabled as object)).toEqual([]);
+  });
+
+  it('renders every optional object when asked', async () => {
+    const kinds = (await render(MATRIX['airGapped, inline link, everything optional on'] as object)).map(
+      (o) => o.kind,
+    );
+    expect(kinds.sort()).toEqual(
+      [
+        'ConfigMap',
+        'Deployment',
+        'HTTPRoute',
+        'HorizontalPodAutoscaler',
+        'Ingress',
+        'NetworkPolicy',
+        'Pod',
+        'PodDisruptionBudget',
+        'Secret',
+        'Service',
+      ].sort(),
+    );
+  });
+});
+
+describe('the bundle link is a credential', () => {
+  it('appears only in the chart-rendered Secret, never in another object, annotation or the NOTES', async () => {
+    for (const [name, values] of Object.entries(MATRIX)) {
+      const objects = await render(values);
+      for (const o of objects.filter((x) => x.kind !== 'Secret')) {
+        const text = JSON.stringify(o);
+        expect(text, `${name}: ${o.kind}`).not.toContain(LINK);
+        expect(text, `${name}: ${o.kind}`).not.toContain(LINK_B64);
+        expect(text, `${name}: ${o.kind}`).not.toContain('sig=');
+      }
+    }
+    // What an install stores and prints: manifest, hooks and NOTES (Helm 3 needs a cluster for this).
+    for (const values of [MATRIX['cloud, inline link'], MATRIX['existing Secret (the operator writes it)']]) {
+      const install = await helm('helm4', [
+        'install',
+        'docs',
+        CHART_DIR,
+        '--dry-run=client',
+        '--namespace',
+        'docs',
+        '-f',
+        await valuesFile(values as object),
+      ]);
+      expect(install.code, install.stderr).toBe(0);
+      expect(install.stdout).toContain('NOTES:');
+      expect(install.stdout).not.toContain(LINK);
+      expect(install.stdout.split(LINK_B64).length).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it('reaches the init container only through secretKeyRef', async () => {
+    const objects = await render(MATRIX['cloud, inline link'] as object);
+    const secret = findObject(objects, 'Secret');
+    expect(Buffer.from(secret.data.bundleUrl, 'base64').toString()).toBe(LINK);
+    const init = podSpec(objects).initContainers[0];
+    expect(init.env).toContainEqual({
+      name: 'STATIC_EXPORT_BUNDLE_URL',
+      valueFrom: { secretKeyRef: { name: secret.metadata.name, key: 'bundleUrl' } },
+    });
+  });
+
+  it('an existing Secret is read by name and keys, and no Secret is rendered', async () => {
+    const objects = await render({
+      staticExport: {
+        enabled: true,
+        existingSecret: 'docs-site-values',
+        existingSecretKeys: { bundleUrl: 'link', version: 'contentVersion' },
+      },
+    });
+    expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+    const init = podSpec(objects).initContainers[0];
+    expect(init.env).toEqual(
+      expect.arrayContaining([
+        {
+          name: 'STATIC_EXPORT_BUNDLE_URL',
+          valueFrom: { secretKeyRef: { name: 'docs-site-values', key: 'link' } },
+        },
+        {
+          name: 'STATIC_EXPORT_VERSION',
+          valueFrom: { secretKeyRef: { name: 'docs-site-values', key: 'contentVersion' } },
+        },
+      ]),
+    );
+    // The version the operator wrote is enforced, whatever it is at the pod's start.
+    expect(init.command.join(' ')).toContain('--expect-version $(STATIC_EXPORT_VERSION)');
+    const deployment = findObject(objects, 'Deployment');
+    expect(deployment.metadata.labels?.['staticexport.dev/values-secret']).toBe('docs-site-values');
+    // The operator owns the version annotation in this mode (its own field manager): Helm never sets it.
+    expect(deployment.spec.template.metadata.annotations).not.toHaveProperty('staticexport.dev/version');
+  });
+});
+
+describe('the pod', () => {
+  it('runs both containers unprivileged, read-only, with resources, and nginx reads the site read-only', async () => {
+    const objects = await render(MATRIX['cloud, inline link'] as object);
+    const pod = podSpec(objects);
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(pod.automountServiceAccountToken).toBe(false);
+    const tests = findObject(objects, 'Pod').spec;
+    for (const c of [...pod.initContainers, ...pod.containers, ...tests.containers]) {
+      expect(c.securityContext, c.name).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
+      expect(c.resources.requests, c.name).toHaveProperty('memory');
+      expect(c.resources.limits, c.name).toHaveProperty('memory');
+    }
+    const nginx = pod.containers[0];
+    expect(nginx.volumeMounts).toContainEqual({ name: 'site', mountPath: '/srv/www', readOnly: true });
+    expect(nginx.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    expect(nginx.readinessProbe.httpGet).toEqual({ path: '/', port: 'http' });
+    expect(nginx.livenessProbe.httpGet).toEqual({ path: '/_healthz', port: 'http' });
+    expect(nginx.lifecycle.preStop.exec.command.join(' ')).toContain('-s quit');
+    expect(pod.volumes).toContainEqual({ name: 'site', emptyDir: { sizeLimit: '2Gi' } });
+  });
+
+  it('fetches into a subdirectory of the volume, with the pin and the download options', async () => {
+    const objects = await render(MATRIX['clientHosted, inline link and pin'] as object);
+    const init = podSpec(objects).initContainers[0];
+    expect(init.volumeMounts).toContainEqual({ name: 'site', mountPath: '/srv/www' });
+    expect(init.command).toEqual([
+      'static-export',
+      'fetch',
+      '--dest',
+      '/srv/www/site',
+      '--expect-version',
+      A_VERSION,
+      '--retries',
+      '5',
+    ]);
+    const timed = await render(
+      merge(MATRIX['cloud, inline link'] as object, { staticExport: { fetch: { timeout: '2m' } } }),
+    );
+    expect(podSpec(timed).initContainers[0].command.slice(-2)).toEqual(['--timeout', '2m']);
+  });
+
+  it('annotates the version and the config checksum; a new version or config changes the template', async () => {
+    const pinned = findObject(
+      await render(MATRIX['clientHosted, inline link and pin'] as object),
+      'Deployment',
+    );
+    const annotations = pinned.spec.template.metadata.annotations;
+    expect(annotations['staticexport.dev/version']).toBe(A_VERSION);
+    expect(annotations['checksum/config']).toMatch(/^[0-9a-f]{64}$/);
+    const unpinned = findObject(await render(MATRIX['cloud, inline link'] as object), 'Deployment');
+    expect(unpinned.spec.template.metadata.annotations).not.toHaveProperty('staticexport.dev/version');
+    // cloud and clientHosted differ in their CSP, so in their config.
+    expect(unpinned.spec.template.metadata.annotations['checksum/config']).not.toBe(
+      annotations['checksum/config'],
+    );
+    expect(unpinned.metadata.labels?.['staticexport.dev/values-secret']).toBe('docs-static-export-site');
+  });
+
+  it('sets a CSP per deployment kind', async () => {
+    const csp = async (values: object) => {
+      const data = findObject(await render(values), 'ConfigMap').data['security-headers.conf'] as string;
+      return /Content-Security-Policy "([^"]+)"/.exec(data)?.[1] ?? '';
+    };
+    expect(await csp(MATRIX['cloud, inline link'] as object)).toContain("connect-src 'self' https:;");
+    expect(await csp(MATRIX['clientHosted, inline link and pin'] as object)).toContain(
+      "connect-src 'self' https://search.example.com;",
+    );
+    expect(await csp(MATRIX['airGapped, inline link, everything optional on'] as object)).toContain(
+      "connect-src 'self' https://api.internal.example;",
+    );
+    // A host given for a feature that is off is not allowed.
+    expect(
+      await csp(
+        inlineValues(LINK, { features: { analytics: { enabled: false, host: 'https://a.example.com' } } }),
+      ),
+    ).toContain("connect-src 'self';");
+  });
+
+  it('the air-gapped NetworkPolicy lets the pods reach only the bundle host and DNS', async () => {
+    const objects = await render(MATRIX['airGapped, inline link, everything optional on'] as object);
+    const policy = findObject(objects, 'NetworkPolicy').spec;
+    expect(policy.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(policy.egress[0]).toEqual({
+      to: [{ ipBlock: { cidr: '10.20.0.0/16' } }],
+      ports: [{ port: 443, protocol: 'TCP' }],
+    });
+    expect(policy.egress[1].ports).toContainEqual({ port: 53, protocol: 'UDP' });
+    expect(policy.egress).toHaveLength(2);
+    // With an HPA the Deployment leaves the replica count to it.
+    expect(findObject(objects, 'Deployment').spec).not.toHaveProperty('replicas');
+    expect(findObject(objects, 'Deployment').spec.template.spec.initContainers[0].image).toBe(
+      `ghcr.io/static-export-operator/static-export@sha256:${'0'.repeat(64)}`,
+    );
+  });
+});

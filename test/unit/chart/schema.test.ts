@@ -1,0 +1,201 @@
+// values.schema.json rejects what the platform's feature matrix and the chart forbid, in both Helm
+// majors (draft-07 keywords only), with an error naming the field.
+import { describe, expect, it } from 'vitest';
+import { A_VERSION, HELMS, type HelmName, helmTemplate, inlineValues } from '../../support/chart.ts';
+
+const LINK = 'https://bundles.example.com/se_1/bundle.tar.gz?sig=do-not-print-me';
+
+interface Rejection {
+  rule: string;
+  values: object;
+  /** Dotted path of the field the error names (Helm 4 prints /a/b, Helm 3 a.b). */
+  field: string;
+}
+
+const airGapped = (features: object) => inlineValues(LINK, { deploymentKind: 'airGapped', features });
+const clientHosted = (features: object) => inlineValues(LINK, { deploymentKind: 'clientHosted', features });
+
+const REJECTIONS: Rejection[] = [
+  { rule: 'enabled needs a link source', values: { staticExport: { enabled: true } }, field: 'staticExport' },
+  {
+    rule: 'bundleUrl and existingSecret are exclusive',
+    values: inlineValues(LINK, { staticExport: { existingSecret: 'docs-site-values' } }),
+    field: 'staticExport',
+  },
+  {
+    rule: 'version is sha256-<64 hex>',
+    values: inlineValues(LINK, { staticExport: { version: 'v1.2.3' } }),
+    field: 'staticExport.version',
+  },
+  {
+    rule: 'existingSecret is a Secret name',
+    values: { staticExport: { enabled: true, existingSecret: 'Docs_Values' } },
+    field: 'staticExport.existingSecret',
+  },
+  {
+    rule: 'existingSecretKeys are Secret data keys',
+    values: {
+      staticExport: {
+        enabled: true,
+        existingSecret: 'docs-site-values',
+        existingSecretKeys: { bundleUrl: 'bundle url' },
+      },
+    },
+    field: 'staticExport.existingSecretKeys.bundleUrl',
+  },
+  {
+    rule: 'fetch.timeout is a duration',
+    values: inlineValues(LINK, { staticExport: { fetch: { timeout: 'ten minutes' } } }),
+    field: 'staticExport.fetch.timeout',
+  },
+  {
+    rule: 'fetch.retries is a whole number',
+    values: inlineValues(LINK, { staticExport: { fetch: { retries: -1 } } }),
+    field: 'staticExport.fetch.retries',
+  },
+  {
+    rule: 'deploymentKind is cloud, clientHosted or airGapped',
+    values: inlineValues(LINK, { deploymentKind: 'onPrem' }),
+    field: 'deploymentKind',
+  },
+  {
+    rule: 'air-gapped: no search',
+    values: airGapped({ search: { enabled: true, host: 'https://search.internal' } }),
+    field: 'features.search.enabled',
+  },
+  {
+    rule: 'air-gapped: no assistant',
+    values: airGapped({ assistant: { enabled: true, host: 'https://assistant.internal' } }),
+    field: 'features.assistant.enabled',
+  },
+  {
+    rule: 'air-gapped: no analytics',
+    values: airGapped({ analytics: { enabled: true, host: 'https://analytics.internal' } }),
+    field: 'features.analytics.enabled',
+  },
+  {
+    rule: 'air-gapped: the playground only when configured (a host)',
+    values: airGapped({ playground: { enabled: true } }),
+    field: 'features.playground',
+  },
+  {
+    rule: 'client-hosted: search only when configured',
+    values: clientHosted({ search: { enabled: true } }),
+    field: 'features.search',
+  },
+  {
+    rule: 'client-hosted: assistant only when configured',
+    values: clientHosted({ assistant: { enabled: true, host: '' } }),
+    field: 'features.assistant.host',
+  },
+  {
+    rule: 'client-hosted: analytics only when configured',
+    values: clientHosted({ analytics: { enabled: true } }),
+    field: 'features.analytics',
+  },
+  {
+    rule: 'a feature host is an origin (it goes into the CSP)',
+    values: clientHosted({
+      search: { enabled: true, host: "https://search.example.com/x; script-src 'unsafe-eval'" },
+    }),
+    field: 'features.search.host',
+  },
+  {
+    rule: 'unknown features are refused',
+    values: inlineValues(LINK, { features: { chat: { enabled: true } } }),
+    field: 'features',
+  },
+  {
+    rule: 'unknown keys are refused (typos)',
+    values: inlineValues(LINK, { staticExport: { bundleURL: LINK } }),
+    field: 'staticExport',
+  },
+  {
+    rule: 'image digest is sha256:<hex>',
+    values: inlineValues(LINK, { image: { digest: 'latest' } }),
+    field: 'image.digest',
+  },
+  {
+    rule: 'nginx listens on an unprivileged port',
+    values: inlineValues(LINK, { containerPort: 80 }),
+    field: 'containerPort',
+  },
+  {
+    rule: 'a NetworkPolicy must let the init container reach the bundle host',
+    values: inlineValues(LINK, { networkPolicy: { enabled: true } }),
+    field: 'networkPolicy.bundleHostPeers',
+  },
+  {
+    rule: 'an Ingress needs hosts',
+    values: inlineValues(LINK, { ingress: { enabled: true } }),
+    field: 'ingress.hosts',
+  },
+  {
+    rule: 'an HTTPRoute needs parentRefs',
+    values: inlineValues(LINK, { httpRoute: { enabled: true } }),
+    field: 'httpRoute.parentRefs',
+  },
+  {
+    rule: 'test paths are absolute URL paths',
+    values: inlineValues(LINK, { tests: { paths: ['getting-started'] } }),
+    field: 'tests.paths',
+  },
+  {
+    rule: 'autoscaling keeps at least one replica',
+    values: inlineValues(LINK, { autoscaling: { enabled: true, minReplicas: 0 } }),
+    field: 'autoscaling.minReplicas',
+  },
+];
+
+function fieldPattern(field: string): RegExp {
+  return new RegExp(`(/|^|\\s)${field.replaceAll('.', '[./]')}`, 'm');
+}
+
+describe('values.schema.json', () => {
+  for (const helm of Object.keys(HELMS) as HelmName[]) {
+    describe(helm, () => {
+      for (const { rule, values, field } of REJECTIONS) {
+        it(`rejects: ${rule}`, async () => {
+          const result = await helmTemplate(helm, values);
+          expect(result.code).not.toBe(0);
+          expect(result.stderr).toContain("values don't meet the specifications of the schema");
+          expect(result.stderr).toMatch(fieldPattern(field));
+          expect(result.stderr).not.toContain('do-not-print-me');
+        });
+      }
+
+      it('accepts what the matrix allows', async () => {
+        for (const values of [
+          airGapped({ playground: { enabled: true, host: 'http://api.internal:8080' } }),
+          clientHosted({
+            search: { enabled: true, host: 'https://search.example.com' },
+            playground: { enabled: true },
+          }),
+          inlineValues(LINK, {
+            deploymentKind: 'cloud',
+            staticExport: { version: A_VERSION },
+            features: {
+              search: { enabled: true },
+              assistant: { enabled: true },
+              analytics: { enabled: true },
+            },
+          }),
+        ]) {
+          const result = await helmTemplate(helm, values);
+          expect(result.stderr).toBe('');
+          expect(result.code).toBe(0);
+        }
+      });
+
+      it('refuses a link that is not http(s) without printing it', async () => {
+        const result = await helmTemplate(
+          helm,
+          inlineValues('ftp://bundles.example.com/b?sig=do-not-print-me'),
+        );
+        expect(result.code).not.toBe(0);
+        expect(result.stderr).toContain('staticExport.bundleUrl must be the http(s) bundleUrl');
+        expect(result.stderr).not.toContain('do-not-print-me');
+      });
+    });
+  }
+});
