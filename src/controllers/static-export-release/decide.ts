@@ -93,22 +93,32 @@ export function withFailure(status: Status, f: Failure, generation: number | und
 /** Conditions when no call failed: Ready follows what is served and how the last export ended. */
 function withHealthy(status: Status, generation: number | undefined, now: Date): Status {
   const c = status.current;
-  const lastFailed = status.export?.state === 'failed' && status.export.finishedAt;
+  const e = status.export;
+  const lastFailed = e?.state === 'failed' && e.finishedAt;
   const ready: ConditionInput = lastFailed
     ? {
         type: 'Ready',
         status: 'False',
         reason: 'ExportFailed',
-        message: status.export?.message ?? 'The last export failed',
+        message: e?.message ?? 'The last export failed',
       }
-    : c?.version
+    : e?.finishedAt && e.publishGateFailure
       ? {
           type: 'Ready',
-          status: 'True',
-          reason: 'Published',
-          message: `Serving ${c.version}; link renewal at ${c.renewalTime}`,
+          status: 'False',
+          reason: 'PublishGateFailed',
+          message: `Export job ${e.jobId} was not published: ${e.publishGateFailure}. ${
+            c?.version ? `Still serving ${c.version}` : 'Nothing is served yet'
+          }; the next export is tried at the next trigger or interval (spec.publishGate sets the checks)`,
         }
-      : { type: 'Ready', status: 'False', reason: 'Exporting', message: 'Waiting for the first export' };
+      : c?.version
+        ? {
+            type: 'Ready',
+            status: 'True',
+            reason: 'Published',
+            message: `Serving ${c.version}; link renewal at ${c.renewalTime}`,
+          }
+        : { type: 'Ready', status: 'False', reason: 'Exporting', message: 'Waiting for the first export' };
   return withConditions(
     status,
     [
@@ -127,7 +137,8 @@ function nextExportDue(release: StaticExportRelease, tun: Tunables): number | un
   const started = s.export?.startedAt ? Date.parse(s.export.startedAt) : undefined;
   if (started === undefined) return undefined;
   const interval = release.spec.interval ? parseDuration(release.spec.interval) : undefined;
-  const failedWithNothingServed = s.export?.state === 'failed' && !s.current?.version;
+  const failedWithNothingServed =
+    (s.export?.state === 'failed' || s.export?.publishGateFailure !== undefined) && !s.current?.version;
   const candidates = [
     interval === undefined ? undefined : started + interval,
     failedWithNothingServed && s.export?.finishedAt
@@ -326,6 +337,8 @@ export interface PublishOutcome {
   jobId: string;
   version: string;
   sizeBytes?: number;
+  /** HTML pages of the fetched site (NewContent, Pin): the next publish gate's baseline. */
+  pageCount?: number;
   expiresAt: Date;
   /** Whether the target was written (false: it already held these values). */
   wrote: boolean;
@@ -347,8 +360,16 @@ export function afterPublish(o: Observed, out: PublishOutcome): { status: Status
       ? { ...base.export, state: 'completed', finishedAt: now.toISOString() }
       : base.export;
   const unchanged = out.mode === 'NewContent' && base.current?.version === out.version;
+  const pageCount =
+    out.pageCount ?? (out.mode === 'Renew' || out.mode === 'Repair' ? base.current?.pageCount : undefined);
+  const counted = pageCount === undefined ? {} : { pageCount };
   if (unchanged) {
-    const s = { ...base, ...(finishedExport ? { export: finishedExport } : {}) };
+    // Served before page counts were recorded: this fills in the baseline.
+    const s = {
+      ...base,
+      ...(base.current ? { current: { ...base.current, ...counted } } : {}),
+      ...(finishedExport ? { export: finishedExport } : {}),
+    };
     return {
       status: withHealthy(s, release.metadata.generation, now),
       events: [
@@ -364,6 +385,7 @@ export function afterPublish(o: Observed, out: PublishOutcome): { status: Status
     version: out.version,
     jobId: out.jobId,
     ...(out.sizeBytes === undefined ? {} : { sizeBytes: out.sizeBytes }),
+    ...counted,
     expiresAt: out.expiresAt.toISOString(),
     renewalTime: renewalTime(out.expiresAt, now, release.spec.renewBefore).toISOString(),
     appliedAt: out.wrote || !base.current?.appliedAt ? now.toISOString() : base.current.appliedAt,
@@ -372,7 +394,7 @@ export function afterPublish(o: Observed, out: PublishOutcome): { status: Status
   const history = linkOnly
     ? base.history
     : [
-        { version: out.version, jobId: out.jobId, appliedAt: now.toISOString() },
+        { version: out.version, jobId: out.jobId, ...counted, appliedAt: now.toISOString() },
         ...(base.history ?? []).filter((h) => h.version !== out.version),
       ].slice(0, HISTORY_LIMIT);
   const s: Status = {
@@ -400,4 +422,41 @@ export function afterPublish(o: Observed, out: PublishOutcome): { status: Status
             note: `Published ${out.version} from export job ${out.jobId}`,
           };
   return { status: withHealthy(s, release.metadata.generation, now), events: [event] };
+}
+
+/**
+ * A finished export whose content failed the publish gate: nothing is written, `current` keeps
+ * serving, and the export counts as handled (no re-export until the next trigger or interval).
+ */
+export function afterPublishGateFailed(
+  o: Observed,
+  rejected: { jobId: string; version: string; message: string },
+  tun: Tunables = DEFAULT_TUNABLES,
+): { status: Status; events: EventNote[]; requeueAfterMs?: number } {
+  const { release, now } = o;
+  const base = release.status ?? {};
+  const s: Status = {
+    ...base,
+    export: {
+      ...base.export,
+      state: 'completed',
+      finishedAt: now.toISOString(),
+      publishGateFailure: rejected.message,
+    },
+  };
+  const served = base.current?.version;
+  const next = untilNextWork({ ...release, status: s }, now, tun);
+  return {
+    status: withHealthy(s, release.metadata.generation, now),
+    events: [
+      {
+        type: 'Warning',
+        reason: 'PublishGateFailed',
+        note: `Export job ${rejected.jobId} (${rejected.version}) was not published: ${rejected.message}; ${
+          served ? `still serving ${served}` : 'nothing is served yet'
+        }`,
+      },
+    ],
+    ...(next === undefined ? {} : { requeueAfterMs: clampDelay(next) }),
+  };
 }

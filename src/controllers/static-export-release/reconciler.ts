@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AdminApiClient, ExportStatus } from '../../api/index.ts';
-import { fetchBundle } from '../../bundle/index.ts';
+import { fetchBundle, type GateVerdict } from '../../bundle/index.ts';
 import {
   GROUP_VERSION,
   SER_PLURAL,
@@ -18,6 +18,7 @@ import type { ReconcileResult } from '../types.ts';
 import {
   type Action,
   afterPublish,
+  afterPublishGateFailed,
   afterStart,
   DEFAULT_TUNABLES,
   type Decision,
@@ -28,6 +29,7 @@ import {
   type Tunables,
   withFailure,
 } from './decide.ts';
+import { judgeNewContent } from './publish-gate.ts';
 
 export interface ReleaseMetrics {
   exportFinished(seconds: number, result: 'completed' | 'failed'): void;
@@ -154,6 +156,8 @@ export class StaticExportReleaseReconciler extends Reconciler<
     const release = { ...o.release, status };
     const bundle = await client.generateBundle(action.jobId, { signal });
     let version = status.current?.version ?? '';
+    let pageCount: number | undefined;
+    let verdict: GateVerdict = { ok: true };
     if (action.mode === 'NewContent' || action.mode === 'Pin') {
       const dest = join(this.o.workDir, `${release.metadata.uid}-${randomBytes(4).toString('hex')}`);
       try {
@@ -167,10 +171,23 @@ export class StaticExportReleaseReconciler extends Reconciler<
           ...(signal ? { signal } : {}),
         });
         version = fetched.version;
+        pageCount = fetched.site.pages;
+        // Only new content is judged: a pinned version was served before.
+        if (action.mode === 'NewContent') verdict = judgeNewContent(release, version, fetched.site);
         this.o.metrics?.bundleBytes(fetched.sizeBytes);
       } finally {
         await rm(dest, { recursive: true, force: true });
       }
+    }
+    if (!verdict.ok) {
+      const next = afterPublishGateFailed(
+        { ...o, release },
+        { jobId: action.jobId, version, message: verdict.message },
+        this.tunables,
+      );
+      await this.commit(run, next);
+      this.exportFinished(o, status);
+      return next.requeueAfterMs === undefined ? {} : { requeueAfterMs: next.requeueAfterMs };
     }
     const unchanged = action.mode === 'NewContent' && version === status.current?.version;
     const wrote = unchanged
@@ -185,17 +202,21 @@ export class StaticExportReleaseReconciler extends Reconciler<
         expiresAt: bundle.expiresAt,
         wrote,
         ...(bundle.sizeBytes === undefined ? {} : { sizeBytes: bundle.sizeBytes }),
+        ...(pageCount === undefined ? {} : { pageCount }),
       },
     );
     await this.commit(run, next);
-    if (action.mode === 'NewContent' && status.export?.startedAt) {
-      this.o.metrics?.exportFinished(
-        (o.now.getTime() - Date.parse(status.export.startedAt)) / 1000,
-        'completed',
-      );
-    }
+    if (action.mode === 'NewContent') this.exportFinished(o, status);
     const renewal = next.status.current?.renewalTime;
     return renewal ? { requeueAfterMs: Math.max(1_000, Date.parse(renewal) - o.now.getTime()) } : {};
+  }
+
+  private exportFinished(o: Observed, status: Status): void {
+    if (!status.export?.startedAt) return;
+    this.o.metrics?.exportFinished(
+      (o.now.getTime() - Date.parse(status.export.startedAt)) / 1000,
+      'completed',
+    );
   }
 
   /** The version the target holds now (undefined: absent or not ours). */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { nextStep, RetryableError } from '../../../src/controllers/failures.ts';
 import {
   afterPublish,
+  afterPublishGateFailed,
   afterStart,
   DEFAULT_TUNABLES,
   decide,
@@ -10,6 +11,7 @@ import {
   renewalTime,
   type Status,
 } from '../../../src/controllers/static-export-release/decide.ts';
+import { judgeNewContent } from '../../../src/controllers/static-export-release/publish-gate.ts';
 import {
   REQUESTED_AT_ANNOTATION,
   type StaticExportRelease,
@@ -489,5 +491,169 @@ describe('after a failed export', () => {
       reason: 'ExportFailed',
       message: 'Export job se_2 failed: boom',
     });
+  });
+});
+
+describe('the publish gate', () => {
+  const EMPTY = { pages: 0, hasIndex: false };
+  const servingPages = (pageCount: number, overrides: Partial<Status> = {}) =>
+    serving({ current: { ...serving().current, pageCount }, ...overrides });
+
+  it.each([
+    [
+      '0 pages and no index',
+      EMPTY,
+      {},
+      10,
+      'it has no index.html at its root; it has 0 pages, fewer than the minimum of 1; its page count dropped from 10 to 0 (100%, more than the allowed 50%)',
+    ],
+    [
+      'too few pages for minPages',
+      { pages: 4, hasIndex: true },
+      { minPages: 5 },
+      5,
+      'it has 4 pages, fewer than the minimum of 5',
+    ],
+    [
+      'a drop of 60% against the served 10 pages',
+      { pages: 4, hasIndex: true },
+      {},
+      10,
+      'its page count dropped from 10 to 4 (60%, more than the allowed 50%)',
+    ],
+    [
+      'the same drop with maxPageDrop 60 (a number)',
+      { pages: 4, hasIndex: true },
+      { maxPageDrop: 60 },
+      10,
+      undefined,
+    ],
+    [
+      'the same drop with maxPageDrop "100%"',
+      { pages: 4, hasIndex: true },
+      { maxPageDrop: '100%' },
+      10,
+      undefined,
+    ],
+    ['an empty site with the gate disabled', EMPTY, { disabled: true }, 10, undefined],
+  ])('%s', (_what, site, publishGate, served, message) => {
+    const r = release({ spec: { publishGate }, status: servingPages(served) });
+    expect(judgeNewContent(r, V2, site)).toEqual(
+      message === undefined ? { ok: true } : { ok: false, message },
+    );
+  });
+
+  it('does not judge content that is already served', () => {
+    expect(judgeNewContent(release({ status: servingPages(10) }), V1, EMPTY)).toEqual({ ok: true });
+  });
+
+  it('has no drop baseline for a version served before page counts were recorded', () => {
+    expect(judgeNewContent(release({ status: serving() }), V2, { pages: 1, hasIndex: true })).toEqual({
+      ok: true,
+    });
+  });
+
+  it('a refused export: current unchanged, export handled, Ready=False PublishGateFailed with the numbers, Warning', () => {
+    const r = release({ spec: { interval: '24h' }, status: inFlight('completed', 2_000, servingPages(10)) });
+    const message = 'its page count dropped from 10 to 4 (60%, more than the allowed 50%)';
+    const out = afterPublishGateFailed(observed(r), { jobId: 'se_2', version: V2, message });
+    expect(out.status.current).toEqual(servingPages(10).current);
+    expect(out.status.history).toEqual(serving().history);
+    expect(out.status.export).toMatchObject({
+      jobId: 'se_2',
+      state: 'completed',
+      finishedAt: NOW.toISOString(),
+      publishGateFailure: message,
+    });
+    expect(condition(out.status, 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'PublishGateFailed',
+      message: expect.stringContaining(`Export job se_2 was not published: ${message}. Still serving ${V1}`),
+    });
+    // The served version is fine: nothing for the user to fix before the next export.
+    expect(condition(out.status, 'Stalled')?.status).toBe('False');
+    expect(out.events).toEqual([
+      {
+        type: 'Warning',
+        reason: 'PublishGateFailed',
+        note: `Export job se_2 (${V2}) was not published: ${message}; still serving ${V1}`,
+      },
+    ]);
+    // Next work: the link renewal in 20 minutes, before the next interval.
+    expect(out.requeueAfterMs).toBe(20 * MIN);
+
+    // No re-export until a trigger or the interval; Ready stays PublishGateFailed meanwhile.
+    const steady = decide({ now: new Date(NOW.getTime() + 1_000), release: { ...r, status: out.status } });
+    expect(steady.action).toEqual({ kind: 'none' });
+    expect(condition(steady.status, 'Ready')?.reason).toBe('PublishGateFailed');
+    const triggered = release({
+      spec: { interval: '24h' },
+      annotations: { [REQUESTED_AT_ANNOTATION]: 'again' },
+      status: out.status,
+    });
+    expect(decide(observed(triggered)).action).toEqual({ kind: 'start', reason: 'Requested' });
+    // A new export clears the failure.
+    expect(
+      afterStart(observed(triggered), 'se_3', 'queued').status.export?.publishGateFailure,
+    ).toBeUndefined();
+  });
+
+  it('a renewed link keeps the served page count and the PublishGateFailed condition', () => {
+    const refused = afterPublishGateFailed(
+      observed(release({ status: inFlight('completed', 2_000, servingPages(10)) })),
+      {
+        jobId: 'se_2',
+        version: V2,
+        message: 'x',
+      },
+    ).status;
+    const { status } = afterPublish(observed(release({ status: refused })), {
+      mode: 'Renew',
+      jobId: 'se_1',
+      version: V1,
+      expiresAt: new Date(NOW.getTime() + 90 * MIN),
+      wrote: true,
+    });
+    expect(status.current?.pageCount).toBe(10);
+    expect(condition(status, 'Ready')?.reason).toBe('PublishGateFailed');
+  });
+
+  it('with nothing served, a refused first export is tried again after the retry delay', () => {
+    const r = release({ status: inFlight('completed', 2_000) });
+    const out = afterPublishGateFailed(observed(r), { jobId: 'se_2', version: V2, message: 'x' });
+    expect(condition(out.status, 'Ready')?.message).toContain('Nothing is served yet');
+    expect(out.requeueAfterMs).toBe(DEFAULT_TUNABLES.exportRetryMs);
+    const later = new Date(NOW.getTime() + DEFAULT_TUNABLES.exportRetryMs);
+    expect(decide({ now: later, release: { ...r, status: out.status } }).action).toEqual({
+      kind: 'start',
+      reason: 'Retry',
+    });
+  });
+
+  it('records the page count of what it publishes, in current and history', () => {
+    const r = release({ status: inFlight('completed', 2_000, serving()) });
+    const { status } = afterPublish(observed(r), {
+      mode: 'NewContent',
+      jobId: 'se_2',
+      version: V2,
+      pageCount: 12,
+      expiresAt: new Date(NOW.getTime() + 60 * MIN),
+      wrote: true,
+    });
+    expect(status.current?.pageCount).toBe(12);
+    expect(status.history?.[0]).toMatchObject({ version: V2, pageCount: 12 });
+  });
+
+  it('fills in the baseline when identical content comes back for a version served without one', () => {
+    const r = release({ status: inFlight('completed', 2_000, serving()) });
+    const { status } = afterPublish(observed(r), {
+      mode: 'NewContent',
+      jobId: 'se_2',
+      version: V1,
+      pageCount: 8,
+      expiresAt: new Date(NOW.getTime() + 60 * MIN),
+      wrote: false,
+    });
+    expect(status.current).toEqual({ ...serving().current, pageCount: 8 });
   });
 });
