@@ -24,11 +24,12 @@ export {
   readMirrorIndex,
 } from './mirror.ts';
 export {
-  assertPublishGate,
   checkPublishGate,
   DEFAULT_GATE,
   type GateLimits,
   type GateVerdict,
+  PAGE_DROP_PATTERN,
+  pageDropPercent,
 } from './publish-gate.ts';
 export { type SiteSummary, summarizeSite } from './site-check.ts';
 export { type ContentSummary, contentVersion, isContentVersion } from './version.ts';

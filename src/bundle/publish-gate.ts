@@ -1,6 +1,5 @@
 // Whether an extracted site may replace the one served: a pure check on its summary, shared by the
 // operator (before it publishes a new version) and the CLI (before `export`/`fetch` commit).
-import { BundleError } from './errors.ts';
 import type { SiteSummary } from './site-check.ts';
 
 export interface GateLimits {
@@ -10,6 +9,16 @@ export interface GateLimits {
   maxPageDropPercent: number;
   /** Whether `index.html` must be at the site root. */
   requireIndex: boolean;
+}
+
+/** A page drop limit written as a string: "50%". */
+export const PAGE_DROP_PATTERN = '^(100|[1-9]?[0-9])%$';
+
+/** Percent of a page drop limit ("50%" or 50), or undefined when it is not one. */
+export function pageDropPercent(value: number | string): number | undefined {
+  if (typeof value === 'number')
+    return Number.isInteger(value) && value >= 0 && value <= 100 ? value : undefined;
+  return new RegExp(PAGE_DROP_PATTERN).test(value) ? Number.parseInt(value, 10) : undefined;
 }
 
 export const DEFAULT_GATE: GateLimits = { minPages: 1, maxPageDropPercent: 50, requireIndex: true };
@@ -35,10 +44,4 @@ export function checkPublishGate(site: SiteSummary, limits: GateLimits, servedPa
     }
   }
   return problems.length ? { ok: false, message: problems.join('; ') } : { ok: true };
-}
-
-/** The CLI's form: refuse the content with a bundle error (exit 5) before it replaces anything. */
-export function assertPublishGate(site: SiteSummary, limits: GateLimits, servedPages?: number): void {
-  const verdict = checkPublishGate(site, limits, servedPages);
-  if (!verdict.ok) throw new BundleError('PublishGate', `the exported site was refused: ${verdict.message}`);
 }

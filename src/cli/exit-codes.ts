@@ -16,7 +16,7 @@ export const EXIT = {
   auth: 3,
   /** The export or agent job failed, or the job is in a state that forbids the call (409). */
   jobFailed: 4,
-  /** The bundle could not be downloaded, verified or safely extracted. */
+  /** The bundle could not be downloaded, verified or safely extracted, or its site was refused (--min-pages...). */
   bundle: 5,
   /** Rate limited (429), timed out (--timeout or HTTP), or the API unreachable/failing (network, 5xx) after retries. */
   unavailable: 6,
@@ -31,7 +31,7 @@ Exit codes:
   2  usage or bad input (flags, values, 400 from the API, unknown id)
   3  authentication or entitlement (missing/malformed key, 401, 403 plan without static export)
   4  export or agent job failed (or 409 conflict)
-  5  bundle download, verification or extraction failed
+  5  bundle download, verification or extraction failed, or its site refused (no index.html, too few pages)
   6  rate limited, timed out, or API unreachable after retries`;
 
 /** An error the CLI reports as is, with a chosen exit code. */

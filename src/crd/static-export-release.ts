@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PAGE_DROP_PATTERN, pageDropPercent } from '../bundle/publish-gate.ts';
 import {
   conditionsSchema,
   GROUP_VERSION,
@@ -73,16 +74,8 @@ const targetSchema = withCel(
   ],
 );
 
-const PERCENT = /^(100|[1-9]?[0-9])%$/;
 const PAGE_DROP_MESSAGE =
   'spec.publishGate.maxPageDrop must be a percentage such as "50%" or a whole number from 0 to 100';
-
-/** Percent of a `maxPageDrop` value ("50%" or 50), or undefined when it is not one. */
-export function pageDropPercent(value: number | string): number | undefined {
-  if (typeof value === 'number')
-    return Number.isInteger(value) && value >= 0 && value <= 100 ? value : undefined;
-  return PERCENT.test(value) ? Number.parseInt(value, 10) : undefined;
-}
 
 const publishGateSchema = z
   .object({
@@ -99,7 +92,7 @@ const publishGateSchema = z
         'x-kubernetes-int-or-string': true,
         'x-kubernetes-validations': [
           {
-            rule: `type(self) == int ? (self >= 0 && self <= 100) : self.matches(r'${PERCENT.source}')`,
+            rule: `type(self) == int ? (self >= 0 && self <= 100) : self.matches(r'${PAGE_DROP_PATTERN}')`,
             message: PAGE_DROP_MESSAGE,
           },
         ],

@@ -16,8 +16,9 @@ import {
 } from '../options.ts';
 import { formatBytes, formatElapsed, Reporter } from '../output.ts';
 import { pollUntil } from '../poll.ts';
+import { type SiteGateFlags, siteGate, siteGateOptions } from '../site-gate.ts';
 
-interface ExportFlags extends ApiFlags {
+interface ExportFlags extends ApiFlags, SiteGateFlags {
   domain: string;
   out?: string;
   valuesOut?: string;
@@ -89,6 +90,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
         bundle = await client.generateBundle(jobId);
         return bundle.bundleUrl;
       },
+      gate: siteGate(flags, flags.out),
       logger,
       onProgress: (received, total) => {
         const percent = total ? (received / total) * 100 : undefined;
@@ -104,10 +106,11 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
       sha256: fetched.sha256,
       sizeBytes: fetched.sizeBytes,
       files: fetched.files,
+      pages: fetched.site.pages,
       ...(flags.out === undefined ? {} : { path: fetched.path }),
     });
     out.info(
-      `Bundle verified: version ${fetched.version}, ${fetched.files} files, ${formatBytes(fetched.sizeBytes)}`,
+      `Bundle verified: version ${fetched.version}, ${fetched.files} files, ${fetched.site.pages} pages, ${formatBytes(fetched.sizeBytes)}`,
     );
     if (flags.out !== undefined) out.info(`Extracted into ${fetched.path}`);
 
@@ -140,7 +143,8 @@ export function registerExport(program: Command, ctx: CliContext): void {
     .summary('export a docs site, verify the bundle and write Helm values')
     .description(
       'Start a static export of --domain, poll it (progress bar on a terminal, plain lines otherwise, JSON ' +
-        'lines with --json), generate the bundle link, download and verify the bundle, extract it into --out, ' +
+        'lines with --json), generate the bundle link, download and verify the bundle, check the site (index.html ' +
+        'at its root, at least --min-pages pages; a refused site changes nothing), extract it into --out, ' +
         'and write the staticExport values block (enabled, bundleUrl, version) for `helm upgrade -f`. ' +
         'The values go to --values-out, else to stdout (progress goes to stderr).',
     )
@@ -149,8 +153,8 @@ export function registerExport(program: Command, ctx: CliContext): void {
       'documentation site to export, a bare host (docs.example.com)',
       checkDomain,
     );
-  apiOptions(command)
-    .option('--out <dir>', 'extract the site into this directory (replaced as a whole)')
+  apiOptions(command).option('--out <dir>', 'extract the site into this directory (replaced as a whole)');
+  siteGateOptions(command, '--out')
     .option('--values-out <file>', 'write the values YAML to this file (mode 0600) instead of stdout')
     .option('--json', 'JSON lines on stdout instead of human output')
     .option('--poll-interval <ms>', 'time between status polls', integer(100), 2000)

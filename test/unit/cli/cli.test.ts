@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { contentVersion } from '../../../src/bundle/index.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
@@ -214,6 +214,90 @@ describe('static-export export', () => {
     });
     expectUsage(result, '--api-url');
     expect(result.stderr).toContain('STATIC_EXPORT_API_URL');
+  });
+});
+
+describe('the site check of export and fetch', () => {
+  afterEach(() => sim.setFaults([]));
+  const exportArgs = (out: string, valuesOut: string) => [
+    'export',
+    '--domain',
+    'docs.example.com',
+    '--out',
+    out,
+    '--values-out',
+    valuesOut,
+    '--poll-interval',
+    '100',
+  ];
+
+  it('export exits 5 on an empty site (directories only), leaving --out and the values file as they were', async () => {
+    const out = join(work, 'gated-site');
+    const valuesFile = join(work, 'gated-values.yaml');
+    const good = await runCli(exportArgs(out, valuesFile), api);
+    expect(good.code, good.stderr).toBe(0);
+    expect(good.stderr).toContain('8 pages');
+    const before = { site: await contentVersion(out), values: await readFile(valuesFile, 'utf8') };
+
+    sim.setFaults(['start:empty:1:1']);
+    const bad = await runCli(exportArgs(out, valuesFile), api);
+    expect(bad.code).toBe(5);
+    expect(bad.stderr).toContain(
+      'the site in the bundle was refused: it has no index.html at its root; it has 0 pages, fewer than the minimum of 1',
+    );
+    expect(bad.stderr).toContain(`${out} was left as it was`);
+    expect(await contentVersion(out)).toEqual(before.site);
+    expect(await readFile(valuesFile, 'utf8')).toBe(before.values);
+    expect((await readdir(work)).filter((f) => f.startsWith('.gated-site'))).toEqual([]);
+    expectNoSecrets(bad.stdout + bad.stderr);
+  });
+
+  it('fetch refuses a site without index.html unless --allow-missing-index, and checks --min-pages', async () => {
+    sim.setFaults(['start:noindex:1:1']);
+    const bundle = await exportBundle(sim);
+    const env = { STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl };
+    const dest = join(work, 'noindex');
+    const refused = await runCli(['fetch', '--dest', dest], env);
+    expect(refused.code).toBe(5);
+    expect(refused.stderr).toContain('it has no index.html at its root');
+    await expect(stat(dest)).rejects.toThrow(/ENOENT/);
+
+    const tooFew = await runCli(['fetch', '--dest', dest, '--allow-missing-index', '--min-pages', '8'], env);
+    expect(tooFew.code).toBe(5);
+    expect(tooFew.stderr).toContain('it has 7 pages, fewer than the minimum of 8');
+
+    const accepted = await runCli(['fetch', '--dest', dest, '--allow-missing-index', '--json'], env);
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(JSON.parse(accepted.stdout)).toMatchObject({ site: { pages: 7, hasIndex: false } });
+  });
+
+  it('fetch --max-page-drop compares with the site already in --dest', async () => {
+    const dest = join(work, 'dropping');
+    const full = await exportBundle(sim);
+    expect((await runCli(['fetch', '--dest', dest], { STATIC_EXPORT_BUNDLE_URL: full.bundleUrl })).code).toBe(
+      0,
+    );
+    const before = await contentVersion(dest);
+    sim.setFaults(['start:pages=2:1:1']);
+    const few = await exportBundle(sim);
+    const env = { STATIC_EXPORT_BUNDLE_URL: few.bundleUrl };
+
+    const refused = await runCli(['fetch', '--dest', dest, '--max-page-drop', '50%'], env);
+    expect(refused.code).toBe(5);
+    expect(refused.stderr).toContain('its page count dropped from 8 to 2 (75%, more than the allowed 50%)');
+    expect(await contentVersion(dest)).toEqual(before);
+
+    // 80 (a percentage without the %) allows the 75% drop.
+    expect((await runCli(['fetch', '--dest', dest, '--max-page-drop', '80'], env)).code).toBe(0);
+  });
+
+  it('exits 2 naming --max-page-drop and --min-pages for values that are not limits', async () => {
+    const env = { STATIC_EXPORT_BUNDLE_URL: 'https://example.com/b.tar.gz' };
+    expectUsage(
+      await runCli(['fetch', '--dest', join(work, 'x'), '--max-page-drop', '150%'], env),
+      '--max-page-drop',
+    );
+    expectUsage(await runCli(['fetch', '--dest', join(work, 'x'), '--min-pages', '-1'], env), '--min-pages');
   });
 });
 

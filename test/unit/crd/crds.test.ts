@@ -2,11 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { pageDropPercent } from '../../../src/bundle/index.ts';
 import {
   agentJobSpecSchema,
   crdObjects,
   formatDuration,
-  pageDropPercent,
   parseDuration,
   renderCrdFiles,
   staticExportReleaseSpecSchema,
