@@ -12,6 +12,7 @@ import type { Logger } from '../log.ts';
 import { registerSecret } from '../redact.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import { type LongTimer, setLongInterval } from '../timers.ts';
+import { apiBaseUrlRefusal } from './api-base-url.ts';
 import { type Failure, failure } from './failures.ts';
 
 export interface Credentials {
@@ -35,10 +36,24 @@ export function secretRefText(resource: UsesCredentials): string {
   return `${resource.metadata.namespace}/${ref.name} (key ${ref.key})`;
 }
 
+export interface CredentialDefaults {
+  /** For resources without spec.apiBaseUrl; always allowed. */
+  apiBaseUrl?: string;
+  keyPrefix?: string;
+  /** Further base URLs a resource may name in spec.apiBaseUrl. */
+  allowedApiBaseUrls?: readonly string[];
+  /** Plain http to hosts other than loopback. */
+  allowInsecureApiBaseUrl?: boolean;
+}
+
+/**
+ * The key and where to send it, or why not. The base URL is checked before the Secret is read:
+ * a refused spec.apiBaseUrl learns nothing about the Secret either.
+ */
 export async function readCredentials(
   kube: KubeClient,
   resource: UsesCredentials,
-  defaults: { apiBaseUrl?: string; keyPrefix?: string },
+  defaults: CredentialDefaults,
 ): Promise<Credentials | { failure: Failure }> {
   const namespace = resource.metadata.namespace ?? '';
   const ref = resource.spec.credentialsSecretRef;
@@ -52,6 +67,18 @@ export async function readCredentials(
       ),
     };
   }
+  const refusal = apiBaseUrlRefusal(
+    baseUrl,
+    resource.spec.apiBaseUrl === undefined ? 'The operator flag --api-base-url' : 'spec.apiBaseUrl',
+    {
+      allowed: [
+        ...(defaults.apiBaseUrl ? [defaults.apiBaseUrl] : []),
+        ...(defaults.allowedApiBaseUrls ?? []),
+      ],
+      allowInsecure: defaults.allowInsecureApiBaseUrl ?? false,
+    },
+  );
+  if (refusal) return { failure: failure('ApiBaseUrlNotAllowed', refusal, true) };
   let data: Record<string, string> | undefined;
   try {
     data = (
@@ -109,6 +136,9 @@ export interface ApiClientsOptions {
   timeouts?: AdminApiClientOptions['timeouts'];
   /** Per API base URL and key (one client each); unlimited when absent. */
   requestsPerMinute?: number;
+  /** See CredentialDefaults. */
+  allowedApiBaseUrls?: readonly string[];
+  allowInsecureApiBaseUrl?: boolean;
   /** A client unused this long is closed. Default 10 min. */
   idleMs?: number;
   now?: () => number;
@@ -142,10 +172,13 @@ export class ApiClients {
     this.sweeper = setLongInterval(() => void this.sweep(), SWEEP_EVERY_MS, { unref: true });
   }
 
-  get defaults() {
+  get defaults(): CredentialDefaults {
+    const o = this.options;
     return {
-      ...(this.options.apiBaseUrl ? { apiBaseUrl: this.options.apiBaseUrl } : {}),
-      ...(this.options.keyPrefix ? { keyPrefix: this.options.keyPrefix } : {}),
+      ...(o.apiBaseUrl ? { apiBaseUrl: o.apiBaseUrl } : {}),
+      ...(o.keyPrefix ? { keyPrefix: o.keyPrefix } : {}),
+      ...(o.allowedApiBaseUrls ? { allowedApiBaseUrls: o.allowedApiBaseUrls } : {}),
+      ...(o.allowInsecureApiBaseUrl ? { allowInsecureApiBaseUrl: true } : {}),
     };
   }
 

@@ -58,6 +58,10 @@ export interface OperatorConfig {
   };
   /** Admin API base URL for resources that do not set spec.apiBaseUrl. */
   apiBaseUrl?: string;
+  /** Further base URLs spec.apiBaseUrl may name (keys go nowhere else). */
+  allowedApiBaseUrls?: string[];
+  /** Keys may go over plain http to hosts other than loopback. */
+  allowInsecureApiBaseUrl?: boolean;
   keyPrefix?: string;
   /** Agent job creations per project and hour (the platform allows 100). */
   agentJobsPerHour?: number;
@@ -95,6 +99,8 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
   const clients = new ApiClients({
     logger: log,
     ...(cfg.apiBaseUrl ? { apiBaseUrl: cfg.apiBaseUrl } : {}),
+    ...(cfg.allowedApiBaseUrls ? { allowedApiBaseUrls: cfg.allowedApiBaseUrls } : {}),
+    ...(cfg.allowInsecureApiBaseUrl ? { allowInsecureApiBaseUrl: true } : {}),
     ...(cfg.keyPrefix ? { keyPrefix: cfg.keyPrefix } : {}),
     ...(cfg.apiRetry ? { retry: cfg.apiRetry } : {}),
     budget: new AgentJobBudget({ limit: cfg.agentJobsPerHour ?? 100 }),

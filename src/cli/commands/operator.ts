@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
+import { insecureApiBaseUrl } from '../../controllers/api-base-url.ts';
 import { type CliContext, untilStopSignal } from '../context.ts';
 import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { integer } from '../options.ts';
@@ -19,6 +20,8 @@ interface OperatorFlags {
   renewDeadline: number;
   retryPeriod: number;
   apiBaseUrl?: string;
+  allowedApiBaseUrls?: string[];
+  allowInsecureApiBaseUrl?: boolean;
   apiRequestsPerMinute: number;
   keyPrefix: string;
   workDir: string;
@@ -48,9 +51,18 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
   if (flags.leaderElection && flags.renewDeadline >= flags.leaseDuration) {
     throw usageError('--renew-deadline must be shorter than --lease-duration.');
   }
+  const apiBaseUrl = flags.apiBaseUrl ?? ctx.env.STATIC_EXPORT_API_URL;
+  // Keys go over plain http only to loopback unless allowed: refuse such a URL before starting.
+  const keyDestinations: [string, string | undefined][] = [
+    ['--api-base-url', apiBaseUrl],
+    ...(flags.allowedApiBaseUrls ?? []).map((u): [string, string] => ['--allowed-api-base-urls', u]),
+  ];
+  for (const [flag, url] of keyDestinations) {
+    const insecure = url && insecureApiBaseUrl(url, flags.allowInsecureApiBaseUrl ?? false);
+    if (insecure) throw usageError(`${flag}: ${insecure}. Use https, or add --allow-insecure-api-base-url.`);
+  }
   const logger = createLogger({ level: flags.logLevel, name: 'static-export-operator' });
   mkdirSync(flags.workDir, { recursive: true });
-  const apiBaseUrl = flags.apiBaseUrl ?? ctx.env.STATIC_EXPORT_API_URL;
   const operator = await startOperator({
     logger,
     namespaces: flags.namespaces ?? [],
@@ -62,6 +74,8 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     workDir: flags.workDir,
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
     ...(apiBaseUrl ? { apiBaseUrl: httpUrl(apiBaseUrl) } : {}),
+    ...(flags.allowedApiBaseUrls ? { allowedApiBaseUrls: flags.allowedApiBaseUrls } : {}),
+    ...(flags.allowInsecureApiBaseUrl ? { allowInsecureApiBaseUrl: true } : {}),
     ...(flags.leaderElection
       ? {
           leaderElection: {
@@ -128,6 +142,21 @@ export function registerOperator(program: Command, ctx: CliContext): void {
       '--api-base-url <url>',
       'admin API base URL for resources without spec.apiBaseUrl (env STATIC_EXPORT_API_URL)',
       httpUrl,
+    )
+    .option(
+      '--allowed-api-base-urls <list>',
+      'comma-separated further admin API base URLs a resource may name in spec.apiBaseUrl; keys are sent ' +
+        'nowhere else (default: only --api-base-url)',
+      (v: string) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+          .map(httpUrl),
+    )
+    .option(
+      '--allow-insecure-api-base-url',
+      'allow sending admin keys over plain http to hosts other than loopback (http://127.0.0.1 is always allowed)',
     )
     .option(
       '--api-requests-per-minute <n>',

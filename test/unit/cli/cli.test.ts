@@ -432,6 +432,13 @@ describe('static-export operator', () => {
     [['operator', '--api-requests-per-minute', '-1'], '--api-requests-per-minute'],
     [['operator', '--api-requests-per-minute', 'many'], '--api-requests-per-minute'],
     [['operator', '--lease-duration', '5', '--renew-deadline', '5'], '--renew-deadline'],
+    // Keys never go over plain http to another host unless allowed explicitly.
+    [['operator', '--api-base-url', 'http://api.example.com'], '--api-base-url'],
+    [
+      ['operator', '--allowed-api-base-urls', 'https://a.example.com,http://b.example.com'],
+      '--allowed-api-base-urls',
+    ],
+    [['operator', '--allowed-api-base-urls', 'ftp://a.example.com'], '--allowed-api-base-urls'],
   ])('exits 2 naming the flag for %j, before touching the cluster', async (args, flag) => {
     expectUsage(await runCli(args, {}), flag);
   });
