@@ -215,6 +215,10 @@ export async function runInitContainer(objects: KubeObject[], secrets: SecretDat
 
 export interface RunningNginx {
   baseUrl: string;
+  /** The container's text (a command or script) with its config and /tmp paths made local. */
+  local(text: string): string;
+  /** Resolves with nginx's exit code once it has exited. */
+  exited: Promise<number | null>;
   stop(): Promise<void>;
 }
 
@@ -239,11 +243,13 @@ export async function startNginx(objects: KubeObject[], port: number): Promise<R
   await mkdir(prefix);
   const data = findObject(objects, 'ConfigMap').data as Record<string, string>;
   for (const [file, text] of Object.entries(data)) await writeFile(join(confDir, file), text);
-  const [command, ...args] = (container.command as string[]).map((a) =>
-    a.startsWith(configMount) ? confDir + a.slice(configMount.length) : a === '/tmp/' ? prefix : a,
-  );
+  // One pass: the local directories are themselves under /tmp.
+  const local = (text: string) =>
+    text.replace(new RegExp(`${configMount}|/tmp/`, 'g'), (m) => (m === '/tmp/' ? prefix : confDir));
+  const [command, ...args] = (container.command as string[]).map(local);
   if (command !== 'nginx') throw new Error(`unexpected serving command ${command}`);
   const child = spawn(NGINX, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d;
@@ -252,9 +258,10 @@ export async function startNginx(objects: KubeObject[], port: number): Promise<R
   await waitUntilServing(child, `${baseUrl}/_healthz`, () => stderr);
   return {
     baseUrl,
+    local,
+    exited,
     stop: async () => {
       if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGQUIT');
       await exited;
     },

@@ -204,6 +204,8 @@ describe('the pod', () => {
       A_VERSION,
       '--retries',
       '5',
+      '--min-pages',
+      '1',
     ]);
     const timed = await render(
       merge(MATRIX['cloud, inline link'] as object, { staticExport: { fetch: { timeout: '2m' } } }),

@@ -54,6 +54,11 @@ const REJECTIONS: Rejection[] = [
     field: 'staticExport.fetch.retries',
   },
   {
+    rule: 'fetch.minPages is at least 1',
+    values: inlineValues(LINK, { staticExport: { fetch: { minPages: 0 } } }),
+    field: 'staticExport.fetch.minPages',
+  },
+  {
     rule: 'deploymentKind is cloud, clientHosted or airGapped',
     values: inlineValues(LINK, { deploymentKind: 'onPrem' }),
     field: 'deploymentKind',
