@@ -40,7 +40,9 @@ async function servedPages(dest: string): Promise<number | undefined> {
   try {
     return (await summarizeSite(dest)).pages;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    // Nothing there yet (or not a directory, which the extraction then reports): no baseline.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     throw error;
   }
 }

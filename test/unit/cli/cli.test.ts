@@ -291,6 +291,17 @@ describe('the site check of export and fetch', () => {
     expect((await runCli(['fetch', '--dest', dest, '--max-page-drop', '80'], env)).code).toBe(0);
   });
 
+  it('fetch --max-page-drop has no baseline when --dest is not a directory yet', async () => {
+    const dest = join(work, 'was-a-file');
+    await writeFile(dest, 'not a site');
+    const bundle = await exportBundle(sim);
+    const result = await runCli(['fetch', '--dest', dest, '--max-page-drop', '50%'], {
+      STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect((await stat(join(dest, 'index.html'))).isFile()).toBe(true);
+  });
+
   it('exits 2 naming --max-page-drop and --min-pages for values that are not limits', async () => {
     const env = { STATIC_EXPORT_BUNDLE_URL: 'https://example.com/b.tar.gz' };
     expectUsage(
