@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
 import type { Logger } from '../log.ts';
 import { type DownloadOptions, downloadToFile } from './download.ts';
 import { BundleError } from './errors.ts';
@@ -49,9 +50,6 @@ export interface MirroredBundle extends MirrorManifest {
   archivePath: string;
 }
 
-const BARE_HOST =
-  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
-
 async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
   const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   await writeFile(tmp, `${JSON.stringify(value, null, 2)}\n`);
@@ -72,12 +70,9 @@ export async function readMirrorIndex(dir: string, domain: string): Promise<Mirr
  * that way), files it under that version and records it in the domain's index as the latest.
  */
 export async function mirrorBundle(options: MirrorOptions): Promise<MirroredBundle> {
-  if (!BARE_HOST.test(options.domain)) {
+  if (!isBareHost(options.domain)) {
     // The domain becomes a directory name: a bare host cannot climb out of the mirror root.
-    throw new BundleError(
-      'Io',
-      `mirror domain must be a bare host name like docs.example.com, got "${options.domain}"`,
-    );
+    throw new BundleError('Io', `mirror domain must be ${BARE_HOST_RULE}, got "${options.domain}"`);
   }
   const limits = resolveLimits(options.limits);
   const domainDir = join(options.dir, options.domain);

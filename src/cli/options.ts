@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { AdminApiClient } from '../api/index.ts';
 import { isContentVersion } from '../bundle/version.ts';
+import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
 import { createLogger, type Logger } from '../log.ts';
 import type { CliContext } from './context.ts';
 import { CliError, EXIT, usageError } from './exit-codes.ts';
@@ -98,17 +99,11 @@ export async function apiClient(flags: ApiFlags, ctx: CliContext, logger: Logger
   return new AdminApiClient({ baseUrl, apiKey, logger });
 }
 
-const BARE_HOST =
-  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/i;
-
-/** The API wants a bare host: no scheme, no path, no trailing slash. */
+/** The API wants a bare host (src/domain.ts); upper case is accepted here and lowered. */
 export function checkDomain(value: string): string {
-  if (!BARE_HOST.test(value)) {
-    throw new InvalidArgumentError(
-      'expected a bare host such as docs.example.com (no https://, no path, no trailing slash).',
-    );
-  }
-  return value.toLowerCase();
+  const host = value.toLowerCase();
+  if (!isBareHost(host)) throw new InvalidArgumentError(`expected ${BARE_HOST_RULE}.`);
+  return host;
 }
 
 /** A bundle URL from a flag or the environment (keeps the presigned link out of process listings). */

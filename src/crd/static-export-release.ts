@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PAGE_DROP_PATTERN, pageDropPercent } from '../bundle/publish-gate.ts';
+import { BARE_HOST_PATTERN, BARE_HOST_RULE, MAX_DOMAIN_LENGTH } from '../domain.ts';
 import {
   conditionsSchema,
   GROUP_VERSION,
@@ -16,7 +17,6 @@ export const SER_PLURAL = 'staticexportreleases';
 export const REQUESTED_AT_ANNOTATION = 'staticexport.dev/requested-at';
 export const HISTORY_LIMIT = 10;
 
-const HOST = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 const VERSION = '^sha256-[0-9a-f]{64}$';
 
 const namespaced = (field: string) => ({
@@ -112,21 +112,13 @@ const publishGateSchema = z
   );
 
 export const staticExportReleaseSpecSchema = z.object({
-  domain: matching(
-    HOST,
-    'spec.domain must be a bare lowercase host name such as docs.example.com: no scheme (https://), port, path or trailing slash',
-    253,
-  ).describe('Domain of the documentation site to export.'),
+  domain: matching(BARE_HOST_PATTERN, `spec.domain must be ${BARE_HOST_RULE}`, MAX_DOMAIN_LENGTH).describe(
+    'Domain of the documentation site to export.',
+  ),
   credentialsSecretRef: secretKeySelector('spec.credentialsSecretRef'),
   apiBaseUrl: httpUrl('spec.apiBaseUrl')
     .optional()
     .describe("Admin API base URL; the operator's default otherwise."),
-  projectId: z
-    .string()
-    .min(1)
-    .max(128)
-    .optional()
-    .describe('Project identifier (API keys page of the dashboard).'),
   export: z
     .object({
       versionLabel: z

@@ -59,7 +59,6 @@ describe('StaticExportRelease CRD', () => {
     const r = await apply(
       validRelease('full', {
         apiBaseUrl: 'https://api.example.com',
-        projectId: 'proj-1',
         export: { versionLabel: '2024-06-01', paths: ['/', '/guides/start'] },
         interval: '1h30m',
         renewBefore: '10m',
@@ -88,6 +87,15 @@ describe('StaticExportRelease CRD', () => {
     ],
     ['a domain with a trailing slash', { domain: 'docs.example.com/' }, /spec\.domain must be a bare/],
     ['an upper-case domain', { domain: 'Docs.Example.com' }, /spec\.domain must be a bare lowercase/],
+    ['localhost as domain', { domain: 'localhost' }, /spec\.domain must be .*not localhost or an IP/],
+    ['an IP address as domain', { domain: '10.0.0.1' }, /spec\.domain must be .*not localhost or an IP/],
+    [
+      'a domain label over 63 characters',
+      { domain: `${'a'.repeat(64)}.example.com` },
+      /spec\.domain must be .*labels of at most 63 characters/,
+    ],
+    // Nothing reads a project id for releases (AgentJobs have theirs): kubectl refuses it.
+    ['a projectId', { projectId: 'proj-1' }, /unknown field "spec\.projectId"/],
     [
       'no target',
       { target: {} },

@@ -79,6 +79,6 @@ describe('mirrorBundle', () => {
       domain: '../escape',
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BundleError);
-    expect((error as Error).message).toContain('bare host');
+    expect((error as Error).message).toContain('bare lowercase host name');
   });
 });
