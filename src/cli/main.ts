@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { Command, CommanderError } from 'commander';
 import { scrub } from '../redact.ts';
@@ -42,8 +43,20 @@ function applyCommonSettings(command: Command, ctx: CliContext): void {
   for (const sub of command.commands) applyCommonSettings(sub, ctx);
 }
 
+/** The version in the nearest package.json above this module (src/cli/, dist/cli/ or a bench build). */
+function packageVersion(): string {
+  for (let dir = new URL('./', import.meta.url); ; dir = new URL('../', dir)) {
+    try {
+      return (JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { version: string }).version;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dir.pathname === '/') throw error;
+    }
+  }
+}
+
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('static-export')
+    .version(packageVersion(), '-V, --version', 'print the version of static-export')
     .description(
       'Keep self-hosted docs sites serving the latest static export of the hosted docs platform: export, ' +
         'fetch and mirror bundles, manage agent jobs, and run a local admin API simulator.',

@@ -37,6 +37,13 @@ function expectUsage(result: CliResult, flag: string): void {
   expect(result.stderr).toContain(flag);
 }
 
+it('prints the version of package.json with --version', async () => {
+  const { version } = JSON.parse(await readFile(join(import.meta.dirname, '../../../package.json'), 'utf8'));
+  const result = await runCli(['--version']);
+  expect(result.code).toBe(0);
+  expect(result.stdout).toBe(`${version}\n`);
+});
+
 describe('static-export export', () => {
   it('exports, extracts into --out and writes the values file', async () => {
     const out = join(work, 'site');
