@@ -15,11 +15,3 @@ export function parseDuration(text: string): number | undefined {
   }
   return total;
 }
-
-export function formatDuration(ms: number): string {
-  const h = Math.floor(ms / 3_600_000);
-  const m = Math.floor((ms % 3_600_000) / 60_000);
-  const s = Math.floor((ms % 60_000) / 1_000);
-  const parts = [h ? `${h}h` : '', m ? `${m}m` : '', s || (!h && !m) ? `${s}s` : ''];
-  return parts.join('');
-}

@@ -43,34 +43,3 @@ export async function runShutdown(
   }
   return clean;
 }
-
-export interface SignalOptions {
-  deadlineMs?: number;
-  logger?: Logger;
-  signals?: NodeJS.Signals[];
-  /** Injected by tests; defaults to process.exit. */
-  exit?: (code: number) => void;
-}
-
-/** Installs the signal handlers; returns a function that removes them. */
-export function onShutdownSignal(steps: ShutdownStep[], options: SignalOptions = {}): () => void {
-  const exit = options.exit ?? ((code: number) => process.exit(code));
-  const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
-  let started = false;
-  const handler = (signal: NodeJS.Signals) => {
-    if (started) {
-      options.logger?.warn({ signal }, 'second signal; exiting now');
-      exit(1);
-      return;
-    }
-    started = true;
-    options.logger?.info({ signal }, 'shutting down');
-    void runShutdown(steps, options.deadlineMs ?? 25_000, options.logger).then((clean) =>
-      exit(clean ? 0 : 1),
-    );
-  };
-  for (const s of signals) process.on(s, handler);
-  return () => {
-    for (const s of signals) process.off(s, handler);
-  };
-}

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type HealthServer, startHealthServer } from '../../../src/runtime/health.ts';
 import { Metrics } from '../../../src/runtime/metrics.ts';
-import { onShutdownSignal, runShutdown } from '../../../src/runtime/shutdown.ts';
+import { runShutdown } from '../../../src/runtime/shutdown.ts';
 import { WorkQueue } from '../../../src/runtime/work-queue.ts';
 
 let server: HealthServer | undefined;
@@ -112,39 +112,5 @@ describe('runShutdown', () => {
     expect(clean).toBe(false);
     expect(order).toEqual([]);
     expect(Date.now() - started).toBeLessThan(1_000);
-  });
-});
-
-describe('onShutdownSignal', () => {
-  it('runs the steps once on the first signal and exits at once on a second', async () => {
-    const exits: number[] = [];
-    let runs = 0;
-    let finish: () => void = () => {};
-    const remove = onShutdownSignal(
-      [
-        {
-          name: 'operator',
-          run: () =>
-            new Promise<void>((r) => {
-              runs++;
-              finish = r;
-            }),
-        },
-      ],
-      { signals: ['SIGUSR2'], exit: (code) => exits.push(code), deadlineMs: 1_000 },
-    );
-    try {
-      process.emit('SIGUSR2', 'SIGUSR2');
-      await new Promise((r) => setTimeout(r, 5));
-      expect(runs).toBe(1);
-      process.emit('SIGUSR2', 'SIGUSR2');
-      expect(exits).toEqual([1]);
-      finish();
-      await new Promise((r) => setTimeout(r, 5));
-      expect(exits).toEqual([1, 0]);
-      expect(runs).toBe(1);
-    } finally {
-      remove();
-    }
   });
 });
