@@ -419,7 +419,7 @@ export function afterPublish(o: Observed, out: PublishOutcome): { status: Status
         : {
             type: 'Normal',
             reason: 'Published',
-            note: `Published ${out.version} from export job ${out.jobId}`,
+            note: `Published ${out.version} from export job ${out.jobId}${pageCount === undefined ? '' : ` (${pageCount} pages)`}`,
           };
   return { status: withHealthy(s, release.metadata.generation, now), events: [event] };
 }

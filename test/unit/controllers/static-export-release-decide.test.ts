@@ -632,7 +632,7 @@ describe('the publish gate', () => {
 
   it('records the page count of what it publishes, in current and history', () => {
     const r = release({ status: inFlight('completed', 2_000, serving()) });
-    const { status } = afterPublish(observed(r), {
+    const { status, events } = afterPublish(observed(r), {
       mode: 'NewContent',
       jobId: 'se_2',
       version: V2,
@@ -642,6 +642,7 @@ describe('the publish gate', () => {
     });
     expect(status.current?.pageCount).toBe(12);
     expect(status.history?.[0]).toMatchObject({ version: V2, pageCount: 12 });
+    expect(events[0]?.note).toBe(`Published ${V2} from export job se_2 (12 pages)`);
   });
 
   it('fills in the baseline when identical content comes back for a version served without one', () => {
