@@ -196,8 +196,18 @@ export class ControlPlane {
     else await this.startComponent(c);
   }
 
+  /**
+   * Stops every component, including those another process restarted (a test worker attached to
+   * this control plane): their pids are only in state.json.
+   */
   async stop(): Promise<void> {
-    for (const c of [...COMPONENTS].reverse()) await this.stopComponent(c);
+    const file = join(this.dir, 'state.json');
+    const saved = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as State).pids : {};
+    for (const c of [...COMPONENTS].reverse()) {
+      for (const pid of new Set([this.state.pids[c], saved[c]])) if (pid) await killGroup(pid, 'SIGTERM');
+      delete this.state.pids[c];
+      this.children.delete(c);
+    }
     rmSync(this.dir, { recursive: true, force: true });
   }
 
@@ -336,6 +346,20 @@ async function killGroup(pid: number, signal: NodeJS.Signals): Promise<void> {
   for (let i = 0; i < 100 && alive(pid); i++) await sleep(100);
   if (alive(pid)) send('SIGKILL');
   for (let i = 0; i < 50 && alive(pid); i++) await sleep(100);
+}
+
+/**
+ * Processes whose command line names a file in `dir`: every component of the control plane there,
+ * and anything else started with its kubeconfig (an operator under test).
+ */
+export async function processesUsing(dir: string): Promise<{ pid: number; command: string }[]> {
+  const { stdout } = await promisify(execFile)('ps', ['-ww', '-eo', 'pid=,args='], { maxBuffer: 64 << 20 });
+  return stdout
+    .split('\n')
+    .map((line) => /^\s*(\d+)\s+(.*)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ pid: Number(m[1]), command: m[2] ?? '' }))
+    .filter((p) => p.command.includes(`${dir}/`) && p.pid !== process.pid);
 }
 
 export const DEFAULT_CLUSTER_DIR = resolve(here, '..', '..', '.cluster');

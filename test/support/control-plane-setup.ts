@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { ControlPlane } from '../../scripts/control-plane/control-plane.ts';
+import { ControlPlane, processesUsing } from '../../scripts/control-plane/control-plane.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -26,5 +26,20 @@ export default async function setup(project: TestProject) {
   project.provide('controlPlaneDir', cp.dir);
   return async () => {
     await cp.stop();
+    // Every process the run started against this control plane must be gone, restarted ones included.
+    const left = await processesUsing(cp.dir);
+    if (left.length) {
+      for (const p of left) {
+        try {
+          process.kill(p.pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
+      throw new Error(
+        `The test run left ${left.length} process(es) of its control plane running (now killed):\n` +
+          left.map((p) => `  ${p.pid} ${p.command.slice(0, 160)}`).join('\n'),
+      );
+    }
   };
 }
