@@ -9,18 +9,13 @@ import { timeoutSignal, wait } from '../timers.ts';
 import { AgentJobBudget } from './budget.ts';
 import {
   AdminApiError,
-  BadRequestError,
-  ConflictError,
   InvalidResponseError,
   NetworkError,
-  NotEntitledError,
-  NotFoundError,
   type Operation,
   RateLimitedError,
-  ServerError,
   TimeoutError,
-  UnauthorizedError,
 } from './errors.ts';
+import { type ErrorSubject, httpError } from './http-errors.ts';
 import { DEFAULT_KEY_PREFIX, validateAdminKey } from './keys.ts';
 import { RequestLimiter } from './request-limiter.ts';
 import {
@@ -28,7 +23,6 @@ import {
   AgentJobSchema,
   type BundleResult,
   BundleResultSchema,
-  ErrorBodySchema,
   type ExportJob,
   ExportJobSchema,
   type StartExportRequest,
@@ -131,7 +125,7 @@ interface CallSpec<S extends z.ZodType> {
   schema: S;
   retry: RetryClass;
   /** Names the resource in error messages. */
-  subject: { projectId?: string; jobId?: string; agentJobId?: string };
+  subject: ErrorSubject;
   onRateLimited?: (retryAfterMs: number) => void;
 }
 
@@ -144,32 +138,10 @@ function seg(value: string): string {
   return encodeURIComponent(value);
 }
 
-function parseRetryAfter(value: string | string[] | undefined): number | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (!text) return undefined;
-  if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
 function errorCode(err: unknown): string | undefined {
   const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
   const code = e?.code ?? e?.cause?.code;
   return typeof code === 'string' ? code : undefined;
-}
-
-function detailsText(details: unknown): string {
-  if (details === undefined || details === null) return '';
-  if (Array.isArray(details)) {
-    const parts = details.map((d) => {
-      const item = d as { path?: unknown; message?: unknown };
-      return item && typeof item === 'object' && 'message' in item
-        ? `${String(item.path ?? '')}: ${String(item.message)}`.replace(/^: /, '')
-        : JSON.stringify(d);
-    });
-    return ` (${parts.join('; ')})`;
-  }
-  return ` (${typeof details === 'string' ? details : JSON.stringify(details)})`;
 }
 
 export class AdminApiClient {
@@ -495,7 +467,7 @@ export class AdminApiClient {
         );
       }
     }
-    throw this.httpError(spec, status, text, retryAfter);
+    throw httpError(spec.operation, spec.subject, status, text, retryAfter);
   }
 
   private async readBody(
@@ -561,99 +533,6 @@ export class AdminApiClient {
       `Could not ${beforeRequestSent ? 'connect to' : 'complete the exchange with'} the admin API at ${where} ` +
         `during ${operation} (${code ?? (err as Error)?.message ?? 'unknown error'}); check the API URL and network access.`,
       { operation, cause: err, beforeRequestSent },
-    );
-  }
-
-  private httpError(
-    spec: CallSpec<z.ZodType>,
-    status: number,
-    text: string,
-    retryAfter: string | string[] | undefined,
-  ): AdminApiError {
-    const { operation, subject } = spec;
-    let serverMessage: string | undefined;
-    let details: unknown;
-    try {
-      const body = ErrorBodySchema.safeParse(JSON.parse(text));
-      if (body.success) {
-        serverMessage = body.data.error;
-        details = body.data.details;
-      }
-    } catch {
-      serverMessage = text.trim().slice(0, 200) || undefined;
-    }
-    const said = serverMessage ? ` The server said: "${serverMessage}".` : '';
-    const init = { operation, status, ...(serverMessage === undefined ? {} : { serverMessage }) };
-    const isExport =
-      operation === 'startExport' || operation === 'getExport' || operation === 'generateBundle';
-    switch (status) {
-      case 400:
-        return new BadRequestError(
-          `The admin API rejected ${operation} as invalid (400)${detailsText(details)}.${said} Fix the input and try again.`,
-          { ...init, details },
-        );
-      case 401:
-        return new UnauthorizedError(
-          `The admin API rejected the API key (401) for ${operation}.${said} Use a current admin key from the ` +
-            'API keys page of the dashboard settings; it may have been revoked or belong to another organization.',
-          init,
-        );
-      case 403:
-        return new NotEntitledError(
-          isExport
-            ? `Static export is not enabled for this organization (403): it requires an Enterprise plan.${said} ` +
-                'Upgrade the plan or use a key of an organization that has it.'
-            : `The API key is not allowed to ${operation} (403).${said} Check the key's organization and plan.`,
-          init,
-        );
-      case 404: {
-        const what = subject.jobId
-          ? `Export job ${subject.jobId} was not found`
-          : subject.agentJobId
-            ? `Agent job ${subject.agentJobId} was not found in project ${subject.projectId}`
-            : subject.projectId
-              ? `Project ${subject.projectId} was not found`
-              : 'The endpoint was not found';
-        const hint = subject.jobId
-          ? 'it may have expired or belong to another organization; start a new export.'
-          : subject.projectId
-            ? 'check the project id on the API keys page of the dashboard.'
-            : 'check the API URL.';
-        return new NotFoundError(`${what} (404) during ${operation};${said} ${hint}`, init);
-      }
-      case 409:
-        return new ConflictError(
-          operation === 'generateBundle'
-            ? `Export job ${subject.jobId} is not completed (409), so no bundle can be generated yet.${said} ` +
-                'Poll the job until its status is completed; if it failed, start a new export.'
-            : `The admin API refused ${operation} because of a conflicting job (409).${said} Wait for the running ` +
-                'job to finish or resume polling it.',
-          init,
-        );
-      case 429: {
-        const retryAfterMs = parseRetryAfter(retryAfter);
-        const when = retryAfterMs === undefined ? 'later' : `in ${Math.ceil(retryAfterMs / 1000)} s`;
-        return new RateLimitedError(
-          `The admin API rate limit was hit during ${operation} (429).${said} Try again ${when}.`,
-          retryAfterMs === undefined ? init : { ...init, retryAfterMs },
-        );
-      }
-    }
-    if (status >= 500) {
-      return new ServerError(
-        `The admin API failed with HTTP ${status} during ${operation}.${said} This is usually temporary; try again later.`,
-        init,
-      );
-    }
-    if (status >= 400) {
-      return new BadRequestError(`The admin API refused ${operation} with HTTP ${status}.${said}`, {
-        ...init,
-        details,
-      });
-    }
-    return new InvalidResponseError(
-      `The admin API answered ${operation} with unexpected HTTP ${status}; check the API URL (redirects are not followed).`,
-      { ...init, field: '(status)' },
     );
   }
 }
