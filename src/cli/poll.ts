@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { wait } from '../timers.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 
 export interface PollOptions<T> {
@@ -27,6 +27,6 @@ export async function pollUntil<T>(
         `${options.what} did not finish within ${Math.round(options.timeoutMs / 1000)} s (raise --timeout to wait longer).`,
       );
     }
-    await sleep(options.intervalMs);
+    await wait(options.intervalMs);
   }
 }

@@ -9,9 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
-import { type LongTimer, setLongTimeout } from '../timers.ts';
+import { type LongTimer, setLongTimeout, wait } from '../timers.ts';
 import { type FaultEndpoint, type FaultSpec, FaultTable, isSiteFault, type SiteFault } from './faults.ts';
 import { checkBundleLink, parseRange, signBundleUrl } from './signing.ts';
 import { DEFAULT_DOCS_DIR, listDocs, RenderError, type RenderedBundle, renderBundle } from './site.ts';
@@ -435,7 +434,7 @@ class SimulatorServer implements Simulator {
       if (route.endpoint !== 'agent-archive') {
         const fault = this.faults.decide(route.endpoint);
         if (fault.applied.length) record.faults = fault.applied;
-        if (fault.delayMs > 0) await sleep(fault.delayMs);
+        if (fault.delayMs > 0) await wait(fault.delayMs);
         // Faults act before the endpoint does, so a faulted request has no side effects.
         if (fault.action?.kind === 'reset') {
           req.socket.destroy();
@@ -664,7 +663,7 @@ class SimulatorServer implements Simulator {
   /** Starts rendering (once) when the job's time is up; the clock may have been advanced. */
   private async settle(job: ExportJobState): Promise<void> {
     if (this.now() - job.createdAt < job.durationMs) return;
-    await Promise.race([this.ensureRender(job), sleep(RENDER_WAIT_MS)]);
+    await Promise.race([this.ensureRender(job), wait(RENDER_WAIT_MS)]);
   }
 
   private ensureRender(job: ExportJobState): Promise<void> {
