@@ -10,7 +10,7 @@ import { type Dispatcher, request } from 'undici';
 import type { Logger } from '../log.ts';
 import { describeUrl } from '../redact.ts';
 import { BundleError, type BundleErrorReason } from './errors.ts';
-import { DEFAULT_LIMITS } from './limits.ts';
+import { DEFAULT_DEADLINE_MS, DEFAULT_LIMITS } from './limits.ts';
 
 export interface DownloadOptions {
   /** `https:`/`http:` (presigned) link, or `file:` for a mirrored archive. */
@@ -31,6 +31,11 @@ export interface DownloadOptions {
   backoffMs?: number;
   /** Limit on waiting for response headers and on silence between body chunks. Default 30 s. */
   timeoutMs?: number;
+  /**
+   * Overall deadline for the whole download, retries and resumes included (a server dripping
+   * bytes resets the idle timeout forever). Fails with reason Timeout. Default 30 minutes.
+   */
+  deadlineMs?: number;
   signal?: AbortSignal;
   logger?: Logger;
   onProgress?: (received: number, total: number | undefined) => void;
@@ -72,6 +77,34 @@ function parseContentRange(
 
 function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
+}
+
+/** Aborted on the caller's signal or at the deadline; `expired()` tells which. */
+function deadlineSignal(options: DownloadOptions): { signal: AbortSignal; expired: () => boolean } {
+  const deadline = AbortSignal.timeout(options.deadlineMs ?? DEFAULT_DEADLINE_MS);
+  return {
+    signal: options.signal ? AbortSignal.any([options.signal, deadline]) : deadline,
+    expired: () => deadline.aborted && !options.signal?.aborted,
+  };
+}
+
+/** Turns the abort caused by the deadline into a Timeout, whatever was waiting when it fired. */
+async function* withDeadline(
+  source: AsyncGenerator<Buffer>,
+  options: DownloadOptions,
+  expired: () => boolean,
+): AsyncGenerator<Buffer> {
+  try {
+    yield* source;
+  } catch (error) {
+    if (!expired()) throw error;
+    const seconds = Math.round((options.deadlineMs ?? DEFAULT_DEADLINE_MS) / 1000);
+    throw new BundleError(
+      'Timeout',
+      `download of ${describeUrl(options.url)} did not finish within ${seconds} s`,
+      { cause: error },
+    );
+  }
 }
 
 async function* httpChunks(options: DownloadOptions, counters: Counters): AsyncGenerator<Buffer> {
@@ -254,6 +287,8 @@ async function* verified(
  */
 export function openDownload(options: DownloadOptions): Download {
   const counters: Counters = { attempts: 0, renewals: 0 };
+  const { signal, expired } = deadlineSignal(options);
+  const bounded = { ...options, signal };
   let settle!: { resolve: (r: DownloadResult) => void; reject: (e: unknown) => void };
   const done = new Promise<DownloadResult>((resolve, reject) => {
     settle = { resolve, reject };
@@ -263,9 +298,9 @@ export function openDownload(options: DownloadOptions): Download {
   let result: DownloadResult | undefined;
   const source = options.url.startsWith('file:')
     ? fileChunks(options.url, counters)
-    : httpChunks(options, counters);
+    : httpChunks(bounded, counters);
   const body = Readable.from(
-    verified(source, options, counters, (r) => {
+    verified(withDeadline(source, options, expired), options, counters, (r) => {
       result = r;
     }),
     { objectMode: false, highWaterMark: 1024 * 1024 },

@@ -8,6 +8,8 @@ export type BundleErrorReason =
   | 'HttpStatus'
   /** Connection failures or timeouts after all retries. */
   | 'Network'
+  /** The download did not finish within its overall deadline. */
+  | 'Timeout'
   /** The server or the received byte count disagrees with the expected `sizeBytes`. */
   | 'SizeMismatch'
   /** The archive's sha256 differs from the expected one. */
@@ -25,7 +27,9 @@ export type BundleErrorReason =
   /** Local filesystem failure (permissions, disk full, cross-device rename). */
   | 'Io'
   /** The extracted site failed the publish gate (no root index.html, too few pages, too large a drop). */
-  | 'PublishGate';
+  | 'PublishGate'
+  /** The destination holds something this tool did not extract there (no marker file). */
+  | 'DestinationNotOurs';
 
 export class BundleError extends Error {
   override readonly name = 'BundleError';

@@ -1,14 +1,19 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
-import type { Readable } from 'node:stream';
-import { type ReadEntry, Unpack } from 'tar';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { type Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import { Parser, type ReadEntry } from 'tar';
+import { assertReplaceable, MARKER_FILE, siblingPath, swapInto } from './destination.ts';
 import { BundleError } from './errors.ts';
 import { type BundleLimits, resolveLimits } from './limits.ts';
-import { type ContentSummary, contentVersion } from './version.ts';
+import { TreeWriter } from './tree-writer.ts';
+import type { ContentSummary } from './version.ts';
 
 export interface ExtractOptions {
   limits?: Partial<BundleLimits>;
+  /** Replace the destination even when it holds content this tool did not extract there. */
+  force?: boolean;
 }
 
 /** Content extracted into a temp dir beside the destination, not yet visible there. */
@@ -20,10 +25,11 @@ export interface StagedExtraction extends ContentSummary {
   discard(): Promise<void>;
 }
 
-// Files are written world-readable whatever the archive says: the web server may run as another
-// user, and no bundle has a reason to carry setuid or exec bits.
-const FILE_MODE = 0o644;
-const DIR_MODE = 0o755;
+// Each inflated chunk is parsed and written before the next one is inflated: at most this much
+// tar data (about 128 entry headers) is in memory at a time.
+const INFLATE_CHUNK = 64 * 1024;
+// Below this much output the ratio says little (headers of a tiny archive compress very well).
+const RATIO_FLOOR_BYTES = 1024 * 1024;
 
 /** Splits an archive path into safe components, or says why it is refused. */
 function splitArchivePath(raw: string, what: string): string[] {
@@ -36,24 +42,31 @@ function splitArchivePath(raw: string, what: string): string[] {
 }
 
 /**
- * Decides for each entry, before node-tar touches the disk, whether it may be written; tracks the
- * caps and the links created so far. Returns the refusal instead of throwing so the caller can abort.
+ * Decides for each entry, before anything touches the disk, whether it may be written; tracks the
+ * caps and the links created so far. Returns the entry's normalized path, or the refusal instead
+ * of throwing so the caller can stop.
  */
-function createEntryPolicy(limits: BundleLimits): (entry: ReadEntry) => BundleError | undefined {
+function createEntryPolicy(limits: BundleLimits): (entry: ReadEntry) => BundleError | string {
   let entries = 0;
   let bytes = 0;
   const regularFiles = new Set<string>();
   const symlinks = new Set<string>();
 
-  const check = (entry: ReadEntry): void => {
+  const check = (entry: ReadEntry): string => {
     entries += 1;
-    if (entries > limits.maxFiles) {
-      throw new BundleError('TooManyFiles', `archive has more than ${limits.maxFiles} entries`);
+    if (entries > limits.maxEntries) {
+      throw new BundleError('TooManyFiles', `archive has more than ${limits.maxEntries} entries`);
     }
     const parts = splitArchivePath(entry.path, 'path');
     const path = parts.join('/');
     if (parts.length === 0 && entry.type !== 'Directory') {
       throw new BundleError('UnsafeEntry', `archive entry of type ${entry.type} replaces the root`);
+    }
+    if (path === MARKER_FILE) {
+      throw new BundleError(
+        'UnsafeEntry',
+        `archive entry ${path} has the name reserved for the tool's marker`,
+      );
     }
     // Writing through a link the archive itself created could land anywhere the link points.
     for (let i = 1; i < parts.length; i++) {
@@ -63,10 +76,9 @@ function createEntryPolicy(limits: BundleLimits): (entry: ReadEntry) => BundleEr
     }
     switch (entry.type) {
       case 'Directory':
-        entry.mode = DIR_MODE;
         regularFiles.delete(path);
         symlinks.delete(path);
-        return;
+        return path;
       case 'File':
       case 'OldFile':
       case 'ContiguousFile':
@@ -74,10 +86,9 @@ function createEntryPolicy(limits: BundleLimits): (entry: ReadEntry) => BundleEr
         if (bytes > limits.maxExtractedBytes) {
           throw new BundleError('TooLarge', `archive content exceeds ${limits.maxExtractedBytes} bytes`);
         }
-        entry.mode = FILE_MODE;
         regularFiles.add(path);
         symlinks.delete(path);
-        return;
+        return path;
       case 'SymbolicLink': {
         const target = entry.linkpath ?? '';
         if (target.startsWith('/') || /^[A-Za-z]:/.test(target)) {
@@ -100,7 +111,7 @@ function createEntryPolicy(limits: BundleLimits): (entry: ReadEntry) => BundleEr
         }
         symlinks.add(path);
         regularFiles.delete(path);
-        return;
+        return path;
       }
       case 'Link': {
         const target = splitArchivePath(entry.linkpath ?? '', 'hardlink target').join('/');
@@ -112,7 +123,7 @@ function createEntryPolicy(limits: BundleLimits): (entry: ReadEntry) => BundleEr
         }
         regularFiles.add(path);
         symlinks.delete(path);
-        return;
+        return path;
       }
       default:
         throw new BundleError('UnsafeEntry', `archive entry ${path} has unsupported type ${entry.type}`);
@@ -121,8 +132,7 @@ function createEntryPolicy(limits: BundleLimits): (entry: ReadEntry) => BundleEr
 
   return (entry) => {
     try {
-      check(entry);
-      return undefined;
+      return check(entry);
     } catch (error) {
       if (error instanceof BundleError) return error;
       throw error;
@@ -130,101 +140,144 @@ function createEntryPolicy(limits: BundleLimits): (entry: ReadEntry) => BundleEr
   };
 }
 
-/** Maps node-tar, zlib and fs failures to bundle errors. */
+/** Maps tar, zlib and fs failures to bundle errors. */
 function toBundleError(error: unknown): BundleError {
   if (error instanceof BundleError) return error;
-  const e = error as NodeJS.ErrnoException & { tarCode?: string };
+  const e = error as NodeJS.ErrnoException;
   const message = e?.message ?? String(error);
-  if (e?.name === 'SymlinkError') return new BundleError('UnsafeEntry', message, { cause: error });
-  if (/decompression ratio/.test(message)) return new BundleError('TooLarge', message, { cause: error });
-  if (e?.syscall) return new BundleError('Io', `${message}`, { cause: error });
+  if (e?.syscall) return new BundleError('Io', message, { cause: error });
   return new BundleError('Corrupt', `not a valid tar.gz bundle: ${message}`, { cause: error });
 }
 
-async function unpackInto(source: Readable, dir: string, limits: BundleLimits): Promise<void> {
-  const admit = createEntryPolicy(limits);
-  await new Promise<void>((resolvePromise, reject) => {
-    let refusal: BundleError | undefined;
-    let settled = false;
-    const fail = (error: unknown): void => {
-      if (settled) return;
-      settled = true;
-      source.unpipe(unpack);
-      source.destroy();
-      reject(refusal ?? toBundleError(error));
-    };
-    const unpack = new Unpack({
-      cwd: dir,
-      strict: true,
-      preserveOwner: false,
-      filter: (_path, entry) => {
-        if (settled || !('header' in entry)) return false;
-        refusal = admit(entry);
-        if (!refusal) return true;
-        unpack.abort(refusal);
-        return false;
+const NESTED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x2f, 0xfd])];
+
+/**
+ * Parses inflated tar bytes and writes the entries; calls back on each chunk only once its
+ * entries are on disk, which holds back the inflater and the download behind it.
+ */
+class ExtractSink extends Writable {
+  private readonly parser = new Parser({ strict: true, zstd: false });
+  private readonly admit: ReturnType<typeof createEntryPolicy>;
+  private readonly writer: TreeWriter;
+  private readonly limits: BundleLimits;
+  private readonly compressedBytes: () => number;
+  private failure: unknown;
+  private flushing: Promise<void> = Promise.resolve();
+  private inflated = 0;
+
+  constructor(writer: TreeWriter, limits: BundleLimits, compressedBytes: () => number) {
+    super();
+    this.writer = writer;
+    this.limits = limits;
+    this.compressedBytes = compressedBytes;
+    this.admit = createEntryPolicy(limits);
+    this.parser.on('entry', (entry: ReadEntry) => this.onEntry(entry));
+    // Strict: every parser warning (bad checksum, truncated, not a tar) arrives as an error.
+    this.parser.on('error', (error: unknown) => this.fail(error));
+  }
+
+  /** Resolves once no write is in flight any more; the staging directory may then be removed. */
+  async settled(): Promise<void> {
+    await this.flushing.catch(() => undefined);
+    await this.writer.close();
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (this.inflated === 0 && NESTED_MAGIC.some((magic) => chunk.subarray(0, magic.length).equals(magic))) {
+      this.fail(new BundleError('Corrupt', 'the archive is compressed twice; expected a tar.gz bundle'));
+    }
+    this.inflated += chunk.length;
+    const ratio = this.inflated / Math.max(1, this.compressedBytes());
+    if (this.inflated > RATIO_FLOOR_BYTES && ratio > this.limits.maxCompressionRatio) {
+      this.fail(
+        new BundleError(
+          'TooLarge',
+          `archive compression ratio exceeds ${this.limits.maxCompressionRatio} (${ratio.toFixed(0)}:1 so far): a compression bomb or padding`,
+        ),
+      );
+    }
+    if (!this.failure) this.parser.write(chunk);
+    this.flush(callback);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    if (!this.failure) this.parser.end();
+    this.flush(callback);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.writer.stop();
+    callback(error);
+  }
+
+  private flush(callback: (error?: Error | null) => void): void {
+    if (this.failure) {
+      callback(toBundleError(this.failure));
+      return;
+    }
+    this.flushing = this.writer.flush().then(
+      () => callback(this.failure ? toBundleError(this.failure) : null),
+      (error: unknown) => {
+        this.fail(error);
+        callback(toBundleError(error));
       },
-    });
-    unpack.on('error', fail);
-    unpack.on('close', () => {
-      if (!settled) {
-        settled = true;
-        resolvePromise();
-      }
-    });
-    source.on('error', (error) => {
-      fail(error);
-      unpack.abort(toBundleError(error));
-    });
-    source.pipe(unpack);
-  });
-}
+    );
+  }
 
-function siblingPath(dest: string, label: string): string {
-  return join(dirname(dest), `.${basename(dest)}.${label}-${randomBytes(4).toString('hex')}`);
-}
+  private fail(error: unknown): void {
+    // The first cause is the one reported; whatever follows from it is noise.
+    this.failure ??= error;
+    this.writer.stop();
+  }
 
-/** Replaces `dest` with `staged`: the old content is renamed away first, then deleted. */
-async function swapInto(staged: string, dest: string): Promise<void> {
-  try {
-    await rename(staged, dest);
-    return;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR' && code !== 'EISDIR') {
-      throw ioError(error, dest);
+  private onEntry(entry: ReadEntry): void {
+    const path = this.failure ? undefined : this.admit(entry);
+    if (path === undefined || path instanceof BundleError) {
+      if (path) this.fail(path);
+      entry.resume();
+      return;
+    }
+    switch (entry.type) {
+      case 'Directory':
+        this.writer.dir(path);
+        entry.resume();
+        return;
+      case 'SymbolicLink':
+        this.writer.symlink(path, entry.linkpath ?? '');
+        entry.resume();
+        return;
+      case 'Link':
+        this.writer.link(path, splitArchivePath(entry.linkpath ?? '', 'hardlink target').join('/'));
+        entry.resume();
+        return;
+      default:
+        // The policy admits regular files only besides the types above.
+        this.writer.file(path);
+        entry.on('data', (chunk: Buffer) => this.writer.data(chunk));
+        entry.on('end', () => this.writer.end());
     }
   }
-  const old = siblingPath(dest, 'old');
-  try {
-    await rename(dest, old);
-  } catch (error) {
-    throw ioError(error, dest);
-  }
-  try {
-    await rename(staged, dest);
-  } catch (error) {
-    await rename(old, dest).catch(() => undefined);
-    throw ioError(error, dest);
-  }
-  await rm(old, { recursive: true, force: true });
 }
 
-function ioError(error: unknown, dest: string): BundleError {
-  const code = (error as NodeJS.ErrnoException).code;
-  const hint =
-    code === 'EXDEV' || code === 'EBUSY'
-      ? ' (the destination must be an ordinary directory, not a mount point: use a subdirectory of the volume)'
-      : '';
-  return new BundleError('Io', `cannot move the bundle into ${dest}: ${(error as Error).message}${hint}`, {
-    cause: error,
-  });
+/** Extracts a tar.gz stream into `dir`; nothing is still writing there when this settles. */
+async function unpackInto(source: Readable, dir: string, limits: BundleLimits): Promise<ContentSummary> {
+  const writer = new TreeWriter(dir);
+  await writer.init();
+  const inflate = createGunzip({ chunkSize: INFLATE_CHUNK });
+  const sink = new ExtractSink(writer, limits, () => inflate.bytesWritten);
+  try {
+    await pipeline(source, inflate, sink);
+  } finally {
+    await sink.settled();
+  }
+  return writer.summary();
 }
 
 /**
  * Extracts a tar.gz stream into a temp dir beside `dest` under the safety policy and caps, and
  * computes its content version. Nothing appears at `dest` until `commit()`; on failure the temp
- * dir is already gone.
+ * dir is already gone. Refuses (DestinationNotOurs) to replace a `dest` this tool did not
+ * create, unless `force`.
  */
 export async function stageExtraction(
   source: Readable,
@@ -232,23 +285,32 @@ export async function stageExtraction(
   options: ExtractOptions = {},
 ): Promise<StagedExtraction> {
   const target = resolve(dest);
-  await mkdir(dirname(target), { recursive: true });
-  const dir = await mkdtemp(siblingPath(target, 'tmp'));
-  // Retries: after an abort node-tar may still be finishing writes it had already started.
-  const discard = () => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
+  const guard = () => (options.force ? Promise.resolve() : assertReplaceable(target));
+  let dir: string | undefined;
   try {
-    await unpackInto(source, dir, resolveLimits(options.limits));
-    const summary = await contentVersion(dir);
+    await guard();
+    await mkdir(dirname(target), { recursive: true });
+    dir = await mkdtemp(siblingPath(target, 'tmp'));
+  } catch (error) {
+    source.destroy();
+    throw toBundleError(error);
+  }
+  const staged = dir;
+  const discard = () => rm(staged, { recursive: true, force: true });
+  try {
+    const summary = await unpackInto(source, staged, resolveLimits(options.limits));
     return {
       ...summary,
-      dir,
+      dir: staged,
       discard,
       commit: async () => {
-        await swapInto(dir, target);
+        await guard();
+        await swapInto(staged, target);
         return target;
       },
     };
   } catch (error) {
+    source.destroy();
     await discard();
     throw toBundleError(error);
   }

@@ -9,6 +9,8 @@ export interface FetchBundleOptions {
   url: string;
   /** Directory that ends up holding the site; replaced as a whole, never left half-written. */
   dest: string;
+  /** Replace `dest` even when it holds content this tool did not extract there. */
+  force?: boolean;
   /** `sizeBytes` from generate-bundle when known. */
   expectedSize?: number;
   /** Refuse content whose version differs (pinned `staticExport.version`). */
@@ -23,8 +25,8 @@ export interface FetchBundleOptions {
   onProgress?: DownloadOptions['onProgress'];
   /** Checks the extracted site before it replaces `dest`; throwing leaves `dest` untouched. */
   gate?: (site: SiteSummary) => void | Promise<void>;
-  /** Download tuning (retries, backoff, timeouts) for tests and slow links. */
-  download?: Pick<DownloadOptions, 'retries' | 'maxRenewals' | 'backoffMs' | 'timeoutMs'>;
+  /** Download tuning: retries, backoff, idle timeout, overall deadline. */
+  download?: Pick<DownloadOptions, 'retries' | 'maxRenewals' | 'backoffMs' | 'timeoutMs' | 'deadlineMs'>;
 }
 
 export interface FetchedBundle {
@@ -58,7 +60,10 @@ export async function fetchBundle(options: FetchBundleOptions): Promise<FetchedB
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
   // A download failure reaches the extraction as its source's error and is rethrown as is.
-  const staged = await stageExtraction(body, options.dest, { limits });
+  const staged = await stageExtraction(body, options.dest, {
+    limits,
+    ...(options.force ? { force: true } : {}),
+  });
   try {
     const download = await done;
     assertVersion(staged.version, options.expectVersion);

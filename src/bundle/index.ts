@@ -1,3 +1,4 @@
+export { assertReplaceable, MARKER_FILE } from './destination.ts';
 export {
   type Download,
   type DownloadOptions,
@@ -14,7 +15,7 @@ export {
   stageExtraction,
 } from './extract.ts';
 export { type FetchBundleOptions, type FetchedBundle, fetchBundle } from './fetch.ts';
-export { type BundleLimits, DEFAULT_LIMITS, resolveLimits } from './limits.ts';
+export { type BundleLimits, DEFAULT_DEADLINE_MS, DEFAULT_LIMITS, resolveLimits } from './limits.ts';
 export {
   type MirroredBundle,
   type MirrorIndex,

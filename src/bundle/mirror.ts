@@ -42,7 +42,8 @@ export interface MirrorOptions {
   limits?: Partial<BundleLimits>;
   logger?: Logger;
   now?: () => Date;
-  download?: Pick<DownloadOptions, 'retries' | 'maxRenewals' | 'backoffMs' | 'timeoutMs'>;
+  /** Download tuning: retries, backoff, idle timeout, overall deadline. */
+  download?: Pick<DownloadOptions, 'retries' | 'maxRenewals' | 'backoffMs' | 'timeoutMs' | 'deadlineMs'>;
 }
 
 export interface MirroredBundle extends MirrorManifest {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { open, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { MARKER_FILE } from './destination.ts';
 import { BundleError } from './errors.ts';
 
 export interface ContentSummary {
@@ -12,30 +13,57 @@ export interface ContentSummary {
   bytes: number;
 }
 
-interface TreeItem {
+interface DigestedItem {
   /** Relative path with `/` separators. */
   path: string;
   kind: 'file' | 'symlink';
+  /** Hex sha256 of the file's content or of the symlink's target text. */
+  digest: string;
 }
 
 const READ_CHUNK = 1024 * 1024;
 // Overlaps file I/O with hashing; more than a few brings nothing on small machines.
 const HASH_CONCURRENCY = 4;
 
-async function listTree(root: string): Promise<TreeItem[]> {
-  const items: TreeItem[] = [];
+/** Files and symlinks under `root`, digests still empty. */
+async function listTree(root: string): Promise<DigestedItem[]> {
+  const items: DigestedItem[] = [];
   const pending = [''];
   for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
     for (const entry of await readdir(join(root, dir), { withFileTypes: true })) {
       const rel = dir ? `${dir}/${entry.name}` : entry.name;
+      if (rel === MARKER_FILE) continue;
       if (entry.isDirectory()) pending.push(rel);
-      else if (entry.isFile()) items.push({ path: rel, kind: 'file' });
-      else if (entry.isSymbolicLink()) items.push({ path: rel, kind: 'symlink' });
+      else if (entry.isFile()) items.push({ path: rel, kind: 'file', digest: '' });
+      else if (entry.isSymbolicLink()) items.push({ path: rel, kind: 'symlink', digest: '' });
       else throw new BundleError('UnsafeEntry', `unexpected special file in bundle content: ${rel}`);
     }
   }
-  // Plain code-unit order: stable and independent of the archive's entry order.
-  return items.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return items;
+}
+
+/** What the version covers of a path; directories (and anything without a digest) are skipped. */
+export interface TreeEntry {
+  kind: 'file' | 'symlink' | 'dir';
+  /** Hex sha256 of the file's content or of the symlink's target text. */
+  digest?: string;
+}
+
+/**
+ * The version line over a tree, keyed by relative path. Shared by the extractor (digests
+ * computed while writing) and `contentVersion` (digests read back).
+ */
+export function versionOf(tree: ReadonlyMap<string, TreeEntry>): string {
+  // Only the keys are copied (sorted by plain code units: independent of the archive's order).
+  const paths = [...tree.keys()].sort();
+  const total = createHash('sha256');
+  for (const path of paths) {
+    const entry = tree.get(path) as TreeEntry;
+    if (entry.kind === 'dir' || entry.digest === undefined) continue;
+    // NUL separators: paths cannot contain NUL, so the encoding is unambiguous.
+    total.update(`${entry.kind === 'file' ? 'f' : 'l'}\0${path}\0${entry.digest}\0`);
+  }
+  return `sha256-${total.digest('hex')}`;
 }
 
 /** Hashes a file through `buffer`, reused across files: no per-chunk garbage, so memory stays flat. */
@@ -62,33 +90,28 @@ async function digestFile(path: string, buffer: Buffer): Promise<{ hex: string; 
  */
 export async function contentVersion(root: string): Promise<ContentSummary> {
   const items = await listTree(root);
-  const digests = new Array<string>(items.length);
   let bytes = 0;
   let next = 0;
   const worker = async (): Promise<void> => {
     const buffer = Buffer.allocUnsafe(READ_CHUNK);
     while (next < items.length) {
       const index = next++;
-      const item = items[index] as TreeItem;
+      const item = items[index] as DigestedItem;
       const abs = join(root, item.path);
       if (item.kind === 'symlink') {
-        digests[index] = createHash('sha256')
+        item.digest = createHash('sha256')
           .update(await readlink(abs))
           .digest('hex');
       } else {
         const { hex, size } = await digestFile(abs, buffer);
-        digests[index] = hex;
+        item.digest = hex;
         bytes += size;
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(HASH_CONCURRENCY, items.length) }, worker));
-  const total = createHash('sha256');
-  items.forEach((item, index) => {
-    // NUL separators: paths cannot contain NUL, so the encoding is unambiguous.
-    total.update(`${item.kind === 'file' ? 'f' : 'l'}\0${item.path}\0${digests[index]}\0`);
-  });
-  return { version: `sha256-${total.digest('hex')}`, files: items.length, bytes };
+  const tree = new Map(items.map((item) => [item.path, item]));
+  return { version: versionOf(tree), files: items.length, bytes };
 }
 
 const VERSION_PATTERN = /^sha256-[0-9a-f]{64}$/;

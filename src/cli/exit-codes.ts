@@ -16,9 +16,9 @@ export const EXIT = {
   auth: 3,
   /** The export or agent job failed, or the job is in a state that forbids the call (409). */
   jobFailed: 4,
-  /** The bundle could not be downloaded, verified or safely extracted, or its site was refused (--min-pages...). */
+  /** The bundle could not be downloaded (HTTP error, expired link), verified or safely extracted, or its site was refused (--min-pages...). */
   bundle: 5,
-  /** Rate limited (429), timed out (--timeout or HTTP), or the API unreachable/failing (network, 5xx) after retries. */
+  /** Rate limited (429), timed out (--timeout or HTTP), or the API or bundle server unreachable/failing (network, 5xx) after retries. */
   unavailable: 6,
 } as const;
 
@@ -32,7 +32,7 @@ Exit codes:
   3  authentication or entitlement (missing/malformed key, 401, 403 plan without static export)
   4  export or agent job failed (or 409 conflict)
   5  bundle download, verification or extraction failed, or its site refused (no index.html, too few pages)
-  6  rate limited, timed out, or API unreachable after retries`;
+  6  rate limited, timed out, or API or bundle server unreachable after retries`;
 
 /** An error the CLI reports as is, with a chosen exit code. */
 export class CliError extends Error {
@@ -53,7 +53,17 @@ export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof CliError) return error.exitCode;
   if (error instanceof AdminKeyError) return EXIT.auth;
   if (error instanceof FaultParseError) return EXIT.usage;
-  if (error instanceof BundleError) return EXIT.bundle;
+  if (error instanceof BundleError) {
+    switch (error.reason) {
+      case 'Network':
+      case 'Timeout':
+        return EXIT.unavailable;
+      case 'DestinationNotOurs':
+        return EXIT.usage;
+      default:
+        return EXIT.bundle;
+    }
+  }
   if (error instanceof AdminApiError) {
     switch (error.kind) {
       case 'BadRequest':

@@ -34,6 +34,7 @@ import type { WorkQueueOptions } from '../runtime/work-queue.ts';
 import { AgentJobReconciler } from './agent-job/reconciler.ts';
 import { ApiClients } from './credentials.ts';
 import {
+  type BundleDownloadSettings,
   removeDownloadLeftovers,
   StaticExportReleaseReconciler,
 } from './static-export-release/reconciler.ts';
@@ -69,6 +70,8 @@ export interface OperatorConfig {
   apiRequestsPerMinute?: number;
   /** Where bundles are downloaded and verified. */
   workDir: string;
+  /** Bundle caps and download deadline for the release reconciler. */
+  download?: BundleDownloadSettings;
   identity?: string;
   /** Test and tuning knobs. */
   queue?: WorkQueueOptions;
@@ -125,6 +128,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     events,
     logger: log,
     workDir: cfg.workDir,
+    ...(cfg.download ? { download: cfg.download } : {}),
     metrics: {
       exportFinished: (seconds, result) => metrics.exportDuration.observe({ result }, seconds),
       bundleBytes: (bytes) => metrics.bundleBytes.inc(bytes),

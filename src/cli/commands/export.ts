@@ -3,6 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { ExportStatus } from '../../api/index.ts';
+import {
+  type BundleLimitFlags,
+  bundleLimitOptions,
+  checkDestination,
+  DEFAULT_DOWNLOAD_TIMEOUT_S,
+  DOWNLOAD_TIMEOUT_HELP,
+  limitsFrom,
+} from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.ts';
 import {
@@ -18,9 +26,11 @@ import { formatBytes, formatElapsed, Reporter } from '../output.ts';
 import { pollUntil } from '../poll.ts';
 import { type SiteGateFlags, siteGate, siteGateOptions } from '../site-gate.ts';
 
-interface ExportFlags extends ApiFlags, SiteGateFlags {
+interface ExportFlags extends ApiFlags, SiteGateFlags, BundleLimitFlags {
   domain: string;
   out?: string;
+  force?: boolean;
+  downloadTimeout: number;
   valuesOut?: string;
   json?: boolean;
   pollInterval: number;
@@ -37,6 +47,8 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
   const logger = cliLogger(ctx);
   const { checkValuesPath, valuesYaml, writeValuesFile } = await import('../values.ts');
   if (flags.valuesOut !== undefined) await checkValuesPath(flags.valuesOut);
+  // Before starting an export: a refused --out would waste it.
+  if (flags.out !== undefined) await checkDestination('--out', flags.out, flags.force);
   const client = await apiClient(flags, ctx, logger);
   const [{ isExportFinished }, { fetchBundle }] = await Promise.all([
     import('../../api/index.ts'),
@@ -84,6 +96,9 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
     const fetched = await fetchBundle({
       url: bundle.bundleUrl,
       dest,
+      ...(flags.force ? { force: true } : {}),
+      limits: limitsFrom(flags),
+      download: { deadlineMs: flags.downloadTimeout * 1000 },
       ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
       // The link may expire while a large bundle downloads: a fresh one reuses the same export.
       renewUrl: async () => {
@@ -153,12 +168,19 @@ export function registerExport(program: Command, ctx: CliContext): void {
       'documentation site to export, a bare host (docs.example.com)',
       checkDomain,
     );
-  apiOptions(command).option('--out <dir>', 'extract the site into this directory (replaced as a whole)');
+  apiOptions(command)
+    .option(
+      '--out <dir>',
+      'extract the site into this directory (replaced as a whole; new, empty or extracted by static-export before)',
+    )
+    .option('--force', 'replace --out even if it holds files static-export did not put there');
   siteGateOptions(command, '--out')
     .option('--values-out <file>', 'write the values YAML to this file (mode 0600) instead of stdout')
     .option('--json', 'JSON lines on stdout instead of human output')
     .option('--poll-interval <ms>', 'time between status polls', integer(100), 2000)
     .option('--timeout <s>', 'give up waiting for the export after this many seconds', integer(1), 1800)
+    .option('--download-timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);
+  bundleLimitOptions(command)
     .addHelpText('after', `${API_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: ExportFlags) => runExport(flags, ctx));
 }

@@ -1,14 +1,22 @@
 import type { Command } from 'commander';
+import {
+  type BundleLimitFlags,
+  bundleLimitOptions,
+  DEFAULT_DOWNLOAD_TIMEOUT_S,
+  DOWNLOAD_TIMEOUT_HELP,
+  limitsFrom,
+} from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
 import { EXIT_CODES_HELP } from '../exit-codes.ts';
 import { BUNDLE_ENV_HELP, bundleUrlFrom, checkDomain, cliLogger, integer } from '../options.ts';
 import { formatBytes, Reporter } from '../output.ts';
 
-interface MirrorFlags {
+interface MirrorFlags extends BundleLimitFlags {
   url?: string;
   dir: string;
   domain: string;
   expectedSize?: number;
+  timeout: number;
   json?: boolean;
 }
 
@@ -21,6 +29,8 @@ async function runMirror(flags: MirrorFlags, ctx: CliContext): Promise<void> {
     dir: flags.dir,
     domain: flags.domain,
     ...(flags.expectedSize === undefined ? {} : { expectedSize: flags.expectedSize }),
+    limits: limitsFrom(flags),
+    download: { deadlineMs: flags.timeout * 1000 },
     logger: cliLogger(ctx),
   });
   out.event('mirrored', { ...mirrored });
@@ -30,7 +40,7 @@ async function runMirror(flags: MirrorFlags, ctx: CliContext): Promise<void> {
 }
 
 export function registerMirror(program: Command, ctx: CliContext): void {
-  program
+  const command = program
     .command('mirror')
     .summary('pull a bundle into a mirror directory to carry into an air-gapped site')
     .description(
@@ -42,6 +52,8 @@ export function registerMirror(program: Command, ctx: CliContext): void {
     .requiredOption('--dir <dir>', 'mirror root directory')
     .requiredOption('--domain <host>', 'site the bundle belongs to, a bare host', checkDomain)
     .option('--expected-size <bytes>', 'refuse an archive of another size', integer(1))
+    .option('--timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);
+  bundleLimitOptions(command)
     .option('--json', 'a JSON line on stdout instead of human output')
     .addHelpText('after', `${BUNDLE_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: MirrorFlags) => runMirror(flags, ctx));

@@ -4,11 +4,19 @@ import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
 import { insecureApiBaseUrl } from '../../controllers/api-base-url.ts';
+import {
+  type BundleLimitFlags,
+  bundleLimitOptions,
+  DEFAULT_DOWNLOAD_TIMEOUT_S,
+  DOWNLOAD_TIMEOUT_HELP,
+  limitsFrom,
+} from '../bundle-options.ts';
 import { type CliContext, untilStopSignal } from '../context.ts';
 import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { integer } from '../options.ts';
 
-interface OperatorFlags {
+interface OperatorFlags extends BundleLimitFlags {
+  downloadTimeout: number;
   kubeconfig?: string;
   namespaces?: string[];
   concurrency: number;
@@ -72,6 +80,7 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     keyPrefix: flags.keyPrefix,
     apiRequestsPerMinute: flags.apiRequestsPerMinute,
     workDir: flags.workDir,
+    download: { limits: limitsFrom(flags), deadlineMs: flags.downloadTimeout * 1000 },
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
     ...(apiBaseUrl ? { apiBaseUrl: httpUrl(apiBaseUrl) } : {}),
     ...(flags.allowedApiBaseUrls ? { allowedApiBaseUrls: flags.allowedApiBaseUrls } : {}),
@@ -98,7 +107,7 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
 }
 
 export function registerOperator(program: Command, ctx: CliContext): void {
-  program
+  const command = program
     .command('operator')
     .summary('run the StaticExportRelease and AgentJob controllers')
     .description(
@@ -170,6 +179,8 @@ export function registerOperator(program: Command, ctx: CliContext): void {
       'where bundles are downloaded and verified; one per running operator (cleaned at start)',
       join(tmpdir(), 'static-export-operator'),
     )
+    .option('--download-timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);
+  bundleLimitOptions(command)
     .addOption(
       new Option('--log-level <level>', 'log level')
         .choices(['trace', 'debug', 'info', 'warn', 'error'])

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AdminApiClient, ExportStatus } from '../../api/index.ts';
-import { fetchBundle, type GateVerdict } from '../../bundle/index.ts';
+import { type BundleLimits, fetchBundle, type GateVerdict } from '../../bundle/index.ts';
 import {
   GROUP_VERSION,
   SER_PLURAL,
@@ -37,9 +37,17 @@ export interface ReleaseMetrics {
   linkExpiry(namespace: string, name: string, expiresAt: Date | undefined): void;
 }
 
+export interface BundleDownloadSettings {
+  limits?: Partial<BundleLimits>;
+  /** Overall deadline of one bundle download: a stuck server never holds a worker for longer. */
+  deadlineMs?: number;
+}
+
 export interface ReleaseReconcilerOptions extends ReconcilerDeps {
   /** Where bundles are downloaded and verified (removed afterwards). */
   workDir: string;
+  /** Bundle caps and the overall download deadline (defaults: DEFAULT_LIMITS, DEFAULT_DEADLINE_MS). */
+  download?: BundleDownloadSettings;
   metrics?: ReleaseMetrics;
   tunables?: Tunables;
 }
@@ -169,6 +177,8 @@ export class StaticExportReleaseReconciler extends Reconciler<
           renewUrl: async () => (await client.generateBundle(action.jobId, { signal })).bundleUrl,
           logger: this.o.logger,
           ...(signal ? { signal } : {}),
+          ...(this.o.download?.limits ? { limits: this.o.download.limits } : {}),
+          ...(this.o.download?.deadlineMs ? { download: { deadlineMs: this.o.download.deadlineMs } } : {}),
         });
         version = fetched.version;
         pageCount = fetched.site.pages;

@@ -2,10 +2,16 @@ import { mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MARKER_FILE } from '../../../src/bundle/destination.ts';
 import { BundleError } from '../../../src/bundle/errors.ts';
 import { extractTarGz } from '../../../src/bundle/extract.ts';
+import { contentVersion } from '../../../src/bundle/version.ts';
+import { run } from '../../support/kube.ts';
 import { siteEntries, type TarEntrySpec, tarGz } from '../../support/tar-fixtures.ts';
+import { NODE } from '../cli/run-cli.ts';
 
 let work: string;
 let dest: string;
@@ -18,17 +24,45 @@ afterEach(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-const extract = (archive: Buffer, options: Parameters<typeof extractTarGz>[2] = {}) =>
-  extractTarGz(Readable.from([archive]), dest, options);
-
-async function expectRefused(entries: TarEntrySpec[], reason: BundleError['reason'], limits = {}) {
-  // A previous good version sits at the destination: a refused archive must leave it as it was.
+/** A previous good version at the destination, as an earlier extraction left it (with its marker). */
+async function previousVersion(): Promise<void> {
   await mkdir(dest);
   await writeFile(join(dest, 'previous.html'), 'previous');
-  const error = await extract(tarGz(entries), { limits }).catch((e: unknown) => e);
+  await writeFile(join(dest, MARKER_FILE), '');
+}
+const PREVIOUS = [MARKER_FILE, 'previous.html'];
+const listing = async (dir: string) => (await readdir(dir)).sort();
+
+/** Network-sized chunks, as a download delivers them. */
+function chunked(archive: Buffer, size = 16 * 1024): Readable {
+  return Readable.from(
+    (function* () {
+      for (let i = 0; i < archive.length; i += size) yield archive.subarray(i, i + size);
+    })(),
+  );
+}
+
+const extract = (archive: Buffer, options: Parameters<typeof extractTarGz>[2] = {}) =>
+  extractTarGz(chunked(archive), dest, options);
+
+const smallFiles = (count: number): TarEntrySpec[] =>
+  Array.from({ length: count }, (_, i) => ({
+    path: `pages/${Math.floor(i / 500)}/page-${i}.html`,
+    content: `<p>${i}</p>`,
+  }));
+
+async function expectRefused(
+  entries: TarEntrySpec[],
+  reason: BundleError['reason'],
+  limits = {},
+  archive = tarGz(entries),
+) {
+  // A previous good version sits at the destination: a refused archive must leave it as it was.
+  await previousVersion();
+  const error = await extract(archive, { limits }).catch((e: unknown) => e);
   expect(error).toBeInstanceOf(BundleError);
   expect((error as BundleError).reason).toBe(reason);
-  expect(await readdir(dest)).toEqual(['previous.html']);
+  expect(await listing(dest)).toEqual(PREVIOUS);
   // No temp or old directories are left beside the destination, and nothing escaped into the parent.
   expect((await readdir(work)).sort()).toEqual(['site']);
   return error as BundleError;
@@ -44,11 +78,10 @@ describe('extractTarGz', () => {
     expect(await readFile(join(dest, 'guides/start.html'), 'utf8')).toBe('<h1>Start</h1>');
   });
 
-  it('replaces an existing destination and removes the old content', async () => {
-    await mkdir(dest);
-    await writeFile(join(dest, 'stale.html'), 'stale');
+  it('replaces a destination it extracted before and removes the old content', async () => {
+    await previousVersion();
     await extract(tarGz(siteEntries()));
-    expect((await readdir(dest)).sort()).toEqual(['assets', 'guides', 'index.html']);
+    expect(await listing(dest)).toEqual([MARKER_FILE, 'assets', 'guides', 'index.html']);
     expect((await readdir(work)).sort()).toEqual(['site']);
   });
 
@@ -134,7 +167,7 @@ describe('extractTarGz', () => {
 
   it('refuses more entries than the cap', async () => {
     const many = Array.from({ length: 20 }, (_, i) => ({ path: `p${i}.html`, content: 'x' }));
-    await expectRefused(many, 'TooManyFiles', { maxFiles: 10 });
+    await expectRefused(many, 'TooManyFiles', { maxEntries: 10 });
   });
 
   it('refuses a compression bomb beyond the byte cap', async () => {
@@ -150,11 +183,10 @@ describe('extractTarGz', () => {
 
   it('refuses a truncated archive', async () => {
     const archive = tarGz([{ path: 'big.bin', content: Buffer.alloc(4096, 1) }]);
-    await mkdir(dest);
-    await writeFile(join(dest, 'previous.html'), 'previous');
+    await previousVersion();
     const error = await extract(archive.subarray(0, archive.length - 40)).catch((e: unknown) => e);
     expect((error as BundleError).reason).toBe('Corrupt');
-    expect(await readdir(dest)).toEqual(['previous.html']);
+    expect(await listing(dest)).toEqual(PREVIOUS);
   });
 
   it('refuses data that is not a tar.gz', async () => {
@@ -164,12 +196,87 @@ describe('extractTarGz', () => {
   });
 
   it('checks a pinned version before touching the destination', async () => {
-    await mkdir(dest);
-    await writeFile(join(dest, 'previous.html'), 'previous');
+    await previousVersion();
     const error = await extract(tarGz(siteEntries()), { expectVersion: `sha256-${'0'.repeat(64)}` }).catch(
       (e: unknown) => e,
     );
     expect((error as BundleError).reason).toBe('VersionMismatch');
-    expect(await readdir(dest)).toEqual(['previous.html']);
+    expect(await listing(dest)).toEqual(PREVIOUS);
+  });
+
+  it('refuses an escaping entry after 5,000 files with that reason, once nothing is writing any more', async () => {
+    const error = await expectRefused(
+      [...smallFiles(5000), { path: '../escape.txt', content: Buffer.alloc(56 * 1024, 'e') }],
+      'UnsafeEntry',
+    );
+    expect(error.message).toContain('../escape.txt');
+  });
+
+  it('refuses a truncated gzip of 5,000 files as Corrupt and leaves nothing behind', async () => {
+    const archive = tarGz(smallFiles(5000));
+    await previousVersion();
+    const error = await extract(archive.subarray(0, Math.floor(archive.length * 0.7))).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(BundleError);
+    expect((error as BundleError).reason).toBe('Corrupt');
+    expect(await listing(dest)).toEqual(PREVIOUS);
+    expect(await listing(work)).toEqual(['site']);
+  });
+
+  it('extracts 10,000 entries within a 24 MB heap (parses no further ahead than it writes)', async () => {
+    const archivePath = join(work, 'many.tar.gz');
+    await writeFile(
+      archivePath,
+      tarGz(
+        Array.from({ length: 10_000 }, (_, i) => ({ path: `d${Math.floor(i / 1000)}/e${i}`, content: '' })),
+      ),
+    );
+    const child = await run(NODE, [
+      '--max-old-space-size=24',
+      fileURLToPath(new URL('./extract-child.ts', import.meta.url)),
+      archivePath,
+      dest,
+    ]);
+    expect(child.code, child.stderr).toBe(0);
+    expect(JSON.parse(child.stdout)).toEqual({ files: 10_000 });
+  });
+
+  it('refuses gzip -1 zeros (ratio about 229) by default; the ratio cap is configurable', async () => {
+    const bomb = tarGz([{ path: 'zeros.bin', content: Buffer.alloc(64 * 1024 * 1024) }], 1);
+    const error = await expectRefused([], 'TooLarge', {}, bomb);
+    expect(error.message).toMatch(/compression ratio exceeds 150/);
+    await rm(dest, { recursive: true });
+    const accepted = await extract(bomb, { limits: { maxCompressionRatio: 1000 } });
+    expect(accepted.bytes).toBe(64 * 1024 * 1024);
+  });
+
+  it('refuses a gzip inside the gzip', async () => {
+    const error = await expectRefused([], 'Corrupt', {}, gzipSync(tarGz(siteEntries())));
+    expect(error.message).toContain('compressed twice');
+  });
+
+  it('refuses to replace a non-empty directory it did not create, unless forced', async () => {
+    await mkdir(dest);
+    await writeFile(join(dest, 'notes.txt'), 'mine');
+    const error = await extract(tarGz(siteEntries())).catch((e: unknown) => e);
+    expect((error as BundleError).reason).toBe('DestinationNotOurs');
+    expect(await listing(dest)).toEqual(['notes.txt']);
+    expect(await listing(work)).toEqual(['site']);
+
+    await extract(tarGz(siteEntries()), { force: true });
+    expect(await listing(dest)).toEqual([MARKER_FILE, 'assets', 'guides', 'index.html']);
+  });
+
+  it('extracts into an empty directory and marks what it extracted', async () => {
+    await mkdir(dest);
+    const result = await extract(tarGz(siteEntries()));
+    expect(await readFile(join(dest, MARKER_FILE), 'utf8')).toContain('static-export');
+    // The marker is not content: the version is the same as the content's alone.
+    expect((await contentVersion(dest)).version).toBe(result.version);
+  });
+
+  it('refuses an archive entry with the marker name', async () => {
+    await expectRefused([...siteEntries(), { path: MARKER_FILE, content: 'x' }], 'UnsafeEntry');
   });
 });

@@ -1,0 +1,92 @@
+import { resolve } from 'node:path';
+import { type Command, InvalidArgumentError } from 'commander';
+import { assertReplaceable } from '../bundle/destination.ts';
+import { BundleError } from '../bundle/errors.ts';
+import { type BundleLimits, DEFAULT_DEADLINE_MS, DEFAULT_LIMITS } from '../bundle/limits.ts';
+import { usageError } from './exit-codes.ts';
+import { integer } from './options.ts';
+
+/** The bundle caps as flags, shared by fetch, export, mirror and the operator. */
+export interface BundleLimitFlags {
+  maxArchiveBytes: number;
+  maxExtractedBytes: number;
+  maxEntries: number;
+  maxCompressionRatio: number;
+}
+
+const UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 };
+
+/** commander argument parser for sizes: bytes, or a number with KiB, MiB, GiB or TiB. */
+export function byteSize(value: string): number {
+  const m = /^(\d+)\s*(?:([kmgt])i?b?)?$/i.exec(value.trim());
+  const bytes = m ? Number(m[1]) * (UNITS[(m[2] ?? '').toLowerCase()] as number) : Number.NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 1) {
+    throw new InvalidArgumentError('expected a size such as 2147483648, 512MiB or 2GiB.');
+  }
+  return bytes;
+}
+
+/** Adds --max-archive-bytes, --max-extracted-bytes, --max-entries and --max-compression-ratio. */
+export function bundleLimitOptions(command: Command): Command {
+  return command
+    .option(
+      '--max-archive-bytes <size>',
+      'refuse a larger archive (bytes, or with KiB/MiB/GiB)',
+      byteSize,
+      DEFAULT_LIMITS.maxArchiveBytes,
+    )
+    .option(
+      '--max-extracted-bytes <size>',
+      'refuse an archive whose files add up to more (bytes, or with KiB/MiB/GiB)',
+      byteSize,
+      DEFAULT_LIMITS.maxExtractedBytes,
+    )
+    .option(
+      '--max-entries <n>',
+      'refuse an archive with more entries (files, directories, links)',
+      integer(1),
+      DEFAULT_LIMITS.maxEntries,
+    )
+    .option(
+      '--max-compression-ratio <n>',
+      'refuse an archive that inflates more than this many times (compression bombs)',
+      integer(1),
+      DEFAULT_LIMITS.maxCompressionRatio,
+    );
+}
+
+export function limitsFrom(flags: BundleLimitFlags): BundleLimits {
+  return {
+    maxArchiveBytes: flags.maxArchiveBytes,
+    maxExtractedBytes: flags.maxExtractedBytes,
+    maxEntries: flags.maxEntries,
+    maxCompressionRatio: flags.maxCompressionRatio,
+  };
+}
+
+/** Seconds flag for the overall download deadline (fetch/mirror --timeout, export/operator --download-timeout). */
+export const DOWNLOAD_TIMEOUT_HELP =
+  'give up on the bundle download after this many seconds in all, retries included';
+export const DEFAULT_DOWNLOAD_TIMEOUT_S = DEFAULT_DEADLINE_MS / 1000;
+
+/**
+ * Refuses, before anything is downloaded, a destination that holds something this tool did not
+ * extract there: `--dest .` must not wipe the current directory.
+ */
+export async function checkDestination(
+  flag: string,
+  dest: string,
+  force: boolean | undefined,
+): Promise<void> {
+  if (force) return;
+  try {
+    await assertReplaceable(resolve(dest));
+  } catch (error) {
+    if (error instanceof BundleError && error.reason === 'DestinationNotOurs') {
+      throw usageError(
+        `${flag}: ${error.message}. Nothing was changed. Choose a new or empty directory, or pass --force to replace its contents.`,
+      );
+    }
+    throw error;
+  }
+}
