@@ -302,7 +302,8 @@ describe('the site check of export and fetch', () => {
     const dest = join(work, 'was-a-file');
     await writeFile(dest, 'not a site');
     const bundle = await exportBundle(sim);
-    const result = await runCli(['fetch', '--dest', dest, '--max-page-drop', '50%'], {
+    // --force: without it a file that static-export did not write is never replaced.
+    const result = await runCli(['fetch', '--dest', dest, '--force', '--max-page-drop', '50%'], {
       STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl,
     });
     expect(result.code, result.stderr).toBe(0);
