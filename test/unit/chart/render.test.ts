@@ -206,11 +206,13 @@ describe('the pod', () => {
       '5',
       '--min-pages',
       '1',
+      '--timeout',
+      '900',
     ]);
     const timed = await render(
-      merge(MATRIX['cloud, inline link'] as object, { staticExport: { fetch: { timeout: '2m' } } }),
+      merge(MATRIX['cloud, inline link'] as object, { staticExport: { fetch: { timeoutSeconds: 120 } } }),
     );
-    expect(podSpec(timed).initContainers[0].command.slice(-2)).toEqual(['--timeout', '2m']);
+    expect(podSpec(timed).initContainers[0].command.slice(-2)).toEqual(['--timeout', '120']);
   });
 
   it('annotates the version and the config checksum; a new version or config changes the template', async () => {

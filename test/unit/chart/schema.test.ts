@@ -44,9 +44,9 @@ const REJECTIONS: Rejection[] = [
     field: 'staticExport.existingSecretKeys.bundleUrl',
   },
   {
-    rule: 'fetch.timeout is a duration',
-    values: inlineValues(LINK, { staticExport: { fetch: { timeout: 'ten minutes' } } }),
-    field: 'staticExport.fetch.timeout',
+    rule: 'fetch.timeoutSeconds is a positive number of seconds',
+    values: inlineValues(LINK, { staticExport: { fetch: { timeoutSeconds: '10m' } } }),
+    field: 'staticExport.fetch.timeoutSeconds',
   },
   {
     rule: 'fetch.retries is a whole number',
