@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -10,6 +10,7 @@ import { BundleError } from '../../../src/bundle/errors.ts';
 import { fetchBundle } from '../../../src/bundle/fetch.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { serveDrip } from './serve.ts';
 import { type ExportedBundle, exportBundle, generateLink } from './sim-export.ts';
 
 let sim: Simulator;
@@ -204,6 +205,35 @@ describe('fetchBundle', () => {
     const expired = sim.signBundleUrl(bundle.jobId, sim.now() - 60_000);
     const error = await failure(fetchBundle({ url: expired, dest: join(work, 'site') }));
     expect(error.reason).toBe('Expired');
-    expect(await import('node:fs/promises').then((fs) => fs.readdir(work))).toEqual([]);
+    expect(await readdir(work)).toEqual([]);
+  });
+
+  it('gives up with Timeout at the overall deadline while a server drips bytes, leaving nothing behind', async () => {
+    const drip = await serveDrip(archive, 100);
+    try {
+      const error = await failure(
+        fetchBundle({ url: drip.url, dest: join(work, 'site'), download: { deadlineMs: 1000 } }),
+      );
+      expect(error.reason).toBe('Timeout');
+      expect(error.message).toContain('within 1 s');
+      expect(await readdir(work)).toEqual([]);
+    } finally {
+      await drip.close();
+    }
+  });
+
+  it('reports the caller aborting as such, not as a timeout', async () => {
+    const drip = await serveDrip(archive, 100);
+    try {
+      const error = await fetchBundle({
+        url: drip.url,
+        dest: join(work, 'site'),
+        signal: AbortSignal.timeout(300),
+      }).catch((e: unknown) => e);
+      expect((error as BundleError).reason).not.toBe('Timeout');
+      expect(await readdir(work)).toEqual([]);
+    } finally {
+      await drip.close();
+    }
   });
 });

@@ -30,12 +30,15 @@ export function serveBytes(body: Buffer): Promise<Served> {
   );
 }
 
-/** Announces a large body, then sends one byte every `everyMs`: the idle timeout never fires. */
-export function serveDrip(everyMs: number): Promise<Served> {
+/** Sends `body` one byte every `everyMs`: the idle timeout never fires. */
+export function serveDrip(body: Buffer, everyMs: number): Promise<Served> {
   const timers = new Set<NodeJS.Timeout>();
   const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-length': 1024 * 1024, 'content-type': 'application/gzip' });
-    const timer = setInterval(() => res.write(Buffer.from([0x1f])), everyMs);
+    res.writeHead(200, { 'content-length': body.length, 'content-type': 'application/gzip' });
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (sent < body.length) res.write(body.subarray(sent, ++sent));
+    }, everyMs);
     timers.add(timer);
     res.on('close', () => {
       clearInterval(timer);
