@@ -12,6 +12,7 @@ import {
   freePort,
   helmTemplate,
   inlineValues,
+  merge,
   ROOT,
   type RunningNginx,
   renderedSecrets,
@@ -40,10 +41,6 @@ async function serve(siteMountPath: string, values: object): Promise<RunningNgin
   const rendered = await helmTemplate('helm4', merge(values, { siteMountPath, containerPort: port }));
   expect(rendered.stderr).toBe('');
   return startNginx(rendered.objects, port);
-}
-
-function merge(a: object, b: object): object {
-  return { ...a, ...b };
 }
 
 async function newPage(): Promise<{ page: Page; console: string[] }> {

@@ -63,7 +63,8 @@ beforeAll(async () => {
   // What the init container logs never carries the link.
   expect(init.stdout + init.stderr).not.toContain(new URL(bundleUrl).search);
   nginx = await startNginx(objects, port);
-});
+  // The CLI's start and a download on a busy 2-core machine outlast the default 10 s.
+}, 60_000);
 
 afterAll(async () => {
   await nginx?.stop();
