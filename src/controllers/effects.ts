@@ -13,6 +13,7 @@ export class StatusRecord<S extends object> {
   /** The status this reconcile means the object to have (written or not). */
   status: S;
   private written: S;
+  private resourceVersion: string | undefined;
   private readonly kube: KubeClient;
   private readonly path: string;
   private readonly obj: WithStatus<S>;
@@ -23,19 +24,27 @@ export class StatusRecord<S extends object> {
     const { namespace, name } = obj.metadata;
     this.path = `${resourcePath(obj.apiVersion, plural, namespace, name)}/status`;
     this.status = this.written = obj.status ?? ({} as S);
+    this.resourceVersion = obj.metadata.resourceVersion;
   }
 
-  async write(status: S): Promise<void> {
+  /**
+   * `ifUnchanged`: only if the object is still as last read or written (its resourceVersion as a
+   * precondition), else a 409 conflict: someone else wrote it meanwhile, so what was decided from
+   * it may be wrong. Without it the write wins (an outcome that must be recorded whatever happened).
+   */
+  async write(status: S, opts: { ifUnchanged?: boolean } = {}): Promise<void> {
     this.status = status;
     if (isDeepStrictEqual(this.written, status)) return;
     const { namespace, name } = this.obj.metadata;
-    await this.kube.apply(this.path, {
+    const precondition = opts.ifUnchanged ? { resourceVersion: this.resourceVersion } : {};
+    const written = await this.kube.apply<{ metadata?: { resourceVersion?: string } }>(this.path, {
       apiVersion: this.obj.apiVersion,
       kind: this.obj.kind,
-      metadata: { name, namespace },
+      metadata: { name, namespace, ...precondition },
       status,
     });
     this.written = status;
+    this.resourceVersion = written?.metadata?.resourceVersion;
   }
 }
 

@@ -7,8 +7,11 @@ import {
   AdminKeyError,
   BadRequestError,
   ConflictError,
+  NetworkError,
   NotEntitledError,
   RateLimitedError,
+  ServerError,
+  TimeoutError,
   UnauthorizedError,
 } from '../api/index.ts';
 import { BundleError } from '../bundle/index.ts';
@@ -93,6 +96,17 @@ export function classifyError(error: unknown, secretRef: string): Failure {
   }
   const message = error instanceof Error ? error.message : String(error);
   return failure('ReconcileError', message, false);
+}
+
+/**
+ * Whether a failed call that creates something (an agent job, an export) may still have done so:
+ * no answer after the request was sent, or a server error other than a gateway's.
+ */
+export function mayHaveReachedServer(error: unknown): boolean {
+  return (
+    ((error instanceof NetworkError || error instanceof TimeoutError) && !error.beforeRequestSent) ||
+    (error instanceof ServerError && ![502, 503, 504].includes(error.status ?? 0))
+  );
 }
 
 /** Ready=False with the failure's reason; Stalled=True only when the user must act. */

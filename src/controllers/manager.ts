@@ -16,6 +16,7 @@ import type { Logger } from '../log.ts';
 import {
   allKeys,
   type Controller,
+  cancelOnDelete,
   enqueueOnChange,
   ignoreStatusOnly,
   ownerKeys,
@@ -33,6 +34,7 @@ import { Metrics } from '../runtime/metrics.ts';
 import type { WorkQueueOptions } from '../runtime/work-queue.ts';
 import { AgentJobReconciler } from './agent-job/reconciler.ts';
 import { ApiClients } from './credentials.ts';
+import { DEFAULT_TUNABLES } from './static-export-release/decide.ts';
 import {
   type BundleDownloadSettings,
   removeDownloadLeftovers,
@@ -77,6 +79,8 @@ export interface OperatorConfig {
   queue?: WorkQueueOptions;
   watchdogMs?: number;
   resyncMs?: number;
+  /** How long a release waits after a start whose answer was never recorded (default 10 min). */
+  startOutcomeWaitMs?: number;
   apiRetry?: ConstructorParameters<typeof ApiClients>[0]['retry'];
 }
 
@@ -129,6 +133,9 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     logger: log,
     workDir: cfg.workDir,
     ...(cfg.download ? { download: cfg.download } : {}),
+    ...(cfg.startOutcomeWaitMs === undefined
+      ? {}
+      : { tunables: { ...DEFAULT_TUNABLES, startOutcomeWaitMs: cfg.startOutcomeWaitMs } }),
     metrics: {
       exportFinished: (seconds, result) => metrics.exportDuration.observe({ result }, seconds),
       bundleBytes: (bytes) => metrics.bundleBytes.inc(bytes),
@@ -194,12 +201,14 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     );
     const ajController = controller('agentjob', (ns, n, signal) => agentJobs.reconcile(ns, n, signal));
     enqueueOnChange(serInformer, serController, ownKey, ignoreStatusOnly);
+    cancelOnDelete(serInformer, serController);
     enqueueOnChange(
       secretInformer,
       serController,
       allKeys(ownerKeys(SER_KIND, API_GROUP), referrerKeys(serInformer, keySecret)),
     );
     enqueueOnChange(ajInformer, ajController, ownKey, ignoreStatusOnly);
+    cancelOnDelete(ajInformer, ajController);
     enqueueOnChange(secretInformer, ajController, referrerKeys(ajInformer, keySecret));
     // A changed key Secret may hold a new key: the client of the old one is closed once unused.
     secretInformer.onChange((type, secret) => {

@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import { type AdminApiClient, NotFoundError } from '../api/index.ts';
 import type { Logger } from '../log.ts';
-import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
+import { isConflict, isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import { type ApiClients, readCredentials, secretRefText, type UsesCredentials } from './credentials.ts';
 import { emitEvents, StatusRecord } from './effects.ts';
 import {
@@ -132,7 +132,18 @@ export abstract class Reconciler<
       record: new StatusRecord(this.deps.kube, this.kind.plural, loaded.obj),
       signal,
     };
-    await this.commit(run, d);
+    try {
+      await this.commit(run, d, { ifUnchanged: true });
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+      // Changed since it was read (a user, or another replica during a leader handover): decide
+      // again from what is there now rather than act on a stale view.
+      this.deps.logger.debug(
+        { [this.kind.logKey]: `${namespace}/${name}` },
+        'changed meanwhile; reconciling again',
+      );
+      return { requeueAfterMs: 0 };
+    }
     if (d.action.kind === 'none' || !client) return nextStep(d);
     try {
       return await this.act(observed, d, client, run);
@@ -155,8 +166,12 @@ export abstract class Reconciler<
   }
 
   /** Writes a status, then its events (an event is never told of a status that was not stored). */
-  protected async commit(run: Run<T, S>, step: { status: S; events: readonly EventNote[] }): Promise<void> {
-    await run.record.write(step.status);
+  protected async commit(
+    run: Run<T, S>,
+    step: { status: S; events: readonly EventNote[] },
+    opts: { ifUnchanged?: boolean } = {},
+  ): Promise<void> {
+    await run.record.write(step.status, opts);
     this.statusRecorded(run.obj, step.status);
     await emitEvents(this.deps.events, run.obj, step.events);
   }

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { conditionsSchema, GROUP_VERSION, metadataSchema, secretKeySelector, timestamp } from './common.ts';
+import {
+  conditionsSchema,
+  GROUP_VERSION,
+  metadataSchema,
+  pendingCallSchema,
+  secretKeySelector,
+  timestamp,
+} from './common.ts';
 import { httpUrl, immutable } from './validation.ts';
 
 export const AJ_KIND = 'AgentJob';
@@ -25,6 +32,7 @@ export const agentJobSpecSchema = z.object({
 export const agentJobStatusSchema = z.object({
   observedGeneration: z.number().int().optional(),
   conditions: conditionsSchema.optional(),
+  creation: pendingCallSchema('Creating', 'create call').optional(),
   jobId: z.string().optional(),
   state: z.string().optional().describe('active, completed, archived, failed (or a newer value).'),
   prLink: z.string().optional(),

@@ -37,6 +37,19 @@ export const conditionsSchema = z
 
 export const timestamp = () => z.iso.datetime();
 
+/**
+ * A call the platform must get at most once (it has no idempotency key), recorded in status before
+ * it is sent: `sending` while it may be in flight, `OutcomeUnknown` once a reconcile found it there
+ * without the call's answer recorded. Cleared when the answer is recorded.
+ */
+export const pendingCallSchema = <P extends string>(sending: P, call: string) =>
+  z
+    .object({
+      phase: z.enum([sending, 'OutcomeUnknown']),
+      since: timestamp().describe(`When the ${call} was about to be sent.`),
+    })
+    .describe(`Set before the ${call} is sent; cleared once its answer is recorded.`);
+
 export const metadataSchema = z
   .object({
     name: z.string().optional(),

@@ -5,6 +5,7 @@ import {
   conditionsSchema,
   GROUP_VERSION,
   metadataSchema,
+  pendingCallSchema,
   secretKeySelector,
   timestamp,
   withCel,
@@ -177,6 +178,7 @@ export const exportStatusSchema = z.object({
 export const staticExportReleaseStatusSchema = z.object({
   observedGeneration: z.number().int().optional(),
   conditions: conditionsSchema.optional(),
+  start: pendingCallSchema('Starting', 'start export call').optional(),
   export: exportStatusSchema.optional().describe('The export job in flight or last run.'),
   current: z
     .object({

@@ -13,7 +13,10 @@ export interface ReconcileResult {
   requeueAfterMs?: number;
 }
 
-/** `signal` aborts when the controller is stopped past its drain deadline (e.g. leadership lost). */
+/**
+ * `signal` aborts when the key's work is no longer wanted: the controller is stopped past its drain
+ * deadline (e.g. leadership lost) or the key was cancelled (its object deleted).
+ */
 // biome-ignore lint/suspicious/noConfusingVoidType: lets a reconcile with nothing to return type-check.
 export type Reconcile = (key: string, signal: AbortSignal) => Promise<ReconcileResult | void>;
 
@@ -32,6 +35,8 @@ export interface Controller {
   readonly queue: WorkQueue;
   enqueue(key: string): void;
   enqueueAfter(key: string, ms: number): void;
+  /** Aborts the key's reconcile in flight, if any (not requeued: whoever cancels enqueues what follows). */
+  cancel(key: string): void;
   /**
    * Stops handing out keys and waits for in-flight reconciles; after `drainMs` (default 30 s)
    * their signal is aborted and it resolves without waiting further.
@@ -53,23 +58,28 @@ export function runController(options: ControllerOptions): Controller {
   const queue = new WorkQueue(options.queue);
   const log = options.logger?.child({ controller: name });
   const aborter = new AbortController();
+  const inFlight = new Map<string, AbortController>();
   metrics?.trackQueue(name, queue);
 
   async function processOne(key: string): Promise<void> {
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
+    const cancel = new AbortController();
+    inFlight.set(key, cancel);
+    const signal = AbortSignal.any([aborter.signal, cancel.signal]);
     try {
-      const result = await reconcile(key, aborter.signal);
+      const result = await reconcile(key, signal);
       queue.forget(key);
       const after = result?.requeueAfterMs;
       if (after !== undefined && after >= 0) queue.addAfter(key, after);
       metrics?.observeReconcile(name, after !== undefined ? 'requeue' : 'success', seconds());
     } catch (err) {
       metrics?.observeReconcile(name, 'error', seconds());
-      if (aborter.signal.aborted) return;
+      if (signal.aborted) return;
       queue.addRateLimited(key);
       log?.error({ err, key, retries: queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
     } finally {
+      inFlight.delete(key);
       queue.done(key);
     }
   }
@@ -89,6 +99,7 @@ export function runController(options: ControllerOptions): Controller {
     queue,
     enqueue: (key) => queue.add(key),
     enqueueAfter: (key, ms) => queue.addAfter(key, ms),
+    cancel: (key) => inFlight.get(key)?.abort(new Error(`reconcile of ${key} cancelled`)),
     async stop(drainMs = 30_000) {
       queue.shutDown();
       let timer: LongTimer | undefined;
@@ -162,6 +173,19 @@ export const ignoreStatusOnly: ChangeFilter<KubeObject> = (type, obj, old) =>
 function comparableMetadata(obj: KubeObject): Record<string, unknown> {
   const { resourceVersion: _rv, managedFields: _mf, ...rest } = obj.metadata as Record<string, unknown>;
   return rest;
+}
+
+/**
+ * Cancels a key's reconcile in flight once its object is deleted or being deleted: a download, a
+ * create or a Secret write for it is no longer wanted. The deletion's own event enqueues the key.
+ */
+export function cancelOnDelete<T extends KubeObject>(
+  informer: Informer<T>,
+  controller: Pick<Controller, 'cancel'>,
+): void {
+  informer.onChange((type, obj) => {
+    if (type === 'DELETED' || obj.metadata.deletionTimestamp) controller.cancel(objectKey(obj));
+  });
 }
 
 /** Wires an informer to a controller: every change that passes `filter` only enqueues keys. */

@@ -135,8 +135,8 @@ export class KubeClient {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  get<T>(path: string): Promise<T> {
-    return this.request<T>('GET', path);
+  get<T>(path: string, signal?: AbortSignal): Promise<T> {
+    return this.request<T>('GET', path, signal ? { signal } : {});
   }
 
   /** All items across pages; the resourceVersion is the first page's, as a watch starting point. */
@@ -163,8 +163,12 @@ export class KubeClient {
     return { metadata: { resourceVersion }, items };
   }
 
-  create<T>(path: string, body: unknown): Promise<T> {
-    return this.request<T>('POST', path, { body, query: { fieldManager: FIELD_MANAGER } });
+  create<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
+    return this.request<T>('POST', path, {
+      body,
+      query: { fieldManager: FIELD_MANAGER },
+      ...(signal ? { signal } : {}),
+    });
   }
 
   mergePatch<T>(path: string, patch: unknown): Promise<T> {
@@ -175,12 +179,16 @@ export class KubeClient {
     });
   }
 
-  /** Server-side apply as the operator's field manager (also for `/status`). */
-  apply<T>(path: string, object: unknown, force = true): Promise<T> {
+  /**
+   * Server-side apply as the operator's field manager (also for `/status`). A
+   * `metadata.resourceVersion` in `object` is a precondition: 409 if the object changed since.
+   */
+  apply<T>(path: string, object: unknown, force = true, signal?: AbortSignal): Promise<T> {
     return this.request<T>('PATCH', path, {
       body: object,
       contentType: 'application/apply-patch+yaml',
       query: { fieldManager: FIELD_MANAGER, force },
+      ...(signal ? { signal } : {}),
     });
   }
 

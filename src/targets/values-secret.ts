@@ -4,7 +4,7 @@
 
 import { parse } from 'yaml';
 import { GROUP_VERSION, SER_KIND, type StaticExportRelease } from '../crd/index.ts';
-import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
+import { isConflict, isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import { renderValuesYaml, type StaticExportValues } from './values.ts';
 
 export const MANAGED_BY = 'static-export-operator';
@@ -13,6 +13,7 @@ export const VERSION_ANNOTATION = 'staticexport.dev/version';
 interface SecretObject {
   metadata: {
     name: string;
+    resourceVersion?: string;
     namespace?: string;
     annotations?: Record<string, string>;
     ownerReferences?: { uid: string; controller?: boolean }[];
@@ -33,6 +34,7 @@ export interface ValuesSecretTarget {
 export interface ObservedValuesSecret {
   exists: boolean;
   ownedByRelease: boolean;
+  resourceVersion?: string;
   values?: string;
   /** The staticExport.version the values carry. */
   version?: string;
@@ -42,15 +44,17 @@ export async function observeValuesSecret(
   kube: KubeClient,
   release: StaticExportRelease,
   target: ValuesSecretTarget,
+  signal?: AbortSignal,
 ): Promise<ObservedValuesSecret> {
   const path = resourcePath('v1', 'secrets', release.metadata.namespace, target.name);
   try {
-    const secret = await kube.get<SecretObject>(path);
+    const secret = await kube.get<SecretObject>(path, signal);
     const raw = secret.data?.[target.key];
     const values = raw === undefined ? undefined : Buffer.from(raw, 'base64').toString('utf8');
     const version = values === undefined ? undefined : versionIn(values);
     return {
       exists: true,
+      ...(secret.metadata.resourceVersion ? { resourceVersion: secret.metadata.resourceVersion } : {}),
       ownedByRelease: (secret.metadata.ownerReferences ?? []).some(
         (r) => r.uid === release.metadata.uid && r.controller,
       ),
@@ -105,22 +109,46 @@ export function desiredValuesSecret(
   };
 }
 
-/** Writes the values unless the Secret already holds exactly them. Returns whether it wrote. */
+const WRITE_ATTEMPTS = 3;
+
+/**
+ * Writes the values unless the Secret already holds exactly them. Returns whether it wrote. Never
+ * takes over a Secret it does not own: an absent one is created (POST: it fails if someone else
+ * created it meanwhile), ours is updated only as last read (its resourceVersion as a precondition);
+ * either conflict means look again, and refuse if it is no longer ours.
+ */
 export async function writeValuesSecret(
   kube: KubeClient,
   release: StaticExportRelease,
   target: ValuesSecretTarget,
   values: StaticExportValues,
+  signal?: AbortSignal,
 ): Promise<boolean> {
-  const observed = await observeValuesSecret(kube, release, target);
-  if (observed.exists && !observed.ownedByRelease) {
-    throw new TargetError(
-      `Secret ${release.metadata.namespace}/${target.name} exists and is not managed by this StaticExportRelease: ` +
-        'choose another spec.target.valuesSecret.name or delete that Secret',
-    );
-  }
+  const namespace = release.metadata.namespace;
   const desired = desiredValuesSecret(release, target, values);
-  if (observed.values === renderValuesYaml(values)) return false;
-  await kube.apply(resourcePath('v1', 'secrets', release.metadata.namespace, target.name), desired);
-  return true;
+  for (let attempt = 1; ; attempt++) {
+    const observed = await observeValuesSecret(kube, release, target, signal);
+    if (observed.exists && !observed.ownedByRelease) {
+      throw new TargetError(
+        `Secret ${namespace}/${target.name} exists and is not managed by this StaticExportRelease: ` +
+          'choose another spec.target.valuesSecret.name or delete that Secret',
+      );
+    }
+    if (observed.values === renderValuesYaml(values)) return false;
+    try {
+      if (observed.exists) {
+        await kube.apply(
+          resourcePath('v1', 'secrets', namespace, target.name),
+          { ...desired, metadata: { ...desired.metadata, resourceVersion: observed.resourceVersion } },
+          true,
+          signal,
+        );
+      } else {
+        await kube.create(resourcePath('v1', 'secrets', namespace), desired, signal);
+      }
+      return true;
+    } catch (e) {
+      if (!isConflict(e) || attempt >= WRITE_ATTEMPTS) throw e;
+    }
+  }
 }

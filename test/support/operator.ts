@@ -13,6 +13,8 @@ export interface Harness {
   sim: Simulator;
   operator: RunningOperator;
   logs: string[];
+  /** Where the operator downloads bundles. */
+  workDir: string;
   /** Stops the operator and starts a new one against the same simulator and cluster. */
   restartOperator(): Promise<void>;
   /** `drainMs` as for the operator's stop: how long in-flight reconciles may finish. */
@@ -39,6 +41,7 @@ export async function startHarness(opts: {
 }): Promise<Harness> {
   const sim = await startSimulator({ exportDurationMs: 1_500, linkTtlSeconds: 600, ...opts.sim });
   const { lines, stream } = captureLogs();
+  const workDir = mkdtempSync(join(tmpdir(), 'static-export-work-'));
   const start = () =>
     startOperator({
       logger: createLogger({ level: 'debug', destination: stream }),
@@ -48,7 +51,7 @@ export async function startHarness(opts: {
       metricsHost: '127.0.0.1',
       metricsPort: 0,
       apiBaseUrl: sim.baseUrl,
-      workDir: mkdtempSync(join(tmpdir(), 'static-export-work-')),
+      workDir,
       queue: { baseDelayMs: 200, maxDelayMs: 2_000 },
       apiRetry: { attempts: 2, baseDelayMs: 50, maxDelayMs: 200 },
       ...opts.operator,
@@ -57,6 +60,7 @@ export async function startHarness(opts: {
     sim,
     operator: await start(),
     logs: lines,
+    workDir,
     async restartOperator() {
       await harness.operator.stop();
       harness.operator = await start();

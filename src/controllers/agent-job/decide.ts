@@ -1,6 +1,7 @@
 // What an AgentJob needs next, as a pure function of what was observed. Creation is at most once:
-// status says `Creating` before the create call, so a crash or an unanswered create never leads to
-// a second job (and a second pull request); it becomes CreateOutcomeUnknown for a human instead.
+// `status.creation` says `Creating` before the create call (written only if the object did not
+// change since it was read), so a crash, a lost answer or a second operator never leads to a second
+// job (and a second pull request); it becomes CreateOutcomeUnknown for a human instead.
 import { AGENT_JOB_FINAL_STATUSES, type AgentJob as ApiAgentJob } from '../../api/index.ts';
 import type { AgentJob, AgentJobStatus } from '../../crd/index.ts';
 import { getCondition, withConditions } from '../../runtime/conditions.ts';
@@ -61,6 +62,18 @@ function withRunning(status: Status, gen: number | undefined, now: Date): Status
     message: `Agent job ${status.jobId} is ${status.state}`,
   } as const;
   return withConditions(status, [ready], gen, now);
+}
+
+/**
+ * The create call failed with `f`: if it may have reached the platform the mark stays (as
+ * OutcomeUnknown) and nothing is created again; if it certainly did not, the mark goes and the
+ * create is retried by `f`'s rule.
+ */
+export function afterCreateFailed(status: Status, f: Failure): Status {
+  const { creation, ...rest } = status;
+  return f.reason === OUTCOME_UNKNOWN && creation
+    ? { ...status, creation: { ...creation, phase: 'OutcomeUnknown' } }
+    : rest;
 }
 
 /** Poll soon after creation, then back off: agents take minutes. */
@@ -135,42 +148,36 @@ export function decide(o: Observed): Decision {
 
   if (job.metadata.deletionTimestamp) return none(status);
   if (status.jobId && isFinal(status.state)) return none(status);
-  if (o.blocked) {
-    return failed(status, o.blocked);
+
+  // First of all, whatever else is wrong now: a create that may have been sent is never repeated.
+  const creation = status.creation;
+  if (!status.jobId && creation) {
+    const f: Failure = {
+      reason: OUTCOME_UNKNOWN,
+      message:
+        'The operator did not learn whether the agent job was created (it stopped or lost the connection during the call). ' +
+        'It will not create another one: check the dashboard, then delete and re-create this AgentJob to try again',
+      stalled: true,
+    };
+    return none(
+      withFailure({ ...status, creation: { ...creation, phase: 'OutcomeUnknown' } }, f, gen, now),
+      undefined,
+      creation.phase === 'Creating' ? [failureEvent(f)] : [],
+    );
   }
 
+  if (o.blocked) return failed(status, o.blocked);
+
   if (!status.jobId) {
-    const ready = getCondition(status.conditions, 'Ready');
-    if (ready?.reason === CREATING || ready?.reason === OUTCOME_UNKNOWN) {
-      const f: Failure = {
-        reason: OUTCOME_UNKNOWN,
-        message:
-          'The operator did not learn whether the agent job was created (it stopped or lost the connection during the call). ' +
-          'It will not create another one: check the dashboard, then delete and re-create this AgentJob to try again',
-        stalled: true,
-      };
-      return none(
-        withFailure(status, f, gen, now),
-        undefined,
-        ready.reason === CREATING ? [failureEvent(f)] : [],
-      );
-    }
     if (o.budgetDelayMs > 0) {
       return none(
         withFailure(status, waitingForBudget(job.spec.projectId, o.budgetDelayMs, now), gen, now),
         o.budgetDelayMs,
       );
     }
-    const creating = withConditions(
-      status,
-      [
-        {
-          type: 'Ready',
-          status: 'False',
-          reason: CREATING,
-          message: 'Creating the agent job',
-        },
-      ],
+    const creating = withConditions<Status>(
+      { ...status, creation: { phase: CREATING, since: now.toISOString() } },
+      [{ type: 'Ready', status: 'False', reason: CREATING, message: 'Creating the agent job' }],
       gen,
       now,
     );
@@ -205,12 +212,13 @@ export function decide(o: Observed): Decision {
   return none(withRunning(next, gen, now), agentPollIntervalMs(next.createdAt, now));
 }
 
-/** Right after the create call answered: the job id first of all. */
+/** Right after the create call answered: the job id first of all; the `Creating` mark goes. */
 export function afterCreate(
   o: Observed,
   status: Status,
   job: RemoteJob,
 ): { status: Status; events: EventNote[] } {
-  const s = withRunning(fromRemote(status, job), o.job.metadata.generation, o.now);
+  const { creation: _, ...rest } = status;
+  const s = withRunning(fromRemote(rest, job), o.job.metadata.generation, o.now);
   return { status: s, events: [{ type: 'Normal', reason: 'Created', note: `Created agent job ${job.id}` }] };
 }

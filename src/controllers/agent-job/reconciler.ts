@@ -1,20 +1,14 @@
 // observe -> decide -> act for one AgentJob, on the shared skeleton. Effects only; decisions live
 // in decide.ts.
-import {
-  type AdminApiClient,
-  AGENT_JOB_FINAL_STATUSES,
-  NetworkError,
-  RateLimitedError,
-  ServerError,
-  TimeoutError,
-} from '../../api/index.ts';
+import { type AdminApiClient, AGENT_JOB_FINAL_STATUSES, RateLimitedError } from '../../api/index.ts';
 import { type AgentJob, AJ_PLURAL, agentJobSpecSchema, GROUP_VERSION } from '../../crd/index.ts';
 import { secretRefText } from '../credentials.ts';
-import { classifyError, type Failure, failure } from '../failures.ts';
+import { classifyError, type Failure, failure, mayHaveReachedServer } from '../failures.ts';
 import { type Loaded, Reconciler, type ReconcilerDeps, type Run } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
   afterCreate,
+  afterCreateFailed,
   type Decision,
   decide,
   type Observed,
@@ -86,12 +80,21 @@ export class AgentJobReconciler extends Reconciler<AgentJob, Status, Observed, D
     client: AdminApiClient,
     run: Run<AgentJob, Status>,
   ): Promise<ReconcileResult> {
-    // `Creating` is stored (by the skeleton) before this call: a crash from here on never creates twice.
+    // `status.creation` is stored (by the skeleton, as a compare-and-swap) before this call: a crash
+    // or a second operator from here on never creates twice.
     let created: RemoteJob;
     try {
-      created = await client.createAgentJob(o.job.spec.projectId, o.job.spec.prompt);
+      // Aborted (deleted, or another replica leads) even once sent: the mark stays, so a create
+      // cut short becomes CreateOutcomeUnknown, never a second job.
+      created = await client.createAgentJob(
+        o.job.spec.projectId,
+        o.job.spec.prompt,
+        run.signal ? { signal: run.signal } : {},
+      );
     } catch (e) {
-      return this.fail(run, run.record.status, createFailure(e, o.job, o.now), e);
+      if (run.signal?.aborted) throw e;
+      const f = createFailure(e, o.job, o.now);
+      return this.fail(run, afterCreateFailed(run.record.status, f), f, e);
     }
     await this.commit(run, afterCreate(o, run.record.status, created));
     return { requeueAfterMs: 2_000 };
@@ -104,10 +107,7 @@ export function createFailure(error: unknown, job: AgentJob, now: Date): Failure
   if (error instanceof RateLimitedError) {
     return waitingForBudget(job.spec.projectId, error.retryAfterMs ?? 60_000, now);
   }
-  const mayHaveReachedServer =
-    ((error instanceof NetworkError || error instanceof TimeoutError) && !error.beforeRequestSent) ||
-    (error instanceof ServerError && ![502, 503, 504].includes(error.status ?? 0));
-  if (mayHaveReachedServer) {
+  if (mayHaveReachedServer(error)) {
     return failure(
       OUTCOME_UNKNOWN,
       `The create call got no usable answer (${error instanceof Error ? error.message : String(error)}); ` +

@@ -55,9 +55,16 @@ export interface Decision {
 export interface Tunables {
   /** After a failed export with nothing served yet, try again after this long. */
   exportRetryMs: number;
+  /**
+   * After a start whose answer was never recorded, wait this long before starting again: the
+   * admin API has no idempotency key, so a job it may have started is left to finish first.
+   */
+  startOutcomeWaitMs: number;
 }
 
-export const DEFAULT_TUNABLES: Tunables = { exportRetryMs: 5 * 60_000 };
+export const DEFAULT_TUNABLES: Tunables = { exportRetryMs: 5 * 60_000, startOutcomeWaitMs: 10 * 60_000 };
+
+export const START_OUTCOME_UNKNOWN = 'StartOutcomeUnknown';
 
 const inFlight = (s: Status) => Boolean(s.export?.jobId && !s.export.finishedAt);
 
@@ -161,10 +168,16 @@ function startReason(release: StaticExportRelease, now: Date, tun: Tunables): St
 
 const clampDelay = (ms: number) => Math.max(1_000, ms);
 
+/** Marked before the start call (written only if the release did not change since it was read). */
+const starting = (s: Status, now: Date): Status => ({
+  ...s,
+  start: { phase: 'Starting', since: now.toISOString() },
+});
+
 export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision {
   const { release, now } = o;
   const gen = release.metadata.generation;
-  const status: Status = release.status ?? {};
+  let status: Status = release.status ?? {};
   const none = (s: Status, requeueAfterMs?: number, events: EventNote[] = []): Decision => ({
     action: { kind: 'none' },
     status: s,
@@ -179,6 +192,33 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
   });
 
   if (release.metadata.deletionTimestamp || release.spec.suspend) return none(status);
+
+  // First of all, whatever else is wrong now: a start that may have been sent is not repeated
+  // before the wait is over.
+  const pending = status.start;
+  if (pending) {
+    const retryAt = Date.parse(pending.since) + tun.startOutcomeWaitMs;
+    if (now.getTime() < retryAt) {
+      const f: Failure = {
+        reason: START_OUTCOME_UNKNOWN,
+        message:
+          `The operator did not learn whether the export it started at ${pending.since} exists (it stopped, lost the ` +
+          'connection or could not record the answer). The admin API has no idempotency key, so it does not start ' +
+          `another one before ${new Date(retryAt).toISOString()}`,
+        stalled: false,
+        retryAfterMs: retryAt - now.getTime(),
+      };
+      return {
+        action: { kind: 'none' },
+        status: withFailure({ ...status, start: { ...pending, phase: 'OutcomeUnknown' } }, f, gen, now),
+        events: pending.phase === 'Starting' ? [failureEvent(f)] : [],
+        failure: f,
+      };
+    }
+    // Waited long enough: whatever asked for that start (still unrecorded as handled) asks again.
+    const { start: _, ...rest } = status;
+    status = rest;
+  }
 
   if (o.blocked) return failed(status, o.blocked);
 
@@ -203,7 +243,7 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
       };
       return {
         action: { kind: 'start', reason: 'JobVanished' },
-        status: s,
+        status: starting(s, now),
         events: [
           {
             type: 'Warning',
@@ -267,7 +307,7 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
 
   if (!pinned) {
     const reason = startReason(release, now, tun);
-    if (reason) return { action: { kind: 'start', reason }, status, events: [] };
+    if (reason) return { action: { kind: 'start', reason }, status: starting(status, now), events: [] };
   } else if ((status.observedGeneration ?? 0) !== (gen ?? 0)) {
     // A pinned release does not re-export on spec changes; record that this generation was seen.
     return none(
@@ -304,14 +344,14 @@ function untilNextWork(release: StaticExportRelease, now: Date, tun: Tunables): 
 
 // ---- Folding outcomes of actions back into status (pure as well) ----
 
-/** Right after the export job started: record its id first of all (crash safety). */
+/** Right after the export job started: record its id first of all (crash safety); the mark goes. */
 export function afterStart(
   o: Observed,
   jobId: string,
   state: string,
 ): { status: Status; events: EventNote[] } {
   const { release, now } = o;
-  const base = release.status ?? {};
+  const { start: _, ...base } = release.status ?? {};
   const s: Status = {
     ...base,
     observedGeneration: release.metadata.generation,
@@ -330,6 +370,16 @@ export function afterStart(
       },
     ],
   };
+}
+
+/**
+ * The start call failed: if it may have reached the platform the mark stays (the next reconcile
+ * reports StartOutcomeUnknown and waits); if it certainly did not, the mark goes.
+ */
+export function afterStartFailed(status: Status, mayHaveStarted: boolean): Status {
+  if (mayHaveStarted) return status;
+  const { start: _, ...rest } = status;
+  return rest;
 }
 
 export interface PublishOutcome {

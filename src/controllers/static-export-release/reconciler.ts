@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AdminApiClient, ExportStatus } from '../../api/index.ts';
+import type { AdminApiClient, ExportStatus, StartedExport } from '../../api/index.ts';
 import { type BundleLimits, fetchBundle, type GateVerdict } from '../../bundle/index.ts';
 import {
   GROUP_VERSION,
@@ -12,7 +12,8 @@ import {
   staticExportReleaseSpecSchema,
 } from '../../crd/index.ts';
 import { observeValuesSecret, TargetError, writeValuesSecret } from '../../targets/values-secret.ts';
-import type { Failure } from '../failures.ts';
+import { secretRefText } from '../credentials.ts';
+import { classifyError, type Failure, mayHaveReachedServer } from '../failures.ts';
 import { type Loaded, Reconciler, type ReconcilerDeps, type Run as SkeletonRun } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
@@ -20,6 +21,7 @@ import {
   afterPublish,
   afterPublishGateFailed,
   afterStart,
+  afterStartFailed,
   DEFAULT_TUNABLES,
   type Decision,
   decide,
@@ -121,8 +123,12 @@ export class StaticExportReleaseReconciler extends Reconciler<
       return { now, release, poll: poll.kind === 'job' ? exportPoll(poll.job) : poll };
     }
     const served = release.status?.current?.version;
-    const targetDrifted = served !== undefined && (await this.targetVersion(release)) !== served;
+    const targetDrifted = served !== undefined && (await this.targetVersion(release, signal)) !== served;
     return { now, release, targetDrifted };
+  }
+
+  protected override sendsOnce(action: Action): boolean {
+    return action.kind === 'start';
   }
 
   protected async act(o: Observed, d: Decision, client: AdminApiClient, run: Run): Promise<ReconcileResult> {
@@ -134,16 +140,27 @@ export class StaticExportReleaseReconciler extends Reconciler<
 
   private async start(o: Observed, client: AdminApiClient, run: Run): Promise<ReconcileResult> {
     const { spec } = o.release;
-    // Only the wait for a request slot may be aborted: a start cut short could leave a job unrecorded.
-    const started = await client.startExport(
-      {
-        domain: spec.domain,
-        ...(spec.export?.versionLabel ? { version: spec.export.versionLabel } : {}),
-        ...(spec.export?.paths ? { paths: spec.export.paths } : {}),
-      },
-      run.signal ? { slotSignal: run.signal } : {},
-    );
-    // First thing after the job exists: its id goes to status, so a restart resumes this job.
+    // `status.start` is stored (by the skeleton, as a compare-and-swap) before this call: a crash or
+    // a second operator from here on waits instead of starting a second export at once.
+    let started: StartedExport;
+    try {
+      // Aborted (deleted, or another replica leads) even once sent: the mark stays, so a start cut
+      // short is reported and waited out, never repeated at once.
+      started = await client.startExport(
+        {
+          domain: spec.domain,
+          ...(spec.export?.versionLabel ? { version: spec.export.versionLabel } : {}),
+          ...(spec.export?.paths ? { paths: spec.export.paths } : {}),
+        },
+        run.signal ? { signal: run.signal } : {},
+      );
+    } catch (e) {
+      if (run.signal?.aborted) throw e;
+      const status = afterStartFailed(run.record.status, mayHaveReachedServer(e));
+      return this.fail(run, status, classifyError(e, secretRefText(o.release)), e);
+    }
+    // First thing after the job exists: its id goes to status, so a restart resumes this job. Should
+    // that write fail, the failure is recorded on top of it (the skeleton uses the status meant).
     const next = afterStart(
       { ...o, release: { ...o.release, status: run.record.status } },
       started.jobId,
@@ -202,7 +219,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     const unchanged = action.mode === 'NewContent' && version === status.current?.version;
     const wrote = unchanged
       ? false
-      : await this.writeTarget(release, { bundleUrl: bundle.bundleUrl, version });
+      : await this.writeTarget(release, { bundleUrl: bundle.bundleUrl, version }, signal);
     const next = afterPublish(
       { ...o, release },
       {
@@ -230,14 +247,21 @@ export class StaticExportReleaseReconciler extends Reconciler<
   }
 
   /** The version the target holds now (undefined: absent or not ours). */
-  private async targetVersion(release: StaticExportRelease): Promise<string | undefined> {
+  private async targetVersion(
+    release: StaticExportRelease,
+    signal: AbortSignal | undefined,
+  ): Promise<string | undefined> {
     const t = release.spec.target.valuesSecret;
     if (!t) return release.status?.current?.version;
-    const observed = await observeValuesSecret(this.o.kube, release, t);
+    const observed = await observeValuesSecret(this.o.kube, release, t, signal);
     return observed.ownedByRelease && observed.values !== undefined ? observed.version : undefined;
   }
 
-  private async writeTarget(release: StaticExportRelease, values: { bundleUrl: string; version: string }) {
+  private async writeTarget(
+    release: StaticExportRelease,
+    values: { bundleUrl: string; version: string },
+    signal: AbortSignal | undefined,
+  ) {
     const target = release.spec.target;
     if (target.valuesSecret) {
       return writeValuesSecret(
@@ -245,6 +269,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
         release,
         { name: target.valuesSecret.name, key: target.valuesSecret.key },
         values,
+        signal,
       );
     }
     const kind = Object.keys(target)[0] ?? 'unknown';

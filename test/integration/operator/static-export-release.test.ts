@@ -1,18 +1,21 @@
 // The StaticExportRelease controller on the real control plane, against the simulator through the
 // production client: what a user sees in status, events, the values Secret and the simulator log.
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { fetchBundle } from '../../../src/bundle/index.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
+import { KubeClient, resourcePath } from '../../../src/runtime/kube-client.ts';
 import { DEFAULT_DOCS_DIR } from '../../../src/simulator/index.ts';
 import {
   createNamespace,
   eventsFor,
   eventually,
   installCrds,
+  kubeconfig,
   kubectl,
   kubectlOk,
 } from '../../support/kube.ts';
@@ -26,6 +29,7 @@ import {
 let ns: string;
 let h: Harness;
 let docs: string;
+let kube: KubeClient;
 
 beforeAll(async () => {
   await installCrds();
@@ -34,9 +38,11 @@ beforeAll(async () => {
   cpSync(DEFAULT_DOCS_DIR, docs, { recursive: true });
   h = await startHarness({ namespaces: [ns], sim: { docsDir: docs } });
   await applySecret(ns, 'admin-key', { apiKey: h.sim.adminKey });
+  kube = await KubeClient.create(kubeconfig());
 });
 
 afterAll(async () => {
+  await kube?.close();
   await h?.stop();
   await kubectl(['delete', 'namespace', ns, '--wait=false']);
 });
@@ -230,6 +236,39 @@ describe('StaticExportRelease', () => {
       'values Secret garbage-collected',
       async () => (await kubectl(['get', 'secret', 'gone-values', '-n', ns])).code !== 0,
     );
+  });
+
+  it('deleted during a slow download: the download stops, no values Secret is written, the work directory is left empty', async () => {
+    const secrets = resourcePath('v1', 'secrets', ns);
+    const since = (await kube.list(secrets)).metadata.resourceVersion;
+    h.sim.setFaults(['download:delay=5000:1']);
+    try {
+      await applyRelease('deleted');
+      const { uid } = (await getRelease('deleted')).metadata;
+      await eventually('downloading', async () =>
+        h.logs.some((l) => l.includes(`"release":"${ns}/deleted"`) && l.includes('"mode":"NewContent"')),
+      );
+      await kubectlOk(['delete', 'ser', 'deleted', '-n', ns]);
+      // Past the delay: a download that went on would have written by now.
+      await new Promise((r) => setTimeout(r, 6_000));
+      const added: string[] = [];
+      const watching = AbortSignal.timeout(2_000);
+      try {
+        for await (const e of kube.watch<{ metadata: { name: string } }>(
+          secrets,
+          { resourceVersion: since },
+          watching,
+        )) {
+          if (e.type === 'ADDED') added.push(e.object.metadata.name);
+        }
+      } catch (e) {
+        if (!watching.aborted) throw e;
+      }
+      expect(added).not.toContain('deleted-values');
+      expect((await readdir(h.workDir)).filter((n) => n.includes(uid ?? '?'))).toEqual([]);
+    } finally {
+      h.sim.setFaults([]);
+    }
   });
 
   it('in steady state makes no admin API call and no write', async () => {

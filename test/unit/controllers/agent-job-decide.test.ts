@@ -8,12 +8,14 @@ import {
 } from '../../../src/api/index.ts';
 import {
   afterCreate,
+  afterCreateFailed,
   agentPollIntervalMs,
   decide,
   type Observed,
   type Status,
 } from '../../../src/controllers/agent-job/decide.ts';
 import { createFailure } from '../../../src/controllers/agent-job/reconciler.ts';
+import type { Failure } from '../../../src/controllers/failures.ts';
 import type { AgentJob } from '../../../src/crd/index.ts';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
@@ -48,6 +50,46 @@ describe('AgentJob decide', () => {
     const d = decide(observed(job()));
     expect(d.action).toEqual({ kind: 'create' });
     expect(ready(d.status)).toMatchObject({ status: 'False', reason: 'Creating' });
+    expect(d.status.creation).toEqual({ phase: 'Creating', since: at(0) });
+  });
+
+  it('never creates again after a Creating job lost its key Secret and got it back', () => {
+    const creating = decide(observed(job())).status;
+    const blocked: Failure = {
+      reason: 'SecretNotFound',
+      message: 'gone',
+      stalled: true,
+      retryAfterMs: 30_000,
+    };
+    const missing = decide(observed(job(creating), { blocked }));
+    expect(missing.action).toEqual({ kind: 'none' });
+    expect(ready(missing.status)).toMatchObject({ reason: 'CreateOutcomeUnknown' });
+    expect(missing.status.creation).toEqual({ phase: 'OutcomeUnknown', since: at(0) });
+    const back = decide(observed(job(missing.status)));
+    expect(back.action).toEqual({ kind: 'none' });
+    expect(ready(back.status)).toMatchObject({ reason: 'CreateOutcomeUnknown' });
+    // whatever the Ready condition says meanwhile
+    const overwritten = decide(observed(job({ ...back.status, conditions: [] })));
+    expect(overwritten.action).toEqual({ kind: 'none' });
+  });
+
+  it('the create answer clears the mark; a failed create keeps it only if the call may have arrived', () => {
+    const creating = decide(observed(job())).status;
+    expect(afterCreate(observed(job(creating)), creating, remote('active')).status.creation).toBeUndefined();
+    const unknown = createFailure(
+      new NetworkError('reset', { operation: 'createAgentJob', beforeRequestSent: false }),
+      job(),
+      NOW,
+    );
+    expect(afterCreateFailed(creating, unknown).creation).toEqual({ phase: 'OutcomeUnknown', since: at(0) });
+    const refused = createFailure(
+      new ServerError('unavailable', { operation: 'createAgentJob', status: 503 }),
+      job(),
+      NOW,
+    );
+    const retry = afterCreateFailed(creating, refused);
+    expect(retry.creation).toBeUndefined();
+    expect(decide(observed(job(retry))).action).toEqual({ kind: 'create' });
   });
 
   it('never creates a second time after a create whose outcome is unknown', () => {

@@ -4,6 +4,7 @@ import {
   afterPublish,
   afterPublishGateFailed,
   afterStart,
+  afterStartFailed,
   DEFAULT_TUNABLES,
   decide,
   type Observed,
@@ -125,6 +126,67 @@ describe('starting exports', () => {
     const d = decide(observed(release({ status: serving() })));
     expect(d.action).toEqual({ kind: 'none' });
     expect(d.requeueAfterMs).toBe(20 * MIN);
+  });
+});
+
+describe('a start whose answer was never recorded', () => {
+  const starting = (since = at(0)) => ({ phase: 'Starting' as const, since });
+
+  it('marks Starting in status before the start call, and the answer clears the mark', () => {
+    const d = decide(observed(release()));
+    expect(d.status.start).toEqual(starting());
+    const { status } = afterStart(observed(release({ status: d.status })), 'se_9', 'queued');
+    expect(status.start).toBeUndefined();
+    expect(status.export?.jobId).toBe('se_9');
+  });
+
+  it('reports StartOutcomeUnknown and does not start again before the wait is over, whatever else is wrong', () => {
+    const r = release({ generation: 2, status: serving({ start: starting(at(-MIN)) }) });
+    const d = decide(observed(r));
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(d.status.start).toEqual({ phase: 'OutcomeUnknown', since: at(-MIN) });
+    expect(condition(d.status, 'Ready')).toMatchObject({ status: 'False', reason: 'StartOutcomeUnknown' });
+    expect(condition(d.status, 'Ready')?.message).toContain(`before ${at(9 * MIN)}`);
+    expect(condition(d.status, 'Stalled')?.status).toBe('False');
+    expect(d.events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'StartOutcomeUnknown' })]);
+    expect(nextStep(d)).toEqual({ requeueAfterMs: 9 * MIN });
+
+    // Said once; a missing key Secret meanwhile does not hide it either.
+    const blocked = { reason: 'SecretNotFound', message: 'gone', stalled: true, retryAfterMs: 30_000 };
+    const again = decide(observed(release({ generation: 2, status: d.status }), { blocked }));
+    expect(again.action).toEqual({ kind: 'none' });
+    expect(again.events).toEqual([]);
+    expect(condition(again.status, 'Ready')?.reason).toBe('StartOutcomeUnknown');
+  });
+
+  it('starts again once the wait is over, with a fresh mark', () => {
+    const r = release({
+      generation: 2,
+      status: serving({
+        start: { phase: 'OutcomeUnknown', since: at(-DEFAULT_TUNABLES.startOutcomeWaitMs) },
+      }),
+    });
+    const d = decide(observed(r));
+    expect(d.action).toEqual({ kind: 'start', reason: 'SpecChanged' });
+    expect(d.status.start).toEqual(starting());
+  });
+
+  it('after the wait, a release that no longer needs the start drops the mark', () => {
+    const r = release({
+      status: serving({
+        start: { phase: 'OutcomeUnknown', since: at(-DEFAULT_TUNABLES.startOutcomeWaitMs) },
+      }),
+    });
+    const d = decide(observed(r));
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(d.status.start).toBeUndefined();
+    expect(condition(d.status, 'Ready')?.reason).toBe('Published');
+  });
+
+  it('a start refused by the platform drops the mark; one that may have arrived keeps it', () => {
+    const marked = decide(observed(release())).status;
+    expect(afterStartFailed(marked, false).start).toBeUndefined();
+    expect(afterStartFailed(marked, true).start).toEqual(starting());
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   allKeys,
+  cancelOnDelete,
   enqueueOnChange,
   ignoreStatusOnly,
   ownerKeys,
@@ -157,6 +158,53 @@ describe('runController', () => {
     await stuck.stop(30);
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(aborted).toBe(true);
+  });
+
+  it("cancelOnDelete aborts only the deleted key's reconcile in flight, without a retry, and it runs again for the deletion", async () => {
+    const fake = new FakeKube();
+    fake.objects = [cm('a', 'x', 1), cm('a', 'y', 1)];
+    const informer = new Informer<KubeObject>({
+      client: fake,
+      apiVersion: 'v1',
+      plural: 'configmaps',
+      resyncMs: 0,
+    });
+    const runs: string[] = [];
+    const aborted: string[] = [];
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const c = runController({
+      name: 'cancel',
+      concurrency: 2,
+      queue: fastQueue,
+      reconcile: async (key, signal) => {
+        runs.push(key);
+        if (runs.filter((k) => k === key).length > 1) return;
+        await new Promise<void>((resolve, reject) => {
+          signal.addEventListener('abort', () => {
+            aborted.push(key);
+            reject(signal.reason);
+          });
+          void held.then(resolve);
+        });
+      },
+    });
+    enqueueOnChange(informer, c);
+    cancelOnDelete(informer, c);
+    informer.start();
+    await informer.waitForSync();
+    await until('both running', () => runs.length === 2);
+    await until('watch', () => fake.streams.length === 1);
+    fake.lastStream().send('DELETED', cm('a', 'x', 2));
+    await until('x reconciled again for the deletion', () => runs.filter((k) => k === 'a/x').length === 2);
+    expect(aborted).toEqual(['a/x']);
+    release();
+    await c.stop();
+    await informer.stop();
+    expect(runs.filter((k) => k === 'a/x')).toHaveLength(2);
+    expect(c.queue.numRequeues('a/x')).toBe(0);
   });
 
   it('referrerKeys maps a Secret to the objects in its namespace that name it; allKeys joins mappers once', () => {

@@ -1,0 +1,225 @@
+// Calls the platform must get at most once (it has no idempotency key): an agent job's create and
+// an export's start are marked in status with a compare-and-swap before they are sent. On the real
+// API server: a stale resourceVersion is refused, two operators never both create, and a start
+// whose answer could not be recorded is reported and waited out instead of repeated.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { AgentJobReconciler } from '../../../src/controllers/agent-job/reconciler.ts';
+import { ApiClients } from '../../../src/controllers/credentials.ts';
+import { StatusRecord } from '../../../src/controllers/effects.ts';
+import { type AgentJob, type AgentJobStatus, AJ_PLURAL, GROUP_VERSION } from '../../../src/crd/index.ts';
+import { createLogger } from '../../../src/log.ts';
+import { KubeApiError, KubeClient, resourcePath } from '../../../src/runtime/kube-client.ts';
+import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import {
+  createNamespace,
+  eventsFor,
+  eventually,
+  installCrds,
+  kubeconfig,
+  kubectl,
+  kubectlOk,
+} from '../../support/kube.ts';
+import { captureLogs, type Harness, startHarness } from '../../support/operator.ts';
+import {
+  ADMIN_KEY_SECRET,
+  applyAgentJob,
+  applyRelease,
+  applySecret,
+  getAgentJob,
+  getRelease,
+} from '../../support/resources.ts';
+
+let ns: string;
+let kube: KubeClient;
+let sim: Simulator;
+
+beforeAll(async () => {
+  await installCrds();
+  // No operator watches this namespace: the tests drive reconcilers and writes themselves.
+  ns = await createNamespace('once');
+  kube = await KubeClient.create(kubeconfig());
+  sim = await startSimulator({ agentJobDurationMs: 60_000 });
+  await applySecret(ns, ADMIN_KEY_SECRET, { apiKey: sim.adminKey });
+});
+
+afterAll(async () => {
+  await sim?.close();
+  await kube?.close();
+  await kubectl(['delete', 'namespace', ns, '--wait=false']);
+});
+
+const jobPath = (name: string) => resourcePath(GROUP_VERSION, AJ_PLURAL, ns, name);
+
+describe('status compare-and-swap', () => {
+  it('a status write from a stale read is refused with 409; one from the latest read or write goes through', async () => {
+    await applyAgentJob(ns, 'cas', 'proj-cas', 'Fix a typo');
+    const read = await kube.get<AgentJob>(jobPath('cas'));
+    const record = new StatusRecord<AgentJobStatus>(kube, AJ_PLURAL, read);
+    await record.write({ state: 'first' }, { ifUnchanged: true });
+    // Its own write does not make the next one stale.
+    await record.write({ state: 'second' }, { ifUnchanged: true });
+
+    const stale = new StatusRecord<AgentJobStatus>(kube, AJ_PLURAL, read);
+    const refused = await stale.write({ state: 'stale' }, { ifUnchanged: true }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(KubeApiError);
+    expect((refused as KubeApiError).status).toBe(409);
+    expect((await getAgentJob(ns, 'cas')).status?.state).toBe('second');
+
+    // An outcome that must be recorded whatever happened meanwhile is written without the precondition.
+    await stale.write({ state: 'recorded' });
+    expect((await getAgentJob(ns, 'cas')).status?.state).toBe('recorded');
+  });
+});
+
+describe('AgentJob', () => {
+  function reconciler(client: KubeClient): AgentJobReconciler {
+    const logger = createLogger({ level: 'debug', destination: captureLogs().stream });
+    return new AgentJobReconciler({
+      kube: client,
+      // Each its own clients and budget, as two operator processes have.
+      clients: new ApiClients({ logger, apiBaseUrl: sim.baseUrl }),
+      events: { emit: async () => {} },
+      logger,
+    });
+  }
+
+  it('two operators reconciling it at once (a leader handover) create it once', async () => {
+    await applyAgentJob(ns, 'handover', 'proj-handover', 'Rewrite the intro');
+    // The second operator read the AgentJob before the first one marked it Creating.
+    const stale = Object.create(kube) as KubeClient;
+    stale.get = async <T>(path: string, signal?: AbortSignal): Promise<T> => {
+      const obj = await kube.get<T>(path, signal);
+      if (path === jobPath('handover')) {
+        const read = (obj as AgentJob).metadata.resourceVersion;
+        await eventually(
+          'the first operator wrote it',
+          async () => (await getAgentJob(ns, 'handover')).metadata.resourceVersion !== read,
+        );
+      }
+      return obj;
+    };
+    const results = await Promise.all([
+      reconciler(kube).reconcile(ns, 'handover'),
+      reconciler(stale).reconcile(ns, 'handover'),
+    ]);
+    expect(sim.agentJobsCreated('proj-handover')).toBe(1);
+    // The one that lost the race reconciles again at once, from what is there now.
+    expect(results).toContainEqual({ requeueAfterMs: 0 });
+    await reconciler(kube).reconcile(ns, 'handover');
+    const job = await getAgentJob(ns, 'handover');
+    expect(job.status?.jobId).toBeTruthy();
+    expect(job.status?.creation).toBeUndefined();
+    expect(sim.agentJobsCreated('proj-handover')).toBe(1);
+  });
+});
+
+describe('StaticExportRelease', () => {
+  let h: Harness;
+  let rns: string;
+  const policy = `deny-export-job-id-${Math.random().toString(36).slice(2, 8)}`;
+
+  beforeAll(async () => {
+    rns = await createNamespace('once-ser');
+    h = await startHarness({
+      namespaces: [rns],
+      sim: { exportDurationMs: 300 },
+      operator: { startOutcomeWaitMs: 8_000 },
+    });
+    await applySecret(rns, ADMIN_KEY_SECRET, { apiKey: h.sim.adminKey });
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+    await kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', policy]);
+    await kubectl(['delete', 'namespace', rns, '--wait=false']);
+  });
+
+  /** Whether the API server (its admission) refuses to record an export job id for the release now. */
+  const refusesJobId = async (name: string) =>
+    (
+      await kubectl([
+        ...['patch', 'ser', name, '-n', rns, '--subresource=status', '--type=merge', '--dry-run=server'],
+        ...['-p', '{"status":{"export":{"jobId":"probe"}}}'],
+      ])
+    ).code !== 0;
+
+  it('a start whose answer cannot be recorded: StartOutcomeUnknown, no second export until the wait is over', async () => {
+    const name = 'lost-answer';
+    await applyRelease(rns, name, { suspend: true });
+    // The API server refuses every status write that records an export job id for this release,
+    // as if the operator died or lost the API server right after the start call.
+    await kubectlOk(
+      ['apply', '-f', '-'],
+      stringify({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name: policy },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: {
+            resourceRules: [
+              {
+                apiGroups: ['staticexport.dev'],
+                apiVersions: ['*'],
+                operations: ['UPDATE'],
+                resources: ['staticexportreleases/status'],
+              },
+            ],
+          },
+          matchConditions: [
+            {
+              name: 'this-release',
+              expression: `object.metadata.namespace == '${rns}' && object.metadata.name == '${name}'`,
+            },
+          ],
+          validations: [
+            {
+              expression:
+                '!has(object.status) || !has(object.status.export) || !has(object.status.export.jobId)',
+              message: 'this test refuses to record an export job id',
+            },
+          ],
+        },
+      }) +
+        '---\n' +
+        stringify({
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'ValidatingAdmissionPolicyBinding',
+          metadata: { name: policy },
+          spec: { policyName: policy, validationActions: ['Deny'] },
+        }),
+    );
+    await eventually('the policy in force', () => refusesJobId(name));
+    const before = h.sim.exportJobsStarted();
+
+    await applyRelease(rns, name, { suspend: false });
+    const unknown = await eventually('StartOutcomeUnknown', async () => {
+      const r = await getRelease(rns, name);
+      const ready = r.status?.conditions?.find((c) => c.type === 'Ready');
+      return ready?.reason === 'StartOutcomeUnknown' ? r : undefined;
+    });
+    expect(h.sim.exportJobsStarted() - before).toBe(1);
+    expect(unknown.status?.start?.phase).toBe('OutcomeUnknown');
+    const ready = unknown.status?.conditions?.find((c) => c.type === 'Ready');
+    expect(ready?.message).toMatch(/no idempotency key, so it does not start another one before 20\d\d-/);
+    expect(unknown.status?.conditions?.find((c) => c.type === 'Stalled')?.status).toBe('False');
+    expect((await eventsFor(rns, name)).map((e) => e.reason)).toContain('StartOutcomeUnknown');
+
+    // The API server records job ids again; after the wait the release starts again, once.
+    await kubectlOk(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', policy]);
+    await eventually('the policy gone', async () => !(await refusesJobId(name)));
+    const published = await eventually(
+      'Published',
+      async () => {
+        const r = await getRelease(rns, name);
+        return r.status?.conditions?.some((c) => c.type === 'Ready' && c.reason === 'Published')
+          ? r
+          : undefined;
+      },
+      30_000,
+    );
+    expect(h.sim.exportJobsStarted() - before).toBe(2);
+    expect(published.status?.start).toBeUndefined();
+  });
+});
