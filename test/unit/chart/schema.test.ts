@@ -1,7 +1,16 @@
 // values.schema.json rejects what the platform's feature matrix and the chart forbid, in both Helm
 // majors (draft-07 keywords only), with an error naming the field.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { A_VERSION, HELMS, type HelmName, helmTemplate, inlineValues } from '../../support/chart.ts';
+import {
+  A_VERSION,
+  CHART_DIR,
+  HELMS,
+  type HelmName,
+  helmTemplate,
+  inlineValues,
+} from '../../support/chart.ts';
 
 const LINK = 'https://bundles.example.com/se_1/bundle.tar.gz?sig=do-not-print-me';
 
@@ -156,7 +165,38 @@ function fieldPattern(field: string): RegExp {
   return new RegExp(`(/|^|\\s)${field.replaceAll('.', '[./]')}`, 'm');
 }
 
+// JSON Schema draft-07's keywords: Helm 3 (gojsonschema) and Helm 4 (jsonschema/v6) both enforce them.
+const DRAFT_07 = new Set(
+  (
+    '$schema $id $ref $comment title description default examples readOnly writeOnly type enum const ' +
+    'multipleOf maximum exclusiveMaximum minimum exclusiveMinimum maxLength minLength pattern format ' +
+    'items additionalItems maxItems minItems uniqueItems contains maxProperties minProperties required ' +
+    'properties patternProperties additionalProperties dependencies propertyNames if then else allOf ' +
+    'anyOf oneOf not definitions'
+  ).split(' '),
+);
+
+function keywords(node: unknown, out = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) for (const n of node) keywords(n, out);
+  else if (node && typeof node === 'object') {
+    for (const [key, value] of Object.entries(node)) {
+      out.add(key);
+      // Under these keywords the keys are names, not keywords.
+      if (key === 'properties' || key === 'definitions' || key === 'patternProperties') {
+        for (const child of Object.values(value as object)) keywords(child, out);
+      } else if (typeof value === 'object') keywords(value, out);
+    }
+  }
+  return out;
+}
+
 describe('values.schema.json', () => {
+  it('uses draft-07 keywords only', async () => {
+    const schema = JSON.parse(await readFile(join(CHART_DIR, 'values.schema.json'), 'utf8'));
+    expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
+    expect([...keywords(schema)].filter((k) => !DRAFT_07.has(k))).toEqual([]);
+  });
+
   for (const helm of Object.keys(HELMS) as HelmName[]) {
     describe(helm, () => {
       for (const { rule, values, field } of REJECTIONS) {
