@@ -15,8 +15,11 @@ export interface Harness {
   logs: string[];
   /** Where the operator downloads bundles. */
   workDir: string;
-  /** Stops the operator and starts a new one against the same simulator and cluster. */
-  restartOperator(): Promise<void>;
+  /**
+   * Stops the operator and starts a new one against the same simulator and cluster; `drainMs` 0
+   * aborts in-flight reconciles at once, as losing leadership does.
+   */
+  restartOperator(drainMs?: number): Promise<void>;
   /** `drainMs` as for the operator's stop: how long in-flight reconciles may finish. */
   stop(drainMs?: number): Promise<void>;
 }
@@ -61,8 +64,8 @@ export async function startHarness(opts: {
     operator: await start(),
     logs: lines,
     workDir,
-    async restartOperator() {
-      await harness.operator.stop();
+    async restartOperator(drainMs) {
+      await harness.operator.stop(drainMs);
       harness.operator = await start();
     },
     async stop(drainMs) {

@@ -114,6 +114,41 @@ describe('AgentJob', () => {
   });
 });
 
+describe('AgentJob when the operator stops leading mid-create', () => {
+  it('the create is abandoned and nothing is written after it; the next leader reports CreateOutcomeUnknown', async () => {
+    const lns = await createNamespace('once-lead');
+    const h = await startHarness({ namespaces: [lns], sim: { agentJobDurationMs: 60_000 } });
+    try {
+      await applySecret(lns, ADMIN_KEY_SECRET, { apiKey: h.sim.adminKey });
+      h.sim.setFaults(['agent-create:delay=3000:1']);
+      await applyAgentJob(lns, 'cut-short', 'proj-cut', 'Rewrite the intro');
+      await eventually(
+        'marked Creating',
+        async () => (await getAgentJob(lns, 'cut-short')).status?.creation?.phase === 'Creating',
+      );
+      // Lost leadership stops reconciles at once (drain 0); a new leader takes over.
+      await h.restartOperator(0);
+      const unknown = await eventually('CreateOutcomeUnknown', async () => {
+        const j = await getAgentJob(lns, 'cut-short');
+        const ready = j.status?.conditions?.find((c) => c.type === 'Ready');
+        return ready?.reason === 'CreateOutcomeUnknown' ? j : undefined;
+      });
+      // Past the create's delay: an old leader still waiting for it would have written by now.
+      await new Promise((r) => setTimeout(r, 4_000));
+      const after = await getAgentJob(lns, 'cut-short');
+      expect(after.status?.jobId).toBeUndefined();
+      expect(after.status?.creation).toEqual({
+        phase: 'OutcomeUnknown',
+        since: unknown.status?.creation?.since,
+      });
+      expect(h.sim.agentJobsCreated('proj-cut')).toBeLessThanOrEqual(1);
+    } finally {
+      await h.stop(0);
+      await kubectl(['delete', 'namespace', lns, '--wait=false']);
+    }
+  });
+});
+
 describe('StaticExportRelease', () => {
   let h: Harness;
   let rns: string;
