@@ -28,6 +28,10 @@ const SCRATCH = mkdtempSync(join(tmpdir(), 'site-chart-'));
 chmodSync(SCRATCH, 0o755);
 afterAll(() => rmSync(SCRATCH, { recursive: true, force: true }));
 
+/** nginx processes still running; stopped when the test file is done, even after a failed test. */
+const running = new Set<() => Promise<void>>();
+afterAll(() => Promise.all([...running].map((stop) => stop())));
+
 export function scratchDir(prefix: string): Promise<string> {
   return mkdtemp(join(SCRATCH, prefix));
 }
@@ -254,17 +258,20 @@ export async function startNginx(objects: KubeObject[], port: number): Promise<R
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d;
   });
+  const stop = async () => {
+    running.delete(stop);
+    if (child.exitCode !== null) return;
+    child.kill('SIGQUIT');
+    await exited;
+  };
+  running.add(stop);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilServing(child, `${baseUrl}/_healthz`, () => stderr);
   return {
     baseUrl,
     local,
     exited,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      child.kill('SIGQUIT');
-      await exited;
-    },
+    stop,
   };
 }
 
