@@ -78,11 +78,6 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export interface CreateCallOptions extends CallOptions {
-  /** Cancels only a wait for a per-minute request slot: a create already sent is never cut short. */
-  slotSignal?: AbortSignal;
-}
-
 export interface CreateAgentJobOptions extends CallOptions {
   /** Wait for the client-side budget instead of failing with a client-side RateLimitedError. */
   waitForBudget?: boolean;
@@ -280,7 +275,7 @@ export class AdminApiClient {
   }
 
   /** Starts a static export (202). Not blindly retried: a repeat could start a second export. */
-  startExport(input: StartExportRequest, options: CreateCallOptions = {}): Promise<StartedExport> {
+  startExport(input: StartExportRequest, options: CallOptions = {}): Promise<StartedExport> {
     const body: StartExportRequest = { domain: input.domain };
     if (input.version !== undefined) body.version = input.version;
     if (input.paths !== undefined) body.paths = input.paths;
@@ -295,7 +290,6 @@ export class AdminApiClient {
         subject: {},
       },
       options.signal,
-      options.slotSignal,
     );
   }
 
@@ -345,9 +339,8 @@ export class AdminApiClient {
   private async call<S extends z.ZodType>(
     spec: CallSpec<S>,
     signal: AbortSignal | undefined,
-    slotSignal: AbortSignal | undefined = signal,
   ): Promise<z.output<S>> {
-    return this.inUse(() => this.callWithRetries(spec, signal, slotSignal));
+    return this.inUse(() => this.callWithRetries(spec, signal));
   }
 
   /** Counts an operation as under way while it runs, so the client is not closed under it. */
@@ -363,10 +356,9 @@ export class AdminApiClient {
   private async callWithRetries<S extends z.ZodType>(
     spec: CallSpec<S>,
     signal: AbortSignal | undefined,
-    slotSignal: AbortSignal | undefined,
   ): Promise<z.output<S>> {
     for (let attempt = 1; ; attempt++) {
-      await this.waitForSlot(spec.operation, slotSignal);
+      await this.waitForSlot(spec.operation, signal);
       try {
         const json = await this.attempt(spec, signal);
         return this.parse(spec, json);

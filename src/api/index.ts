@@ -6,7 +6,6 @@ export {
   type CallOptions,
   type CallStatus,
   type CreateAgentJobOptions,
-  type CreateCallOptions,
   type ExportStatus,
   type GeneratedBundle,
   type RetryPolicy,

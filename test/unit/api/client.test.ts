@@ -277,8 +277,8 @@ describe('agent jobs', () => {
       await c.getExport(jobId);
       const waiting = c.getExport(jobId, { signal: AbortSignal.timeout(300) });
       await expect(waiting).rejects.toMatchObject({ name: 'TimeoutError' });
-      // A start may give up waiting for its slot (slotSignal) without a request being sent.
-      const start = c.startExport({ domain: 'docs.example.com' }, { slotSignal: AbortSignal.timeout(300) });
+      // A start may give up waiting for its slot without a request being sent.
+      const start = c.startExport({ domain: 'docs.example.com' }, { signal: AbortSignal.timeout(300) });
       await expect(start).rejects.toMatchObject({ name: 'TimeoutError' });
       expect(limited.requests.map((r) => r.status)).toEqual([202, 200]);
     } finally {
