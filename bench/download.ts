@@ -1,15 +1,22 @@
-// Download + verify + extract of a large bundle: `static-export fetch` (the production CLI path)
-// against the shell baseline `curl | tee | tar xz` plus `sha256sum` of the archive, in the same
-// run, against the same simulator. Env: BENCH_BUNDLE_MB (default 200), BENCH_RUNS (default 3).
+// Download + verify + extract: `static-export fetch` (the production CLI path) against the shell
+// baseline `curl | tee | tar xz` plus `sha256sum` of the archive, in the same run, from the same
+// server, for three bundles: 200 MiB of content (the simulator's padded export), a 20,000-page
+// site, and 200,000 entries (empty pages: the entry cap, where per-entry costs dominate).
+// Env: BENCH_BUNDLE_MB (default 200), BENCH_RUNS (default 3; the many-entry cases run once
+// unless BENCH_RUNS is set), BENCH_CASES (comma-separated names, default all).
 
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdminApiClient, isExportFinished } from '../src/api/index.ts';
 import { contentVersion } from '../src/bundle/index.ts';
 import { startSimulator } from '../src/simulator/index.ts';
+import { type TarEntrySpec, tarGz } from '../test/support/tar-fixtures.ts';
 import { buildCli, CLI, ROOT } from './build.ts';
 
 const NODE = join(ROOT, 'node_modules/.bin/node');
@@ -21,6 +28,13 @@ interface Sample {
   /** Peak RSS in bytes, from GNU time; undefined without it. */
   maxRss?: number;
   stdout: string;
+}
+
+interface Case {
+  name: string;
+  url: string;
+  size: number;
+  runs: number;
 }
 
 /** Runs a command under GNU time (when present) for its peak RSS; wall time measured here. */
@@ -53,84 +67,147 @@ function median(values: number[]): number {
 
 const mb = (bytes: number | undefined) => (bytes === undefined ? 'n/a' : `${(bytes / MIB).toFixed(0)} MiB`);
 
+/** Pages of about 4 KB of varied text, so they compress like HTML does (about 3-4x). */
+function sitePages(count: number): TarEntrySpec[] {
+  const words = Array.from({ length: 2000 }, () => randomBytes(4).toString('base64url').slice(0, 5));
+  const page = (i: number) => {
+    const body: string[] = [];
+    for (let w = 0; w < 600; w++) body.push(words[(i * 7919 + w * 104729) % words.length] as string);
+    return `<!doctype html><title>Page ${i}</title><main><h1>Page ${i}</h1><p>${body.join(' ')}</p></main>`;
+  };
+  return [
+    { path: 'index.html', content: page(0) },
+    ...Array.from({ length: count - 1 }, (_, i) => ({
+      path: `docs/${Math.floor(i / 200)}/page-${i + 1}.html`,
+      content: page(i + 1),
+    })),
+  ];
+}
+
+/** Entries only: 199,999 empty pages in 400 directories plus a root index. */
+function manyEntries(count: number): TarEntrySpec[] {
+  return [
+    { path: 'index.html', content: '<h1>Home</h1>' },
+    ...Array.from({ length: count - 1 }, (_, i) => ({ path: `e/${Math.floor(i / 500)}/${i}.html` })),
+  ];
+}
+
+/** Serves fixed archives over HTTP, like a bundle store. */
+async function serveArchives(archives: Record<string, Buffer>) {
+  const server = createServer((req, res) => {
+    const body = archives[(req.url ?? '').slice(1)];
+    if (!body) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-length': body.length, 'content-type': 'application/gzip' });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (name: string) => `http://127.0.0.1:${port}/${name}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function runCase(c: Case, work: string): Promise<void> {
+  const baseline: Sample[] = [];
+  const ours: Sample[] = [];
+  let oursVersion = '';
+  for (let i = 0; i < c.runs; i++) {
+    // Alternate so both sides see the same machine load and page cache state.
+    const baseDir = join(work, `baseline-${i}`);
+    await mkdir(join(baseDir, 'site'), { recursive: true });
+    baseline.push(
+      await measure(
+        'sh',
+        [
+          '-c',
+          'curl -sSf "$BUNDLE_URL" | tee "$DIR/bundle.tar.gz" | tar xz -C "$DIR/site" && sha256sum "$DIR/bundle.tar.gz"',
+        ],
+        { BUNDLE_URL: c.url, DIR: baseDir },
+      ),
+    );
+    await rm(baseDir, { recursive: true, force: true });
+
+    const dest = join(work, `ours-${i}`);
+    const sample = await measure(
+      NODE,
+      [CLI, 'fetch', '--json', '--dest', dest, '--expected-size', String(c.size)],
+      { STATIC_EXPORT_BUNDLE_URL: c.url },
+    );
+    oursVersion = (JSON.parse(sample.stdout) as { version: string }).version;
+    ours.push(sample);
+    await rm(dest, { recursive: true, force: true });
+  }
+
+  // Same content on both sides: extract once more with the baseline and compare versions.
+  const check = join(work, 'check');
+  await mkdir(join(check, 'site'), { recursive: true });
+  await measure('sh', ['-c', 'curl -sSf "$BUNDLE_URL" | tar xz -C "$DIR/site"'], {
+    BUNDLE_URL: c.url,
+    DIR: check,
+  });
+  const same = (await contentVersion(join(check, 'site'))).version === oursVersion;
+  await rm(check, { recursive: true, force: true });
+
+  const baseSec = median(baseline.map((s) => s.seconds));
+  const ourSec = median(ours.map((s) => s.seconds));
+  const throughput = (sec: number) => `${(c.size / MIB / sec).toFixed(1)} MiB/s`;
+  const ourRss = Math.max(...ours.map((s) => s.maxRss ?? 0)) || undefined;
+  const baseRss = Math.max(...baseline.map((s) => s.maxRss ?? 0)) || undefined;
+  console.log(`-- ${c.name}: ${(c.size / MIB).toFixed(1)} MiB archive, ${c.runs} run(s) each, median shown`);
+  console.log(
+    `baseline  curl | tee | tar xz + sha256sum  ${baseSec.toFixed(2)} s  ${throughput(baseSec)}  peak RSS ${mb(baseRss)}`,
+  );
+  console.log(
+    `ours      static-export fetch              ${ourSec.toFixed(2)} s  ${throughput(ourSec)}  peak RSS ${mb(ourRss)}`,
+  );
+  console.log(
+    `ratio ours/baseline throughput: ${(baseSec / ourSec).toFixed(2)}x (target >= 1.5x); our peak RSS ${mb(ourRss)} (target < 100 MiB)`,
+  );
+  console.log(
+    `all runs (s): baseline ${baseline.map((s) => s.seconds.toFixed(2)).join(' ')}; ours ${ours.map((s) => s.seconds.toFixed(2)).join(' ')}`,
+  );
+  console.log(`content identical to the baseline's extraction: ${same ? 'yes' : 'NO'} (${oursVersion})`);
+}
+
 export async function run(): Promise<void> {
   const targetMb = Number(process.env.BENCH_BUNDLE_MB ?? 200);
   const runs = Number(process.env.BENCH_RUNS ?? 3);
+  const manyRuns = Number(process.env.BENCH_RUNS ?? 1);
+  const selected = process.env.BENCH_CASES?.split(',');
+  const wanted = (name: string) => !selected || selected.includes(name);
   const work = await mkdtemp(join(tmpdir(), 'bench-download-'));
   await buildCli();
   // Incompressible padding makes the archive about as large as its content.
   const sim = await startSimulator({ exportDurationMs: 0, padBytes: targetMb * MIB, linkTtlSeconds: 3600 });
   const client = new AdminApiClient({ baseUrl: sim.baseUrl, apiKey: sim.adminKey });
+  const archives: Record<string, Buffer> = {};
+  if (wanted('site')) archives.site = tarGz(sitePages(20_000));
+  if (wanted('entries')) archives.entries = tarGz(manyEntries(200_000));
+  const store = await serveArchives(archives);
   try {
-    const rendered = performance.now();
-    const { jobId } = await client.startExport({ domain: 'bench.example.com' });
-    while (!isExportFinished(await client.getExport(jobId))) await new Promise((r) => setTimeout(r, 200));
-    const bundle = await client.generateBundle(jobId);
-    const size = bundle.sizeBytes as number;
-    console.log(
-      `bundle: ${(size / MIB).toFixed(1)} MiB archive, rendered in ${((performance.now() - rendered) / 1000).toFixed(1)} s; ${runs} runs each, median shown`,
-    );
-
-    const baseline: Sample[] = [];
-    const ours: Sample[] = [];
-    let oursVersion = '';
-    for (let i = 0; i < runs; i++) {
-      // Alternate so both sides see the same machine load and page cache state.
-      const baseDir = join(work, `baseline-${i}`);
-      await mkdir(join(baseDir, 'site'), { recursive: true });
-      baseline.push(
-        await measure(
-          'sh',
-          [
-            '-c',
-            'curl -sSf "$BUNDLE_URL" | tee "$DIR/bundle.tar.gz" | tar xz -C "$DIR/site" && sha256sum "$DIR/bundle.tar.gz"',
-          ],
-          { BUNDLE_URL: bundle.bundleUrl, DIR: baseDir },
-        ),
+    if (wanted('large')) {
+      const { jobId } = await client.startExport({ domain: 'bench.example.com' });
+      while (!isExportFinished(await client.getExport(jobId))) await new Promise((r) => setTimeout(r, 200));
+      const bundle = await client.generateBundle(jobId);
+      await runCase(
+        { name: `${targetMb} MiB bundle`, url: bundle.bundleUrl, size: bundle.sizeBytes as number, runs },
+        work,
       );
-      await rm(baseDir, { recursive: true, force: true });
-
-      const dest = join(work, `ours-${i}`);
-      const sample = await measure(
-        NODE,
-        [CLI, 'fetch', '--json', '--dest', dest, '--expected-size', String(size)],
-        {
-          STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl,
-        },
-      );
-      oursVersion = (JSON.parse(sample.stdout) as { version: string }).version;
-      ours.push(sample);
-      await rm(dest, { recursive: true, force: true });
     }
-
-    // Same content on both sides: extract once more with the baseline and compare versions.
-    const check = join(work, 'check');
-    await mkdir(join(check, 'site'), { recursive: true });
-    await measure('sh', ['-c', 'curl -sSf "$BUNDLE_URL" | tar xz -C "$DIR/site"'], {
-      BUNDLE_URL: bundle.bundleUrl,
-      DIR: check,
-    });
-    const same = (await contentVersion(join(check, 'site'))).version === oursVersion;
-
-    const baseSec = median(baseline.map((s) => s.seconds));
-    const ourSec = median(ours.map((s) => s.seconds));
-    const throughput = (sec: number) => `${(size / MIB / sec).toFixed(1)} MiB/s`;
-    const ourRss = Math.max(...ours.map((s) => s.maxRss ?? 0)) || undefined;
-    const baseRss = Math.max(...baseline.map((s) => s.maxRss ?? 0)) || undefined;
-    const ratio = baseSec / ourSec;
-    console.log(
-      `baseline  curl | tee | tar xz + sha256sum  ${baseSec.toFixed(2)} s  ${throughput(baseSec)}  peak RSS ${mb(baseRss)}`,
-    );
-    console.log(
-      `ours      static-export fetch              ${ourSec.toFixed(2)} s  ${throughput(ourSec)}  peak RSS ${mb(ourRss)}`,
-    );
-    console.log(`ratio ours/baseline throughput: ${ratio.toFixed(2)}x (target >= 0.8x)`);
-    console.log(`our peak RSS: ${mb(ourRss)} (target < 150 MiB)`);
-    console.log(
-      `all runs (s): baseline ${baseline.map((s) => s.seconds.toFixed(2)).join(' ')}; ours ${ours.map((s) => s.seconds.toFixed(2)).join(' ')}`,
-    );
-    console.log(`content identical to the baseline's extraction: ${same ? 'yes' : 'NO'} (${oursVersion})`);
+    const many: [string, string][] = [
+      ['site', '20,000-page site'],
+      ['entries', '200,000 entries'],
+    ];
+    for (const [key, name] of many) {
+      const archive = archives[key];
+      if (archive) await runCase({ name, url: store.url(key), size: archive.length, runs: manyRuns }, work);
+    }
   } finally {
+    await store.close();
     await client.close();
     await sim.close();
     await rm(work, { recursive: true, force: true });
