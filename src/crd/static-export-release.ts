@@ -154,9 +154,31 @@ export const staticExportReleaseSpecSchema = z.object({
       onLinkRenewal: z
         .enum(['Rollout', 'None'])
         .default('Rollout')
-        .describe('Re-roll the serving Deployment when only the link was renewed.'),
+        .describe(
+          'Rollout: a renewed link also rolls the workloads (pod template annotation staticexport.dev/renewed-at), so every pod holds a link that is still valid. None: only the values Secret is rewritten; pods read the link when they start.',
+        ),
+      workloadRefs: z
+        .array(
+          z.object({
+            kind: z
+              .enum(['Deployment', 'StatefulSet'])
+              .describe('Deployment or StatefulSet (apps/v1), in the namespace of the StaticExportRelease.'),
+            name: objectName('spec.rollout.workloadRefs[].name'),
+          }),
+        )
+        .max(32)
+        .optional()
+        .describe(
+          "Workloads to roll besides the site chart's (those labelled staticexport.dev/values-secret=<spec.target.valuesSecret.name>, found on their own).",
+        ),
+      timeout: duration('spec.rollout.timeout', '1s')
+        .default('10m')
+        .describe('A rollout not complete after this long is reported: Ready=False, reason RolloutStalled.'),
     })
-    .default({ onLinkRenewal: 'Rollout' }),
+    .default({ onLinkRenewal: 'Rollout', timeout: '10m' })
+    .describe(
+      'How the workloads that serve this release are rolled when a new version is published (pod template annotation staticexport.dev/version) or the link renewed.',
+    ),
   publishGate: publishGateSchema,
   target: targetSchema,
 });
@@ -174,6 +196,30 @@ export const exportStatusSchema = z.object({
     .optional()
     .describe('Why the publish gate refused this export; the served version stayed.'),
 });
+
+export const rolloutStatusSchema = z
+  .object({
+    version: z.string().describe('The staticexport.dev/version annotation rolled out.'),
+    renewedAt: timestamp().optional().describe('The staticexport.dev/renewed-at annotation rolled out.'),
+    startedAt: timestamp(),
+    completedAt: timestamp()
+      .optional()
+      .describe('When every workload had all its replicas updated and available.'),
+    stalled: z
+      .string()
+      .optional()
+      .describe('Why the rollout is reported as stalled (Ready=False, RolloutStalled).'),
+    workloads: z
+      .array(
+        z.object({
+          kind: z.string(),
+          name: z.string(),
+          generation: z.number().int().describe("The workload's metadata.generation the roll produced."),
+        }),
+      )
+      .max(64),
+  })
+  .describe('The last roll of the workloads serving this release.');
 
 export const staticExportReleaseStatusSchema = z.object({
   observedGeneration: z.number().int().optional(),
@@ -193,6 +239,12 @@ export const staticExportReleaseStatusSchema = z.object({
       expiresAt: timestamp().optional(),
       renewalTime: timestamp().optional(),
       appliedAt: timestamp().optional(),
+      renewedAt: timestamp()
+        .optional()
+        .describe(
+          'When the link was last renewed (a renewal rolls the workloads when spec.rollout.onLinkRenewal is Rollout).',
+        ),
+      rollout: rolloutStatusSchema.optional(),
     })
     .optional()
     .describe('What the target serves now. The bundle link itself is never stored here.'),

@@ -9,8 +9,10 @@ import {
   type StaticExportReleaseStatus,
 } from '../../crd/index.ts';
 import { type ConditionInput, withConditions } from '../../runtime/conditions.ts';
+import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
 import { type Failure, failureConditions, failureEvent } from '../failures.ts';
 import type { EventNote } from '../types.ts';
+import { type Roll, rolloutStalledMessage, rolloutStep } from './rollout.ts';
 
 export type Status = StaticExportReleaseStatus;
 
@@ -28,6 +30,10 @@ export interface Observed {
   poll?: ExportPoll;
   /** The target no longer holds the served version (deleted or edited by someone else). */
   targetDrifted?: boolean;
+  /** The workloads serving the release (observed only while a version is served and no export runs). */
+  workloads?: Workload[];
+  /** spec.rollout.workloadRefs that do not exist. */
+  missingWorkloads?: WorkloadRef[];
 }
 
 export type StartReason = 'Initial' | 'SpecChanged' | 'Requested' | 'Interval' | 'Retry' | 'JobVanished';
@@ -37,7 +43,8 @@ export type PublishMode = 'NewContent' | 'Renew' | 'Repair' | 'Pin';
 export type Action =
   | { kind: 'none' }
   | { kind: 'start'; reason: StartReason }
-  | { kind: 'publish'; mode: PublishMode; jobId: string; expectVersion?: string };
+  | { kind: 'publish'; mode: PublishMode; jobId: string; expectVersion?: string }
+  | Roll;
 
 export type { EventNote };
 
@@ -118,14 +125,21 @@ function withHealthy(status: Status, generation: number | undefined, now: Date):
             c?.version ? `Still serving ${c.version}` : 'Nothing is served yet'
           }; the next export is tried at the next trigger or interval (spec.publishGate sets the checks)`,
         }
-      : c?.version
+      : c?.rollout?.stalled
         ? {
             type: 'Ready',
-            status: 'True',
-            reason: 'Published',
-            message: `Serving ${c.version}; link renewal at ${c.renewalTime}`,
+            status: 'False',
+            reason: 'RolloutStalled',
+            message: rolloutStalledMessage(c.rollout),
           }
-        : { type: 'Ready', status: 'False', reason: 'Exporting', message: 'Waiting for the first export' };
+        : c?.version
+          ? {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Published',
+              message: `Serving ${c.version}; link renewal at ${c.renewalTime}`,
+            }
+          : { type: 'Ready', status: 'False', reason: 'Exporting', message: 'Waiting for the first export' };
   return withConditions(
     status,
     [
@@ -325,12 +339,29 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
     return { action: { kind: 'publish', mode: 'Repair', jobId: status.current.jobId }, status, events: [] };
   }
 
-  // Steady state: nothing to do until the link needs renewing or the next interval.
+  // Steady state: the workloads roll or are watched; else nothing to do until the link needs
+  // renewing or the next interval.
   const handled = pinned
     ? { lastHandledRequestedAt: release.metadata.annotations?.[REQUESTED_AT_ANNOTATION] }
     : {};
-  const steady = handled.lastHandledRequestedAt === undefined ? status : { ...status, ...handled };
-  return none(withHealthy(steady, gen, now), untilNextWork(release, now, tun));
+  let steady = handled.lastHandledRequestedAt === undefined ? status : { ...status, ...handled };
+  const step = rolloutStep(release, o.workloads, now);
+  if (step?.kind === 'roll') return { action: step, status: steady, events: [] };
+  if (step && steady.current) steady = { ...steady, current: { ...steady.current, rollout: step.rollout } };
+  const missing = o.missingWorkloads ?? [];
+  if (missing.length) {
+    const f: Failure = {
+      reason: 'WorkloadNotFound',
+      message: `spec.rollout.workloadRefs names ${missing.map((m) => `${m.kind}/${m.name}`).join(', ')}, not found in namespace ${release.metadata.namespace}: create it or remove the reference`,
+      stalled: true,
+      retryAfterMs: 60_000,
+    };
+    return { ...failed(steady, f), events: [...(step?.events ?? []), failureEvent(f)] };
+  }
+  const next = [untilNextWork(release, now, tun), step?.requeueAfterMs].filter(
+    (t): t is number => t !== undefined,
+  );
+  return none(withHealthy(steady, gen, now), next.length ? Math.min(...next) : undefined, step?.events ?? []);
 }
 
 function untilNextWork(release: StaticExportRelease, now: Date, tun: Tunables): number | undefined {
@@ -431,6 +462,8 @@ export function afterPublish(o: Observed, out: PublishOutcome): { status: Status
       ],
     };
   }
+  // A renewal is recorded as such (it may roll the workloads); the last rollout is kept to compare.
+  const renewedAt = out.mode === 'Renew' ? now.toISOString() : base.current?.renewedAt;
   const current = {
     version: out.version,
     jobId: out.jobId,
@@ -439,6 +472,8 @@ export function afterPublish(o: Observed, out: PublishOutcome): { status: Status
     expiresAt: out.expiresAt.toISOString(),
     renewalTime: renewalTime(out.expiresAt, now, release.spec.renewBefore).toISOString(),
     appliedAt: out.wrote || !base.current?.appliedAt ? now.toISOString() : base.current.appliedAt,
+    ...(renewedAt === undefined ? {} : { renewedAt }),
+    ...(base.current?.rollout ? { rollout: base.current.rollout } : {}),
   };
   const linkOnly = out.mode === 'Renew' || out.mode === 'Repair';
   const history = linkOnly

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { AdminApiClient, ExportStatus, StartedExport } from '../../api/index.ts';
 import { type BundleLimits, fetchBundle, type GateVerdict } from '../../bundle/index.ts';
 import {
@@ -12,6 +13,7 @@ import {
   staticExportReleaseSpecSchema,
 } from '../../crd/index.ts';
 import { observeValuesSecret, TargetError, writeValuesSecret } from '../../targets/values-secret.ts';
+import { findWorkloads, rollWorkload } from '../../targets/workloads.ts';
 import { secretRefText } from '../credentials.ts';
 import { classifyError, type Failure, mayHaveReachedServer } from '../failures.ts';
 import { type Loaded, Reconciler, type ReconcilerDeps, type Run as SkeletonRun } from '../skeleton.ts';
@@ -32,6 +34,7 @@ import {
   withFailure,
 } from './decide.ts';
 import { judgeNewContent } from './publish-gate.ts';
+import { afterRoll, desiredAnnotations, type Roll } from './rollout.ts';
 
 export interface ReleaseMetrics {
   exportFinished(seconds: number, result: 'completed' | 'failed'): void;
@@ -123,8 +126,24 @@ export class StaticExportReleaseReconciler extends Reconciler<
       return { now, release, poll: poll.kind === 'job' ? exportPoll(poll.job) : poll };
     }
     const served = release.status?.current?.version;
-    const targetDrifted = served !== undefined && (await this.targetVersion(release, signal)) !== served;
-    return { now, release, targetDrifted };
+    if (served === undefined) return { now, release, targetDrifted: false };
+    const [version, found] = await Promise.all([
+      this.targetVersion(release, signal),
+      findWorkloads(
+        this.o.kube,
+        release.metadata.namespace ?? '',
+        release.spec.target.valuesSecret?.name,
+        release.spec.rollout.workloadRefs ?? [],
+        signal,
+      ),
+    ]);
+    return {
+      now,
+      release,
+      targetDrifted: version !== served,
+      workloads: found.workloads,
+      ...(found.missing.length ? { missingWorkloads: found.missing } : {}),
+    };
   }
 
   protected override sendsOnce(action: Action): boolean {
@@ -135,7 +154,19 @@ export class StaticExportReleaseReconciler extends Reconciler<
     const { action } = d;
     if (action.kind === 'start') return this.start(o, client, run);
     if (action.kind === 'publish') return this.publish(o, action, client, run);
+    if (action.kind === 'roll') return this.roll(o, action, run);
     return {};
+  }
+
+  private async roll(o: Observed, roll: Roll, run: Run): Promise<ReconcileResult> {
+    const namespace = o.release.metadata.namespace ?? '';
+    const rolled = [];
+    for (const w of roll.workloads)
+      rolled.push({ ...w, generation: await rollWorkload(this.o.kube, namespace, w, roll.annotations) });
+    const status = run.record.status;
+    const next = afterRoll({ ...o.release, status }, roll, rolled, o.now);
+    await this.commit(run, { status: { ...status, current: next.current }, events: next.events });
+    return { requeueAfterMs: 1_000 };
   }
 
   private async start(o: Observed, client: AdminApiClient, run: Run): Promise<ReconcileResult> {
@@ -167,7 +198,8 @@ export class StaticExportReleaseReconciler extends Reconciler<
       started.status ?? 'queued',
     );
     await this.commit(run, next);
-    return { requeueAfterMs: 1_000 };
+    // A small site's export may be done at once: the first look comes sooner than the polls after it.
+    return { requeueAfterMs: 250 };
   }
 
   private async publish(
@@ -234,6 +266,8 @@ export class StaticExportReleaseReconciler extends Reconciler<
     );
     await this.commit(run, next);
     if (action.mode === 'NewContent') this.exportFinished(o, status);
+    // The workloads roll next, at once (observed anew by the next reconcile).
+    if (rollDue(release, { ...release, status: next.status })) return { requeueAfterMs: 0 };
     const renewal = next.status.current?.renewalTime;
     return renewal ? { requeueAfterMs: Math.max(1_000, Date.parse(renewal) - o.now.getTime()) } : {};
   }
@@ -280,6 +314,9 @@ export class StaticExportReleaseReconciler extends Reconciler<
 }
 
 type Run = SkeletonRun<StaticExportRelease, Status>;
+
+const rollDue = (before: StaticExportRelease, after: StaticExportRelease) =>
+  !isDeepStrictEqual(desiredAnnotations(before), desiredAnnotations(after));
 type PublishAction = Extract<Action, { kind: 'publish' }>;
 
 function exportPoll(job: ExportStatus): ExportPoll {
