@@ -27,6 +27,24 @@ const namespaced = (field: string) => ({
     .describe('Defaults to the namespace of the StaticExportRelease.'),
 });
 
+const VALUES_KEY_PATTERN = '^[-._a-zA-Z0-9]+$';
+const VALUES_KEY_FORMAT =
+  "spec.target.valuesSecret.key must be a Secret data key (letters, digits, '-', '_' and '.')";
+const VALUES_KEY_RESERVED =
+  'spec.target.valuesSecret.key must not be bundleUrl or version: the Secret holds those keys for the site chart';
+// The values document's key; `bundleUrl` and `version` are the chart's own keys in the same Secret.
+const secretDataKey = withCel(
+  z
+    .string()
+    .max(253)
+    .refine((v) => new RegExp(VALUES_KEY_PATTERN).test(v), VALUES_KEY_FORMAT)
+    .refine((v) => v !== 'bundleUrl' && v !== 'version', VALUES_KEY_RESERVED),
+  [
+    { rule: `self.matches(r'${VALUES_KEY_PATTERN}')`, message: VALUES_KEY_FORMAT },
+    { rule: "!(self in ['bundleUrl', 'version'])", message: VALUES_KEY_RESERVED },
+  ],
+);
+
 const targetSchema = withCel(
   z
     .object({
@@ -57,11 +75,7 @@ const targetSchema = withCel(
       valuesSecret: z
         .object({
           name: objectName('spec.target.valuesSecret.name'),
-          key: matching(
-            '^[-._a-zA-Z0-9]+$',
-            "spec.target.valuesSecret.key must be a Secret data key (letters, digits, '-', '_' and '.')",
-            253,
-          ).default('values.yaml'),
+          key: secretDataKey.default('values.yaml'),
         })
         .optional()
         .describe('Write the staticExport values as YAML into a Secret owned by this resource.'),

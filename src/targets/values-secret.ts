@@ -9,6 +9,11 @@ import { renderValuesYaml, type StaticExportValues } from './values.ts';
 
 export const MANAGED_BY = 'static-export-operator';
 export const VERSION_ANNOTATION = 'staticexport.dev/version';
+/**
+ * The keys the site chart reads in existing-Secret mode (`staticExport.existingSecretKeys`), next to
+ * the values document: `helm install --set staticExport.existingSecret=<name>` works as it is.
+ */
+export const CHART_KEYS = { bundleUrl: 'bundleUrl', version: 'version' } as const;
 
 interface SecretObject {
   metadata: {
@@ -38,6 +43,8 @@ export interface ObservedValuesSecret {
   values?: string;
   /** The staticExport.version the values carry. */
   version?: string;
+  /** The chart's keys hold the link and version of the values document. */
+  chartKeysMatch: boolean;
 }
 
 export async function observeValuesSecret(
@@ -52,7 +59,16 @@ export async function observeValuesSecret(
     const raw = secret.data?.[target.key];
     const values = raw === undefined ? undefined : Buffer.from(raw, 'base64').toString('utf8');
     const version = values === undefined ? undefined : versionIn(values);
+    const decoded = (key: string) => {
+      const v = secret.data?.[key];
+      return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
+    };
+    const chartKeysMatch =
+      values !== undefined &&
+      decoded(CHART_KEYS.version) === version &&
+      decoded(CHART_KEYS.bundleUrl) === bundleUrlIn(values);
     return {
+      chartKeysMatch,
       exists: true,
       ...(secret.metadata.resourceVersion ? { resourceVersion: secret.metadata.resourceVersion } : {}),
       ownedByRelease: (secret.metadata.ownerReferences ?? []).some(
@@ -62,14 +78,17 @@ export async function observeValuesSecret(
       ...(version === undefined ? {} : { version }),
     };
   } catch (e) {
-    if (isNotFound(e)) return { exists: false, ownedByRelease: false };
+    if (isNotFound(e)) return { exists: false, ownedByRelease: false, chartKeysMatch: false };
     throw e;
   }
 }
 
-function versionIn(values: string): string | undefined {
+const versionIn = (values: string) => staticExportField(values, 'version');
+const bundleUrlIn = (values: string) => staticExportField(values, 'bundleUrl');
+
+function staticExportField(values: string, field: 'version' | 'bundleUrl'): string | undefined {
   try {
-    const v = (parse(values) as { staticExport?: { version?: unknown } } | null)?.staticExport?.version;
+    const v = (parse(values) as { staticExport?: Record<string, unknown> } | null)?.staticExport?.[field];
     return typeof v === 'string' ? v : undefined;
   } catch {
     return undefined;
@@ -105,7 +124,11 @@ export function desiredValuesSecret(
     },
     type: 'Opaque',
     // `data`, not `stringData`: server-side apply tracks stringData poorly (it is never stored).
-    data: { [target.key]: Buffer.from(renderValuesYaml(values)).toString('base64') },
+    data: {
+      [target.key]: Buffer.from(renderValuesYaml(values)).toString('base64'),
+      [CHART_KEYS.bundleUrl]: Buffer.from(values.bundleUrl).toString('base64'),
+      [CHART_KEYS.version]: Buffer.from(values.version).toString('base64'),
+    },
   };
 }
 
@@ -134,7 +157,7 @@ export async function writeValuesSecret(
           'choose another spec.target.valuesSecret.name or delete that Secret',
       );
     }
-    if (observed.values === renderValuesYaml(values)) return false;
+    if (observed.values === renderValuesYaml(values) && observed.chartKeysMatch) return false;
     try {
       if (observed.exists) {
         await kube.apply(

@@ -48,7 +48,7 @@ describe('StaticExportRelease CRD', () => {
     expect(r.stderr).toBe('');
     const { spec } = await getJson('ser', 'minimal');
     expect(spec.credentialsSecretRef).toEqual({ name: 'admin-key', key: 'apiKey' });
-    expect(spec.rollout).toEqual({ onLinkRenewal: 'Rollout' });
+    expect(spec.rollout).toEqual({ onLinkRenewal: 'Rollout', timeout: '10m' });
     expect(spec.suspend).toBe(false);
     expect(spec.target).toEqual({ valuesSecret: { name: 'site-values', key: 'values.yaml' } });
     expect(spec.publishGate).toEqual({ minPages: 1, maxPageDrop: '50%', disabled: false });
@@ -64,7 +64,14 @@ describe('StaticExportRelease CRD', () => {
         renewBefore: '10m',
         pinnedVersion: `sha256-${'a'.repeat(64)}`,
         suspend: true,
-        rollout: { onLinkRenewal: 'None' },
+        rollout: {
+          onLinkRenewal: 'None',
+          workloadRefs: [
+            { kind: 'Deployment', name: 'docs-site' },
+            { kind: 'StatefulSet', name: 'docs-cache' },
+          ],
+          timeout: '15m',
+        },
         publishGate: { minPages: 20, maxPageDrop: 30, disabled: true },
         target: { helm: { releaseName: 'docs', namespace: 'web', values } },
       }),
@@ -147,6 +154,21 @@ describe('StaticExportRelease CRD', () => {
       'a page drop over 100 as a number',
       { publishGate: { maxPageDrop: 101 } },
       /spec\.publishGate\.maxPageDrop must be a percentage/,
+    ],
+    [
+      'a values key the chart reads itself',
+      { target: { valuesSecret: { name: 'v', key: 'version' } } },
+      /spec\.target\.valuesSecret\.key must not be bundleUrl or version/,
+    ],
+    [
+      'a workloadRef of another kind',
+      { rollout: { workloadRefs: [{ kind: 'DaemonSet', name: 'x' }] } },
+      /spec\.rollout\.workloadRefs\[0\]\.kind: Unsupported value: "DaemonSet"/,
+    ],
+    [
+      'a rollout timeout that is not a duration',
+      { rollout: { timeout: 'soon' } },
+      /spec\.rollout\.timeout must be a duration/,
     ],
     [
       'a secret key with a slash',

@@ -288,7 +288,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     const t = release.spec.target.valuesSecret;
     if (!t) return release.status?.current?.version;
     const observed = await observeValuesSecret(this.o.kube, release, t, signal);
-    return observed.ownedByRelease && observed.values !== undefined ? observed.version : undefined;
+    return observed.ownedByRelease && observed.chartKeysMatch ? observed.version : undefined;
   }
 
   private async writeTarget(

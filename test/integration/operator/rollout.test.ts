@@ -94,7 +94,10 @@ async function helmInstall(bin: HelmName, release: string, values: object, verb 
 }
 
 /** A plain Deployment (not the chart's), optionally labelled as reading a values Secret. */
-function applyDeployment(name: string, opts: { valuesSecret?: string; nodeSelector?: Record<string, string> }) {
+function applyDeployment(
+  name: string,
+  opts: { valuesSecret?: string; nodeSelector?: Record<string, string> },
+) {
   return kubectlOk(
     ['apply', '-f', '-'],
     stringify({
@@ -137,10 +140,15 @@ describe('re-rolling the site chart', () => {
       data: Record<string, string>;
     };
     expect(Buffer.from(secret.data.version ?? '', 'base64').toString()).toBe(v1);
-    expect(Buffer.from(secret.data.bundleUrl ?? '', 'base64').toString()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/bundles\//);
+    expect(Buffer.from(secret.data.bundleUrl ?? '', 'base64').toString()).toMatch(
+      /^http:\/\/127\.0\.0\.1:\d+\/bundles\//,
+    );
 
     for (const name of [helm4, helm3]) {
-      await eventually(`${name} carries ${v1}`, async () => annotationsOf(await deployment(name))[VERSION] === v1);
+      await eventually(
+        `${name} carries ${v1}`,
+        async () => annotationsOf(await deployment(name))[VERSION] === v1,
+      );
     }
     const rolled = await until('site', 'rolled out', (r) => Boolean(r.status?.current?.rollout?.completedAt));
     expect(rolled.status?.current?.rollout).toMatchObject({
@@ -172,7 +180,10 @@ describe('re-rolling the site chart', () => {
     const second = await until('site', 'new version', (r) => r.status?.current?.version !== v1);
     const v2 = second.status?.current?.version ?? '';
     for (const name of [helm4, helm3]) {
-      await eventually(`${name} carries ${v2}`, async () => annotationsOf(await deployment(name))[VERSION] === v2);
+      await eventually(
+        `${name} carries ${v2}`,
+        async () => annotationsOf(await deployment(name))[VERSION] === v2,
+      );
       await eventually(`a ReplicaSet of ${name} with ${v2}`, async () =>
         (await replicaSets(name)).some((rs) => rs.annotations[VERSION] === v2),
       );
@@ -184,7 +195,7 @@ describe('re-rolling the site chart', () => {
 
   it('helm upgrade with unchanged values keeps the operator annotation (Helm 4 and Helm 3)', async () => {
     const served = (await getRelease(ns, 'site')).status?.current?.version;
-    const before = {
+    const before: Record<string, number> = {
       [helm4]: (await deployment(helm4)).metadata.generation,
       [helm3]: (await deployment(helm3)).metadata.generation,
     };
@@ -225,7 +236,9 @@ describe('link renewal', () => {
       return a[RENEWED_AT] !== undefined && a[VERSION] === rolling.status?.current?.version;
     });
     expect((await eventsFor(ns, 'renew-rollout')).map((e) => e.note)).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^Rolling Deployment\/renew-rollout for the link renewed at /)]),
+      expect.arrayContaining([
+        expect.stringMatching(/^Rolling Deployment\/renew-rollout for the link renewed at /),
+      ]),
     );
     expect(renewedAt).toBeDefined();
 
@@ -255,12 +268,23 @@ describe('a rollout that cannot complete', () => {
     expect((await eventsFor(ns, 'stuck')).filter((e) => e.reason === 'RolloutStalled')).toHaveLength(1);
 
     // Fixed (the pods can run): the rollout completes and the release is Ready again.
-    await kubectlOk(['patch', 'deployment', 'stuck', '-n', ns, '--type=json', '-p', '[{"op":"remove","path":"/spec/template/spec/nodeSelector"}]']);
+    await kubectlOk([
+      'patch',
+      'deployment',
+      'stuck',
+      '-n',
+      ns,
+      '--type=json',
+      '-p',
+      '[{"op":"remove","path":"/spec/template/spec/nodeSelector"}]',
+    ]);
     await until('stuck', 'Ready again', (r) => readyOf(r)?.status === 'True', 90_000);
   });
 
   it('a workloadRef to a Deployment that does not exist is reported', async () => {
-    await applyRelease(ns, 'missing', { rollout: { workloadRefs: [{ kind: 'Deployment', name: 'nowhere' }] } });
+    await applyRelease(ns, 'missing', {
+      rollout: { workloadRefs: [{ kind: 'Deployment', name: 'nowhere' }] },
+    });
     const r = await until('missing', 'WorkloadNotFound', (x) => readyOf(x)?.reason === 'WorkloadNotFound');
     expect(readyOf(r)?.message).toBe(
       `spec.rollout.workloadRefs names Deployment/nowhere, not found in namespace ${ns}: create it or remove the reference`,

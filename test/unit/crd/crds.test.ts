@@ -93,6 +93,11 @@ describe('runtime validation gives the same messages as the API server', () => {
       /^publishGate\.maxPageDrop: spec\.publishGate\.maxPageDrop must be/,
     ],
     [
+      { target: { valuesSecret: { name: 'v', key: 'bundleUrl' } } },
+      /^target\.valuesSecret\.key: spec\.target\.valuesSecret\.key must not be bundleUrl or version: the Secret holds those keys for the site chart$/,
+    ],
+    [{ rollout: { timeout: '0s' } }, /^rollout\.timeout: spec\.rollout\.timeout must be at least 1s$/],
+    [
       { publishGate: { minPages: -1 } },
       /^publishGate\.minPages: spec\.publishGate\.minPages must be 0 or more$/,
     ],
