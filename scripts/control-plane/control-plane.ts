@@ -42,6 +42,21 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The API server's audit log: requests made by service accounts only (the operator chart's RBAC
+ * test reads what its account was allowed and refused); requests with the admin credentials of
+ * tests and components are not logged.
+ */
+export const auditLogPath = (dir: string) => join(dir, 'logs', 'audit.log');
+const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    userGroups: ["system:serviceaccounts"]
+  - level: None
+`;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class ControlPlane {
@@ -67,6 +82,7 @@ export class ControlPlane {
     mkdirSync(join(dir, 'logs'), { recursive: true });
     const bins = binDir ?? (await buildBinaries());
     createCerts(dir);
+    writeFileSync(join(dir, 'audit-policy.yaml'), AUDIT_POLICY);
     const state: State = {
       binDir: bins,
       ports: { etcd: await freePort(), etcdPeer: await freePort(), apiserver: await freePort() },
@@ -125,6 +141,11 @@ export class ControlPlane {
           `--service-account-signing-key-file=${k.serviceAccountKey}`,
           '--service-cluster-ip-range=10.96.0.0/16',
           '--authorization-mode=RBAC',
+          // Setting blockOwnerDeletion needs update on the owner's finalizers, as on OpenShift.
+          '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
+          `--audit-policy-file=${join(this.dir, 'audit-policy.yaml')}`,
+          `--audit-log-path=${auditLogPath(this.dir)}`,
+          '--audit-log-format=json',
           '--profiling=false',
         ];
       case 'kube-controller-manager':

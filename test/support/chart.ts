@@ -15,6 +15,7 @@ const run = promisify(execFile);
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CHART_DIR = join(ROOT, 'charts/static-export-site');
+export const OPERATOR_CHART_DIR = join(ROOT, 'charts/static-export-operator');
 export const HELMS = {
   helm4: join(ROOT, '.tools/bin/helm'),
   helm3: join(ROOT, '.tools/helm3/helm'),
@@ -39,7 +40,12 @@ export function scratchDir(prefix: string): Promise<string> {
 export interface KubeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   // biome-ignore lint/suspicious/noExplicitAny: rendered manifests are inspected field by field
   [field: string]: any;
 }
@@ -75,13 +81,14 @@ export async function helmTemplate(
   name: HelmName,
   values: object,
   release = 'docs',
+  { chart = CHART_DIR, namespace = 'docs' } = {},
 ): Promise<HelmResult & { objects: KubeObject[] }> {
   const result = await helm(name, [
     'template',
     release,
-    CHART_DIR,
+    chart,
     '--namespace',
-    'docs',
+    namespace,
     '-f',
     await valuesFile(values),
   ]);
@@ -89,8 +96,8 @@ export async function helmTemplate(
   return { ...result, objects };
 }
 
-export async function helmLint(name: HelmName, values: object): Promise<HelmResult> {
-  return helm(name, ['lint', '--strict', CHART_DIR, '-f', await valuesFile(values)]);
+export async function helmLint(name: HelmName, values: object, chart = CHART_DIR): Promise<HelmResult> {
+  return helm(name, ['lint', '--strict', chart, '-f', await valuesFile(values)]);
 }
 
 export function parseManifests(text: string): KubeObject[] {

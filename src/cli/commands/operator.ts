@@ -15,6 +15,9 @@ import { type CliContext, untilStopSignal } from '../context.ts';
 import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { integer } from '../options.ts';
 
+/** How long SIGTERM waits for in-flight reconciles; the chart's termination grace is longer. */
+export const SHUTDOWN_DRAIN_MS = 25_000;
+
 interface OperatorFlags extends BundleLimitFlags {
   downloadTimeout: number;
   kubeconfig?: string;
@@ -101,8 +104,8 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     await untilStopSignal();
   } finally {
     logger.info('shutting down');
-    // Drains reconciles, releases the Lease, closes servers; a pod's grace period is 30 s.
-    await runShutdown([{ name: 'operator', run: () => operator.stop() }], 25_000, logger);
+    // Drains reconciles, releases the Lease, closes servers, within the pod's grace period.
+    await runShutdown([{ name: 'operator', run: () => operator.stop() }], SHUTDOWN_DRAIN_MS, logger);
   }
 }
 

@@ -1,9 +1,9 @@
-// The chart README lists every value with its default, and only values the schema knows.
+// Each chart's README lists every value with its default, and only values the schema knows.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CHART_DIR } from '../../support/chart.ts';
+import { CHART_DIR, OPERATOR_CHART_DIR } from '../../support/chart.ts';
 
 interface SchemaNode {
   $ref?: string;
@@ -12,10 +12,10 @@ interface SchemaNode {
   definitions?: Record<string, SchemaNode>;
 }
 
-async function load() {
-  const schema = JSON.parse(await readFile(join(CHART_DIR, 'values.schema.json'), 'utf8')) as SchemaNode;
-  const values = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8')) as Record<string, unknown>;
-  const readme = await readFile(join(CHART_DIR, 'README.md'), 'utf8');
+async function load(chart: string) {
+  const schema = JSON.parse(await readFile(join(chart, 'values.schema.json'), 'utf8')) as SchemaNode;
+  const values = parse(await readFile(join(chart, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+  const readme = await readFile(join(chart, 'README.md'), 'utf8');
   return { schema, values, readme };
 }
 
@@ -56,9 +56,9 @@ function leaves(schema: SchemaNode): (values: Record<string, unknown>) => Map<st
   return (values) => walk(schema, values, '', new Map());
 }
 
-describe('chart README', () => {
+describe.each([CHART_DIR, OPERATOR_CHART_DIR])('chart README of %s', (chart) => {
   it('documents every value of values.yaml with its default, and nothing else', async () => {
-    const { schema, values, readme } = await load();
+    const { schema, values, readme } = await load(chart);
     const expected = leaves(schema)(values);
     const documented = new Map(
       [...readme.matchAll(/^\| `([^`]+)` \| `([^`]*)` \|/gm)].map((m) => [m[1] as string, m[2] as string]),

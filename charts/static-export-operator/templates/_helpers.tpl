@@ -1,0 +1,75 @@
+{{/* Name of the chart's objects: the release name, with the chart name unless it already contains it. */}}
+{{- define "operator.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "operator.labels" -}}
+{{ include "operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: static-export-operator
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "operator.serviceAccountName" -}}
+{{- .Values.serviceAccount.name | default (include "operator.fullname" .) -}}
+{{- end -}}
+
+{{- define "operator.subject" -}}
+- kind: ServiceAccount
+  name: {{ include "operator.serviceAccountName" . }}
+  namespace: {{ .Release.Namespace }}
+{{- end -}}
+
+{{/* repository@digest when a digest is given (pinning, air-gapped mirrors), else repository:tag. */}}
+{{- define "operator.image" -}}
+{{- $image := .Values.image -}}
+{{- if $image.digest -}}
+{{- printf "%s@%s" $image.repository $image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $image.repository ($image.tag | default .Chart.AppVersion | toString) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+What the operator does in the namespaces it watches, and nothing more (README.md, "RBAC", says
+which code path needs each rule; the chart's RBAC test measures it on a real API server).
+*/}}
+{{- define "operator.rules" -}}
+# Its two kinds: informers list and watch them, a reconcile reads one.
+- apiGroups: [staticexport.dev]
+  resources: [staticexportreleases, agentjobs]
+  verbs: [get, list, watch]
+# Conditions and progress, through the /status subresource (server-side apply).
+- apiGroups: [staticexport.dev]
+  resources: [staticexportreleases/status, agentjobs/status]
+  verbs: [patch]
+# The values Secret it writes names its release as owner with blockOwnerDeletion, which the
+# OwnerReferencesPermissionEnforcement admission plugin allows only with this.
+- apiGroups: [staticexport.dev]
+  resources: [staticexportreleases/finalizers]
+  verbs: [update]
+# Secrets: metadata informer (list, watch), key Secrets read with get; values Secrets created
+# and then server-side applied.
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get, list, watch, create, patch]
+# events.k8s.io Events about its resources; repeats update the series count.
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+# The site workloads it re-rolls: listed by the values-secret label or read by name, and only
+# their pod template annotations applied.
+- apiGroups: [apps]
+  resources: [deployments, statefulsets]
+  verbs: [get, list, patch]
+{{- end -}}

@@ -1,0 +1,299 @@
+// The operator chart rendered by the real Helm 4 and Helm 3 binaries: CRDs identical to crds/,
+// the Deployment's flags understood by the operator command, RBAC in the right scope.
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { CHART_CRD_DIR, chartCrdTemplate } from '../../../scripts/chart-crds.ts';
+import { SHUTDOWN_DRAIN_MS } from '../../../src/cli/commands/operator.ts';
+import {
+  findObject,
+  HELMS,
+  type HelmName,
+  helmLint,
+  helmTemplate,
+  type KubeObject,
+  OPERATOR_CHART_DIR,
+  podSpec,
+  ROOT,
+} from '../../support/chart.ts';
+
+const NS = 'static-export-system';
+const render = (helm: HelmName, values: object = {}) =>
+  helmTemplate(helm, values, 'seo', { chart: OPERATOR_CHART_DIR, namespace: NS });
+const crdsDir = join(ROOT, 'crds');
+const crdFiles = readdirSync(crdsDir).sort();
+const ofKind = (objects: KubeObject[], kind: string) => objects.filter((o) => o.kind === kind);
+const container = (objects: KubeObject[]) => podSpec(objects).containers[0];
+const DIGEST = `sha256:${'0'.repeat(64)}`;
+
+describe('CRD templates', () => {
+  it('are what `npm run generate` makes of crds/ (run it after changing src/crd)', () => {
+    expect(readdirSync(join(ROOT, CHART_CRD_DIR)).sort()).toEqual(crdFiles);
+    for (const file of crdFiles) {
+      expect(readFileSync(join(ROOT, CHART_CRD_DIR, file), 'utf8'), `${CHART_CRD_DIR}/${file} is stale`).toBe(
+        chartCrdTemplate(file, readFileSync(join(crdsDir, file), 'utf8')),
+      );
+    }
+  });
+
+  it('refuses a CRD text Helm would evaluate as a template', () => {
+    expect(() => chartCrdTemplate('x.yaml', 'description: use {{ .Values }}\n')).toThrow(/contains "\{\{"/);
+  });
+});
+
+describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
+  it('passes helm lint --strict with the defaults and with everything optional on', async () => {
+    for (const values of [
+      {},
+      {
+        watchNamespaces: ['docs', 'blog'],
+        podDisruptionBudget: { enabled: true },
+        networkPolicy: { enabled: true, apiServerPeers: [{ ipBlock: { cidr: '10.0.0.1/32' } }] },
+        metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' } } },
+      },
+    ]) {
+      const r = await helmLint(helm, values, OPERATOR_CHART_DIR);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+    }
+  });
+
+  it('renders the CRDs of crds/ unchanged, kept on uninstall by default', async () => {
+    const { objects, stderr } = await render(helm);
+    const crds = ofKind(objects, 'CustomResourceDefinition');
+    expect(crds.map((c) => c.metadata.name).sort(), stderr).toEqual(
+      crdFiles.map((f) => f.replace(/\.yaml$/, '')),
+    );
+    for (const crd of crds) {
+      const { annotations, ...metadata } = crd.metadata;
+      expect(annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+      const source = parse(readFileSync(join(crdsDir, `${crd.metadata.name}.yaml`), 'utf8'));
+      expect({ ...crd, metadata }).toEqual(source);
+    }
+  });
+
+  it('crds.keep false drops the keep policy; crds.enabled false renders no CRD', async () => {
+    const notKept = await render(helm, { crds: { keep: false } });
+    const crds = ofKind(notKept.objects, 'CustomResourceDefinition');
+    expect(crds).toHaveLength(crdFiles.length);
+    for (const crd of crds) expect(crd.metadata.annotations).toBeUndefined();
+    const none = await render(helm, { crds: { enabled: false } });
+    expect(none.code, none.stderr).toBe(0);
+    expect(ofKind(none.objects, 'CustomResourceDefinition')).toEqual([]);
+  });
+
+  it('runs two replicas with leader election, the Lease in the pod namespace', async () => {
+    const { objects } = await render(helm);
+    const deployment = findObject(objects, 'Deployment');
+    expect(deployment.spec.replicas).toBe(2);
+    const c = container(objects);
+    expect(c.args).toEqual(
+      expect.arrayContaining([
+        'operator',
+        '--lease-name=seo-static-export-operator',
+        '--lease-duration=15',
+        '--renew-deadline=10',
+        '--retry-period=2',
+      ]),
+    );
+    expect(c.args).not.toContain('--no-leader-election');
+    expect(c.env).toContainEqual({
+      name: 'POD_NAMESPACE',
+      valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
+    });
+    const leaseRole = ofKind(objects, 'Role').find((r) => r.metadata.name.endsWith('-leader-election'));
+    expect(leaseRole?.metadata.namespace).toBe(NS);
+    expect(leaseRole?.rules).toContainEqual({
+      apiGroups: ['coordination.k8s.io'],
+      resources: ['leases'],
+      resourceNames: ['seo-static-export-operator'],
+      verbs: ['get', 'update'],
+    });
+  });
+
+  it('downloads into an emptyDir with a size limit, under a read-only root, as non-root', async () => {
+    const { objects } = await render(helm, { workDir: { sizeLimit: '1Gi' } });
+    const pod = podSpec(objects);
+    const c = container(objects);
+    const workDir = (c.args as string[])
+      .find((a) => a.startsWith('--work-dir='))
+      ?.slice('--work-dir='.length);
+    const mount = (c.volumeMounts as { name: string; mountPath: string }[]).find((m) =>
+      `${workDir}/`.startsWith(`${m.mountPath}/`),
+    );
+    expect(mount, `no volume under ${workDir}`).toBeDefined();
+    expect(pod.volumes).toContainEqual({ name: mount?.name, emptyDir: { sizeLimit: '1Gi' } });
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(c.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(SHUTDOWN_DRAIN_MS / 1000);
+  });
+
+  it('probes /healthz and /readyz on the metrics port the operator listens on, behind the metrics Service', async () => {
+    const { objects } = await render(helm, { metrics: { port: 9090 } });
+    const c = container(objects);
+    expect(c.args).toContain('--metrics-address=0.0.0.0:9090');
+    expect(c.ports).toEqual([{ name: 'metrics', containerPort: 9090, protocol: 'TCP' }]);
+    expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+    expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+    const service = findObject(objects, 'Service');
+    expect(service.spec.ports).toEqual([
+      { name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' },
+    ]);
+    expect(service.spec.selector).toEqual(findObject(objects, 'Deployment').spec.selector.matchLabels);
+  });
+
+  it('maps every setting to a flag the operator command knows', async () => {
+    const { objects } = await render(helm, {
+      operator: {
+        apiBaseUrl: 'https://api.example.com',
+        allowedApiBaseUrls: ['https://eu.api.example.com', 'https://us.api.example.com'],
+        allowInsecureApiBaseUrl: true,
+        apiRequestsPerMinute: 50,
+        concurrency: 8,
+        keyPrefix: 'acme',
+        logLevel: 'debug',
+      },
+      watchNamespaces: ['docs', 'blog', 'docs'],
+      leaderElection: { leaseDurationSeconds: 30, renewDeadlineSeconds: 20, retryPeriodSeconds: 4 },
+      extraArgs: ['--download-timeout=900'],
+      extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=256' }],
+    });
+    const c = container(objects);
+    expect(c.args).toEqual(
+      expect.arrayContaining([
+        '--api-base-url=https://api.example.com',
+        '--allowed-api-base-urls=https://eu.api.example.com,https://us.api.example.com',
+        '--allow-insecure-api-base-url',
+        '--api-requests-per-minute=50',
+        '--concurrency=8',
+        '--key-prefix=acme',
+        '--log-level=debug',
+        '--namespaces=docs,blog',
+        '--lease-duration=30',
+        '--renew-deadline=20',
+        '--retry-period=4',
+        '--download-timeout=900',
+      ]),
+    );
+    expect(c.env).toContainEqual({ name: 'NODE_OPTIONS', value: '--max-old-space-size=256' });
+    const { stdout: help } = await promisify(execFile)(join(ROOT, 'node_modules/.bin/node'), [
+      join(ROOT, 'src/cli/main.ts'),
+      'operator',
+      '--help',
+    ]);
+    const [command, ...flags] = c.args as string[];
+    expect(command).toBe('operator');
+    for (const flag of flags) expect(help, `${flag} is no operator flag`).toContain(`${flag.split('=')[0]} `);
+  });
+
+  it('pins the image by digest, else by tag defaulting to appVersion', async () => {
+    const byTag = container((await render(helm)).objects);
+    expect(byTag.image).toBe('ghcr.io/static-export-operator/static-export:0.1.0');
+    const pinned = container((await render(helm, { image: { tag: '9.9.9', digest: DIGEST } })).objects);
+    expect(pinned.image).toBe(`ghcr.io/static-export-operator/static-export@${DIGEST}`);
+  });
+
+  it('passes scheduling settings through to the pod', async () => {
+    const affinity = {
+      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } },
+    };
+    const tolerations = [{ key: 'dedicated', operator: 'Equal', value: 'ops', effect: 'NoSchedule' }];
+    const { objects } = await render(helm, {
+      affinity,
+      tolerations,
+      priorityClassName: 'system-cluster-critical',
+      resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '256Mi' } },
+    });
+    const pod = podSpec(objects);
+    expect(pod).toMatchObject({ affinity, tolerations, priorityClassName: 'system-cluster-critical' });
+    expect(container(objects).resources).toEqual({
+      requests: { cpu: '50m', memory: '128Mi' },
+      limits: { memory: '256Mi' },
+    });
+  });
+
+  it('binds a ClusterRole by default, Roles in the watched namespaces only with watchNamespaces', async () => {
+    const cluster = (await render(helm)).objects;
+    const [clusterRole] = ofKind(cluster, 'ClusterRole');
+    expect(ofKind(cluster, 'ClusterRoleBinding')[0]?.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'seo-static-export-operator', namespace: NS },
+    ]);
+    const namespaced = (await render(helm, { watchNamespaces: ['docs', 'blog'] })).objects;
+    expect(ofKind(namespaced, 'ClusterRole')).toEqual([]);
+    expect(ofKind(namespaced, 'ClusterRoleBinding')).toEqual([]);
+    const roles = ofKind(namespaced, 'Role').filter((r) => !r.metadata.name.endsWith('-leader-election'));
+    expect(roles.map((r) => r.metadata.namespace)).toEqual(['docs', 'blog']);
+    for (const role of roles) expect(role.rules).toEqual(clusterRole?.rules);
+    const bindings = ofKind(namespaced, 'RoleBinding').filter(
+      (r) => !r.metadata.name.endsWith('-leader-election'),
+    );
+    expect(bindings.map((b) => [b.metadata.namespace, b.roleRef.name])).toEqual([
+      ['docs', 'seo-static-export-operator'],
+      ['blog', 'seo-static-export-operator'],
+    ]);
+  });
+
+  it('renders the optional ServiceMonitor, PodDisruptionBudget and NetworkPolicy only when enabled', async () => {
+    const plain = (await render(helm)).objects.map((o) => o.kind);
+    for (const kind of ['ServiceMonitor', 'PodDisruptionBudget', 'NetworkPolicy'])
+      expect(plain).not.toContain(kind);
+    const { objects } = await render(helm, {
+      metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' } } },
+      podDisruptionBudget: { enabled: true },
+      networkPolicy: {
+        enabled: true,
+        apiServerPeers: [{ ipBlock: { cidr: '10.0.0.1/32' } }],
+        adminApiPeers: [{ ipBlock: { cidr: '203.0.113.0/24' } }],
+      },
+    });
+    expect(findObject(objects, 'ServiceMonitor').metadata.labels?.release).toBe('prom');
+    expect(findObject(objects, 'ServiceMonitor').spec.endpoints[0]).toMatchObject({
+      port: 'metrics',
+      path: '/metrics',
+    });
+    expect(findObject(objects, 'PodDisruptionBudget').spec.maxUnavailable).toBe(1);
+    const egress = findObject(objects, 'NetworkPolicy').spec.egress;
+    expect(egress[0]).toEqual({
+      ports: [
+        { port: 443, protocol: 'TCP' },
+        { port: 6443, protocol: 'TCP' },
+      ],
+      to: [{ ipBlock: { cidr: '10.0.0.1/32' } }],
+    });
+    expect(egress[1].to).toEqual([{ ipBlock: { cidr: '203.0.113.0/24' } }]);
+  });
+
+  it.each([
+    [{ unknown: true }, /unknown|additional propert/i],
+    [{ image: { digest: 'sha256:abc' } }, /digest/],
+    [{ operator: { apiBaseUrl: 'api.example.com' } }, /apiBaseUrl/],
+    [{ operator: { logLevel: 'verbose' } }, /logLevel/],
+    [{ watchNamespaces: ['Docs'] }, /watchNamespaces/],
+    [{ terminationGracePeriodSeconds: 10 }, /terminationGracePeriodSeconds/],
+    [{ extraArgs: ['operator'] }, /extraArgs/],
+    [
+      { leaderElection: { renewDeadlineSeconds: 15 } },
+      /renewDeadlineSeconds must be shorter than leaderElection.leaseDurationSeconds/,
+    ],
+    [{ leaderElection: { enabled: false } }, /set replicaCount to 1, or enable leader election/],
+  ])('refuses %j with an error naming it', async (values, message) => {
+    const r = await render(helm, values);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('runs one replica without leader election', async () => {
+    const { objects, stderr } = await render(helm, { leaderElection: { enabled: false }, replicaCount: 1 });
+    expect(container(objects)?.args, stderr).toContain('--no-leader-election');
+    expect(ofKind(objects, 'Role')).toEqual([]);
+  });
+});
