@@ -10,6 +10,7 @@ import {
   type HelmName,
   helmTemplate,
   inlineValues,
+  OPERATOR_CHART_DIR,
 } from '../../support/chart.ts';
 
 const LINK = 'https://bundles.example.com/se_1/bundle.tar.gz?sig=do-not-print-me';
@@ -191,8 +192,8 @@ function keywords(node: unknown, out = new Set<string>()): Set<string> {
 }
 
 describe('values.schema.json', () => {
-  it('uses draft-07 keywords only', async () => {
-    const schema = JSON.parse(await readFile(join(CHART_DIR, 'values.schema.json'), 'utf8'));
+  it.each([CHART_DIR, OPERATOR_CHART_DIR])('of %s uses draft-07 keywords only', async (chart) => {
+    const schema = JSON.parse(await readFile(join(chart, 'values.schema.json'), 'utf8'));
     expect(schema.$schema).toBe('http://json-schema.org/draft-07/schema#');
     expect([...keywords(schema)].filter((k) => !DRAFT_07.has(k))).toEqual([]);
   });
