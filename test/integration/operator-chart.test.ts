@@ -1,0 +1,205 @@
+// The operator chart on the real control plane, installed by Helm 4 and Helm 3: CRDs established
+// and kept, RBAC bound, the Deployment available (kwok runs its pods), CRDs upgraded with the
+// chart, and the rendered manifests accepted by a server-side dry-run.
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import {
+  HELMS,
+  type HelmName,
+  helm,
+  OPERATOR_CHART_DIR,
+  parseManifests,
+  valuesFile,
+} from '../support/chart.ts';
+import {
+  createNamespace,
+  eventually,
+  installCrds,
+  KUBECTL,
+  kubeconfig,
+  kubectl,
+  kubectlOk,
+  run,
+} from '../support/kube.ts';
+import { applyRelease } from '../support/resources.ts';
+
+const CLUSTER_SCOPED = new Set(['CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
+const CRDS = ['staticexportreleases.staticexport.dev', 'agentjobs.staticexport.dev'];
+const VALUES = { operator: { apiBaseUrl: 'https://api.example.com' } };
+const namespaces: string[] = [];
+
+async function namespace(prefix: string) {
+  const ns = await createNamespace(prefix);
+  namespaces.push(ns);
+  return ns;
+}
+
+const helmIn = (name: HelmName, ns: string, args: string[]) =>
+  helm(name, [...args, '--kubeconfig', kubeconfig(), '--namespace', ns]);
+
+/** What README.md tells users whose CRDs were applied with kubectl (or kept by an earlier release). */
+async function adoptCrds(release: string, ns: string) {
+  for (const crd of CRDS) {
+    await kubectlOk(['label', 'crd', crd, 'app.kubernetes.io/managed-by=Helm', '--overwrite']);
+    await kubectlOk([
+      'annotate',
+      'crd',
+      crd,
+      `meta.helm.sh/release-name=${release}`,
+      `meta.helm.sh/release-namespace=${ns}`,
+      '--overwrite',
+    ]);
+  }
+}
+
+/** A copy of the chart whose StaticExportRelease CRD has one more printer column. */
+function chartWithChangedCrd(): string {
+  const dir = join(mkdtempSync(join(tmpdir(), 'operator-chart-')), 'static-export-operator');
+  cpSync(OPERATOR_CHART_DIR, dir, { recursive: true });
+  const file = join(dir, 'templates/crds/staticexportreleases.staticexport.dev.yaml');
+  const text = readFileSync(file, 'utf8');
+  const changed = text.replace(
+    /( *)- additionalPrinterColumns:\n/,
+    (m, indent: string) =>
+      `${m}${indent}    - jsonPath: .spec.domain\n${indent}      name: TestColumn\n${indent}      type: string\n`,
+  );
+  expect(changed).not.toBe(text);
+  writeFileSync(file, changed);
+  return dir;
+}
+
+const printerColumns = async () =>
+  (
+    JSON.parse(await kubectlOk(['get', 'crd', CRDS[0] as string, '-o', 'json'])) as {
+      spec: { versions: { additionalPrinterColumns: { name: string }[] }[] };
+    }
+  ).spec.versions[0]?.additionalPrinterColumns.map((c) => c.name);
+
+beforeAll(async () => {
+  await installCrds();
+});
+
+afterAll(async () => {
+  // The CRDs as crds/ has them again, for the test files after this one.
+  await installCrds();
+  for (const ns of namespaces) await kubectl(['delete', 'namespace', ns, '--wait=false']);
+});
+
+describe('helm install, upgrade, uninstall', () => {
+  for (const name of Object.keys(HELMS) as HelmName[]) {
+    it(`${name}: CRDs established, RBAC bound, Deployment available; upgrade updates a changed CRD; uninstall keeps CRDs and releases`, async () => {
+      const ns = await namespace(`opchart-${name}`);
+      const release = `seo-${name}`;
+      const fullname = `${release}-static-export-operator`;
+      const sa = `system:serviceaccount:${ns}:${fullname}`;
+      if (name === 'helm4') {
+        // A cluster without the CRDs: Helm creates them and owns every field.
+        await kubectlOk(['delete', 'crd', ...CRDS, '--wait']);
+      } else {
+        // CRDs `kubectl apply` wrote (or another release kept): adopted as README.md says.
+        await installCrds();
+        await adoptCrds(release, ns);
+      }
+      const values = await valuesFile(VALUES);
+      const installed = await helmIn(name, ns, [
+        'install',
+        release,
+        OPERATOR_CHART_DIR,
+        '--wait',
+        '--timeout',
+        '120s',
+        '-f',
+        values,
+      ]);
+      expect(installed.code, installed.stderr).toBe(0);
+      expect(installed.stdout).toContain(`The static-export operator runs as Deployment ${fullname}`);
+
+      for (const crd of CRDS)
+        await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', `crd/${crd}`]);
+      const canI = async (verb: string, resource: string, where: string[]) =>
+        (await kubectl(['auth', 'can-i', verb, resource, '--as', sa, ...where])).stdout.trim();
+      expect(
+        await canI('patch', 'staticexportreleases.staticexport.dev', [
+          '--subresource=status',
+          '-n',
+          'anywhere',
+        ]),
+      ).toBe('yes');
+      expect(await canI('watch', 'secrets', ['--all-namespaces'])).toBe('yes');
+      expect(await canI('update', `leases.coordination.k8s.io/${fullname}`, ['-n', ns])).toBe('yes');
+      expect(await canI('delete', 'secrets', ['-n', ns])).toBe('no');
+      expect(await canI('update', 'leases.coordination.k8s.io/other', ['-n', ns])).toBe('no');
+      const deployment = JSON.parse(await kubectlOk(['get', 'deployment', fullname, '-n', ns, '-o', 'json']));
+      expect(deployment.status.availableReplicas).toBe(2);
+
+      await applyRelease(ns, 'survivor');
+      expect(await printerColumns()).not.toContain('TestColumn');
+      const upgraded = await helmIn(name, ns, [
+        'upgrade',
+        release,
+        chartWithChangedCrd(),
+        '--wait',
+        '--timeout',
+        '120s',
+        '-f',
+        values,
+      ]);
+      expect(upgraded.code, upgraded.stderr).toBe(0);
+      expect(await printerColumns()).toContain('TestColumn');
+
+      const uninstalled = await helmIn(name, ns, ['uninstall', release, '--wait']);
+      expect(uninstalled.code, uninstalled.stderr).toBe(0);
+      expect(uninstalled.stdout + uninstalled.stderr).toMatch(/kept due to the resource policy/i);
+      for (const crd of CRDS) await kubectlOk(['get', 'crd', crd]);
+      await kubectlOk(['get', 'ser', 'survivor', '-n', ns]);
+      await eventually('the Deployment and ClusterRole gone', async () => {
+        const left = await kubectl(['get', `deployment/${fullname}`, '-n', ns]);
+        const role = await kubectl(['get', `clusterrole/${fullname}`]);
+        return left.code !== 0 && role.code !== 0;
+      });
+    });
+  }
+});
+
+describe('server-side dry-run of the rendered manifests', () => {
+  it.each([
+    ['default values', false],
+    ['namespaced RBAC', true],
+  ])('%s: the API server accepts every object', async (_, namespacedRbac) => {
+    const ns = await namespace('opchart-dry');
+    const watched = [await namespace('opchart-w1'), await namespace('opchart-w2')];
+    const rendered = await helm('helm4', [
+      'template',
+      'seo',
+      OPERATOR_CHART_DIR,
+      '--namespace',
+      ns,
+      '-f',
+      await valuesFile({ ...VALUES, ...(namespacedRbac ? { watchNamespaces: watched } : {}) }),
+    ]);
+    expect(rendered.code, rendered.stderr).toBe(0);
+    // What helm install does: namespaced objects without a namespace go to the release's.
+    const objects = parseManifests(rendered.stdout).map((o) =>
+      CLUSTER_SCOPED.has(o.kind) || o.metadata.namespace
+        ? o
+        : { ...o, metadata: { ...o.metadata, namespace: ns } },
+    );
+    const applied = await run(
+      KUBECTL,
+      ['--kubeconfig', kubeconfig(), 'apply', '--dry-run=server', '-f', '-'],
+      objects.map((o) => stringify(o)).join('---\n'),
+    );
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stdout).toContain(`deployment.apps/seo-static-export-operator created (server dry run)`);
+    const roles = applied.stdout.match(
+      /^role\.rbac\.authorization\.k8s\.io\/seo-static-export-operator created/gm,
+    );
+    const clusterRoles = applied.stdout.match(
+      /^clusterrole\.rbac\.authorization\.k8s\.io\/seo-static-export-operator created/gm,
+    );
+    expect([roles?.length ?? 0, clusterRoles?.length ?? 0]).toEqual(namespacedRbac ? [2, 0] : [0, 1]);
+  });
+});
