@@ -2,7 +2,7 @@
 // chart's CRD templates from them.
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { renderCrdFiles } from '../src/crd/index.ts';
+import { renderCrdFiles } from '../src/crd/manifests.ts';
 import { CHART_CRD_DIR, chartCrdTemplate } from './chart-crds.ts';
 
 const root = resolve(import.meta.dirname, '..');

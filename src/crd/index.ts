@@ -1,5 +1,4 @@
 export * from './agent-job.ts';
 export * from './common.ts';
 export * from './duration.ts';
-export { crdObjects, renderCrdFiles } from './manifests.ts';
 export * from './static-export-release.ts';

@@ -1,3 +1,5 @@
+// Build-time only (`npm run generate`, tests): cdk8s is a devDependency, so nothing the CLI or the
+// operator loads may import this module (the container image has no devDependencies).
 import { ApiObject, App, Chart } from 'cdk8s';
 import { stringify } from 'yaml';
 import type { z } from 'zod';

@@ -3,13 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { pageDropPercent } from '../../../src/bundle/index.ts';
-import {
-  agentJobSpecSchema,
-  crdObjects,
-  parseDuration,
-  renderCrdFiles,
-  staticExportReleaseSpecSchema,
-} from '../../../src/crd/index.ts';
+import { agentJobSpecSchema, parseDuration, staticExportReleaseSpecSchema } from '../../../src/crd/index.ts';
+import { crdObjects, renderCrdFiles } from '../../../src/crd/manifests.ts';
 import { toStructuralSchema } from '../../../src/crd/structural.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');

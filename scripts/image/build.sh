@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `npm run image`: builds the Dockerfile without a Docker engine or registry. buildah (chroot
+# isolation, so no user namespaces or runc are needed) on the Node 24 bases scripts/image/base.sh
+# assembles offline. Leaves the image in buildah's local storage as localhost/static-export:<version>
+# and writes it as an OCI image layout (what umoci, skopeo and `podman load` read).
+# Usage: scripts/image/build.sh [OCI_LAYOUT_DIR]   (default .image/oci; the tag is the version)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+out=${1:-$root/.image/oci}
+command -v buildah >/dev/null || { echo "image: buildah is required (Debian: apt-get install buildah)" >&2; exit 1; }
+version=$(node -p 'require("./package.json").version')
+revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD 2>/dev/null || revision="$revision-dirty"
+
+buildah inspect --type image localhost/node24-base:offline >/dev/null 2>&1 &&
+  buildah inspect --type image localhost/node24-build:offline >/dev/null 2>&1 ||
+  scripts/image/base.sh
+buildah build --isolation chroot --layers --quiet \
+  --build-arg BUILD_BASE=localhost/node24-build:offline \
+  --build-arg NODE_BASE=localhost/node24-base:offline \
+  --build-arg VERSION="$version" --build-arg REVISION="$revision" \
+  --build-arg CREATED="$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+  -t "localhost/static-export:$version" . >/dev/null
+rm -rf "$out" && mkdir -p "$(dirname "$out")"
+buildah push --quiet "localhost/static-export:$version" "oci:$out:$version"
+echo "image: localhost/static-export:$version in local storage, OCI layout $out (tag $version)" >&2
