@@ -111,6 +111,12 @@ async function serveArchives(archives: Record<string, Buffer>) {
   };
 }
 
+/** Removes a run's output and flushes the deletion to disk, so the next run is not billed for it. */
+async function settle(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+  await measure('sync', [], {});
+}
+
 async function runCase(c: Case, work: string): Promise<void> {
   const baseline: Sample[] = [];
   const ours: Sample[] = [];
@@ -129,7 +135,7 @@ async function runCase(c: Case, work: string): Promise<void> {
         { BUNDLE_URL: c.url, DIR: baseDir },
       ),
     );
-    await rm(baseDir, { recursive: true, force: true });
+    await settle(baseDir);
 
     const dest = join(work, `ours-${i}`);
     const sample = await measure(
@@ -139,7 +145,7 @@ async function runCase(c: Case, work: string): Promise<void> {
     );
     oursVersion = (JSON.parse(sample.stdout) as { version: string }).version;
     ours.push(sample);
-    await rm(dest, { recursive: true, force: true });
+    await settle(dest);
   }
 
   // Same content on both sides: extract once more with the baseline and compare versions.

@@ -153,7 +153,8 @@ const NESTED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x2f, 
 
 /**
  * Parses inflated tar bytes and writes the entries; calls back on each chunk only once its
- * entries are on disk, which holds back the inflater and the download behind it.
+ * entries are on disk, which holds back the inflater and the download behind it. The writes are
+ * synchronous, so once a chunk is refused or fails nothing is left writing.
  */
 class ExtractSink extends Writable {
   private readonly parser = new Parser({ strict: true, zstd: false });
@@ -162,7 +163,6 @@ class ExtractSink extends Writable {
   private readonly limits: BundleLimits;
   private readonly compressedBytes: () => number;
   private failure: unknown;
-  private flushing: Promise<void> = Promise.resolve();
   private inflated = 0;
 
   constructor(writer: TreeWriter, limits: BundleLimits, compressedBytes: () => number) {
@@ -174,12 +174,6 @@ class ExtractSink extends Writable {
     this.parser.on('entry', (entry: ReadEntry) => this.onEntry(entry));
     // Strict: every parser warning (bad checksum, truncated, not a tar) arrives as an error.
     this.parser.on('error', (error: unknown) => this.fail(error));
-  }
-
-  /** Resolves once no write is in flight any more; the staging directory may then be removed. */
-  async settled(): Promise<void> {
-    await this.flushing.catch(() => undefined);
-    await this.writer.close();
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
@@ -197,12 +191,12 @@ class ExtractSink extends Writable {
       );
     }
     if (!this.failure) this.parser.write(chunk);
-    this.flush(callback);
+    callback(this.flush());
   }
 
   override _final(callback: (error?: Error | null) => void): void {
     if (!this.failure) this.parser.end();
-    this.flush(callback);
+    callback(this.flush());
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
@@ -210,18 +204,16 @@ class ExtractSink extends Writable {
     callback(error);
   }
 
-  private flush(callback: (error?: Error | null) => void): void {
-    if (this.failure) {
-      callback(toBundleError(this.failure));
-      return;
-    }
-    this.flushing = this.writer.flush().then(
-      () => callback(this.failure ? toBundleError(this.failure) : null),
-      (error: unknown) => {
+  /** Writes what the parser queued; returns the first failure, if any. */
+  private flush(): BundleError | null {
+    if (!this.failure) {
+      try {
+        this.writer.flush();
+      } catch (error) {
         this.fail(error);
-        callback(toBundleError(error));
-      },
-    );
+      }
+    }
+    return this.failure ? toBundleError(this.failure) : null;
   }
 
   private fail(error: unknown): void {
@@ -262,13 +254,12 @@ class ExtractSink extends Writable {
 /** Extracts a tar.gz stream into `dir`; nothing is still writing there when this settles. */
 async function unpackInto(source: Readable, dir: string, limits: BundleLimits): Promise<ContentSummary> {
   const writer = new TreeWriter(dir);
-  await writer.init();
+  writer.init();
   const inflate = createGunzip({ chunkSize: INFLATE_CHUNK });
-  const sink = new ExtractSink(writer, limits, () => inflate.bytesWritten);
   try {
-    await pipeline(source, inflate, sink);
+    await pipeline(source, inflate, new ExtractSink(writer, limits, () => inflate.bytesWritten));
   } finally {
-    await sink.settled();
+    writer.stop();
   }
   return writer.summary();
 }
