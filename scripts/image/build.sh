@@ -16,12 +16,16 @@ git diff --quiet HEAD 2>/dev/null || revision="$revision-dirty"
 buildah inspect --type image localhost/node24-base:offline >/dev/null 2>&1 &&
   buildah inspect --type image localhost/node24-build:offline >/dev/null 2>&1 ||
   scripts/image/base.sh
+previous=$(buildah inspect --type image --format '{{.FromImageID}}' "localhost/static-export:$version" 2>/dev/null || true)
 buildah build --isolation chroot --layers --quiet \
   --build-arg BUILD_BASE=localhost/node24-build:offline \
   --build-arg NODE_BASE=localhost/node24-base:offline \
   --build-arg VERSION="$version" --build-arg REVISION="$revision" \
   --build-arg CREATED="$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
   -t "localhost/static-export:$version" . >/dev/null
+# The previous build of this tag would stay behind untagged (the layer cache keeps the build stage).
+current=$(buildah inspect --type image --format '{{.FromImageID}}' "localhost/static-export:$version")
+[ -z "$previous" ] || [ "$previous" = "$current" ] || buildah rmi "$previous" >/dev/null 2>&1 || true
 rm -rf "$out" && mkdir -p "$(dirname "$out")"
 buildah push --quiet "localhost/static-export:$version" "oci:$out:$version"
 echo "image: localhost/static-export:$version in local storage, OCI layout $out (tag $version)" >&2
