@@ -1,0 +1,328 @@
+// The operator chart's RBAC, measured: the operator runs with a token of the ServiceAccount the
+// chart installed (ClusterRole, or Roles in the watched namespace) through a publish with re-rolls,
+// link renewals and an agent job. The API server's audit log says what it asked for: nothing may
+// be refused, and the chart may grant nothing the run did not use.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { auditLogPath } from '../../scripts/control-plane/control-plane.ts';
+import type { StaticExportRelease } from '../../src/crd/index.ts';
+import { helm, OPERATOR_CHART_DIR, parseManifests, valuesFile } from '../support/chart.ts';
+import { createNamespace, eventually, installCrds, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
+import { type Harness, startHarness } from '../support/operator.ts';
+import { applyAgentJob, applyRelease, applySecret, getAgentJob, getRelease } from '../support/resources.ts';
+
+const controlPlaneDir = inject('controlPlaneDir');
+const RELEASE = 'seo';
+const FULLNAME = `${RELEASE}-static-export-operator`;
+/**
+ * Granted but never a request: the OwnerReferencesPermissionEnforcement admission plugin checks it
+ * when the operator creates its values Secret with blockOwnerDeletion (the last test shows it).
+ */
+const ADMISSION_ONLY = ['staticexport.dev/staticexportreleases/finalizers:update'];
+
+interface AuditEvent {
+  verb: string;
+  user: { username: string };
+  objectRef?: {
+    apiGroup?: string;
+    resource?: string;
+    subresource?: string;
+    namespace?: string;
+    name?: string;
+  };
+  responseStatus?: { code?: number; message?: string };
+  requestURI: string;
+}
+
+const key = (group: string | undefined, resource: string, verb: string) =>
+  `${group ?? ''}/${resource}:${verb}`;
+
+function auditOf(username: string): AuditEvent[] {
+  return readFileSync(auditLogPath(controlPlaneDir as string), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as AuditEvent)
+    .filter((e) => e.user.username === username);
+}
+
+/** A kubeconfig for the same API server that authenticates with `token` only. */
+function tokenKubeconfig(token: string): string {
+  const admin = parse(readFileSync(kubeconfig(), 'utf8')) as {
+    clusters: { name: string; cluster: Record<string, unknown> }[];
+  };
+  const cluster = admin.clusters[0];
+  const file = join(mkdtempSync(join(tmpdir(), 'operator-sa-')), 'kubeconfig');
+  writeFileSync(
+    file,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [cluster],
+      users: [{ name: 'operator', user: { token } }],
+      contexts: [{ name: 'operator', context: { cluster: cluster?.name, user: 'operator' } }],
+      'current-context': 'operator',
+    }),
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+function workload(kind: 'Deployment' | 'StatefulSet', namespace: string, name: string, labels = {}) {
+  const selector = { 'app.kubernetes.io/name': name };
+  return stringify({
+    apiVersion: 'apps/v1',
+    kind,
+    metadata: { name, namespace, labels },
+    spec: {
+      replicas: 1,
+      ...(kind === 'StatefulSet' ? { serviceName: name } : {}),
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: selector },
+        spec: { containers: [{ name: 'web', image: 'registry.example/site:1' }] },
+      },
+    },
+  });
+}
+
+const readyOf = (r: StaticExportRelease) => r.status?.conditions?.find((c) => c.type === 'Ready');
+
+const namespaces: string[] = [];
+afterAll(async () => {
+  for (const ns of namespaces) await kubectl(['delete', 'namespace', ns, '--wait=false']);
+});
+
+beforeAll(async () => {
+  await installCrds();
+});
+
+describe.runIf(controlPlaneDir).each([
+  ['a ClusterRole', false],
+  ['Roles in the watched namespace', true],
+])('the operator under the chart ServiceAccount, with %s', (_, namespaced) => {
+  let releaseNs: string;
+  let siteNs: string;
+  let h: Harness | undefined;
+  let rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+  const username = () => `system:serviceaccount:${releaseNs}:${FULLNAME}`;
+
+  beforeAll(async () => {
+    releaseNs = await createNamespace('opchart-rbac');
+    siteNs = await createNamespace('opchart-site');
+    namespaces.push(releaseNs, siteNs);
+    const installed = await helm('helm4', [
+      'install',
+      RELEASE,
+      OPERATOR_CHART_DIR,
+      '--kubeconfig',
+      kubeconfig(),
+      '--namespace',
+      releaseNs,
+      '-f',
+      await valuesFile({
+        crds: { enabled: false },
+        operator: { apiBaseUrl: 'https://api.example.com' },
+        ...(namespaced ? { watchNamespaces: [siteNs] } : {}),
+      }),
+    ]);
+    expect(installed.code, installed.stderr).toBe(0);
+    const manifest = await helm('helm4', [
+      'get',
+      'manifest',
+      RELEASE,
+      '--kubeconfig',
+      kubeconfig(),
+      '-n',
+      releaseNs,
+    ]);
+    const roles = parseManifests(manifest.stdout).filter(
+      (o) => o.kind === 'Role' || o.kind === 'ClusterRole',
+    );
+    expect(roles.map((r) => [r.kind, r.metadata.namespace ?? ''])).toEqual(
+      namespaced
+        ? [
+            ['Role', siteNs],
+            ['Role', releaseNs],
+          ]
+        : [
+            ['ClusterRole', ''],
+            ['Role', releaseNs],
+          ],
+    );
+    rules = roles.flatMap((r) => r.rules);
+    const token = (await kubectlOk(['create', 'token', FULLNAME, '-n', releaseNs, '--duration=1h'])).trim();
+    h = await startHarness({
+      namespaces: [siteNs],
+      sim: { exportDurationMs: 300, agentJobDurationMs: 500, linkTtlSeconds: 6 },
+      operator: {
+        kubeconfig: tokenKubeconfig(token),
+        leaderElection: {
+          namespace: releaseNs,
+          name: FULLNAME,
+          leaseDurationMs: 4_000,
+          renewDeadlineMs: 3_000,
+          retryPeriodMs: 1_000,
+        },
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('publishes with re-rolls, renews links and completes an agent job with no request refused', async () => {
+    const harness = h as Harness;
+    await kubectlOk(
+      ['apply', '-f', '-'],
+      workload('Deployment', siteNs, 'site', { 'staticexport.dev/values-secret': 'site-values' }),
+    );
+    await kubectlOk(['apply', '-f', '-'], workload('Deployment', siteNs, 'extra'));
+    await kubectlOk(['apply', '-f', '-'], workload('StatefulSet', siteNs, 'cache'));
+    await applySecret(siteNs, 'admin-key', { apiKey: harness.sim.adminKey });
+    await applyRelease(siteNs, 'site', {
+      rollout: {
+        workloadRefs: [
+          { kind: 'Deployment', name: 'extra' },
+          { kind: 'StatefulSet', name: 'cache' },
+        ],
+      },
+    });
+    const ready = await eventually(
+      'release Ready',
+      async () => {
+        const r = await getRelease(siteNs, 'site');
+        return readyOf(r)?.status === 'True' ? r : undefined;
+      },
+      90_000,
+    );
+    await eventually(
+      'link renewed',
+      async () => {
+        const r = await getRelease(siteNs, 'site');
+        return r.status?.current?.renewedAt && r.status.current.expiresAt !== ready.status?.current?.expiresAt
+          ? r
+          : undefined;
+      },
+      60_000,
+    );
+    const annotations = JSON.parse(
+      await kubectlOk([
+        'get',
+        'statefulset',
+        'cache',
+        '-n',
+        siteNs,
+        '-o',
+        'jsonpath={.spec.template.metadata.annotations}',
+      ]),
+    );
+    expect(annotations['staticexport.dev/version']).toBe(ready.status?.current?.version);
+
+    await applyAgentJob(siteNs, 'edit', 'proj-a', 'Fix the typo on the home page');
+    const job = await eventually('agent job completed', async () => {
+      const j = await getAgentJob(siteNs, 'edit');
+      return j.status?.state === 'completed' ? j : undefined;
+    });
+    expect(job.status?.prLink).toMatch(/^https:\/\//);
+    await harness.stop();
+    h = undefined;
+
+    const events = auditOf(username());
+    expect(events.length).toBeGreaterThan(0);
+    const refused = events
+      .filter((e) => e.responseStatus?.code === 403)
+      .map((e) => `${e.verb} ${e.requestURI}: ${e.responseStatus?.message}`);
+    expect(refused).toEqual([]);
+  });
+
+  it('grants nothing that run did not use', () => {
+    const used = new Set(
+      auditOf(username())
+        .filter((e) => e.objectRef?.resource)
+        .map((e) => {
+          const ref = e.objectRef ?? {};
+          return key(ref.apiGroup, `${ref.resource}${ref.subresource ? `/${ref.subresource}` : ''}`, e.verb);
+        }),
+    );
+    const granted = new Set(
+      rules.flatMap((r) =>
+        r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => key(g, res, v)))),
+      ),
+    );
+    expect([...granted].filter((g) => !used.has(g)).sort()).toEqual(ADMISSION_ONLY);
+    // And the run used nothing beyond the grants (a refused request would also show here).
+    expect([...used].filter((u) => !granted.has(u)).sort()).toEqual([]);
+  });
+});
+
+// Needs the admission plugin the suite's own control plane enables.
+describe.runIf(controlPlaneDir)('the finalizers grant', () => {
+  it('is what lets the operator write its values Secret with blockOwnerDeletion', async () => {
+    const ns = await createNamespace('opchart-owner');
+    namespaces.push(ns);
+    await applyRelease(ns, 'site');
+    const release = await getRelease(ns, 'site');
+    const rendered = await helm('helm4', [
+      'template',
+      RELEASE,
+      OPERATOR_CHART_DIR,
+      '-n',
+      ns,
+      '--show-only',
+      'templates/rbac.yaml',
+    ]);
+    const clusterRole = parseManifests(rendered.stdout).find((o) => o.kind === 'ClusterRole');
+    const ownerRules = (clusterRole?.rules as { resources: string[] }[]).filter(
+      (r) => !r.resources.includes('staticexportreleases/finalizers'),
+    );
+    await kubectlOk(
+      ['apply', '-f', '-'],
+      [
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'without', namespace: ns } },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: { name: 'without', namespace: ns },
+          rules: ownerRules,
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: 'without', namespace: ns },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'without' },
+          subjects: [{ kind: 'ServiceAccount', name: 'without', namespace: ns }],
+        },
+      ]
+        .map((o) => stringify(o))
+        .join('---\n'),
+    );
+    const valuesSecret = stringify({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'site-values',
+        namespace: ns,
+        ownerReferences: [
+          {
+            apiVersion: 'staticexport.dev/v1alpha1',
+            kind: 'StaticExportRelease',
+            name: 'site',
+            uid: release.metadata?.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+    });
+    const refused = await kubectl(
+      ['create', '--as', `system:serviceaccount:${ns}:without`, '-f', '-'],
+      valuesSecret,
+    );
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/cannot set blockOwnerDeletion/);
+  });
+});
