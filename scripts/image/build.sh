@@ -17,11 +17,16 @@ buildah inspect --type image localhost/node24-base:offline >/dev/null 2>&1 &&
   buildah inspect --type image localhost/node24-build:offline >/dev/null 2>&1 ||
   scripts/image/base.sh
 previous=$(buildah inspect --type image --format '{{.FromImageID}}' "localhost/static-export:$version" 2>/dev/null || true)
+created=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+# buildah 1.28's layer cache ignores build-argument values, so a cached LABEL step would keep an
+# earlier build's version, revision and date: --label sets them on the final image every time.
 buildah build --isolation chroot --layers --quiet \
   --build-arg BUILD_BASE=localhost/node24-build:offline \
   --build-arg NODE_BASE=localhost/node24-base:offline \
-  --build-arg VERSION="$version" --build-arg REVISION="$revision" \
-  --build-arg CREATED="$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+  --build-arg VERSION="$version" --build-arg REVISION="$revision" --build-arg CREATED="$created" \
+  --label org.opencontainers.image.version="$version" \
+  --label org.opencontainers.image.revision="$revision" \
+  --label org.opencontainers.image.created="$created" \
   -t "localhost/static-export:$version" . >/dev/null
 # The previous build of this tag would stay behind untagged (the layer cache keeps the build stage).
 current=$(buildah inspect --type image --format '{{.FromImageID}}' "localhost/static-export:$version")
