@@ -34,7 +34,7 @@ const NONROOT = 65532;
 const missing = imageToolsMissing();
 
 interface RuntimeConfig {
-  process: { user: { uid: number; gid: number }; args: string[]; env: string[]; cwd: string };
+  process: { user: { uid: number; gid: number }; args: string[]; env: string[] };
 }
 interface ImageConfig {
   config: { Labels?: Record<string, string>; User?: string; Entrypoint?: string[]; Cmd?: string[] };
@@ -51,7 +51,7 @@ const children: ChildProcess[] = [];
 const blob = (layout: string, digest: string) =>
   JSON.parse(readFileSync(join(layout, 'blobs', ...digest.split(':')), 'utf8'));
 
-/** The image's entrypoint (or `args` instead), as the image's user, in the unpacked root, with the image's env. */
+/** `args` (a path, or a name on the image's PATH) run in the unpacked root as the image's user, with its env. */
 function inImage(args: string[], env: Record<string, string> = {}): [string, string[], NodeJS.ProcessEnv] {
   const imageEnv = Object.fromEntries(
     runtime.process.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]),
