@@ -34,14 +34,23 @@ async function operatorWrites(cp: ControlPlane): Promise<number> {
   return total;
 }
 
-function peakRssMb(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** VmHWM (peak) or VmRSS (now) of a process, in MB. */
+function rssMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
 export async function run(): Promise<void> {
   const count = Number(process.env.BENCH_RELEASES ?? 1000);
   const steadySeconds = Number(process.env.BENCH_STEADY_SECONDS ?? 60);
+  await scenario(count, steadySeconds, false);
+}
+
+/**
+ * `count` releases until all are Ready, then `steadySeconds` with nothing changing. `idleOnly`
+ * prints only the operator's resident memory at the end (the idle footprint).
+ */
+export async function scenario(count: number, steadySeconds: number, idleOnly: boolean): Promise<void> {
   const cli = await buildCli();
   const dir = mkdtempSync(join(tmpdir(), 'bench-operator-'));
   const cp = await ControlPlane.start(join(dir, 'cluster'));
@@ -120,9 +129,17 @@ export async function run(): Promise<void> {
     const apiCallsFrom = sim.requests.length;
     await sleep(steadySeconds * 1000);
     const steadyWrites = (await operatorWrites(cp)) - steadyFrom;
-    const rss = peakRssMb(operator.pid ?? 0);
+    const rss = rssMb(operator.pid ?? 0, 'VmHWM');
+    const idle = rssMb(operator.pid ?? 0, 'VmRSS');
 
     const verdict = (ok: boolean) => (ok ? 'ok' : 'MISSED');
+    if (idleOnly) {
+      console.log(`releases                      ${count}, ${ready === count ? 'all Ready' : `only ${ready} Ready`}`);
+      console.log(
+        `operator idle RSS             ${idle.toFixed(0)} MB after ${steadySeconds} s with nothing changing   target < 100 MB: ${verdict(idle < 100)}`,
+      );
+      return;
+    }
     console.log(`releases                      ${count} (created in ${created.toFixed(1)} s)`);
     console.log(
       `all Ready after creation      ${ready === count ? `${allReady.toFixed(1)} s` : `only ${ready} after ${allReady.toFixed(0)} s`}   target <= 120 s: ${verdict(ready === count && allReady <= 120)}`,

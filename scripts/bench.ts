@@ -8,6 +8,7 @@ interface BenchModule {
 const BENCHES: Record<string, () => Promise<BenchModule>> = {
   download: () => import('../bench/download.ts'),
   operator: () => import('../bench/operator.ts'),
+  idle: () => import('../bench/idle.ts'),
 };
 
 const requested = process.argv.slice(2);
