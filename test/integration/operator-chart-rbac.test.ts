@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { auditLogPath } from '../../scripts/control-plane/control-plane.ts';
 import type { StaticExportRelease } from '../../src/crd/index.ts';
-import { helm, OPERATOR_CHART_DIR, parseManifests, valuesFile } from '../support/chart.ts';
+import { findObject, helm, OPERATOR_CHART_DIR, parseManifests, valuesFile } from '../support/chart.ts';
 import { createNamespace, eventually, installCrds, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
 import { type Harness, startHarness } from '../support/operator.ts';
 import { applyAgentJob, applyRelease, applySecret, getAgentJob, getRelease } from '../support/resources.ts';
@@ -275,8 +275,8 @@ describe.runIf(controlPlaneDir)('the finalizers grant', () => {
       '--show-only',
       'templates/rbac.yaml',
     ]);
-    const clusterRole = parseManifests(rendered.stdout).find((o) => o.kind === 'ClusterRole');
-    const ownerRules = (clusterRole?.rules as { resources: string[] }[]).filter(
+    const clusterRole = findObject(parseManifests(rendered.stdout), 'ClusterRole');
+    const ownerRules = (clusterRole.rules as { resources: string[] }[]).filter(
       (r) => !r.resources.includes('staticexportreleases/finalizers'),
     );
     await kubectlOk(
