@@ -9,6 +9,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
   download: () => import('../bench/download.ts'),
   operator: () => import('../bench/operator.ts'),
   idle: () => import('../bench/idle.ts'),
+  reroll: () => import('../bench/reroll.ts'),
 };
 
 const requested = process.argv.slice(2);
