@@ -27,11 +27,12 @@ import {
 } from '../runtime/controller.ts';
 import { EventRecorder, refTo } from '../runtime/events.ts';
 import { startHealthServer } from '../runtime/health.ts';
-import { Informer, type KubeObject, type ListWatchClient } from '../runtime/informer.ts';
+import { Informer, type KubeObject, type ListWatchClient, objectKey } from '../runtime/informer.ts';
 import { KubeClient } from '../runtime/kube-client.ts';
 import { LeaderElector } from '../runtime/leader-election.ts';
 import { Metrics } from '../runtime/metrics.ts';
 import type { WorkQueueOptions } from '../runtime/work-queue.ts';
+import { VALUES_SECRET_LABEL } from '../targets/workloads.ts';
 import { AgentJobReconciler } from './agent-job/reconciler.ts';
 import { ApiClients } from './credentials.ts';
 import { DEFAULT_TUNABLES } from './static-export-release/decide.ts';
@@ -163,12 +164,14 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
       apiVersion: string,
       plural: string,
       client: ListWatchClient = kube,
+      labelSelector?: string,
     ) =>
       new Informer<T>({
         client,
         apiVersion,
         plural,
         namespaces: cfg.namespaces,
+        ...(labelSelector ? { labelSelector } : {}),
         logger: log,
         metrics,
         ...(cfg.watchdogMs ? { watchdogMs: cfg.watchdogMs } : {}),
@@ -215,7 +218,18 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
       if (type === 'MODIFIED' || type === 'DELETED')
         clients.secretChanged(secret.metadata.namespace ?? '', secret.metadata.name);
     });
-    const informers = [serInformer, ajInformer, secretInformer];
+    // The site chart's workloads, by the label naming the Secret they read (metadata only): one
+    // installed or changed (helm upgrade) is rolled or checked at once, not at the next renewal.
+    const workloadInformers = ['deployments', 'statefulsets'].map((plural) =>
+      informer<KubeObject>('apps/v1', plural, kube.metadataOnly(), VALUES_SECRET_LABEL),
+    );
+    const readers = (w: KubeObject) =>
+      serInformer
+        .list(w.metadata.namespace)
+        .filter((r) => r.spec.target?.valuesSecret?.name === w.metadata.labels?.[VALUES_SECRET_LABEL])
+        .map(objectKey);
+    for (const wi of workloadInformers) enqueueOnChange(wi, serController, readers, ignoreStatusOnly);
+    const informers = [serInformer, ajInformer, secretInformer, ...workloadInformers];
     for (const i of informers) i.start();
     void ajInformer.waitForSync().then(() => seedBudget(ajInformer.list()));
     log.info(

@@ -2,7 +2,7 @@
 // pods read the link from) plus spec.rollout.workloadRefs. Rolling one is a server-side apply of
 // only its pod template's annotations, as the operator's field manager: Helm 3's three-way merge
 // and Helm 4's server-side apply leave fields they never set alone, so `helm upgrade` keeps them.
-// The operator needs get, list and patch on deployments and statefulsets (apps) for this.
+// The operator needs get, list, watch and patch on deployments and statefulsets (apps) for this.
 import { isNotFound, KubeApiError, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import { TargetError } from './values-secret.ts';
 
@@ -68,7 +68,7 @@ async function permitted<T>(what: string, call: () => Promise<T>): Promise<T> {
   } catch (e) {
     if (e instanceof KubeApiError && e.status === 403)
       throw new TargetError(
-        `${what} was refused (${e.message}): the operator needs get, list and patch on deployments and statefulsets (apps)`,
+        `${what} was refused (${e.message}): the operator needs get, list, watch and patch on deployments and statefulsets (apps)`,
       );
     throw e;
   }

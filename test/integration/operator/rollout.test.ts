@@ -193,6 +193,19 @@ describe('re-rolling the site chart', () => {
     );
   });
 
+  it('a chart installed once the release is Ready is rolled to the served version at once, not at the next renewal', async () => {
+    const served = (await getRelease(ns, 'site')).status?.current?.version;
+    await helmInstall('helm4', 'late', siteValues);
+    // Links live 600 s here: the next renewal is minutes away, the watch on labelled workloads is not.
+    await eventually(
+      'late-static-export-site carries the served version',
+      async () => annotationsOf(await deployment('late-static-export-site'))[VERSION] === served,
+      15_000,
+    );
+    const r = await helm('helm4', ['uninstall', 'late', '--kubeconfig', kubeconfig(), '-n', ns]);
+    expect(r.code, r.stderr).toBe(0);
+  });
+
   it('helm upgrade with unchanged values keeps the operator annotation (Helm 4 and Helm 3)', async () => {
     const served = (await getRelease(ns, 'site')).status?.current?.version;
     const before: Record<string, number> = {
