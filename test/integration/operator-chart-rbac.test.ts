@@ -182,6 +182,11 @@ describe.runIf(controlPlaneDir).each([
     );
     await kubectlOk(['apply', '-f', '-'], workload('Deployment', siteNs, 'extra'));
     await kubectlOk(['apply', '-f', '-'], workload('StatefulSet', siteNs, 'cache'));
+    // Labelled workloads of both kinds: their watches (metadata) carry events, so the audit log has them.
+    await kubectlOk(
+      ['apply', '-f', '-'],
+      workload('StatefulSet', siteNs, 'site-cache', { 'staticexport.dev/values-secret': 'site-values' }),
+    );
     await applySecret(siteNs, 'admin-key', { apiKey: harness.sim.adminKey });
     await applyRelease(siteNs, 'site', {
       rollout: {

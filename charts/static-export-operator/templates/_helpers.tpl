@@ -68,8 +68,9 @@ which code path needs each rule; the chart's RBAC test measures it on a real API
   resources: [events]
   verbs: [create, patch]
 # The site workloads it re-rolls: listed by the values-secret label or read by name, and only
-# their pod template annotations applied.
+# their pod template annotations applied; the labelled ones watched (metadata), to roll a chart
+# installed after a publish at once.
 - apiGroups: [apps]
   resources: [deployments, statefulsets]
-  verbs: [get, list, patch]
+  verbs: [get, list, watch, patch]
 {{- end -}}
