@@ -134,7 +134,9 @@ export async function scenario(count: number, steadySeconds: number, idleOnly: b
 
     const verdict = (ok: boolean) => (ok ? 'ok' : 'MISSED');
     if (idleOnly) {
-      console.log(`releases                      ${count}, ${ready === count ? 'all Ready' : `only ${ready} Ready`}`);
+      console.log(
+        `releases                      ${count}, ${ready === count ? 'all Ready' : `only ${ready} Ready`}`,
+      );
       console.log(
         `operator idle RSS             ${idle.toFixed(0)} MB after ${steadySeconds} s with nothing changing   target < 100 MB: ${verdict(idle < 100)}`,
       );
