@@ -43,7 +43,8 @@ type Op =
 interface OpenFile {
   path: string;
   fd: number;
-  hash: Hash;
+  /** Created with the first data: most entries of a many-file bundle may be empty. */
+  hash: Hash | undefined;
   size: number;
 }
 
@@ -162,7 +163,7 @@ export class TreeWriter {
         this.prepare(op.path);
         // `wx`: the path was just cleared, so an existing one means something raced us; never follow it.
         const fd = openSync(this.abs(op.path), 'wx', FILE_MODE);
-        this.current = { path: op.path, fd, hash: createHash('sha256'), size: 0 };
+        this.current = { path: op.path, fd, hash: undefined, size: 0 };
         return;
       }
       case 'end': {
@@ -176,7 +177,7 @@ export class TreeWriter {
         }
         this.tree.set(
           file.path,
-          file.size === 0 ? EMPTY_FILE : { kind: 'file', digest: file.hash.digest('hex'), size: file.size },
+          file.hash ? { kind: 'file', digest: file.hash.digest('hex'), size: file.size } : EMPTY_FILE,
         );
         return;
       }
@@ -203,6 +204,7 @@ export class TreeWriter {
     const file = this.current;
     if (!file) return;
     let length = 0;
+    file.hash ??= createHash('sha256');
     for (const chunk of chunks) {
       file.hash.update(chunk);
       length += chunk.length;
