@@ -1,9 +1,9 @@
-// A thin Kubernetes REST client: client-node loads the kubeconfig (files, in-cluster, exec and
-// token-file auth); requests go through one undici Agent so we control timeouts, pagination, patch
-// types (merge, server-side apply, /status) and the watch stream ourselves.
-import type { RequestOptions } from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+// A thin Kubernetes REST client: kubeconfig.ts finds the server and credentials (files, in-cluster,
+// token files; exec plugins through client-node); requests go through one undici Agent so we
+// control timeouts, pagination, patch types (merge, server-side apply, /status) and the watch
+// stream ourselves.
 import { Agent, request } from 'undici';
+import { type KubeAccess, loadKubeAccess } from './kubeconfig.ts';
 
 export const FIELD_MANAGER = 'static-export-operator';
 const HEADER_TTL_MS = 60_000;
@@ -56,50 +56,34 @@ const METADATA_WATCH = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;
 
 export class KubeClient {
   readonly server: string;
-  private readonly kc: KubeConfig;
+  private readonly access: KubeAccess;
   private readonly dispatcher: Agent;
   private headers: Record<string, string> = {};
   private headersAt = 0;
 
-  private constructor(kc: KubeConfig, server: string, dispatcher: Agent) {
-    this.kc = kc;
-    this.server = server.replace(/\/$/, '');
+  private constructor(access: KubeAccess, dispatcher: Agent) {
+    this.access = access;
+    this.server = access.server.replace(/\/$/, '');
     this.dispatcher = dispatcher;
   }
 
   /** From a kubeconfig file, or the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
   static async create(kubeconfigPath?: string, options: KubeClientOptions = {}): Promise<KubeClient> {
-    const kc = new KubeConfig();
-    if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
-    else kc.loadFromDefault();
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster');
-    const opts: RequestOptions = {};
-    await kc.applyToHTTPSOptions(opts);
+    const access = await loadKubeAccess(kubeconfigPath);
     const dispatcher = new Agent({
-      connect: {
-        ca: opts.ca as string | undefined,
-        cert: opts.cert as string | undefined,
-        key: opts.key as string | undefined,
-        rejectUnauthorized: !cluster.skipTLSVerify,
-        timeout: 10_000,
-      },
+      connect: { ...access.tls, timeout: 10_000 },
       headersTimeout: 30_000,
       // A request whose body stalls fails instead of holding a worker; watches turn this off.
       bodyTimeout: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
       connections: 32,
     });
-    return new KubeClient(kc, cluster.server, dispatcher);
+    return new KubeClient(access, dispatcher);
   }
 
   private async authHeaders(): Promise<Record<string, string>> {
-    // Token files and exec credentials rotate: refresh what client-node computes once a minute.
+    // Token files and exec credentials rotate: compute the headers again once a minute.
     if (Date.now() - this.headersAt > HEADER_TTL_MS) {
-      const opts: RequestOptions = {};
-      await this.kc.applyToHTTPSOptions(opts);
-      this.headers = Object.fromEntries(
-        Object.entries((opts.headers ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)]),
-      );
+      this.headers = await this.access.headers();
       this.headersAt = Date.now();
     }
     return this.headers;
