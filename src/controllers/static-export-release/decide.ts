@@ -323,11 +323,9 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
     const reason = startReason(release, now, tun);
     if (reason) return { action: { kind: 'start', reason }, status: starting(status, now), events: [] };
   } else if ((status.observedGeneration ?? 0) !== (gen ?? 0)) {
-    // A pinned release does not re-export on spec changes; record that this generation was seen.
-    return none(
-      withHealthy({ ...status, observedGeneration: gen }, gen, now),
-      untilNextWork(release, now, tun),
-    );
+    // A pinned release does not re-export on spec changes; this generation is seen, and what else
+    // is due (renewal, the workloads of a changed spec.rollout) follows.
+    status = { ...status, observedGeneration: gen };
   }
 
   const renewal = status.current?.renewalTime ? Date.parse(status.current.renewalTime) : undefined;

@@ -3,7 +3,6 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import type { AdminApiClient, ExportStatus, StartedExport } from '../../api/index.ts';
 import { type BundleLimits, fetchBundle, type GateVerdict } from '../../bundle/index.ts';
 import {
@@ -34,7 +33,7 @@ import {
   withFailure,
 } from './decide.ts';
 import { judgeNewContent } from './publish-gate.ts';
-import { afterRoll, desiredAnnotations, type Roll } from './rollout.ts';
+import { afterRoll, type Roll } from './rollout.ts';
 
 export interface ReleaseMetrics {
   exportFinished(seconds: number, result: 'completed' | 'failed'): void;
@@ -266,10 +265,10 @@ export class StaticExportReleaseReconciler extends Reconciler<
     );
     await this.commit(run, next);
     if (action.mode === 'NewContent') this.exportFinished(o, status);
-    // The workloads roll next, at once (observed anew by the next reconcile).
-    if (rollDue(release, { ...release, status: next.status })) return { requeueAfterMs: 0 };
-    const renewal = next.status.current?.renewalTime;
-    return renewal ? { requeueAfterMs: Math.max(1_000, Date.parse(renewal) - o.now.getTime()) } : {};
+    // The workloads are looked at next, at once: a new version or renewal rolls them, and a spec
+    // change (e.g. a new workloadRef) that re-exported identical content still brings them along.
+    // That reconcile also schedules the renewal.
+    return { requeueAfterMs: 0 };
   }
 
   private exportFinished(o: Observed, status: Status): void {
@@ -314,9 +313,6 @@ export class StaticExportReleaseReconciler extends Reconciler<
 }
 
 type Run = SkeletonRun<StaticExportRelease, Status>;
-
-const rollDue = (before: StaticExportRelease, after: StaticExportRelease) =>
-  !isDeepStrictEqual(desiredAnnotations(before), desiredAnnotations(after));
 type PublishAction = Extract<Action, { kind: 'publish' }>;
 
 function exportPoll(job: ExportStatus): ExportPoll {

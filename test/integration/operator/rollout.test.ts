@@ -293,6 +293,21 @@ describe('a rollout that cannot complete', () => {
     ]);
     await until('stuck', 'Ready again', (r) => readyOf(r)?.status === 'True', 90_000);
   });
+});
+
+describe('spec.rollout.workloadRefs', () => {
+  it('a workloadRef added to a served release is rolled to the served version at once', async () => {
+    await applyDeployment('plain', {});
+    await applyRelease(ns, 'refs');
+    const served = await until('refs', 'Ready', (r) => readyOf(r)?.status === 'True');
+    await applyRelease(ns, 'refs', { rollout: { workloadRefs: [{ kind: 'Deployment', name: 'plain' }] } });
+    // Links live 600 s here: not at the next renewal, but right after the spec change's export.
+    await eventually(
+      'plain carries the served version',
+      async () => annotationsOf(await deployment('plain'))[VERSION] === served.status?.current?.version,
+      20_000,
+    );
+  });
 
   it('a workloadRef to a Deployment that does not exist is reported', async () => {
     await applyRelease(ns, 'missing', {
