@@ -140,7 +140,8 @@ export class KubeClient {
         ...(signal ? { signal } : {}),
         ...(accept ? { accept } : {}),
       });
-      items.push(...page.items);
+      // An empty PartialObjectMetadataList comes with `items: null`.
+      items.push(...(page.items ?? []));
       resourceVersion ||= page.metadata.resourceVersion;
       cont = page.metadata.continue || undefined;
     } while (cont);

@@ -123,6 +123,17 @@ function applyDeployment(
   );
 }
 
+describe('watching workloads', () => {
+  it('the operator is ready with no labelled Deployment or StatefulSet in its namespaces yet', async () => {
+    // An empty metadata-only list comes back with items: null; its informer must still sync.
+    await eventually(
+      'operator /readyz 200',
+      async () => (await fetch(`http://127.0.0.1:${h.operator.metricsPort}/readyz`)).status === 200,
+      15_000,
+    );
+  });
+});
+
 describe('re-rolling the site chart', () => {
   const siteValues = { staticExport: { enabled: true, existingSecret: 'site-values' }, replicaCount: 2 };
   const helm4 = 'docs-static-export-site';

@@ -55,6 +55,15 @@ describe('KubeClient', () => {
     await expect(client.get('/api/v1/namespaces')).rejects.toMatchObject({ code: 'UND_ERR_BODY_TIMEOUT' });
   });
 
+  it('lists an empty metadata-only list, which the API server sends with items: null', async () => {
+    const client = await serve(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"kind":"PartialObjectMetadataList","metadata":{"resourceVersion":"42"},"items":null}');
+    }, 1_000);
+    const list = await client.metadataOnly().list('/apis/apps/v1/statefulsets', {});
+    expect(list).toEqual({ metadata: { resourceVersion: '42' }, items: [] });
+  });
+
   it('keeps a watch open through pauses longer than the body timeout', async () => {
     const client = await serve(async (_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
