@@ -2,6 +2,7 @@
 // chart installed (ClusterRole, or Roles in the watched namespace) through a publish with re-rolls,
 // link renewals and an agent job. The API server's audit log says what it asked for: nothing may
 // be refused, and the chart may grant nothing the run did not use.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,15 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { auditLogPath } from '../../scripts/control-plane/control-plane.ts';
 import type { StaticExportRelease } from '../../src/crd/index.ts';
-import { findObject, helm, OPERATOR_CHART_DIR, parseManifests, valuesFile } from '../support/chart.ts';
+import {
+  findObject,
+  freePort,
+  helm,
+  OPERATOR_CHART_DIR,
+  parseManifests,
+  ROOT,
+  valuesFile,
+} from '../support/chart.ts';
 import { createNamespace, eventually, installCrds, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
 import { type Harness, startHarness } from '../support/operator.ts';
 import { applyAgentJob, applyRelease, applySecret, getAgentJob, getRelease } from '../support/resources.ts';
@@ -329,5 +338,79 @@ describe.runIf(controlPlaneDir)('the finalizers grant', () => {
     );
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/cannot set blockOwnerDeletion/);
+  });
+});
+
+describe.runIf(controlPlaneDir)('the Deployment as the chart renders it', () => {
+  it('runs under the chart ServiceAccount: leads through its Lease in POD_NAMESPACE, ready, drains and releases on SIGTERM', async () => {
+    const ns = await createNamespace('opchart-pod');
+    namespaces.push(ns);
+    const port = await freePort();
+    const installed = await helm('helm4', [
+      'install',
+      RELEASE,
+      OPERATOR_CHART_DIR,
+      '--kubeconfig',
+      kubeconfig(),
+      '--namespace',
+      ns,
+      '-f',
+      await valuesFile({
+        crds: { enabled: false },
+        operator: { apiBaseUrl: 'https://api.example.com' },
+        watchNamespaces: [ns],
+        metrics: { port },
+      }),
+    ]);
+    expect(installed.code, installed.stderr).toBe(0);
+    const manifest = await helm('helm4', [
+      'get',
+      'manifest',
+      RELEASE,
+      '--kubeconfig',
+      kubeconfig(),
+      '-n',
+      ns,
+    ]);
+    const deployment = findObject(parseManifests(manifest.stdout), 'Deployment');
+    const pod = deployment.spec.template.spec;
+    const container = pod.containers[0] as { args: string[]; env: { name: string; valueFrom?: unknown }[] };
+    // The pod's /tmp is an emptyDir: here a fresh directory. The token stands in for the one the
+    // kubelet mounts (same ServiceAccount); POD_NAMESPACE is what the downward API gives.
+    const tmp = mkdtempSync(join(tmpdir(), 'operator-pod-'));
+    const args = container.args.map((a) => a.replace('=/tmp/', `=${tmp}/`));
+    expect(container.env.map((e) => e.name)).toEqual(['POD_NAMESPACE']);
+    const token = (await kubectlOk(['create', 'token', FULLNAME, '-n', ns, '--duration=1h'])).trim();
+    const child = spawn(process.execPath, [join(ROOT, 'src/cli/main.ts'), ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: tmp, POD_NAMESPACE: ns, KUBECONFIG: tokenKubeconfig(token) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => {
+      output += d;
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      output += d;
+    });
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    try {
+      const holder = await eventually('the Lease held', async () => {
+        const lease = JSON.parse(await kubectlOk(['get', 'lease', FULLNAME, '-n', ns, '-o', 'json']));
+        return lease.spec.holderIdentity as string | undefined;
+      });
+      expect(holder).toBeTruthy();
+      await eventually('/readyz ok', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok);
+    } catch (e) {
+      throw new Error(`${String(e)}\noperator output:\n${output}`);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, output).toBe(0);
+    const lease = JSON.parse(await kubectlOk(['get', 'lease', FULLNAME, '-n', ns, '-o', 'json']));
+    expect(lease.spec.holderIdentity ?? '').toBe('');
+    const refused = auditOf(`system:serviceaccount:${ns}:${FULLNAME}`).filter(
+      (e) => e.responseStatus?.code === 403,
+    );
+    expect(refused.map((e) => `${e.verb} ${e.requestURI}`)).toEqual([]);
   });
 });
