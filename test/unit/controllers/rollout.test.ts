@@ -125,6 +125,14 @@ describe('which workloads roll', () => {
     expect(decide(observed(deleting, stale)).action).toEqual({ kind: 'none' });
   });
 
+  it('never rolls for a version the publish gate refused: the workloads keep the served one', () => {
+    const refused = serving({ rollout: rolledOut() });
+    refused.export = { ...refused.export, publishGateFailure: 'it has 0 pages, fewer than the minimum of 1' };
+    const d = decide(observed(release(refused), [workload('site', { [VERSION]: V1 })]));
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(ready(d.status)?.reason).toBe('PublishGateFailed');
+  });
+
   it('a workload found without the annotations (a fresh install) rolls once, as drift', () => {
     const r = release(serving({ rollout: rolledOut() }));
     const step = rolloutStep(r, [workload('site', { [VERSION]: V1 }), workload('new', {})], NOW);
