@@ -165,13 +165,15 @@ describe('helm install, upgrade, uninstall', () => {
 });
 
 describe('server-side dry-run of the rendered manifests', () => {
-  it.each([
-    ['default values', false],
-    ['namespaced RBAC', true],
-  ])('%s: the API server accepts every object', async (_, namespacedRbac) => {
+  it.each(
+    (Object.keys(HELMS) as HelmName[]).flatMap((name) => [
+      [name, 'default values', false] as const,
+      [name, 'namespaced RBAC', true] as const,
+    ]),
+  )('%s, %s: the API server accepts every object', async (name, _, namespacedRbac) => {
     const ns = await namespace('opchart-dry');
     const watched = [await namespace('opchart-w1'), await namespace('opchart-w2')];
-    const rendered = await helm('helm4', [
+    const rendered = await helm(name, [
       'template',
       'seo',
       OPERATOR_CHART_DIR,
