@@ -5,7 +5,6 @@
 // Env: BENCH_BUNDLE_MB (default 200), BENCH_RUNS (default 3; the many-entry cases run once
 // unless BENCH_RUNS is set), BENCH_CASES (comma-separated names, default all).
 
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -13,6 +12,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runProcess } from '../scripts/run-process.ts';
 import { AdminApiClient, isExportFinished } from '../src/api/index.ts';
 import { contentVersion } from '../src/bundle/index.ts';
 import { startSimulator } from '../src/simulator/index.ts';
@@ -41,19 +41,11 @@ interface Case {
 async function measure(command: string, args: string[], env: Record<string, string>): Promise<Sample> {
   const withTime = existsSync(TIME);
   const started = performance.now();
-  const child = spawn(withTime ? TIME : command, withTime ? ['-f', 'maxrss_kb=%M', command, ...args] : args, {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d;
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d;
-  });
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const { code, stdout, stderr } = await runProcess(
+    withTime ? TIME : command,
+    withTime ? ['-f', 'maxrss_kb=%M', command, ...args] : args,
+    { env: { ...process.env, ...env } },
+  );
   const seconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`${command} exited ${code}: ${stderr.slice(-2000)}`);
   const rss = /maxrss_kb=(\d+)/.exec(stderr)?.[1];

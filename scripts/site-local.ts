@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { type ProcessResult, runProcess } from './run-process.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const NGINX = '/usr/sbin/nginx';
@@ -28,11 +29,8 @@ export interface KubeObject {
 /** Secret data by Secret name and key, as the kubelet resolves secretKeyRef. */
 export type SecretData = Record<string, Record<string, string>>;
 
-export interface ProcessResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+/** What a local container run ended with; a signal counts as exit code 1. */
+export type ContainerResult = ProcessResult & { code: number };
 
 export function parseManifests(text: string): KubeObject[] {
   return parseAllDocuments(text)
@@ -88,7 +86,7 @@ export async function runInitContainer(
   objects: KubeObject[],
   secrets: SecretData,
   workDir: string,
-): Promise<ProcessResult> {
+): Promise<ContainerResult> {
   const init = podSpec(objects).initContainers[0];
   const env = containerEnv(init, secrets);
   const [command, ...args] = (init.command as string[]).map((a) => expandKubeVars(a, env));
@@ -99,22 +97,10 @@ export async function runInitContainer(
     `#!/bin/sh\nexec "${join(ROOT, 'node_modules/.bin/node')}" "${join(ROOT, 'src/cli/main.ts')}" "$@"\n`,
     { mode: 0o755 },
   );
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      env: { ...env, PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: workDir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+  const result = await runProcess(command, args, {
+    env: { ...env, PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: workDir },
   });
+  return { ...result, code: result.code ?? 1 };
 }
 
 export interface RunningNginx {

@@ -1,16 +1,16 @@
 // fetch, export and mirror through the real CLI: download deadline, exit codes of network
 // failures, file modes under a strict umask, destinations it did not create, and the caps.
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProcess } from '../../../scripts/run-process.ts';
 import { MARKER_FILE } from '../../../src/bundle/destination.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { siteEntries, tarGz } from '../../support/tar-fixtures.ts';
 import { refusedUrl, serveDrip } from '../bundle/serve.ts';
-import { type CliResult, MAIN, NODE, runCli } from './run-cli.ts';
+import { MAIN, NODE, runCli } from './run-cli.ts';
 
 let work: string;
 let site: string;
@@ -53,23 +53,14 @@ describe('fetch: deadline and network failures', () => {
 describe('fetch: files another user can read', () => {
   it('writes directories 0755 and files 0644 under umask 077', async () => {
     const dest = join(work, 'umask');
-    const result = await new Promise<CliResult>((resolve, reject) => {
-      // The shell sets the umask, then becomes the CLI: the process runs exactly as an init container would.
-      const child = spawn('sh', ['-c', 'umask 077 && exec "$0" "$@"', NODE, MAIN, 'fetch', '--dest', dest], {
+    // The shell sets the umask, then becomes the CLI: the process runs exactly as an init container would.
+    const result = await runProcess(
+      'sh',
+      ['-c', 'umask 077 && exec "$0" "$@"', NODE, MAIN, 'fetch', '--dest', dest],
+      {
         env: { PATH: process.env.PATH ?? '', ...fileUrl(site) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => {
-        stdout += d;
-      });
-      child.stderr.on('data', (d: Buffer) => {
-        stderr += d;
-      });
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+      },
+    );
     expect(result.code, result.stderr).toBe(0);
     const mode = async (path: string) => (await stat(join(dest, path))).mode & 0o777;
     expect(await mode('.')).toBe(0o755);
