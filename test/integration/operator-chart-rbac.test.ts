@@ -181,6 +181,8 @@ describe.runIf(controlPlaneDir).each([
 
   afterAll(async () => {
     await h?.stop();
+    // Its ClusterRole and binding are cluster-scoped: deleting the namespaces would leave them.
+    await helm('helm4', ['uninstall', RELEASE, '--kubeconfig', kubeconfig(), '-n', releaseNs]);
   });
 
   it('publishes with re-rolls, renews links and completes an agent job with no request refused', async () => {

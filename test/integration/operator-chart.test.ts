@@ -30,6 +30,8 @@ const CLUSTER_SCOPED = new Set(['CustomResourceDefinition', 'ClusterRole', 'Clus
 const CRDS = ['staticexportreleases.staticexport.dev', 'agentjobs.staticexport.dev'];
 const VALUES = { operator: { apiBaseUrl: 'https://api.example.com' } };
 const namespaces: string[] = [];
+// A name no other test installs: its cluster-scoped objects must not exist yet ("created").
+const DRY_RUN_RELEASE = 'opchart-dry-run';
 
 async function namespace(prefix: string) {
   const ns = await createNamespace(prefix);
@@ -175,7 +177,7 @@ describe('server-side dry-run of the rendered manifests', () => {
     const watched = [await namespace('opchart-w1'), await namespace('opchart-w2')];
     const rendered = await helm(name, [
       'template',
-      'seo',
+      DRY_RUN_RELEASE,
       OPERATOR_CHART_DIR,
       '--namespace',
       ns,
@@ -195,12 +197,20 @@ describe('server-side dry-run of the rendered manifests', () => {
       objects.map((o) => stringify(o)).join('---\n'),
     );
     expect(applied.code, applied.stderr).toBe(0);
-    expect(applied.stdout).toContain(`deployment.apps/seo-static-export-operator created (server dry run)`);
+    expect(applied.stdout).toContain(
+      `deployment.apps/${DRY_RUN_RELEASE}-static-export-operator created (server dry run)`,
+    );
     const roles = applied.stdout.match(
-      /^role\.rbac\.authorization\.k8s\.io\/seo-static-export-operator created/gm,
+      new RegExp(
+        `^role\\.rbac\\.authorization\\.k8s\\.io/${DRY_RUN_RELEASE}-static-export-operator created`,
+        'gm',
+      ),
     );
     const clusterRoles = applied.stdout.match(
-      /^clusterrole\.rbac\.authorization\.k8s\.io\/seo-static-export-operator created/gm,
+      new RegExp(
+        `^clusterrole\\.rbac\\.authorization\\.k8s\\.io/${DRY_RUN_RELEASE}-static-export-operator created`,
+        'gm',
+      ),
     );
     expect([roles?.length ?? 0, clusterRoles?.length ?? 0]).toEqual(namespacedRbac ? [2, 0] : [0, 1]);
   });
