@@ -2,6 +2,7 @@
 // client or the simulator here would weigh on every command's startup and memory.
 import { AdminApiError, AdminKeyError } from '../api/errors.ts';
 import { BundleError } from '../bundle/errors.ts';
+import { OciError } from '../oci/errors.ts';
 import { FaultParseError } from '../simulator/faults.ts';
 
 /** Process exit codes of `static-export`; scripts and CI rely on them, so they never change meaning. */
@@ -28,11 +29,12 @@ export const EXIT_CODES_HELP = `
 Exit codes:
   0  success
   1  unexpected error
-  2  usage or bad input (flags, values, 400 from the API, unknown id)
-  3  authentication or entitlement (missing/malformed key, 401, 403 plan without static export)
+  2  usage or bad input (flags, values, 400 from the API, unknown id or registry repository/tag)
+  3  authentication or entitlement (missing/malformed key, 401, 403 plan without static export,
+     registry credentials missing or refused)
   4  export or agent job failed (or 409 conflict)
   5  bundle download, verification or extraction failed, or its site refused (no index.html, too few pages)
-  6  rate limited, timed out, or API or bundle server unreachable after retries`;
+  6  rate limited, timed out, or API, bundle server or registry unreachable after retries`;
 
 /** An error the CLI reports as is, with a chosen exit code. */
 export class CliError extends Error {
@@ -62,6 +64,22 @@ export function exitCodeFor(error: unknown): ExitCode {
         return EXIT.usage;
       default:
         return EXIT.bundle;
+    }
+  }
+  if (error instanceof OciError) {
+    switch (error.reason) {
+      case 'Usage':
+      case 'NotFound':
+      case 'Unsupported':
+        return EXIT.usage;
+      case 'Auth':
+        return EXIT.auth;
+      case 'Unavailable':
+        return EXIT.unavailable;
+      case 'InvalidImage':
+        return EXIT.bundle;
+      case 'Protocol':
+        return EXIT.unexpected;
     }
   }
   if (error instanceof AdminApiError) {

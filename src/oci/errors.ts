@@ -1,0 +1,36 @@
+import { scrub } from '../redact.ts';
+
+/** Why a registry operation failed; the CLI maps reasons to exit codes. */
+export type OciErrorReason =
+  /** A reference, flag or file that cannot be used as given (says which and how to fix it). */
+  | 'Usage'
+  /** Credentials missing or refused (401 after the challenge), or access denied (403). */
+  | 'Auth'
+  /** The repository, tag, manifest or blob does not exist. */
+  | 'NotFound'
+  /** The registry refuses an operation it does not support (405, e.g. deletion disabled). */
+  | 'Unsupported'
+  /** Connection failures, timeouts, 429 or 5xx after retries. */
+  | 'Unavailable'
+  /** The registry answered something else than the API says (or content with a wrong digest). */
+  | 'Protocol'
+  /** An image (archive, layout, manifest) that is not what this tool reads. */
+  | 'InvalidImage';
+
+export class OciError extends Error {
+  override readonly name = 'OciError';
+  readonly reason: OciErrorReason;
+  /** HTTP status when the registry answered. */
+  readonly status: number | undefined;
+
+  constructor(reason: OciErrorReason, message: string, options?: { cause?: unknown; status?: number }) {
+    // Messages may quote registry text or upload locations: scrub so no credential leaks.
+    super(scrub(message), options?.cause === undefined ? undefined : { cause: options.cause });
+    this.reason = reason;
+    this.status = options?.status;
+  }
+}
+
+export function isOciError(value: unknown): value is OciError {
+  return value instanceof OciError;
+}

@@ -1,0 +1,42 @@
+// OCI images of site versions and the registry client: used by `static-export mirror` to push,
+// save and load, and by whatever follows a registry inside an air gap.
+export {
+  credentialsFromAuthFiles,
+  type FoundCredentials,
+  parseChallenge,
+  type RegistryCredentials,
+} from './auth.ts';
+export { isOciError, OciError, type OciErrorReason } from './errors.ts';
+export {
+  ANNOTATIONS,
+  type PushedImage,
+  type PushImageOptions,
+  pushImage,
+  readSiteAnnotations,
+  type SiteImage,
+  type SiteMetadata,
+  siteAnnotations,
+  siteImage,
+  VERSION_TAG,
+  versionTag,
+} from './image.ts';
+export { type SiteLayer, siteLayer } from './layer.ts';
+export {
+  formatOciReference,
+  isDigest,
+  isLoopbackRegistry,
+  isTag,
+  OCI_REFERENCE_HELP,
+  type OciReference,
+  parseOciReference,
+} from './reference.ts';
+export {
+  type BlobSource,
+  bufferSource,
+  type Descriptor,
+  digestOf,
+  MEDIA_TYPES,
+  RegistryClient,
+  type RegistryClientOptions,
+  type UploadOutcome,
+} from './registry.ts';
