@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
-export const BUILD = join(ROOT, 'node_modules/.cache/static-export-bench');
+// Inside this checkout, not node_modules/.cache: worktrees that share one node_modules must not
+// overwrite each other's build mid-run.
+export const BUILD = join(ROOT, '.bench-build');
 export const CLI = join(BUILD, 'cli/main.js');
 
 /** Compiles src/ into BUILD; emits even when files elsewhere in the tree have type errors. */

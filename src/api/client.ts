@@ -1,8 +1,8 @@
-// The production admin API client (contract: seeds/000, gaps: VENDOR-FACTS). One undici Agent per
-// client with connect/headers/body timeouts, plus an overall deadline per HTTP call.
+// The production admin API client (contract: seeds/000, gaps: VENDOR-FACTS). One connection pool
+// (src/http.ts) per client with connect/headers/body timeouts, plus an overall deadline per HTTP call.
 
-import { Agent, request } from 'undici';
 import type { z } from 'zod';
+import { HttpAgent, HttpTimeoutError, readText } from '../http.ts';
 import type { Logger } from '../log.ts';
 import { describeUrl, registerSecret } from '../redact.ts';
 import { timeoutSignal, wait } from '../timers.ts';
@@ -149,7 +149,7 @@ export class AdminApiClient {
   private readonly logger: Logger | undefined;
   private readonly agentJobPath: string;
   private readonly onCall: AdminApiClientOptions['onCall'];
-  private readonly agent: Agent;
+  private readonly agent: HttpAgent;
   private readonly limiter: RequestLimiter | undefined;
   private operations = 0;
   // A private field keeps the key out of anything that serializes the client (logs, inspectors).
@@ -178,10 +178,10 @@ export class AdminApiClient {
     this.onCall = options.onCall;
     this.budget = options.agentJobBudget ?? new AgentJobBudget();
     this.limiter = options.requestsPerMinute ? new RequestLimiter(options.requestsPerMinute) : undefined;
-    this.agent = new Agent({
-      connect: { timeout: this.timeouts.connectMs },
-      headersTimeout: this.timeouts.headersMs,
-      bodyTimeout: this.timeouts.bodyMs,
+    this.agent = new HttpAgent({
+      connectTimeoutMs: this.timeouts.connectMs,
+      headersTimeoutMs: this.timeouts.headersMs,
+      bodyTimeoutMs: this.timeouts.bodyMs,
     });
   }
 
@@ -331,7 +331,7 @@ export class AdminApiClient {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    this.agent.close();
   }
 
   // --- machinery ---
@@ -426,16 +426,23 @@ export class AdminApiClient {
     let text: string;
     let retryAfter: string | string[] | undefined;
     try {
-      const res = await request(`${this.baseUrl}${spec.path}`, {
+      const res = await this.agent.request(`${this.baseUrl}${spec.path}`, {
         method: spec.method,
         headers,
-        body,
-        dispatcher: this.agent,
+        ...(body !== undefined ? { body } : {}),
         signal: combined,
       });
       status = res.statusCode;
       retryAfter = res.headers['retry-after'];
-      text = await this.readBody(spec.operation, res.body);
+      text = await readText(
+        res.body,
+        MAX_RESPONSE_BYTES,
+        () =>
+          new InvalidResponseError(
+            `The admin API answered ${spec.operation} with more than ${MAX_RESPONSE_BYTES} bytes; check the API URL.`,
+            { operation: spec.operation, field: '(body)' },
+          ),
+      );
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (err instanceof AdminApiError) throw err;
@@ -462,26 +469,6 @@ export class AdminApiClient {
     throw httpError(spec.operation, spec.subject, status, text, retryAfter);
   }
 
-  private async readBody(
-    operation: Operation,
-    body: AsyncIterable<Buffer> & { destroy(): void },
-  ): Promise<string> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      size += chunk.length;
-      if (size > MAX_RESPONSE_BYTES) {
-        body.destroy();
-        throw new InvalidResponseError(
-          `The admin API answered ${operation} with more than ${MAX_RESPONSE_BYTES} bytes; check the API URL.`,
-          { operation, field: '(body)' },
-        );
-      }
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks).toString('utf8');
-  }
-
   private parse<S extends z.ZodType>(spec: CallSpec<S>, json: unknown): z.output<S> {
     const parsed = spec.schema.safeParse(json);
     if (parsed.success) return parsed.data;
@@ -504,20 +491,11 @@ export class AdminApiClient {
         { operation, cause: err, beforeRequestSent: false },
       );
     }
-    if (
-      code === 'UND_ERR_CONNECT_TIMEOUT' ||
-      code === 'UND_ERR_HEADERS_TIMEOUT' ||
-      code === 'UND_ERR_BODY_TIMEOUT'
-    ) {
-      const phase = {
-        UND_ERR_CONNECT_TIMEOUT: 'connect',
-        UND_ERR_HEADERS_TIMEOUT: 'headers',
-        UND_ERR_BODY_TIMEOUT: 'body',
-      }[code];
+    if (err instanceof HttpTimeoutError) {
       return new TimeoutError(
-        `Timed out (${phase}) talking to the admin API at ${where} during ${operation}; check network access ` +
+        `Timed out (${err.phase}) talking to the admin API at ${where} during ${operation}; check network access ` +
           'to the API and try again.',
-        { operation, cause: err, beforeRequestSent: code === 'UND_ERR_CONNECT_TIMEOUT' },
+        { operation, cause: err, beforeRequestSent: err.phase === 'connect' },
       );
     }
     const beforeRequestSent = code !== undefined && CONNECT_FAILURES.has(code);

@@ -1,8 +1,8 @@
 // A thin Kubernetes REST client: kubeconfig.ts finds the server and credentials (files, in-cluster,
-// token files; exec plugins through client-node); requests go through one undici Agent so we
-// control timeouts, pagination, patch types (merge, server-side apply, /status) and the watch
-// stream ourselves.
-import { Agent, request } from 'undici';
+// token files; exec plugins through client-node); requests go through one connection pool
+// (src/http.ts) so we control timeouts, pagination, patch types (merge, server-side apply, /status)
+// and the watch stream ourselves.
+import { HttpAgent, readText } from '../http.ts';
 import { type KubeAccess, loadKubeAccess } from './kubeconfig.ts';
 
 export const FIELD_MANAGER = 'static-export-operator';
@@ -57,27 +57,28 @@ const METADATA_WATCH = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;
 export class KubeClient {
   readonly server: string;
   private readonly access: KubeAccess;
-  private readonly dispatcher: Agent;
+  private readonly http: HttpAgent;
   private headers: Record<string, string> = {};
   private headersAt = 0;
 
-  private constructor(access: KubeAccess, dispatcher: Agent) {
+  private constructor(access: KubeAccess, http: HttpAgent) {
     this.access = access;
     this.server = access.server.replace(/\/$/, '');
-    this.dispatcher = dispatcher;
+    this.http = http;
   }
 
   /** From a kubeconfig file, or the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
   static async create(kubeconfigPath?: string, options: KubeClientOptions = {}): Promise<KubeClient> {
     const access = await loadKubeAccess(kubeconfigPath);
-    const dispatcher = new Agent({
-      connect: { ...access.tls, timeout: 10_000 },
-      headersTimeout: 30_000,
+    const http = new HttpAgent({
+      tls: access.tls,
+      connectTimeoutMs: 10_000,
+      headersTimeoutMs: 30_000,
       // A request whose body stalls fails instead of holding a worker; watches turn this off.
-      bodyTimeout: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-      connections: 32,
+      bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+      maxSockets: 32,
     });
-    return new KubeClient(access, dispatcher);
+    return new KubeClient(access, http);
   }
 
   private async authHeaders(): Promise<Record<string, string>> {
@@ -103,18 +104,17 @@ export class KubeClient {
         : typeof opts.body === 'string'
           ? opts.body
           : JSON.stringify(opts.body);
-    const res = await request(this.url(path, opts.query), {
-      method: method as 'GET',
-      dispatcher: this.dispatcher,
+    const res = await this.http.request(this.url(path, opts.query), {
+      method,
       headers: {
         ...(await this.authHeaders()),
         accept: opts.accept ?? 'application/json',
         ...(body !== undefined ? { 'content-type': opts.contentType ?? 'application/json' } : {}),
       },
-      body,
-      signal: opts.signal,
+      ...(body !== undefined ? { body } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
     });
-    const text = await res.body.text();
+    const text = await readText(res.body);
     if (res.statusCode >= 400) throw toApiError(res.statusCode, text, `${method} ${path}`);
     return (text ? JSON.parse(text) : undefined) as T;
   }
@@ -188,19 +188,21 @@ export class KubeClient {
     signal: AbortSignal,
     accept = 'application/json',
   ): AsyncGenerator<WatchEvent<T>> {
-    const res = await request(this.url(path, { ...query, watch: true, allowWatchBookmarks: true }), {
-      method: 'GET',
-      dispatcher: this.dispatcher,
-      headers: { ...(await this.authHeaders()), accept },
-      signal,
-      // Watches stay open for minutes; the informer's watchdog, not a body timeout, decides when one is dead.
-      bodyTimeout: 0,
-    });
-    if (res.statusCode >= 400) throw toApiError(res.statusCode, await res.body.text(), `WATCH ${path}`);
+    const res = await this.http.request(
+      this.url(path, { ...query, watch: true, allowWatchBookmarks: true }),
+      {
+        method: 'GET',
+        headers: { ...(await this.authHeaders()), accept },
+        signal,
+        // Watches stay open for minutes; the informer's watchdog, not a body timeout, decides when one is dead.
+        bodyTimeoutMs: 0,
+      },
+    );
+    if (res.statusCode >= 400) throw toApiError(res.statusCode, await readText(res.body), `WATCH ${path}`);
     // A multi-byte character may be split across chunks: decode as a stream.
     const decoder = new TextDecoder();
     let buffered = '';
-    for await (const chunk of res.body) {
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
       buffered += decoder.decode(chunk, { stream: true });
       let nl = buffered.indexOf('\n');
       while (nl >= 0) {
@@ -221,7 +223,7 @@ export class KubeClient {
   }
 
   async close(): Promise<void> {
-    await this.dispatcher.close();
+    this.http.close();
   }
 }
 

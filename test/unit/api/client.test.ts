@@ -402,7 +402,6 @@ describe('retries and faults', () => {
   });
 
   it('times out on the headers timeout too', async () => {
-    // undici checks its socket timeouts with about one second of resolution.
     sim.setFaults(['agent-get:delay=2500:1']);
     const err = await caught(
       client({ timeouts: { headersMs: 100 }, retry: { attempts: 1 } }).getAgentJob('p', 'j'),

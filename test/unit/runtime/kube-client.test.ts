@@ -52,7 +52,7 @@ describe('KubeClient', () => {
       await pause(5_000);
       res.end(']}');
     }, 200);
-    await expect(client.get('/api/v1/namespaces')).rejects.toMatchObject({ code: 'UND_ERR_BODY_TIMEOUT' });
+    await expect(client.get('/api/v1/namespaces')).rejects.toMatchObject({ code: 'HTTP_BODY_TIMEOUT' });
   });
 
   it('lists an empty metadata-only list, which the API server sends with items: null', async () => {

@@ -1,0 +1,157 @@
+// HTTP/1.1 requests for the Kubernetes and admin API clients over Node's own http/https modules.
+// Bundle downloads use them too, so the process holds one HTTP stack: the undici package (the
+// stack of Node's built-in fetch, loaded again as a package) added about 25 MB to the operator's
+// resident memory for the same job (README, "Footprint").
+import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import https from 'node:https';
+
+export type HttpTimeoutPhase = 'connect' | 'headers' | 'body';
+
+/** A connect, headers or body timeout; `code` is HTTP_CONNECT_TIMEOUT, HTTP_HEADERS_TIMEOUT or HTTP_BODY_TIMEOUT. */
+export class HttpTimeoutError extends Error {
+  readonly phase: HttpTimeoutPhase;
+  readonly code: string;
+  constructor(phase: HttpTimeoutPhase, ms: number) {
+    super(
+      `no ${phase === 'connect' ? 'connection' : phase === 'headers' ? 'response headers' : 'body data'} within ${ms} ms`,
+    );
+    this.name = 'HttpTimeoutError';
+    this.phase = phase;
+    this.code = `HTTP_${phase.toUpperCase()}_TIMEOUT`;
+  }
+}
+
+export interface HttpAgentOptions {
+  /** TCP connect plus TLS handshake. */
+  connectTimeoutMs: number;
+  /** From the request written until the response headers. */
+  headersTimeoutMs: number;
+  /** Longest silence between body chunks; 0 turns it off. A request may override it. */
+  bodyTimeoutMs: number;
+  /** Connections per origin. Default: no limit. */
+  maxSockets?: number;
+  /** Certificates for https origins (the cluster's CA, client certificate and key). */
+  tls?: { ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean };
+}
+
+export interface HttpRequest {
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+  bodyTimeoutMs?: number;
+}
+
+export interface HttpResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  /** Must be read to the end or destroyed, which returns or closes the connection. */
+  body: IncomingMessage;
+}
+
+// Idle keep-alive connections close after this long, before servers drop them (Go's and nginx's
+// idle limits are longer), so a request rarely races a server closing its connection.
+const KEEP_ALIVE_MS = 4_000;
+
+/** Keep-alive connection pools for http and https origins, with undici-style timeouts. */
+export class HttpAgent {
+  private readonly options: HttpAgentOptions;
+  private readonly plain: http.Agent;
+  private readonly secure: https.Agent;
+  private closed = false;
+
+  constructor(options: HttpAgentOptions) {
+    this.options = options;
+    const pool = { keepAlive: true, timeout: KEEP_ALIVE_MS, maxSockets: options.maxSockets ?? Infinity };
+    this.plain = new http.Agent(pool);
+    this.secure = new https.Agent({ ...pool, ...options.tls });
+  }
+
+  /**
+   * Resolves with the status and headers once they arrive; the body streams. An aborted `signal`
+   * fails the request, or the body if it is already streaming, with the signal's reason.
+   */
+  request(url: string, init: HttpRequest): Promise<HttpResponse> {
+    const { signal } = init;
+    if (this.closed) {
+      return Promise.reject(
+        Object.assign(new Error('the connection pool is closed'), { code: 'HTTP_CLOSED' }),
+      );
+    }
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const target = new URL(url);
+    const isHttps = target.protocol === 'https:';
+    const headers = { ...init.headers };
+    if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
+    const bodyTimeoutMs = init.bodyTimeoutMs ?? this.options.bodyTimeoutMs;
+
+    return new Promise((resolve, reject) => {
+      const req = (isHttps ? https : http).request(target, {
+        method: init.method,
+        headers,
+        agent: isHttps ? this.secure : this.plain,
+      });
+      let phase: HttpTimeoutPhase = 'connect';
+      let response: IncomingMessage | undefined;
+      let phaseMs = this.options.connectTimeoutMs;
+      const enter = (next: HttpTimeoutPhase, ms: number) => {
+        phase = next;
+        phaseMs = ms;
+        req.setTimeout(ms);
+      };
+      const onAbort = () => (response ?? req).destroy(signal?.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('close', () => signal?.removeEventListener('abort', onAbort));
+
+      req.on('socket', (socket) => {
+        if (req.reusedSocket) {
+          enter('headers', this.options.headersTimeoutMs);
+          return;
+        }
+        // The socket's idle timeout covers the TCP connect and the TLS handshake.
+        enter('connect', this.options.connectTimeoutMs);
+        socket.once(isHttps ? 'secureConnect' : 'connect', () => {
+          if (phase === 'connect') enter('headers', this.options.headersTimeoutMs);
+        });
+      });
+      req.on('timeout', () => {
+        const error = new HttpTimeoutError(phase, phaseMs);
+        // A stalled body fails the body stream its reader is iterating, not the finished request.
+        (response ?? req).destroy(error);
+      });
+      req.on('response', (res) => {
+        response = res;
+        enter('body', bodyTimeoutMs);
+        resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });
+      });
+      req.on('error', reject);
+      req.end(init.body);
+    });
+  }
+
+  /** Closes the pooled connections, and any still in use; later requests fail. */
+  close(): void {
+    this.closed = true;
+    this.plain.destroy();
+    this.secure.destroy();
+  }
+}
+
+/** The whole body as text; more than `maxBytes` destroys it and throws what `tooLarge` returns. */
+export async function readText(
+  body: IncomingMessage,
+  maxBytes = Infinity,
+  tooLarge: () => Error = () => new Error(`response body over ${maxBytes} bytes`),
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      body.destroy();
+      throw tooLarge();
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
