@@ -9,6 +9,8 @@ export interface LocalOperator {
   logLevel?: 'debug' | 'info' | 'warn';
   /** The operator's own admin API request limit; its default when absent, 0 for none. */
   apiRequestsPerMinute?: number;
+  /** Serve the trigger receiver on loopback (a free port, logged as triggerPort), this many calls per release and minute. */
+  trigger?: { requestsPerMinute: number };
   /** Lease timings in seconds; without them leader election is off. */
   lease?: { namespace: string; duration: number; renewDeadline: number; retryPeriod: number };
 }
@@ -29,6 +31,14 @@ export function localOperatorArgs(o: LocalOperator): string[] {
     ...(o.apiRequestsPerMinute === undefined
       ? []
       : ['--api-requests-per-minute', String(o.apiRequestsPerMinute)]),
+    ...(o.trigger
+      ? [
+          '--trigger-address',
+          '127.0.0.1:0',
+          '--trigger-requests-per-minute',
+          String(o.trigger.requestsPerMinute),
+        ]
+      : []),
     ...(o.lease
       ? [
           '--lease-namespace',

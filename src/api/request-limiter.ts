@@ -27,6 +27,11 @@ export class RequestLimiter {
     return this.sent.length < this.perMinute ? 0 : (this.sent[0] ?? now) + MINUTE_MS - now;
   }
 
+  /** No request in the last minute: the limiter is as good as a new one (and can be dropped). */
+  idle(): boolean {
+    return this.delayMs() === 0 && this.sent.length === 0;
+  }
+
   /** Takes a slot if one is free; otherwise says how long to wait before asking again. */
   tryTake(): number {
     const delay = this.delayMs();

@@ -9,6 +9,7 @@ import { registerFetch } from './commands/fetch.ts';
 import { registerMirror } from './commands/mirror.ts';
 import { registerOperator } from './commands/operator.ts';
 import { registerSimulate } from './commands/simulate.ts';
+import { registerTrigger } from './commands/trigger.ts';
 import { type CliContext, processContext } from './context.ts';
 import { EXIT, EXIT_CODES_HELP, exitCodeFor } from './exit-codes.ts';
 import { Reporter } from './output.ts';
@@ -27,6 +28,7 @@ export const COMMANDS: RegisterCommand[] = [
   registerMirror,
   registerSimulate,
   registerOperator,
+  registerTrigger,
 ];
 
 /** Error handling and output shared by every (sub)command, including ones built elsewhere and added with addCommand. */

@@ -33,6 +33,8 @@ import { LeaderElector } from '../runtime/leader-election.ts';
 import { Metrics } from '../runtime/metrics.ts';
 import type { WorkQueueOptions } from '../runtime/work-queue.ts';
 import { VALUES_SECRET_LABEL } from '../targets/workloads.ts';
+import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../trigger/contract.ts';
+import { startTriggerReceiver } from '../trigger/receiver.ts';
 import { AgentJobReconciler } from './agent-job/reconciler.ts';
 import { ApiClients } from './credentials.ts';
 import { DEFAULT_TUNABLES } from './static-export-release/decide.ts';
@@ -53,6 +55,8 @@ export interface OperatorConfig {
   concurrency: number;
   metricsHost: string;
   metricsPort: number;
+  /** The signed trigger receiver (off when absent); every replica serves it, leading or not. */
+  trigger?: { host: string; port: number; requestsPerMinute?: number };
   leaderElection?: {
     namespace: string;
     name: string;
@@ -88,6 +92,8 @@ export interface OperatorConfig {
 export interface RunningOperator {
   readonly identity: string;
   readonly metricsPort: number;
+  /** The trigger receiver's port, when it is on. */
+  readonly triggerPort?: number;
   readonly metrics: Metrics;
   isLeader(): boolean;
   /** Drains in-flight reconciles for up to `drainMs` (default 30 s), then aborts them. */
@@ -279,14 +285,36 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
         ? elector.healthy() && (!elector.isLeader() || (running?.synced() ?? false))
         : (running?.synced() ?? false),
   });
-  log.info({ identity, metricsPort: health.port, leaderElection: Boolean(elector) }, 'operator started');
+  // Only reads a release and its token Secret and sets an annotation: no leadership needed.
+  const trigger = cfg.trigger
+    ? await startTriggerReceiver({
+        host: cfg.trigger.host,
+        port: cfg.trigger.port,
+        kube,
+        logger: log,
+        events,
+        namespaces: cfg.namespaces,
+        requestsPerMinute: cfg.trigger.requestsPerMinute ?? DEFAULT_TRIGGER_REQUESTS_PER_MINUTE,
+      })
+    : undefined;
+  log.info(
+    {
+      identity,
+      metricsPort: health.port,
+      ...(trigger ? { triggerPort: trigger.port } : {}),
+      leaderElection: Boolean(elector),
+    },
+    'operator started',
+  );
 
   return {
     identity,
     metricsPort: health.port,
+    ...(trigger ? { triggerPort: trigger.port } : {}),
     metrics,
     isLeader: () => (elector ? elector.isLeader() : true),
     async stop(drainMs) {
+      await trigger?.close();
       await running?.stop(drainMs);
       running = undefined;
       shutdown.abort();

@@ -6,7 +6,8 @@ export const API_VERSION = 'v1alpha1';
 export const GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
 export const CATEGORY = 'static-export';
 
-export const secretKeySelector = (field: string) =>
+/** A key of a Secret in the resource namespace; `what` says what the value is. */
+export const secretKeyRef = (field: string, o: { defaultKey: string; what: string; describe: string }) =>
   z
     .object({
       name: objectName(`${field}.name`).describe('Name of a Secret in the resource namespace.'),
@@ -15,10 +16,17 @@ export const secretKeySelector = (field: string) =>
         `${field}.key must be a Secret data key (letters, digits, '-', '_' and '.')`,
         253,
       )
-        .default('apiKey')
-        .describe('Key within the Secret that holds the admin API key.'),
+        .default(o.defaultKey)
+        .describe(`Key within the Secret that holds ${o.what}.`),
     })
-    .describe('Secret holding the admin API key (Authorization: Bearer).');
+    .describe(o.describe);
+
+export const secretKeySelector = (field: string) =>
+  secretKeyRef(field, {
+    defaultKey: 'apiKey',
+    what: 'the admin API key',
+    describe: 'Secret holding the admin API key (Authorization: Bearer).',
+  });
 
 export const conditionSchema = z.object({
   type: z.string().max(316),

@@ -6,6 +6,7 @@ import {
   GROUP_VERSION,
   metadataSchema,
   pendingCallSchema,
+  secretKeyRef,
   secretKeySelector,
   timestamp,
   withCel,
@@ -194,6 +195,19 @@ export const staticExportReleaseSpecSchema = z.object({
       'How the workloads that serve this release are rolled when a new version is published (pod template annotation staticexport.dev/version) or the link renewed.',
     ),
   publishGate: publishGateSchema,
+  trigger: z
+    .object({
+      tokenSecretRef: secretKeyRef('spec.trigger.tokenSecretRef', {
+        defaultKey: 'token',
+        what: 'the trigger token (surrounding whitespace is ignored)',
+        describe:
+          'Secret holding the token that signs trigger calls (HMAC-SHA256); whoever holds it can ask for exports of this release, nothing more.',
+      }),
+    })
+    .optional()
+    .describe(
+      "Accept signed calls to the operator's trigger receiver (POST /hooks/<namespace>/<name>, operator flag --trigger-address) as a request for an export now, like the staticexport.dev/requested-at annotation. Absent: calls for this release get 404.",
+    ),
   target: targetSchema,
 });
 

@@ -22,6 +22,7 @@ import {
 import { createNamespace, eventually, installCrds, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
 import { type Harness, startHarness } from '../support/operator.ts';
 import { applyAgentJob, applyRelease, applySecret, getAgentJob, getRelease } from '../support/resources.ts';
+import { runCli } from '../unit/cli/run-cli.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
 const RELEASE = 'seo';
@@ -344,10 +345,11 @@ describe.runIf(controlPlaneDir)('the finalizers grant', () => {
 });
 
 describe.runIf(controlPlaneDir)('the Deployment as the chart renders it', () => {
-  it('runs under the chart ServiceAccount: leads through its Lease in POD_NAMESPACE, ready, drains and releases on SIGTERM', async () => {
+  it('runs under the chart ServiceAccount: leads through its Lease in POD_NAMESPACE, ready, takes a signed trigger, drains and releases on SIGTERM', async () => {
     const ns = await createNamespace('opchart-pod');
     namespaces.push(ns);
     const port = await freePort();
+    const triggerPort = await freePort();
     const installed = await helm('helm4', [
       'install',
       RELEASE,
@@ -362,6 +364,7 @@ describe.runIf(controlPlaneDir)('the Deployment as the chart renders it', () => 
         operator: { apiBaseUrl: 'https://api.example.com' },
         watchNamespaces: [ns],
         metrics: { port },
+        trigger: { enabled: true, port: triggerPort },
       }),
     ]);
     expect(installed.code, installed.stderr).toBe(0);
@@ -402,6 +405,26 @@ describe.runIf(controlPlaneDir)('the Deployment as the chart renders it', () => 
       });
       expect(holder).toBeTruthy();
       await eventually('/readyz ok', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok);
+      // The trigger receiver under the chart's rules: suspended, so nothing is sent to the admin API.
+      const token = 'tt-chart-rbac-0123456789abcdef';
+      await applySecret(ns, 'trigger-token', { token });
+      await applyRelease(ns, 'site', {
+        suspend: true,
+        trigger: { tokenSecretRef: { name: 'trigger-token' } },
+      });
+      const tokenFile = join(tmp, 'token');
+      writeFileSync(tokenFile, token);
+      const triggered = await runCli([
+        'trigger',
+        '--url',
+        `http://127.0.0.1:${triggerPort}`,
+        '--token-file',
+        tokenFile,
+        `${ns}/site`,
+      ]);
+      expect(triggered.code, triggered.stderr).toBe(0);
+      const release = await getRelease(ns, 'site');
+      expect(release.metadata.annotations?.['staticexport.dev/requested-at']).toBeDefined();
     } catch (e) {
       throw new Error(`${String(e)}\noperator output:\n${output}`);
     } finally {

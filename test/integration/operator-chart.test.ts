@@ -167,12 +167,17 @@ describe('helm install, upgrade, uninstall', () => {
 });
 
 describe('server-side dry-run of the rendered manifests', () => {
+  const WITH_TRIGGER = {
+    trigger: { enabled: true, from: [{ namespaceSelector: { matchLabels: { ci: 'true' } } }] },
+    networkPolicy: { enabled: true },
+  };
   it.each(
     (Object.keys(HELMS) as HelmName[]).flatMap((name) => [
-      [name, 'default values', false] as const,
-      [name, 'namespaced RBAC', true] as const,
+      [name, 'default values', false, {}] as const,
+      [name, 'namespaced RBAC', true, {}] as const,
+      [name, 'the trigger Service and its NetworkPolicy rule', false, WITH_TRIGGER] as const,
     ]),
-  )('%s, %s: the API server accepts every object', async (name, _, namespacedRbac) => {
+  )('%s, %s: the API server accepts every object', async (name, _, namespacedRbac, extra) => {
     const ns = await namespace('opchart-dry');
     const watched = [await namespace('opchart-w1'), await namespace('opchart-w2')];
     const rendered = await helm(name, [
@@ -182,7 +187,7 @@ describe('server-side dry-run of the rendered manifests', () => {
       '--namespace',
       ns,
       '-f',
-      await valuesFile({ ...VALUES, ...(namespacedRbac ? { watchNamespaces: watched } : {}) }),
+      await valuesFile({ ...VALUES, ...extra, ...(namespacedRbac ? { watchNamespaces: watched } : {}) }),
     ]);
     expect(rendered.code, rendered.stderr).toBe(0);
     // What helm install does: namespaced objects without a namespace go to the release's.
@@ -213,5 +218,13 @@ describe('server-side dry-run of the rendered manifests', () => {
       ),
     );
     expect([roles?.length ?? 0, clusterRoles?.length ?? 0]).toEqual(namespacedRbac ? [2, 0] : [0, 1]);
+    if ('trigger' in extra) {
+      expect(applied.stdout).toContain(
+        `service/${DRY_RUN_RELEASE}-static-export-operator-trigger created (server dry run)`,
+      );
+      expect(applied.stdout).toContain(
+        `networkpolicy.networking.k8s.io/${DRY_RUN_RELEASE}-static-export-operator created (server dry run)`,
+      );
+    }
   });
 });

@@ -12,6 +12,8 @@ export interface OperatorProcessOptions {
   apiBaseUrl: string;
   /** Lease namespace; omitted = --no-leader-election. */
   leaseNamespace?: string;
+  /** Serve the trigger receiver on loopback with this per-release limit. */
+  trigger?: { requestsPerMinute: number };
 }
 
 export class OperatorProcess {
@@ -50,6 +52,7 @@ export class OperatorProcess {
         apiBaseUrl: o.apiBaseUrl,
         workDir: mkdtempSync(join(tmpdir(), 'static-export-work-')),
         logLevel: 'debug',
+        ...(o.trigger ? { trigger: o.trigger } : {}),
         ...(o.leaseNamespace
           ? { lease: { namespace: o.leaseNamespace, duration: 4, renewDeadline: 3, retryPeriod: 1 } }
           : {}),

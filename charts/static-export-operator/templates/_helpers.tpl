@@ -49,6 +49,12 @@ which code path needs each rule; the chart's RBAC test measures it on a real API
 - apiGroups: [staticexport.dev]
   resources: [staticexportreleases, agentjobs]
   verbs: [get, list, watch]
+{{- if .Values.trigger.enabled }}
+# The trigger receiver sets the staticexport.dev/requested-at annotation (merge patch).
+- apiGroups: [staticexport.dev]
+  resources: [staticexportreleases]
+  verbs: [patch]
+{{- end }}
 # Conditions and progress, through the /status subresource (server-side apply).
 - apiGroups: [staticexport.dev]
   resources: [staticexportreleases/status, agentjobs/status]

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
 import { insecureApiBaseUrl } from '../../controllers/api-base-url.ts';
+import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../../trigger/contract.ts';
 import {
   type BundleLimitFlags,
   bundleLimitOptions,
@@ -24,6 +25,8 @@ interface OperatorFlags extends BundleLimitFlags {
   namespaces?: string[];
   concurrency: number;
   metricsAddress?: { host: string; port: number };
+  triggerAddress?: { host: string; port: number };
+  triggerRequestsPerMinute: number;
   leaderElection: boolean;
   leaseNamespace?: string;
   leaseName: string;
@@ -80,6 +83,9 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     concurrency: flags.concurrency,
     metricsHost: flags.metricsAddress?.host ?? '0.0.0.0',
     metricsPort: flags.metricsAddress?.port ?? 8080,
+    ...(flags.triggerAddress
+      ? { trigger: { ...flags.triggerAddress, requestsPerMinute: flags.triggerRequestsPerMinute } }
+      : {}),
     keyPrefix: flags.keyPrefix,
     apiRequestsPerMinute: flags.apiRequestsPerMinute,
     workDir: flags.workDir,
@@ -130,6 +136,17 @@ export function registerOperator(program: Command, ctx: CliContext): void {
       '--metrics-address <host:port>',
       'serves /metrics, /healthz and /readyz (default: 0.0.0.0:8080)',
       hostPort,
+    )
+    .option(
+      '--trigger-address <host:port>',
+      'serve the signed trigger receiver (POST /hooks/<namespace>/<name>) here, e.g. 0.0.0.0:8082 (default: off)',
+      hostPort,
+    )
+    .option(
+      '--trigger-requests-per-minute <n>',
+      'trigger calls per release and minute; more get 429',
+      integer(1),
+      DEFAULT_TRIGGER_REQUESTS_PER_MINUTE,
     )
     .option('--no-leader-election', 'reconcile without taking the Lease (run a single replica only)')
     .option(

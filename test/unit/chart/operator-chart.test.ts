@@ -53,6 +53,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
         podDisruptionBudget: { enabled: true },
         networkPolicy: { enabled: true, apiServerPeers: [{ ipBlock: { cidr: '10.0.0.1/32' } }] },
         metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' } } },
+        trigger: { enabled: true, from: [{ namespaceSelector: { matchLabels: { ci: 'true' } } }] },
       },
     ]) {
       const r = await helmLint(helm, values, OPERATOR_CHART_DIR);
@@ -166,6 +167,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       leaderElection: { leaseDurationSeconds: 30, renewDeadlineSeconds: 20, retryPeriodSeconds: 4 },
       extraArgs: ['--download-timeout=900'],
       extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=256' }],
+      trigger: { enabled: true, requestsPerMinute: 10 },
     });
     const c = container(objects);
     expect(c.args).toEqual(
@@ -182,6 +184,8 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
         '--renew-deadline=20',
         '--retry-period=4',
         '--download-timeout=900',
+        '--trigger-address=0.0.0.0:8082',
+        '--trigger-requests-per-minute=10',
       ]),
     );
     expect(c.env).toContainEqual({ name: 'NODE_OPTIONS', value: '--max-old-space-size=256' });
@@ -285,10 +289,57 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       /renewDeadlineSeconds must be shorter than leaderElection.leaseDurationSeconds/,
     ],
     [{ leaderElection: { enabled: false } }, /set replicaCount to 1, or enable leader election/],
+    [{ trigger: { enabled: true, port: 8080 } }, /trigger.port must differ from metrics.port/],
+    [{ trigger: { service: { type: 'ExternalName' } } }, /trigger/],
+    [{ trigger: { requestsPerMinute: 0 } }, /requestsPerMinute/],
   ])('refuses %j with an error naming it', async (values, message) => {
     const r = await render(helm, values);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(message);
+  });
+
+  it('serves the trigger receiver only when enabled: its port, a Service, patch on releases, a NetworkPolicy rule', async () => {
+    const plain = await render(helm, { networkPolicy: { enabled: true } });
+    expect((container(plain.objects).args as string[]).filter((a) => a.startsWith('--trigger'))).toEqual([]);
+    expect(ofKind(plain.objects, 'Service').map((s) => s.metadata.name)).toEqual([
+      'seo-static-export-operator-metrics',
+    ]);
+    const verbsOnReleases = (objects: KubeObject[]) =>
+      (findObject(objects, 'ClusterRole').rules as { resources: string[]; verbs: string[] }[])
+        .filter((r) => r.resources.includes('staticexportreleases'))
+        .flatMap((r) => r.verbs);
+    expect(verbsOnReleases(plain.objects)).not.toContain('patch');
+    expect(findObject(plain.objects, 'NetworkPolicy').spec.ingress).toHaveLength(1);
+
+    const from = [{ namespaceSelector: { matchLabels: { ci: 'true' } } }];
+    const { objects } = await render(helm, {
+      networkPolicy: { enabled: true },
+      trigger: {
+        enabled: true,
+        port: 9443,
+        service: { type: 'LoadBalancer', port: 443, annotations: { team: 'docs' } },
+        from,
+      },
+    });
+    const c = container(objects);
+    expect(c.args).toEqual(
+      expect.arrayContaining(['--trigger-address=0.0.0.0:9443', '--trigger-requests-per-minute=6']),
+    );
+    expect(c.ports).toContainEqual({ name: 'trigger', containerPort: 9443, protocol: 'TCP' });
+    const service = ofKind(objects, 'Service').find(
+      (s) => s.metadata.name === 'seo-static-export-operator-trigger',
+    );
+    expect(service?.metadata.annotations).toEqual({ team: 'docs' });
+    expect(service?.spec).toEqual({
+      type: 'LoadBalancer',
+      selector: findObject(objects, 'Deployment').spec.selector.matchLabels,
+      ports: [{ name: 'trigger', port: 443, targetPort: 'trigger', protocol: 'TCP' }],
+    });
+    expect(verbsOnReleases(objects)).toContain('patch');
+    expect(findObject(objects, 'NetworkPolicy').spec.ingress[1]).toEqual({
+      ports: [{ port: 9443, protocol: 'TCP' }],
+      from,
+    });
   });
 
   it('runs one replica without leader election', async () => {

@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { type Command, InvalidArgumentError } from 'commander';
+import { registerSecret } from '../../redact.ts';
+import {
+  HOOK_PATH_PREFIX,
+  MAX_CLOCK_SKEW_S,
+  normalizeToken,
+  SIGNATURE_HEADER,
+  sign,
+  TIMESTAMP_HEADER,
+} from '../../trigger/contract.ts';
+import type { CliContext } from '../context.ts';
+import { CliError, EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
+import { integer } from '../options.ts';
+import { Reporter } from '../output.ts';
+
+export const TRIGGER_TOKEN_ENV = 'STATIC_EXPORT_TRIGGER_TOKEN';
+
+interface TriggerFlags {
+  url: string;
+  tokenFile?: string;
+  timeout: number;
+  json?: boolean;
+}
+
+const RELEASE_REF = /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)$/;
+
+function releaseRef(value: string): { namespace: string; name: string } {
+  const m = RELEASE_REF.exec(value);
+  if (!m?.[1] || !m[3]) throw new InvalidArgumentError('expected <namespace>/<name>, e.g. docs/docs.');
+  return { namespace: m[1], name: m[3] };
+}
+
+function receiverUrl(value: string): string {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+    throw new InvalidArgumentError(
+      "expected the receiver's http(s) base URL, e.g. http://static-export-operator-trigger.static-export-system:8082.",
+    );
+  }
+  return value;
+}
+
+async function readToken(flags: TriggerFlags, ctx: CliContext): Promise<string> {
+  let raw: string | undefined;
+  let from: string;
+  if (flags.tokenFile !== undefined) {
+    from = `--token-file ${flags.tokenFile}`;
+    try {
+      raw = await readFile(flags.tokenFile, 'utf8');
+    } catch (error) {
+      throw usageError(`${from} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}.`);
+    }
+  } else {
+    from = TRIGGER_TOKEN_ENV;
+    raw = ctx.env[TRIGGER_TOKEN_ENV];
+    if (raw === undefined) {
+      throw usageError(
+        `No token: pass --token-file <file> or set ${TRIGGER_TOKEN_ENV} (the value in the Secret the release names in spec.trigger.tokenSecretRef).`,
+      );
+    }
+  }
+  const token = normalizeToken(raw);
+  if (!token) throw usageError(`${from} holds no token (it is empty).`);
+  registerSecret(token);
+  return token;
+}
+
+/** The receiver's answer as an exit code and a message that says what to do. */
+function refusal(status: number, key: string, said: string, retryAfter: string | null): CliError {
+  const why = said ? `: ${said}` : '';
+  switch (status) {
+    case 401:
+      return new CliError(
+        EXIT.auth,
+        `the receiver refused the call for ${key}${why}. Check that the token is the one in the Secret named by the release's spec.trigger.tokenSecretRef and that this machine's clock is within ${MAX_CLOCK_SKEW_S / 60} minutes of the cluster's.`,
+      );
+    case 404:
+      return usageError(
+        `the receiver knows no release ${key} that accepts triggers${why}. Check the namespace and name, that the release sets spec.trigger, and that the operator watches its namespace.`,
+      );
+    case 413:
+      return usageError(`the receiver refused the call for ${key} as too large${why}.`);
+    case 429:
+      return new CliError(
+        EXIT.unavailable,
+        `rate limited: the receiver takes few calls per release${retryAfter ? `; retry after ${retryAfter} s` : ''}${why}.`,
+      );
+    default:
+      return status >= 500
+        ? new CliError(EXIT.unavailable, `the receiver failed (HTTP ${status})${why}.`)
+        : usageError(`HTTP ${status} from --url${why}: is it the operator's trigger receiver?`);
+  }
+}
+
+async function runTrigger(
+  ref: { namespace: string; name: string },
+  flags: TriggerFlags,
+  ctx: CliContext,
+): Promise<void> {
+  const out = new Reporter(ctx, flags.json === true);
+  const token = await readToken(flags, ctx);
+  const key = `${ref.namespace}/${ref.name}`;
+  const base = flags.url.endsWith('/') ? flags.url : `${flags.url}/`;
+  const url = new URL(`${HOOK_PATH_PREFIX.slice(1)}${ref.namespace}/${ref.name}`, base);
+  // A fresh id per call: two calls in the same second are two calls, not a replay of one.
+  const body = Buffer.from(JSON.stringify({ release: key, id: randomUUID() }));
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        [TIMESTAMP_HEADER]: timestamp,
+        [SIGNATURE_HEADER]: sign(token, timestamp, body),
+      },
+      body,
+      signal: AbortSignal.timeout(flags.timeout * 1000),
+    });
+  } catch (error) {
+    const cause = (error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+    throw new CliError(EXIT.unavailable, `the receiver at ${url.origin} did not answer (${cause}).`);
+  }
+  const text = await res.text().catch(() => '');
+  let answer: { message?: string; requestedAt?: string } = {};
+  try {
+    answer = JSON.parse(text) as typeof answer;
+  } catch {
+    // Not our receiver, or a proxy's page: the status says enough.
+  }
+  if (res.status !== 202 && res.status !== 200) {
+    throw refusal(res.status, key, answer.message ?? '', res.headers.get('retry-after'));
+  }
+  if (out.mode === 'json') out.event('triggered', { release: key, requestedAt: answer.requestedAt });
+  else out.result(`Export requested for ${key}${answer.requestedAt ? ` at ${answer.requestedAt}` : ''}.\n`);
+}
+
+export function registerTrigger(program: Command, ctx: CliContext): void {
+  program
+    .command('trigger')
+    .summary('ask the operator for an export now, through its signed trigger receiver')
+    .description(
+      "Sign a call with the release's trigger token and send it to the operator's trigger receiver " +
+        "(operator --trigger-address; the chart's trigger Service): the release exports now, as with " +
+        'the staticexport.dev/requested-at annotation, without any cluster credentials. The release must ' +
+        'set spec.trigger.tokenSecretRef. Exit 3 when the signature is refused (wrong token or clock), ' +
+        '2 for an unknown release, 6 when rate limited or the receiver is unreachable.',
+    )
+    .argument('<namespace/name>', 'the StaticExportRelease, e.g. docs/docs', releaseRef)
+    .requiredOption(
+      '--url <url>',
+      "the receiver's base URL (the path /hooks/<namespace>/<name> is added)",
+      receiverUrl,
+    )
+    .option('--token-file <file>', `file holding the release's trigger token (else env ${TRIGGER_TOKEN_ENV})`)
+    .option('--timeout <s>', 'give up after this many seconds', integer(1), 30)
+    .option('--json', 'a JSON line on stdout instead of human output')
+    .addHelpText(
+      'after',
+      `\nEnvironment:\n  ${TRIGGER_TOKEN_ENV}  the trigger token (when --token-file is not given)\n${EXIT_CODES_HELP}`,
+    )
+    .action((ref: { namespace: string; name: string }, flags: TriggerFlags) => runTrigger(ref, flags, ctx));
+}

@@ -1,0 +1,265 @@
+// The signed trigger for pipelines: the operator process serves its receiver, `static-export
+// trigger` is the client. A valid call exports again; forged, replayed, oversized, unknown and
+// rate-limited calls are refused with their status and change nothing; the token shows nowhere.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REQUESTED_AT_ANNOTATION, type StaticExportRelease } from '../../../src/crd/index.ts';
+import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { MAX_BODY_BYTES, SIGNATURE_HEADER, sign, TIMESTAMP_HEADER } from '../../../src/trigger/contract.ts';
+import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
+import { OperatorProcess } from '../../support/operator-process.ts';
+import { ADMIN_KEY_SECRET, applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+import { type CliResult, runCli } from '../../unit/cli/run-cli.ts';
+
+const TOKEN = `tt-${randomBytes(24).toString('hex')}`;
+const TOKEN_SECRET = 'pipeline-trigger';
+const PER_MINUTE = 2;
+
+let ns: string;
+let unwatched: string;
+let sim: Simulator;
+let operator: OperatorProcess;
+let receiver: string;
+let tokenFile: string;
+const cliOutput: string[] = [];
+
+/** The token as a pipeline keeps it: a file written with a final newline. */
+function fileWith(text: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'trigger-token-')), 'token');
+  writeFileSync(file, `${text}\n`, { mode: 0o600 });
+  return file;
+}
+
+async function trigger(ref: string, file = tokenFile): Promise<CliResult> {
+  const r = await runCli(['trigger', '--url', receiver, '--token-file', file, ref]);
+  cliOutput.push(r.stdout, r.stderr);
+  return r;
+}
+
+interface Call {
+  token?: string;
+  timestamp?: number;
+  body?: Uint8Array;
+  /** Sign this instead of the body sent. */
+  signedBody?: Uint8Array;
+  namespace?: string;
+}
+
+/** A call made by hand, to send what the CLI never would. */
+function signed(name: string, c: Call = {}): { url: string; init: RequestInit } {
+  const timestamp = String(c.timestamp ?? Math.floor(Date.now() / 1000));
+  const body = c.body ?? Buffer.from(JSON.stringify({ id: randomBytes(8).toString('hex') }));
+  return {
+    url: `${receiver}/hooks/${c.namespace ?? ns}/${name}`,
+    init: {
+      method: 'POST',
+      headers: {
+        [TIMESTAMP_HEADER]: timestamp,
+        [SIGNATURE_HEADER]: sign(c.token ?? TOKEN, timestamp, c.signedBody ?? body),
+      },
+      body,
+    },
+  };
+}
+
+async function post(call: { url: string; init: RequestInit }): Promise<{ status: number; message: string }> {
+  const res = await fetch(call.url, call.init);
+  const text = await res.text();
+  return { status: res.status, message: (JSON.parse(text) as { message: string }).message };
+}
+
+const requestedAt = (r: StaticExportRelease) => r.metadata.annotations?.[REQUESTED_AT_ANNOTATION];
+const isReady = (r: StaticExportRelease) =>
+  r.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+
+/** A release that accepts triggers (or not), published once: later exports are the trigger's doing. */
+async function publishedRelease(name: string, tokenSecret: string | null = TOKEN_SECRET) {
+  await applyRelease(ns, name, {
+    domain: `${name}.example.com`,
+    ...(tokenSecret ? { trigger: { tokenSecretRef: { name: tokenSecret } } } : {}),
+  });
+  return eventually(`${name} Ready`, async () => {
+    const r = await getRelease(ns, name);
+    return isReady(r) && r.status?.observedGeneration === r.metadata.generation ? r : undefined;
+  });
+}
+
+/** The triggered export done: the annotation's value handled and the release Ready. */
+const settled = (name: string) =>
+  eventually(`${name}: the requested export handled`, async () => {
+    const r = await getRelease(ns, name);
+    return requestedAt(r) && r.status?.lastHandledRequestedAt === requestedAt(r) && isReady(r)
+      ? r
+      : undefined;
+  });
+
+/** Nothing happened to the release: no annotation change, no export started for it. */
+async function untouched(name: string, before: StaticExportRelease) {
+  const now = await getRelease(ns, name);
+  expect(requestedAt(now)).toBe(requestedAt(before));
+  expect(now.status?.export?.jobId).toBe(before.status?.export?.jobId);
+}
+
+beforeAll(async () => {
+  await installCrds();
+  ns = await createNamespace('trigger');
+  unwatched = await createNamespace('trigger-other');
+  sim = await startSimulator({ exportDurationMs: 300 });
+  await applySecret(ns, ADMIN_KEY_SECRET, { apiKey: sim.adminKey });
+  // Written with a newline, as `kubectl create secret --from-file` of an echoed file is.
+  await applySecret(ns, TOKEN_SECRET, { token: `${TOKEN}\n` });
+  tokenFile = fileWith(TOKEN);
+  operator = OperatorProcess.start({
+    namespaces: [ns],
+    apiBaseUrl: sim.baseUrl,
+    trigger: { requestsPerMinute: PER_MINUTE },
+  });
+  const started = await operator.waitFor(/"triggerPort":\d+/);
+  receiver = `http://127.0.0.1:${/"triggerPort":(\d+)/.exec(started)?.[1]}`;
+});
+
+afterAll(async () => {
+  await operator?.kill('SIGTERM');
+  await sim?.close();
+  for (const n of [ns, unwatched]) if (n) await kubectl(['delete', 'namespace', n, '--wait=false']);
+});
+
+describe('a valid call', () => {
+  it('through `static-export trigger` exports again, like the requested-at annotation, with an event', async () => {
+    const before = await publishedRelease('valid');
+    const started = sim.exportJobsStarted();
+    const r = await trigger(`${ns}/valid`);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^Export requested for ${ns}/valid at \\d{4}-\\d\\d-\\d\\dT`));
+
+    const after = await settled('valid');
+    const annotated = requestedAt(after);
+    expect(after.status?.export?.jobId).not.toBe(before.status?.export?.jobId);
+    expect(sim.exportJobsStarted()).toBe(started + 1);
+
+    const events = JSON.parse(await kubectlOk(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json'])) as {
+      items: { reason: string; note: string; regarding: { name: string } }[];
+    };
+    const accepted = events.items.filter(
+      (e) => e.reason === 'TriggerAccepted' && e.regarding.name === 'valid',
+    );
+    expect(accepted.map((e) => e.note)).toEqual([
+      `A signed trigger call asked for an export (${REQUESTED_AT_ANNOTATION}: ${annotated})`,
+    ]);
+  });
+});
+
+describe('refused calls change nothing', () => {
+  it('forged: a wrong token (exit 3), or a body other than the one signed, get 401', async () => {
+    const before = await publishedRelease('forged');
+    const wrong = await trigger(`${ns}/forged`, fileWith(`tt-${randomBytes(24).toString('hex')}`));
+    expect(wrong.code).toBe(3);
+    expect(wrong.stderr).toContain(
+      `error: the receiver refused the call for ${ns}/forged: signature does not match`,
+    );
+    const tampered = await post(
+      signed('forged', { body: Buffer.from('{"id":"b"}'), signedBody: Buffer.from('{"id":"a"}') }),
+    );
+    expect(tampered).toEqual({ status: 401, message: 'signature does not match' });
+    const unsigned = await fetch(`${receiver}/hooks/${ns}/forged`, { method: 'POST', body: '{}' });
+    expect(unsigned.status).toBe(401);
+    expect(((await unsigned.json()) as { message: string }).message).toMatch(/^sign the call: x-timestamp/);
+    await untouched('forged', before);
+  });
+
+  it('replayed: the same signed call again, or one signed more than 5 minutes ago or ahead, get 401', async () => {
+    await publishedRelease('replayed');
+    const call = signed('replayed');
+    expect((await post(call)).status).toBe(202);
+    const once = await settled('replayed');
+    expect(await post(call)).toEqual({
+      status: 401,
+      message: 'this signed call was already received: sign each call anew',
+    });
+    const now = Math.floor(Date.now() / 1000);
+    for (const timestamp of [now - 301, now + 301]) {
+      expect(await post(signed('replayed', { timestamp }))).toEqual({
+        status: 401,
+        message:
+          "x-timestamp is more than 5 minutes from the receiver's clock: a replayed call, or a wrong clock",
+      });
+    }
+    await untouched('replayed', once);
+  });
+
+  it('oversized: a body over 64 KiB gets 413, with or without a Content-Length', async () => {
+    const before = await publishedRelease('oversized');
+    const big = Buffer.alloc(MAX_BODY_BYTES + 1, 'a');
+    expect(await post(signed('oversized', { body: big }))).toEqual({
+      status: 413,
+      message: 'the body must be at most 65536 bytes',
+    });
+    // Streamed (chunked): the receiver counts what arrives and stops reading past the cap.
+    const streamed = signed('oversized', { body: big });
+    const res = await fetch(streamed.url, {
+      ...streamed.init,
+      body: new Blob([big]).stream(),
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    await untouched('oversized', before);
+  });
+
+  it('unknown: no such release (exit 2), a release without spec.trigger, an unwatched namespace get 404', async () => {
+    const missing = await trigger(`${ns}/no-such-release`);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(
+      `the receiver knows no release ${ns}/no-such-release that accepts triggers`,
+    );
+    const before = await publishedRelease('no-trigger', null);
+    expect(await post(signed('no-trigger'))).toEqual({
+      status: 404,
+      message: `no StaticExportRelease ${ns}/no-trigger accepts triggers here`,
+    });
+    await untouched('no-trigger', before);
+    expect((await post(signed('valid', { namespace: unwatched }))).status).toBe(404);
+  });
+
+  it('rate limited: past the per-release limit, 429 (exit 6) with Retry-After', async () => {
+    await publishedRelease('limited');
+    for (let i = 0; i < PER_MINUTE; i++) expect((await trigger(`${ns}/limited`)).code).toBe(0);
+    const last = await settled('limited');
+    const limited = await trigger(`${ns}/limited`);
+    expect(limited.code).toBe(6);
+    expect(limited.stderr).toMatch(
+      /error: rate limited: the receiver takes few calls per release; retry after \d+ s/,
+    );
+    const res = await fetch(signed('limited').url, signed('limited').init);
+    expect(res.status).toBe(429);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    await untouched('limited', last);
+    // The limit is per release: another one still takes calls.
+    await publishedRelease('limited-other');
+    expect((await post(signed('limited-other'))).status).toBe(202);
+  });
+
+  it('a missing token Secret: 401 to the caller, the log names the Secret', async () => {
+    const before = await publishedRelease('no-secret', 'absent-token');
+    expect(await post(signed('no-secret'))).toEqual({ status: 401, message: 'signature does not match' });
+    await operator.waitFor(
+      /"why":"Secret [a-z0-9-]+\/absent-token does not exist".*no token to check it with/,
+    );
+    await untouched('no-secret', before);
+  });
+});
+
+describe('the token', () => {
+  it('is in no log line, event, status or CLI output', async () => {
+    const everything = [
+      await kubectlOk(['get', 'ser', '-n', ns, '-o', 'json']),
+      await kubectlOk(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json']),
+      operator.lines.join('\n'),
+      ...cliOutput,
+    ].join('\n');
+    expect(operator.lines.some((l) => l.includes('trigger refused'))).toBe(true);
+    expect(everything).not.toContain(TOKEN);
+  });
+});
