@@ -2,14 +2,15 @@
 // trigger` is the client. A valid call exports again; forged, replayed, oversized, unknown and
 // rate-limited calls are refused with their status and change nothing; the token shows nowhere.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProcess } from '../../../scripts/run-process.ts';
 import { REQUESTED_AT_ANNOTATION, type StaticExportRelease } from '../../../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { MAX_BODY_BYTES, SIGNATURE_HEADER, sign, TIMESTAMP_HEADER } from '../../../src/trigger/contract.ts';
-import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
+import { createNamespace, eventually, installCrds, kubectl, kubectlOk, ROOT } from '../../support/kube.ts';
 import { OperatorProcess } from '../../support/operator-process.ts';
 import { ADMIN_KEY_SECRET, applyRelease, applySecret, getRelease } from '../../support/resources.ts';
 import { type CliResult, runCli } from '../../unit/cli/run-cli.ts';
@@ -149,6 +150,45 @@ describe('a valid call', () => {
     expect(accepted.map((e) => e.note)).toEqual([
       `A signed trigger call asked for an export (${REQUESTED_AT_ANNOTATION}: ${annotated})`,
     ]);
+  });
+});
+
+describe('the README', () => {
+  it("curl and openssl example makes a valid call, and the CLI's --json says so in a line", async () => {
+    await publishedRelease('readme');
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const snippet = /For example with curl and openssl:\n\n```sh\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(snippet).toContain('/hooks/docs/docs');
+    const dir = mkdtempSync(join(tmpdir(), 'trigger-readme-'));
+    writeFileSync(join(dir, 'token.txt'), `${TOKEN}\n`);
+    const r = await runProcess(
+      'bash',
+      ['-euo', 'pipefail', '-c', snippet?.replace('/hooks/docs/docs', `/hooks/${ns}/readme`) ?? ''],
+      {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '', URL: receiver },
+      },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ message: `export requested for ${ns}/readme` });
+    await settled('readme');
+
+    const json = await runCli([
+      'trigger',
+      '--json',
+      '--url',
+      receiver,
+      '--token-file',
+      tokenFile,
+      `${ns}/readme`,
+    ]);
+    cliOutput.push(json.stdout, json.stderr);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({
+      event: 'triggered',
+      release: `${ns}/readme`,
+      requestedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
   });
 });
 
