@@ -1,6 +1,6 @@
 // The embedded admin API. The `static-export simulate` command maps its flags onto
 // SimulatorOptions: --port -> port, --host -> host, --key -> adminKey, --docs -> docsDir,
-// --export-duration -> exportDurationMs, --link-ttl -> linkTtlSeconds, --fault (repeatable,
+// --export-duration -> exportDurationMs, --export-progress -> exportProgress, --link-ttl -> linkTtlSeconds, --fault (repeatable,
 // parsed with parseFault) -> faults; --json only changes how baseUrl and adminKey are printed.
 
 export {
@@ -13,6 +13,7 @@ export {
   parseFault,
 } from './faults.ts';
 export { renderMarkdown } from './markdown.ts';
+export { EXPORT_PROGRESS_MODELS, type ExportProgressModel } from './progress.ts';
 export {
   type ExportJobSnapshot,
   type ExportJobStatus,

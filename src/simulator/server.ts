@@ -12,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Logger } from '../log.ts';
 import { type LongTimer, setLongTimeout, wait } from '../timers.ts';
 import { type FaultEndpoint, type FaultSpec, FaultTable, isSiteFault, type SiteFault } from './faults.ts';
+import { type ExportProgressModel, exportProgress } from './progress.ts';
 import { checkBundleLink, parseRange, signBundleUrl } from './signing.ts';
 import { DEFAULT_DOCS_DIR, listDocs, RenderError, type RenderedBundle, renderBundle } from './site.ts';
 
@@ -28,6 +29,10 @@ export interface SimulatorOptions {
   docsDir?: string;
   /** Time from start to completion of an export job. Default 4000. */
   exportDurationMs?: number;
+  /** How a running export reports progress (see ExportProgressModel). Default linear. */
+  exportProgress?: ExportProgressModel;
+  /** Time source, epoch ms (benchmarks pass a virtual clock). Default Date.now. */
+  clock?: () => number;
   /** Time an agent job stays active. Default 2000. */
   agentJobDurationMs?: number;
   /** Lifetime of generated bundle links. Default 900. */
@@ -86,6 +91,8 @@ export interface Simulator {
   setFaults(faults: ReadonlyArray<FaultSpec | string>): void;
   setDocsDir(dir: string): void;
   setExportDurationMs(ms: number): void;
+  /** Applies to exports started from now on. */
+  setExportProgress(model: ExportProgressModel): void;
   setAgentJobDurationMs(ms: number): void;
   setLinkTtlSeconds(seconds: number): void;
   setPadBytes(bytes: number): void;
@@ -140,6 +147,7 @@ interface ExportJobState {
   paths?: string[];
   createdAt: number;
   durationMs: number;
+  progressModel: ExportProgressModel;
   docsDir: string;
   totalPages: number;
   /** The site this job renders is bad on purpose (a `start` content fault). */
@@ -299,6 +307,8 @@ class SimulatorServer implements Simulator {
   private readonly nonEnterprise: Set<string>;
   private docsDir: string;
   private exportDurationMs: number;
+  private exportProgress: ExportProgressModel;
+  private readonly clock: () => number;
   private agentJobDurationMs: number;
   private linkTtlSeconds: number;
   private padBytes: number;
@@ -323,6 +333,8 @@ class SimulatorServer implements Simulator {
     this.nonEnterprise = new Set(options.nonEnterpriseKeys ?? []);
     this.docsDir = options.docsDir ?? DEFAULT_DOCS_DIR;
     this.exportDurationMs = options.exportDurationMs ?? 4000;
+    this.exportProgress = options.exportProgress ?? 'linear';
+    this.clock = options.clock ?? Date.now;
     this.agentJobDurationMs = options.agentJobDurationMs ?? 2000;
     this.linkTtlSeconds = options.linkTtlSeconds ?? 900;
     this.padBytes = options.padBytes ?? 0;
@@ -365,6 +377,9 @@ class SimulatorServer implements Simulator {
   setExportDurationMs(ms: number): void {
     this.exportDurationMs = ms;
   }
+  setExportProgress(model: ExportProgressModel): void {
+    this.exportProgress = model;
+  }
   setAgentJobDurationMs(ms: number): void {
     this.agentJobDurationMs = ms;
   }
@@ -378,7 +393,7 @@ class SimulatorServer implements Simulator {
     this.clockOffsetMs += ms;
   }
   now(): number {
-    return Date.now() + this.clockOffsetMs;
+    return this.clock() + this.clockOffsetMs;
   }
   exportJobsStarted(): number {
     return this.exportJobs.size;
@@ -640,6 +655,7 @@ class SimulatorServer implements Simulator {
       domain: body.domain,
       createdAt: this.now(),
       durationMs: this.exportDurationMs,
+      progressModel: this.exportProgress,
       docsDir: this.docsDir,
       totalPages,
     };
@@ -650,7 +666,8 @@ class SimulatorServer implements Simulator {
       job.totalPages = Math.min(job.totalPages, body.paths.length);
     }
     this.exportJobs.set(job.jobId, job);
-    job.timer = setLongTimeout(() => void this.ensureRender(job), job.durationMs, { unref: true });
+    // On an injected clock the real timer may fire early: only a job whose time is up renders.
+    job.timer = setLongTimeout(() => void this.settle(job), job.durationMs, { unref: true });
     return job;
   }
 
@@ -715,21 +732,21 @@ class SimulatorServer implements Simulator {
         ...base,
         status: 'failed',
         error: job.error,
-        updatedAt: new Date(job.renderedAt ?? now).toISOString(),
+        updatedAt: new Date(job.createdAt + job.durationMs).toISOString(),
       };
     }
     if (job.result) {
-      const updatedAt = new Date(job.renderedAt ?? now).toISOString();
+      // The job finished when its time was up; rendering on the first look after that is ours.
+      const updatedAt = new Date(job.createdAt + job.durationMs).toISOString();
       return { ...base, status: 'completed', progress: 100, pageCount: job.result.pageCount, updatedAt };
     }
-    // Queued for the first tenth of the duration, then running with progress from elapsed time.
     const elapsed = now - job.createdAt;
     const queuedMs = job.durationMs / 10;
     if (elapsed < queuedMs) return { ...base, status: 'queued', updatedAt: base.createdAt };
-    const fraction = Math.min(1, (elapsed - queuedMs) / Math.max(1, job.durationMs - queuedMs));
-    const progress = Math.min(99, Math.floor(fraction * 100));
-    const pageCount = Math.floor((job.totalPages * progress) / 100);
-    return { ...base, status: 'running', progress, pageCount, updatedAt: new Date(now).toISOString() };
+    const running = { ...base, status: 'running' as const, updatedAt: new Date(now).toISOString() };
+    const progress = exportProgress(job.progressModel, elapsed - queuedMs, job.durationMs - queuedMs);
+    if (progress === undefined) return running;
+    return { ...running, progress, pageCount: Math.floor((job.totalPages * progress) / 100) };
   }
 
   private async download(

@@ -1,6 +1,7 @@
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { validateAdminKey } from '../../api/keys.ts';
 import { parseFault } from '../../simulator/faults.ts';
+import { EXPORT_PROGRESS_MODELS, type ExportProgressModel } from '../../simulator/progress.ts';
 import { type CliContext, untilStopSignal } from '../context.ts';
 import { EXIT_CODES_HELP } from '../exit-codes.ts';
 import { cliLogger, integer } from '../options.ts';
@@ -11,6 +12,7 @@ interface SimulateFlags {
   key?: string;
   docs?: string;
   exportDuration?: number;
+  exportProgress?: ExportProgressModel;
   linkTtl?: number;
   requestsPerMinute: number;
   fault: string[];
@@ -37,6 +39,7 @@ async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void>
     ...(flags.key === undefined ? {} : { adminKey: validateAdminKey(flags.key) }),
     ...(flags.docs === undefined ? {} : { docsDir: flags.docs }),
     ...(flags.exportDuration === undefined ? {} : { exportDurationMs: flags.exportDuration }),
+    ...(flags.exportProgress === undefined ? {} : { exportProgress: flags.exportProgress }),
     ...(flags.linkTtl === undefined ? {} : { linkTtlSeconds: flags.linkTtl }),
     requestsPerMinute: flags.requestsPerMinute,
   });
@@ -79,6 +82,12 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
     .option('--key <key>', 'admin key to accept (mint_...); generated when absent')
     .option('--docs <dir>', 'Markdown docs folder to export (default: the bundled sample docs)')
     .option('--export-duration <ms>', 'time an export job takes', integer(0))
+    .addOption(
+      new Option(
+        '--export-progress <model>',
+        'how a running export reports progress: linear, stall (stays at 90 % for the last third), none (no progress field)',
+      ).choices(EXPORT_PROGRESS_MODELS),
+    )
     .option('--link-ttl <s>', 'lifetime of bundle links', integer(1))
     .option(
       '--requests-per-minute <n>',
