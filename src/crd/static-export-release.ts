@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DURATION_LIMIT, SAMPLE_LIMIT } from '../api/poll-schedule.ts';
 import { PAGE_DROP_PATTERN, pageDropPercent } from '../bundle/publish-gate.ts';
 import { BARE_HOST_PATTERN, BARE_HOST_RULE, MAX_DOMAIN_LENGTH } from '../domain.ts';
 import {
@@ -223,6 +224,18 @@ export const exportStatusSchema = z.object({
     .string()
     .optional()
     .describe('Why the publish gate refused this export; the served version stayed.'),
+  progressSamples: z
+    .array(
+      z.object({
+        at: timestamp().describe('When the poll was made.'),
+        progress: z.number().describe('The progress (0-100) the platform reported.'),
+      }),
+    )
+    .max(SAMPLE_LIMIT)
+    .optional()
+    .describe(
+      "Progress seen by the operator's polls: the first value and the latest changes. The poll schedule estimates when the job ends from them.",
+    ),
 });
 
 export const rolloutStatusSchema = z
@@ -288,6 +301,13 @@ export const staticExportReleaseStatusSchema = z.object({
     .max(HISTORY_LIMIT)
     .optional(),
   lastHandledRequestedAt: z.string().optional(),
+  exportDurationsSeconds: z
+    .array(z.number().min(0).describe('Seconds from start to completion.'))
+    .max(DURATION_LIMIT)
+    .optional()
+    .describe(
+      "How long this site's last completed exports took, newest first: the poll schedule expects the next one to take about as long (their median).",
+    ),
 });
 
 export const staticExportReleaseSchema = z.object({

@@ -1,6 +1,14 @@
 // What a StaticExportRelease needs next, as a pure function of what was observed. The reconciler
 // observes (CR, Secret, export job), calls `decide`, performs the one action it names and folds the
 // outcome back into status with the `after*` functions below. All behaviour lives here.
+
+import {
+  completedDurationMs,
+  type ExportObservations,
+  nextPollDelayMs,
+  observe,
+  withDuration,
+} from '../../api/poll-schedule.ts';
 import {
   HISTORY_LIMIT,
   parseDuration,
@@ -18,7 +26,16 @@ export type Status = StaticExportReleaseStatus;
 
 /** Result of polling the export job named in `status.export` (only when one is in flight). */
 export type ExportPoll =
-  | { kind: 'job'; state: string; progress?: number; pageCount?: number; error?: string }
+  | {
+      kind: 'job';
+      state: string;
+      progress?: number;
+      pageCount?: number;
+      error?: string;
+      /** The platform's own timestamps of the job (how long a completed one took). */
+      createdAt?: string;
+      updatedAt?: string;
+    }
   | { kind: 'notFound' }
   | { kind: 'failed'; failure: Failure };
 
@@ -75,13 +92,23 @@ export const START_OUTCOME_UNKNOWN = 'StartOutcomeUnknown';
 
 const inFlight = (s: Status) => Boolean(s.export?.jobId && !s.export.finishedAt);
 
-/** Poll often at first, then less: short exports finish fast, long ones need no 1 s polling. */
-export function pollIntervalMs(startedAt: string | undefined, now: Date): number {
-  const elapsed = startedAt ? now.getTime() - Date.parse(startedAt) : 0;
-  if (elapsed < 10_000) return 1_000;
-  if (elapsed < 60_000) return 2_000;
-  if (elapsed < 5 * 60_000) return 5_000;
-  return 15_000;
+/** What the status holds of the export in flight and the site's past exports, for the poll schedule. */
+function exportObservations(s: Status, now: Date): ExportObservations {
+  const e = s.export ?? {};
+  return {
+    startedAt: e.startedAt ? Date.parse(e.startedAt) : now.getTime(),
+    ...(e.state === undefined ? {} : { state: e.state }),
+    samples: (e.progressSamples ?? []).map((p) => ({ at: Date.parse(p.at), progress: p.progress })),
+    previousDurationsMs: (s.exportDurationsSeconds ?? []).map((sec) => sec * 1000),
+  };
+}
+
+/**
+ * When to poll the export in flight next (the schedule shared with the CLI); undefined once it
+ * reached a final state. Right after a start (no poll yet) this is the first look.
+ */
+export function exportPollDelayMs(s: Status, now: Date): number | undefined {
+  return nextPollDelayMs(exportObservations(s, now), now.getTime());
 }
 
 function exportingCondition(s: Status): ConditionInput {
@@ -243,7 +270,7 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
     if (exp.state === 'completed')
       return { action: { kind: 'publish', mode: 'NewContent', jobId }, status, events: [] };
     const poll = o.poll;
-    if (!poll) return none(status, pollIntervalMs(exp.startedAt, now));
+    if (!poll) return none(status, exportPollDelayMs(status, now));
     if (poll.kind === 'failed') return failed(status, poll.failure);
     if (poll.kind === 'notFound') {
       const s: Status = {
@@ -267,14 +294,28 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
         ],
       };
     }
+    const seen = observe(exportObservations(status, now), poll, now.getTime());
     const polled = {
       ...exp,
       state: poll.state,
       ...(poll.progress === undefined ? {} : { progress: poll.progress }),
       ...(poll.pageCount === undefined ? {} : { pageCount: poll.pageCount }),
+      ...(seen.samples?.length
+        ? {
+            progressSamples: seen.samples.map((p) => ({
+              at: new Date(p.at).toISOString(),
+              progress: p.progress,
+            })),
+          }
+        : {}),
     };
     if (poll.state === 'completed') {
-      const s = { ...status, export: { ...polled, progress: 100 } };
+      const took = completedDurationMs(poll, seen.startedAt, now.getTime());
+      const s = {
+        ...status,
+        export: { ...polled, progress: 100 },
+        exportDurationsSeconds: withDuration(status.exportDurationsSeconds, Math.round(took) / 1000),
+      };
       return {
         action: { kind: 'publish', mode: 'NewContent', jobId },
         status: s,
@@ -297,7 +338,7 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
     }
     // queued, running, or a state this client does not know yet: keep polling.
     const s = { ...status, export: polled };
-    return none(withHealthy(s, gen, now), pollIntervalMs(exp.startedAt, now));
+    return none(withHealthy(s, gen, now), exportPollDelayMs(s, now));
   }
 
   const pinned = release.spec.pinnedVersion;

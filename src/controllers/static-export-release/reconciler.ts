@@ -27,6 +27,7 @@ import {
   type Decision,
   decide,
   type ExportPoll,
+  exportPollDelayMs,
   type Observed,
   type Status,
   type Tunables,
@@ -197,8 +198,9 @@ export class StaticExportReleaseReconciler extends Reconciler<
       started.status ?? 'queued',
     );
     await this.commit(run, next);
-    // A small site's export may be done at once: the first look comes sooner than the polls after it.
-    return { requeueAfterMs: 250 };
+    // The first look: soon when nothing is known (a small site's export may be done at once), else
+    // when this site's exports usually end.
+    return { requeueAfterMs: exportPollDelayMs(next.status, o.now) ?? 0 };
   }
 
   private async publish(
@@ -315,12 +317,15 @@ export class StaticExportReleaseReconciler extends Reconciler<
 type Run = SkeletonRun<StaticExportRelease, Status>;
 type PublishAction = Extract<Action, { kind: 'publish' }>;
 
-function exportPoll(job: ExportStatus): ExportPoll {
+/** A status answer as `decide` takes it. */
+export function exportPoll(job: ExportStatus): ExportPoll {
   return {
     kind: 'job',
     state: job.status,
     ...(typeof job.progress === 'number' ? { progress: job.progress } : {}),
     ...(typeof job.pageCount === 'number' ? { pageCount: job.pageCount } : {}),
     ...(typeof job.error === 'string' ? { error: job.error } : {}),
+    ...(job.createdAt ? { createdAt: job.createdAt } : {}),
+    ...(job.updatedAt ? { updatedAt: job.updatedAt } : {}),
   };
 }

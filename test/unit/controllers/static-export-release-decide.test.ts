@@ -7,8 +7,8 @@ import {
   afterStartFailed,
   DEFAULT_TUNABLES,
   decide,
+  exportPollDelayMs,
   type Observed,
-  pollIntervalMs,
   renewalTime,
   type Status,
 } from '../../../src/controllers/static-export-release/decide.ts';
@@ -201,14 +201,69 @@ describe('an export in flight', () => {
       message: 'Export job se_2 is running, 40%, 12 pages',
     });
     expect(condition(d.status, 'Ready')).toMatchObject({ status: 'False', reason: 'Exporting' });
-    expect(d.requeueAfterMs).toBe(1_000);
+    expect(d.status.export?.progressSamples).toEqual([{ at: NOW.toISOString(), progress: 40 }]);
+    // One progress value gives no rate yet: back off from the start (2 s ago).
+    expect(d.requeueAfterMs).toBe(2_000);
   });
 
-  it('polls less often as the export gets older', () => {
-    expect(pollIntervalMs(at(-5_000), NOW)).toBe(1_000);
-    expect(pollIntervalMs(at(-30_000), NOW)).toBe(2_000);
-    expect(pollIntervalMs(at(-2 * MIN), NOW)).toBe(5_000);
-    expect(pollIntervalMs(at(-20 * MIN), NOW)).toBe(15_000);
+  it('polls next when the progress seen so far says the export ends', () => {
+    // 10 % at 20 s, 40 % at 80 s: 0.5 %/s, so 100 % is due 120 s after now.
+    const status = inFlight('running', 80_000);
+    status.export = { ...status.export, progressSamples: [{ at: at(-60_000), progress: 10 }] };
+    const d = decide(
+      observed(release({ status }), { poll: { kind: 'job', state: 'running', progress: 40 } }),
+    );
+    expect(d.status.export?.progressSamples?.map((p) => p.progress)).toEqual([10, 40]);
+    // Far from the end: half way there (60 s), which is also the ceiling.
+    expect(d.requeueAfterMs).toBe(60_000);
+    // 30 s before that end: at the end.
+    expect(exportPollDelayMs(d.status, new Date(NOW.getTime() + 90_000))).toBe(30_000);
+  });
+
+  it("first looks at a restarted release's export when this site's exports usually end", () => {
+    const status = inFlight('queued', 0, { exportDurationsSeconds: [40, 45, 600] });
+    // The median (45 s), not the outlier.
+    expect(exportPollDelayMs(status, NOW)).toBe(45_000);
+    // Nothing known: a quarter second (small sites are done at once).
+    expect(exportPollDelayMs(inFlight('queued', 0), NOW)).toBe(250);
+  });
+
+  it('records how long a completed export took: by the platform timestamps, else from the start', () => {
+    const base = inFlight('running', 50_000, { exportDurationsSeconds: [30] });
+    const timed = decide(
+      observed(release({ status: base }), {
+        poll: {
+          kind: 'job',
+          state: 'completed',
+          createdAt: '2026-11-22T11:59:10Z',
+          updatedAt: '2026-11-22T11:59:52.500Z',
+        },
+      }),
+    );
+    expect(timed.status.exportDurationsSeconds).toEqual([42.5, 30]);
+    const untimed = decide(
+      observed(release({ status: base }), { poll: { kind: 'job', state: 'completed' } }),
+    );
+    expect(untimed.status.exportDurationsSeconds).toEqual([50, 30]);
+  });
+
+  it('keeps only the last five durations', () => {
+    const status = inFlight('running', 10_000, { exportDurationsSeconds: [1, 2, 3, 4, 5] });
+    const d = decide(observed(release({ status }), { poll: { kind: 'job', state: 'completed' } }));
+    expect(d.status.exportDurationsSeconds).toEqual([10, 1, 2, 3, 4]);
+  });
+
+  it('does not poll an export in a final state', () => {
+    expect(exportPollDelayMs(inFlight('completed'), NOW)).toBeUndefined();
+    expect(exportPollDelayMs(inFlight('failed'), NOW)).toBeUndefined();
+    const failed = decide(
+      observed(release({ status: inFlight('running') }), {
+        poll: { kind: 'job', state: 'failed', error: 'x' },
+      }),
+    );
+    // Nothing served and no interval: the retry after 5 min is the next reconcile, not a poll.
+    expect(failed.requeueAfterMs).toBe(DEFAULT_TUNABLES.exportRetryMs);
+    expect(failed.status.exportDurationsSeconds).toBeUndefined();
   });
 
   it('keeps polling a state it does not know, and records it', () => {
