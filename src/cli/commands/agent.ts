@@ -12,7 +12,7 @@ import {
   nonEmpty,
 } from '../options.ts';
 import { formatElapsed, Reporter } from '../output.ts';
-import { pollUntil } from '../poll.ts';
+import { fixedDelay, pollUntil } from '../poll.ts';
 
 interface CommonFlags extends ApiFlags {
   project: string;
@@ -46,7 +46,7 @@ async function runCreate(flags: CreateFlags, ctx: CliContext): Promise<void> {
     let job = await client.createAgentJob(flags.project, flags.prompt);
     if (flags.wait) {
       job = await pollUntil(() => client.getAgentJob(flags.project, job.id), isAgentJobFinished, {
-        intervalMs: flags.pollInterval,
+        delayMs: fixedDelay(flags.pollInterval),
         timeoutMs: flags.timeout * 1000,
         what: `agent job ${job.id}`,
         onUpdate: (current, elapsedMs) =>

@@ -23,7 +23,7 @@ import {
   integer,
 } from '../options.ts';
 import { formatBytes, formatElapsed, Reporter } from '../output.ts';
-import { pollUntil } from '../poll.ts';
+import { exportScheduleDelay, fixedDelay, pollUntil } from '../poll.ts';
 import { type SiteGateFlags, siteGate, siteGateOptions } from '../site-gate.ts';
 
 interface ExportFlags extends ApiFlags, SiteGateFlags, BundleLimitFlags {
@@ -33,7 +33,7 @@ interface ExportFlags extends ApiFlags, SiteGateFlags, BundleLimitFlags {
   downloadTimeout: number;
   valuesOut?: string;
   json?: boolean;
-  pollInterval: number;
+  pollInterval?: number;
   timeout: number;
 }
 
@@ -63,7 +63,8 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
     out.info(`Started export ${jobId} of ${flags.domain}`);
 
     const job = await pollUntil(() => client.getExport(jobId), isExportFinished, {
-      intervalMs: flags.pollInterval,
+      delayMs:
+        flags.pollInterval === undefined ? exportScheduleDelay(Date.now()) : fixedDelay(flags.pollInterval),
       timeoutMs: flags.timeout * 1000,
       what: `export ${jobId}`,
       onUpdate: (status, elapsedMs) => {
@@ -177,7 +178,13 @@ export function registerExport(program: Command, ctx: CliContext): void {
   siteGateOptions(command, '--out')
     .option('--values-out <file>', 'write the values YAML to this file (mode 0600) instead of stdout')
     .option('--json', 'JSON lines on stdout instead of human output')
-    .option('--poll-interval <ms>', 'time between status polls', integer(100), 2000)
+    .option(
+      '--poll-interval <ms>',
+      'poll the status at this fixed interval instead of by progress (by default: sparse while far from the end ' +
+        'that progress points to, at that end, and at least once a minute; the platform allows about 100 admin ' +
+        'requests per key and minute)',
+      integer(100),
+    )
     .option('--timeout <s>', 'give up waiting for the export after this many seconds', integer(1), 1800)
     .option('--download-timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);
   bundleLimitOptions(command)

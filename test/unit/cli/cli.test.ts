@@ -143,6 +143,7 @@ describe('static-export export', () => {
     [['export', '--domain', 'https://docs.example.com/'], '--domain'],
     [['export'], '--domain'],
     [['export', '--domain', 'docs.example.com', '--bogus'], '--bogus'],
+    [['simulate', '--export-progress', 'bursty'], '--export-progress'],
   ])('exits 2 naming the flag for %j', async (args, flag) => {
     expectUsage(await runCli(args, api), flag);
   });
@@ -156,6 +157,42 @@ describe('static-export export', () => {
       );
       expect(result.code).toBe(6);
       expect(result.stderr).toContain('--timeout');
+    } finally {
+      sim.setExportDurationMs(300);
+    }
+  });
+
+  it('without --poll-interval polls by progress: a first look, then at the end progress points to', async () => {
+    sim.setExportDurationMs(3_000);
+    try {
+      const from = sim.requests.length;
+      const result = await runCli(['export', '--domain', 'docs.example.com', '--json'], api);
+      expect(result.code, result.stderr).toBe(0);
+      const calls = sim.requests.slice(from);
+      const start = calls.find((r) => r.endpoint === 'start')?.time ?? 0;
+      const polls = calls.filter((r) => r.endpoint === 'status').map((r) => r.time - start);
+      // A fixed 100 ms interval would make about 30; the schedule: 0.25 s, 1.25 s, 2.5 s, then the end.
+      expect(polls.length).toBeLessThanOrEqual(5);
+      expect(polls[0]).toBeGreaterThanOrEqual(200);
+      // The end is seen within a second and a half of the export's 3 s.
+      expect(polls.at(-1)).toBeGreaterThanOrEqual(3_000);
+      expect(polls.at(-1)).toBeLessThan(4_500);
+    } finally {
+      sim.setExportDurationMs(300);
+    }
+  });
+
+  it('exits 6 at --timeout also when the schedule would wait longer, after a last look at the deadline', async () => {
+    sim.setExportDurationMs(60_000);
+    try {
+      const from = sim.requests.length;
+      const result = await runCli(['export', '--domain', 'docs.example.com', '--timeout', '2'], api);
+      expect(result.code).toBe(6);
+      expect(result.stderr).toContain('--timeout');
+      const calls = sim.requests.slice(from);
+      const start = calls.find((r) => r.endpoint === 'start')?.time ?? 0;
+      const last = calls.filter((r) => r.endpoint === 'status').at(-1)?.time ?? 0;
+      expect(last - start).toBeGreaterThanOrEqual(1_900);
     } finally {
       sim.setExportDurationMs(300);
     }
