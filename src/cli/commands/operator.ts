@@ -65,6 +65,12 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
   if (flags.leaderElection && flags.renewDeadline >= flags.leaseDuration) {
     throw usageError('--renew-deadline must be shorter than --lease-duration.');
   }
+  const metricsPort = flags.metricsAddress?.port ?? 8080;
+  if (flags.triggerAddress && flags.triggerAddress.port !== 0 && flags.triggerAddress.port === metricsPort) {
+    throw usageError(
+      `--trigger-address must use another port than --metrics-address (both ${metricsPort}): the trigger receiver has its own port.`,
+    );
+  }
   const apiBaseUrl = flags.apiBaseUrl ?? ctx.env.STATIC_EXPORT_API_URL;
   // Keys go over plain http only to loopback unless allowed: refuse such a URL before starting.
   const keyDestinations: [string, string | undefined][] = [
@@ -82,7 +88,7 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     namespaces: flags.namespaces ?? [],
     concurrency: flags.concurrency,
     metricsHost: flags.metricsAddress?.host ?? '0.0.0.0',
-    metricsPort: flags.metricsAddress?.port ?? 8080,
+    metricsPort,
     ...(flags.triggerAddress
       ? { trigger: { ...flags.triggerAddress, requestsPerMinute: flags.triggerRequestsPerMinute } }
       : {}),

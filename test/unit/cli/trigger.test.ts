@@ -74,4 +74,16 @@ describe('static-export trigger', () => {
     });
     expect(fromEnv.code).toBe(6);
   });
+
+  it('the operator refuses a trigger receiver on the metrics port (exit 2) before it starts', async () => {
+    const r = await runCli([
+      'operator',
+      '--trigger-address',
+      '127.0.0.1:8080',
+      '--kubeconfig',
+      join(work, 'none'),
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--trigger-address must use another port than --metrics-address (both 8080)');
+  });
 });
