@@ -1,5 +1,5 @@
-// Secrets that must never reach logs, events, CR status or error messages: the admin API key and
-// presigned bundle URLs (a presigned URL is a bearer credential). Everything user-visible that may
+// Secrets that must never reach logs, events, CR status or error messages: the admin API key,
+// trigger tokens and presigned bundle URLs (a presigned URL is a bearer credential). Everything user-visible that may
 // carry text from elsewhere passes through `scrub`.
 
 const BEARER = /(Bearer\s+)[^\s"',]+/gi;
