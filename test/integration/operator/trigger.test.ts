@@ -2,7 +2,7 @@
 // trigger` is the client. A valid call exports again; forged, replayed, oversized, unknown and
 // rate-limited calls are refused with their status and change nothing; the token shows nowhere.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,10 +26,17 @@ let operator: OperatorProcess;
 let receiver: string;
 let tokenFile: string;
 const cliOutput: string[] = [];
+const scratch: string[] = [];
+
+function scratchDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+}
 
 /** The token as a pipeline keeps it: a file written with a final newline. */
 function fileWith(text: string): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'trigger-token-')), 'token');
+  const file = join(scratchDir('trigger-token-'), 'token');
   writeFileSync(file, `${text}\n`, { mode: 0o600 });
   return file;
 }
@@ -126,6 +133,7 @@ afterAll(async () => {
   await operator?.kill('SIGTERM');
   await sim?.close();
   for (const n of [ns, unwatched]) if (n) await kubectl(['delete', 'namespace', n, '--wait=false']);
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('a valid call', () => {
@@ -159,7 +167,7 @@ describe('the README', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const snippet = /For example with curl and openssl:\n\n```sh\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(snippet).toContain('/hooks/docs/docs');
-    const dir = mkdtempSync(join(tmpdir(), 'trigger-readme-'));
+    const dir = scratchDir('trigger-readme-');
     writeFileSync(join(dir, 'token.txt'), `${TOKEN}\n`);
     const r = await runProcess(
       'bash',
