@@ -47,13 +47,18 @@ export const fixedDelay =
 
 /**
  * The export's poll timing: the schedule the operator uses (src/api/poll-schedule.ts), fed with
- * each status read; the CLI knows no previous exports, so it goes by progress alone.
+ * each status read. The CLI keeps no history: it goes by progress, and by the duration the caller
+ * expects (--expected-duration) as the operator goes by the site's previous exports.
  */
 export function exportScheduleDelay(
   startedAt: number,
+  expectedMs?: number,
   clock: () => number = Date.now,
 ): (last: { status: string; progress?: number | undefined } | undefined) => number {
-  let seen: ExportObservations = { startedAt };
+  let seen: ExportObservations = {
+    startedAt,
+    ...(expectedMs === undefined ? {} : { previousDurationsMs: [expectedMs] }),
+  };
   return (last) => {
     const now = clock();
     if (last) seen = observe(seen, { state: last.status, progress: last.progress }, now);

@@ -1,8 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import type { ExportStatus } from '../../api/index.ts';
+import { completedDurationMs } from '../../api/poll-schedule.ts';
+import { parseDuration } from '../../crd/duration.ts';
 import {
   type BundleLimitFlags,
   bundleLimitOptions,
@@ -34,7 +36,22 @@ interface ExportFlags extends ApiFlags, SiteGateFlags, BundleLimitFlags {
   valuesOut?: string;
   json?: boolean;
   pollInterval?: number;
+  expectedDuration?: number;
   timeout: number;
+}
+
+function durationFlag(value: string): number {
+  const ms = parseDuration(value.trim());
+  if (ms === undefined) throw new InvalidArgumentError('expected a duration like 90s, 2m or 1h30m.');
+  return ms;
+}
+
+/** Whole seconds as a Go-style duration (2m30s), the form --expected-duration takes. */
+function formatDuration(ms: number): string {
+  const total = Math.max(1, Math.round(ms / 1000));
+  const m = Math.floor(total / 60);
+  const sec = total % 60;
+  return `${m ? `${m}m` : ''}${sec || !m ? `${sec}s` : ''}`;
 }
 
 function describeStatus(job: ExportStatus, elapsedMs: number): string {
@@ -58,13 +75,16 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
   const scratch = flags.out === undefined ? await mkdtemp(join(tmpdir(), 'static-export-')) : undefined;
   try {
     const started = await client.startExport({ domain: flags.domain });
+    const startedAt = Date.now();
     const jobId = started.jobId;
     out.event('started', { jobId, domain: flags.domain });
     out.info(`Started export ${jobId} of ${flags.domain}`);
 
     const job = await pollUntil(() => client.getExport(jobId), isExportFinished, {
       delayMs:
-        flags.pollInterval === undefined ? exportScheduleDelay(Date.now()) : fixedDelay(flags.pollInterval),
+        flags.pollInterval === undefined
+          ? exportScheduleDelay(Date.now(), flags.expectedDuration)
+          : fixedDelay(flags.pollInterval),
       timeoutMs: flags.timeout * 1000,
       what: `export ${jobId}`,
       onUpdate: (status, elapsedMs) => {
@@ -89,7 +109,11 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
         `export ${jobId} failed: ${job.error ?? 'the service gave no reason'}`,
       );
     }
-    out.info(`Export ${jobId} completed${job.pageCount === undefined ? '' : ` (${job.pageCount} pages)`}`);
+    const tookMs = completedDurationMs(job, startedAt, Date.now());
+    out.event('completed', { jobId, durationMs: tookMs });
+    out.info(
+      `Export ${jobId} completed in ${formatDuration(tookMs)}${job.pageCount === undefined ? '' : ` (${job.pageCount} pages)`}`,
+    );
 
     let bundle = await client.generateBundle(jobId);
     out.event('bundle', { jobId, sizeBytes: bundle.sizeBytes, expiresAt: bundle.expiresAt.toISOString() });
@@ -184,6 +208,12 @@ export function registerExport(program: Command, ctx: CliContext): void {
         'that progress points to, at that end, and at least once a minute; the platform allows about 100 admin ' +
         'requests per key and minute)',
       integer(100),
+    )
+    .option(
+      '--expected-duration <duration>',
+      "how long this site's exports take (e.g. 2m30s, as the last run printed): the first look comes then, not " +
+        'after backing off from the start',
+      durationFlag,
     )
     .option('--timeout <s>', 'give up waiting for the export after this many seconds', integer(1), 1800)
     .option('--download-timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);

@@ -144,6 +144,7 @@ describe('static-export export', () => {
     [['export'], '--domain'],
     [['export', '--domain', 'docs.example.com', '--bogus'], '--bogus'],
     [['simulate', '--export-progress', 'bursty'], '--export-progress'],
+    [['export', '--domain', 'docs.example.com', '--expected-duration', '2 minutes'], '--expected-duration'],
   ])('exits 2 naming the flag for %j', async (args, flag) => {
     expectUsage(await runCli(args, api), flag);
   });
@@ -177,6 +178,27 @@ describe('static-export export', () => {
       // The end is seen within a second and a half of the export's 3 s.
       expect(polls.at(-1)).toBeGreaterThanOrEqual(3_000);
       expect(polls.at(-1)).toBeLessThan(4_500);
+    } finally {
+      sim.setExportDurationMs(300);
+    }
+  });
+
+  it('with --expected-duration first looks when the export should be done, and prints how long it took', async () => {
+    sim.setExportDurationMs(3_000);
+    try {
+      const from = sim.requests.length;
+      const result = await runCli(
+        ['export', '--domain', 'docs.example.com', '--expected-duration', '3s'],
+        api,
+      );
+      expect(result.code, result.stderr).toBe(0);
+      const calls = sim.requests.slice(from);
+      const start = calls.find((r) => r.endpoint === 'start')?.time ?? 0;
+      const polls = calls.filter((r) => r.endpoint === 'status').map((r) => r.time - start);
+      expect(polls[0]).toBeGreaterThanOrEqual(2_900);
+      expect(polls.length).toBeLessThanOrEqual(2);
+      // The platform's own timestamps: what to pass as --expected-duration next time.
+      expect(result.stderr).toMatch(/completed in 3s/);
     } finally {
       sim.setExportDurationMs(300);
     }
