@@ -1,6 +1,7 @@
 // The production admin API client (contract: seeds/000, gaps: VENDOR-FACTS). One connection pool
 // (src/http.ts) per client with connect/headers/body timeouts, plus an overall deadline per HTTP call.
 
+import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { HttpAgent, HttpTimeoutError, readText } from '../http.ts';
 import type { Logger } from '../log.ts';
@@ -154,6 +155,7 @@ export class AdminApiClient {
   private operations = 0;
   // A private field keeps the key out of anything that serializes the client (logs, inspectors).
   readonly #authorization: string;
+  readonly #identity: string;
 
   constructor(options: AdminApiClientOptions) {
     const key = validateAdminKey(options.apiKey, options.keyPrefix ?? DEFAULT_KEY_PREFIX);
@@ -171,6 +173,7 @@ export class AdminApiClient {
     this.origin = url.origin;
     this.prefix = url.pathname.replace(/\/+$/, '');
     this.baseUrl = `${this.origin}${this.prefix}`;
+    this.#identity = createHash('sha256').update(`${this.baseUrl}\u0000${key}`).digest('hex');
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.retryPolicy = { ...DEFAULT_RETRY, ...options.retry };
     this.logger = options.logger;
@@ -323,6 +326,14 @@ export class AdminApiClient {
     );
     registerSecret(result.bundleUrl);
     return { ...result, jobId: result.jobId ?? jobId };
+  }
+
+  /**
+   * A digest of the base URL and key: equal for two clients that act as the same account (two
+   * Secrets holding the same key), without the key itself ever being compared or kept elsewhere.
+   */
+  get identity(): string {
+    return this.#identity;
   }
 
   /** True while an operation is under way (waits for a slot, the budget or a retry included). */

@@ -1,3 +1,11 @@
+export {
+  BUNDLE_CACHE_DIR,
+  BundleCache,
+  type BundleCacheOptions,
+  bundleSource,
+  type CachedBundle,
+  DEFAULT_BUNDLE_CACHE_BYTES,
+} from './cache.ts';
 export { assertReplaceable, MARKER_FILE } from './destination.ts';
 export {
   type Download,

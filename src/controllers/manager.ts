@@ -1,7 +1,9 @@
 // The operator process: both controllers wired to the runtime (informers -> work queues ->
 // reconcilers), behind leader election, with events, metrics and health endpoints.
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { AgentJobBudget, DEFAULT_API_REQUESTS_PER_MINUTE } from '../api/index.ts';
+import { BUNDLE_CACHE_DIR, BundleCache, DEFAULT_BUNDLE_CACHE_BYTES } from '../bundle/index.ts';
 import {
   type AgentJob,
   AJ_KIND,
@@ -43,6 +45,7 @@ import {
   removeDownloadLeftovers,
   StaticExportReleaseReconciler,
 } from './static-export-release/reconciler.ts';
+import { SharedExports } from './static-export-release/shared-exports.ts';
 import type { EventSink } from './types.ts';
 
 export interface OperatorConfig {
@@ -75,8 +78,10 @@ export interface OperatorConfig {
   agentJobsPerHour?: number;
   /** Admin API requests per key and minute (the platform allows about 100). Default 90; 0: no limit. */
   apiRequestsPerMinute?: number;
-  /** Where bundles are downloaded and verified. */
+  /** Where bundles are downloaded, verified and cached. */
   workDir: string;
+  /** Most bytes of bundles kept in the work directory's cache (default DEFAULT_BUNDLE_CACHE_BYTES). */
+  bundleCacheBytes?: number;
   /** Bundle caps and download deadline for the release reconciler. */
   download?: BundleDownloadSettings;
   identity?: string;
@@ -133,19 +138,29 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
   if (leftovers.length)
     log.info({ workDir: cfg.workDir, removed: leftovers.length }, 'removed unfinished downloads');
 
+  const cache = await BundleCache.open({
+    dir: join(cfg.workDir, BUNDLE_CACHE_DIR),
+    maxBytes: cfg.bundleCacheBytes ?? DEFAULT_BUNDLE_CACHE_BYTES,
+    logger: log,
+    ...(cfg.download?.limits ? { limits: cfg.download.limits } : {}),
+    onDownloaded: (bytes) => metrics.bundleBytes.inc(bytes),
+  });
+  // Releases of a share group are woken when its export starts or ends (by whichever controller runs).
+  let wakeRelease: (key: string) => void = () => {};
+  const shared = new SharedExports({ wake: (key) => wakeRelease(key) });
   const releases = new StaticExportReleaseReconciler({
     kube,
     clients,
     events,
     logger: log,
-    workDir: cfg.workDir,
+    cache,
+    shared,
     ...(cfg.download ? { download: cfg.download } : {}),
     ...(cfg.startOutcomeWaitMs === undefined
       ? {}
       : { tunables: { ...DEFAULT_TUNABLES, startOutcomeWaitMs: cfg.startOutcomeWaitMs } }),
     metrics: {
       exportFinished: (seconds, result) => metrics.exportDuration.observe({ result }, seconds),
-      bundleBytes: (bytes) => metrics.bundleBytes.inc(bytes),
       linkExpiry: (namespace, name, expiresAt) => metrics.setLinkExpiry(namespace, name, expiresAt),
     },
   });
@@ -209,6 +224,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
       releases.reconcile(ns, n, signal),
     );
     const ajController = controller('agentjob', (ns, n, signal) => agentJobs.reconcile(ns, n, signal));
+    wakeRelease = (key) => serController.enqueue(key);
     enqueueOnChange(serInformer, serController, ownKey, ignoreStatusOnly);
     cancelOnDelete(serInformer, serController);
     enqueueOnChange(

@@ -236,6 +236,12 @@ export const exportStatusSchema = z.object({
     .describe(
       "Progress seen by the operator's polls: the first value and the latest changes. The poll schedule estimates when the job ends from them.",
     ),
+  joined: z
+    .boolean()
+    .optional()
+    .describe(
+      'True when this release joined an export job another release started for the same domain, admin key and export options, instead of starting its own.',
+    ),
 });
 
 export const rolloutStatusSchema = z

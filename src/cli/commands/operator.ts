@@ -3,11 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
+import { DEFAULT_BUNDLE_CACHE_BYTES } from '../../bundle/cache.ts';
 import { insecureApiBaseUrl } from '../../controllers/api-base-url.ts';
 import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../../trigger/contract.ts';
 import {
   type BundleLimitFlags,
   bundleLimitOptions,
+  byteSize,
   DEFAULT_DOWNLOAD_TIMEOUT_S,
   DOWNLOAD_TIMEOUT_HELP,
   limitsFrom,
@@ -39,6 +41,7 @@ interface OperatorFlags extends BundleLimitFlags {
   apiRequestsPerMinute: number;
   keyPrefix: string;
   workDir: string;
+  bundleCacheSize: number;
   logLevel: string;
 }
 
@@ -95,6 +98,7 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     keyPrefix: flags.keyPrefix,
     apiRequestsPerMinute: flags.apiRequestsPerMinute,
     workDir: flags.workDir,
+    bundleCacheBytes: flags.bundleCacheSize,
     download: { limits: limitsFrom(flags), deadlineMs: flags.downloadTimeout * 1000 },
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
     ...(apiBaseUrl ? { apiBaseUrl: httpUrl(apiBaseUrl) } : {}),
@@ -202,8 +206,15 @@ export function registerOperator(program: Command, ctx: CliContext): void {
     .option('--key-prefix <prefix>', 'vendor prefix of admin API keys', 'mint')
     .option(
       '--work-dir <dir>',
-      'where bundles are downloaded and verified; one per running operator (cleaned at start)',
+      'where bundles are downloaded, verified and cached; one per running operator (cleaned at start)',
       join(tmpdir(), 'static-export-operator'),
+    )
+    .option(
+      '--bundle-cache-size <size>',
+      'most bytes of bundles kept in the work directory, so releases sharing an export download it once ' +
+        '(least recently used go first)',
+      byteSize,
+      DEFAULT_BUNDLE_CACHE_BYTES,
     )
     .option('--download-timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);
   bundleLimitOptions(command)

@@ -21,6 +21,7 @@ import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
 import { type Failure, failureConditions, failureEvent } from '../failures.ts';
 import type { EventNote } from '../types.ts';
 import { type Roll, rolloutStalledMessage, rolloutStep } from './rollout.ts';
+import type { SharedExport } from './shared-exports.ts';
 
 export type Status = StaticExportReleaseStatus;
 
@@ -51,6 +52,11 @@ export interface Observed {
   workloads?: Workload[];
   /** spec.rollout.workloadRefs that do not exist. */
   missingWorkloads?: WorkloadRef[];
+  /**
+   * The export in flight for this release's share group (same account, domain and export options),
+   * started by another release or by this one; absent when the group has none.
+   */
+  shared?: SharedExport;
 }
 
 export type StartReason = 'Initial' | 'SpecChanged' | 'Requested' | 'Interval' | 'Retry' | 'JobVanished';
@@ -209,6 +215,55 @@ function startReason(release: StaticExportRelease, now: Date, tun: Tunables): St
 
 const clampDelay = (ms: number) => Math.max(1_000, ms);
 
+/** While another release of the group is starting the export, look again this soon (it also wakes us). */
+export const JOIN_WAIT_MS = 1_000;
+
+/**
+ * Whether the group's export in flight is one this release should take part in: not its own job
+ * already, and either newer than its last export (another release's trigger or interval exports
+ * the site for all) or wanted now anyway (`wants`: this release has its own reason to export).
+ */
+export function joinable(status: Status, shared: SharedExport | undefined, wants: boolean): boolean {
+  if (!shared || (shared.jobId !== undefined && shared.jobId === status.export?.jobId)) return false;
+  const last = status.export?.startedAt;
+  return wants || last === undefined || Date.parse(shared.startedAt) > Date.parse(last);
+}
+
+/** Joining the group's export: its job id is recorded as this release's own, nothing is sent. */
+function joined(
+  release: StaticExportRelease,
+  status: Status,
+  shared: Required<Pick<SharedExport, 'jobId'>> & SharedExport,
+  now: Date,
+): Decision {
+  const { start: _, ...base } = status;
+  const requested = release.metadata.annotations?.[REQUESTED_AT_ANNOTATION];
+  const s: Status = {
+    ...base,
+    observedGeneration: release.metadata.generation,
+    export: {
+      jobId: shared.jobId,
+      state: shared.state ?? 'queued',
+      startedAt: shared.startedAt,
+      joined: true,
+    },
+    ...(requested === undefined ? {} : { lastHandledRequestedAt: requested }),
+  };
+  return {
+    action: { kind: 'none' },
+    status: withHealthy(s, release.metadata.generation, now),
+    events: [
+      {
+        type: 'Normal',
+        reason: 'ExportJoined',
+        note: `Joined export job ${shared.jobId} for ${release.spec.domain}, started for a release with the same key and export options; no second export is started`,
+      },
+    ],
+    // The job is polled at once (a member's poll answers it if fresh).
+    requeueAfterMs: clampDelay(0),
+  };
+}
+
 /** Marked before the start call (written only if the release did not change since it was read). */
 const starting = (s: Status, now: Date): Status => ({
   ...s,
@@ -362,6 +417,12 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
 
   if (!pinned) {
     const reason = startReason(release, now, tun);
+    if (joinable(status, o.shared, reason !== undefined) && o.shared) {
+      const { jobId } = o.shared;
+      if (jobId !== undefined) return joined(release, status, { ...o.shared, jobId }, now);
+      // Another release of the group is starting it: join once it has an id, never start a second.
+      return none(status, JOIN_WAIT_MS);
+    }
     if (reason) return { action: { kind: 'start', reason }, status: starting(status, now), events: [] };
   } else if ((status.observedGeneration ?? 0) !== (gen ?? 0)) {
     // A pinned release does not re-export on spec changes; this generation is seen, and what else

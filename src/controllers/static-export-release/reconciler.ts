@@ -1,10 +1,15 @@
 // observe -> decide -> act for one StaticExportRelease, on the shared skeleton. Effects only;
 // decisions live in decide.ts.
-import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AdminApiClient, ExportStatus, StartedExport } from '../../api/index.ts';
-import { type BundleLimits, fetchBundle, type GateVerdict } from '../../bundle/index.ts';
+import {
+  assertVersion,
+  type BundleCache,
+  type BundleLimits,
+  bundleSource,
+  type GateVerdict,
+} from '../../bundle/index.ts';
 import {
   GROUP_VERSION,
   SER_PLURAL,
@@ -35,10 +40,10 @@ import {
 } from './decide.ts';
 import { judgeNewContent } from './publish-gate.ts';
 import { afterRoll, type Roll } from './rollout.ts';
+import { type SharedExports, shareKey } from './shared-exports.ts';
 
 export interface ReleaseMetrics {
   exportFinished(seconds: number, result: 'completed' | 'failed'): void;
-  bundleBytes(bytes: number): void;
   linkExpiry(namespace: string, name: string, expiresAt: Date | undefined): void;
 }
 
@@ -49,9 +54,11 @@ export interface BundleDownloadSettings {
 }
 
 export interface ReleaseReconcilerOptions extends ReconcilerDeps {
-  /** Where bundles are downloaded and verified (removed afterwards). */
-  workDir: string;
-  /** Bundle caps and the overall download deadline (defaults: DEFAULT_LIMITS, DEFAULT_DEADLINE_MS). */
+  /** Where bundles are downloaded, verified and kept (bounded), once per export job. */
+  cache: BundleCache;
+  /** The share groups: one export per site, key and options at a time. */
+  shared: SharedExports;
+  /** The overall download deadline (the caps are the cache's). */
   download?: BundleDownloadSettings;
   metrics?: ReleaseMetrics;
   tunables?: Tunables;
@@ -67,10 +74,21 @@ export async function removeDownloadLeftovers(workDir: string): Promise<string[]
   return leftovers;
 }
 
+/** What the reconciler observes besides `decide`'s input: the release's account and share group. */
+interface ReleaseObserved extends Observed {
+  /** Digest of the API base URL and key (see AdminApiClient.identity); absent without a client. */
+  identity?: string;
+  shareKey?: string;
+  /** The poll in `poll` was a call of this reconcile (not another member's answer). */
+  polled?: boolean;
+}
+
+const releaseKey = (r: StaticExportRelease) => `${r.metadata.namespace}/${r.metadata.name}`;
+
 export class StaticExportReleaseReconciler extends Reconciler<
   StaticExportRelease,
   Status,
-  Observed,
+  ReleaseObserved,
   Decision
 > {
   private readonly o: ReleaseReconcilerOptions;
@@ -94,10 +112,36 @@ export class StaticExportReleaseReconciler extends Reconciler<
   // Deleted: the values Secret goes with it (owner reference); only our own series remain.
   protected override gone(namespace: string, name: string): void {
     this.o.metrics?.linkExpiry(namespace, name, undefined);
+    this.o.shared.leave(`${namespace}/${name}`);
   }
 
-  protected decide(observed: Observed): Decision {
-    return decide(observed, this.tunables);
+  override async reconcile(namespace: string, name: string, signal?: AbortSignal) {
+    try {
+      return await super.reconcile(namespace, name, signal);
+    } finally {
+      // A start claimed for the group that returned no job (failed, waited for a slot, lost a
+      // race): the group's other releases may start now.
+      this.o.shared.abandon(`${namespace}/${name}`);
+    }
+  }
+
+  // Synchronous from reading the group to claiming it: no other reconcile runs in between, so two
+  // releases of a group never both decide to start.
+  protected decide(observed: ReleaseObserved): Decision {
+    const { release, shareKey: group, identity } = observed;
+    const me = releaseKey(release);
+    if (group === undefined) this.o.shared.leave(me);
+    else this.o.shared.enter(me, group);
+    const d = decide(
+      { ...observed, ...(group === undefined ? {} : { shared: this.o.shared.flight(group) }) },
+      this.tunables,
+    );
+    if (group !== undefined && d.action.kind === 'start')
+      this.o.shared.claim(group, me, observed.now.toISOString());
+    const jobId = release.status?.export?.jobId;
+    if (observed.polled && identity && jobId && d.requeueAfterMs !== undefined)
+      this.o.shared.pollFreshUntil(identity, jobId, observed.now.getTime() + d.requeueAfterMs);
+    return d;
   }
 
   protected withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
@@ -116,17 +160,34 @@ export class StaticExportReleaseReconciler extends Reconciler<
   protected async observe(
     { now, obj: release, blocked, client }: Loaded<StaticExportRelease>,
     signal: AbortSignal | undefined,
-  ): Promise<Observed> {
+  ): Promise<ReleaseObserved> {
     if (blocked) return { now, release, blocked };
     if (!client) return { now, release };
+    const { identity } = client;
+    const account = { identity, shareKey: shareKey(identity, release.spec) };
     const exp = release.status?.export;
     if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
       const jobId = exp.jobId;
-      const poll = await this.pollJob(release, () => client.getExport(jobId, { signal }), signal);
-      return { now, release, poll: poll.kind === 'job' ? exportPoll(poll.job) : poll };
+      // After a restart the group learns its export in flight from the releases' status.
+      this.o.shared.adopt(account.shareKey, identity, jobId, exp.startedAt ?? now.toISOString());
+      // Another member's answer still fresh, or one call for all.
+      const poll = await this.pollJob(
+        release,
+        () => this.o.shared.poll(identity, jobId, () => client.getExport(jobId, { signal })),
+        signal,
+      );
+      if (poll.kind !== 'job') return { now, release, ...account, poll };
+      const answer = poll.job;
+      return {
+        now,
+        release,
+        ...account,
+        polled: answer.polled,
+        poll: answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' },
+      };
     }
     const served = release.status?.current?.version;
-    if (served === undefined) return { now, release, targetDrifted: false };
+    if (served === undefined) return { now, release, ...account, targetDrifted: false };
     const [version, found] = await Promise.all([
       this.targetVersion(release, signal),
       findWorkloads(
@@ -140,6 +201,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     return {
       now,
       release,
+      ...account,
       targetDrifted: version !== served,
       workloads: found.workloads,
       ...(found.missing.length ? { missingWorkloads: found.missing } : {}),
@@ -150,7 +212,12 @@ export class StaticExportReleaseReconciler extends Reconciler<
     return action.kind === 'start';
   }
 
-  protected async act(o: Observed, d: Decision, client: AdminApiClient, run: Run): Promise<ReconcileResult> {
+  protected async act(
+    o: ReleaseObserved,
+    d: Decision,
+    client: AdminApiClient,
+    run: Run,
+  ): Promise<ReconcileResult> {
     const { action } = d;
     if (action.kind === 'start') return this.start(o, client, run);
     if (action.kind === 'publish') return this.publish(o, action, client, run);
@@ -158,7 +225,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     return {};
   }
 
-  private async roll(o: Observed, roll: Roll, run: Run): Promise<ReconcileResult> {
+  private async roll(o: ReleaseObserved, roll: Roll, run: Run): Promise<ReconcileResult> {
     const namespace = o.release.metadata.namespace ?? '';
     const rolled = [];
     for (const w of roll.workloads)
@@ -169,7 +236,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     return { requeueAfterMs: 1_000 };
   }
 
-  private async start(o: Observed, client: AdminApiClient, run: Run): Promise<ReconcileResult> {
+  private async start(o: ReleaseObserved, client: AdminApiClient, run: Run): Promise<ReconcileResult> {
     const { spec } = o.release;
     // `status.start` is stored (by the skeleton, as a compare-and-swap) before this call: a crash or
     // a second operator from here on waits instead of starting a second export at once.
@@ -197,6 +264,15 @@ export class StaticExportReleaseReconciler extends Reconciler<
       started.jobId,
       started.status ?? 'queued',
     );
+    // The group's other releases join this job (they are woken for it).
+    if (o.shareKey !== undefined)
+      this.o.shared.started(
+        o.shareKey,
+        releaseKey(o.release),
+        client.identity,
+        started.jobId,
+        o.now.toISOString(),
+      );
     await this.commit(run, next);
     // The first look: soon when nothing is known (a small site's export may be done at once), else
     // when this site's exports usually end.
@@ -204,7 +280,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
   }
 
   private async publish(
-    o: Observed,
+    o: ReleaseObserved,
     action: PublishAction,
     client: AdminApiClient,
     run: Run,
@@ -212,32 +288,27 @@ export class StaticExportReleaseReconciler extends Reconciler<
     const { signal } = run;
     const status = run.record.status;
     const release = { ...o.release, status };
-    const bundle = await client.generateBundle(action.jobId, { signal });
+    // A link generated for another release of the group a moment ago serves this one too.
+    const bundle = await this.o.shared.link(client.identity, action.jobId, () =>
+      client.generateBundle(action.jobId, { signal }),
+    );
     let version = status.current?.version ?? '';
     let pageCount: number | undefined;
     let verdict: GateVerdict = { ok: true };
     if (action.mode === 'NewContent' || action.mode === 'Pin') {
-      const dest = join(this.o.workDir, `${release.metadata.uid}-${randomBytes(4).toString('hex')}`);
-      try {
-        const fetched = await fetchBundle({
-          url: bundle.bundleUrl,
-          dest,
-          ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
-          ...(action.expectVersion ? { expectVersion: action.expectVersion } : {}),
-          renewUrl: async () => (await client.generateBundle(action.jobId, { signal })).bundleUrl,
-          logger: this.o.logger,
-          ...(signal ? { signal } : {}),
-          ...(this.o.download?.limits ? { limits: this.o.download.limits } : {}),
-          ...(this.o.download?.deadlineMs ? { download: { deadlineMs: this.o.download.deadlineMs } } : {}),
-        });
-        version = fetched.version;
-        pageCount = fetched.site.pages;
-        // Only new content is judged: a pinned version was served before.
-        if (action.mode === 'NewContent') verdict = judgeNewContent(release, version, fetched.site);
-        this.o.metrics?.bundleBytes(fetched.sizeBytes);
-      } finally {
-        await rm(dest, { recursive: true, force: true });
-      }
+      // Downloaded and verified once per job, whichever release asks first; the others read the result.
+      const fetched = await this.o.cache.fetch(bundleSource(client.identity, action.jobId), {
+        url: bundle.bundleUrl,
+        ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
+        renewUrl: async () => (await client.generateBundle(action.jobId, { signal })).bundleUrl,
+        ...(signal ? { signal } : {}),
+        ...(this.o.download?.deadlineMs ? { deadlineMs: this.o.download.deadlineMs } : {}),
+      });
+      assertVersion(fetched.version, action.expectVersion);
+      version = fetched.version;
+      pageCount = fetched.site.pages;
+      // Only new content is judged: a pinned version was served before.
+      if (action.mode === 'NewContent') verdict = judgeNewContent(release, version, fetched.site);
     }
     if (!verdict.ok) {
       const next = afterPublishGateFailed(
@@ -273,7 +344,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     return { requeueAfterMs: 0 };
   }
 
-  private exportFinished(o: Observed, status: Status): void {
+  private exportFinished(o: ReleaseObserved, status: Status): void {
     if (!status.export?.startedAt) return;
     this.o.metrics?.exportFinished(
       (o.now.getTime() - Date.parse(status.export.startedAt)) / 1000,

@@ -1,0 +1,268 @@
+// One export per site at a time: releases with the same admin account (API base URL and key,
+// compared by digest), domain and export options form a share group. The group has at most one
+// export in flight; a release of the group joins it instead of starting its own, and the platform
+// answers about a job once for all of them (a status poll, a bundle link). Everything is in memory
+// and indexed by key (no scan over releases); after a restart it is rebuilt from the job ids the
+// releases keep in status. Decisions stay in decide.ts: this only holds what was observed.
+import { createHash } from 'node:crypto';
+import type { ExportStatus, GeneratedBundle } from '../../api/index.ts';
+import { NotFoundError } from '../../api/index.ts';
+import type { StaticExportReleaseSpec } from '../../crd/index.ts';
+
+/** The group's export as `decide` sees it. `jobId` is absent while its start call is under way. */
+export interface SharedExport {
+  jobId?: string;
+  startedAt: string;
+  state?: string;
+}
+
+interface Group {
+  members: Set<string>;
+  /** `by`: the release starting it (until it has a job id); `jk`: its key in `flights`. */
+  flight?: SharedExport & { by?: string; jk?: string };
+}
+
+interface PollEntry {
+  at: number;
+  /** Reused until then: the poller's next poll (final answers are kept until they expire). */
+  freshUntil: number;
+  result: { kind: 'job'; job: ExportStatus } | { kind: 'notFound' };
+}
+
+interface LinkEntry {
+  issuedAt: number;
+  bundle: GeneratedBundle;
+}
+
+/** The group of a release: account (client identity digest), domain and export options. */
+export function shareKey(identity: string, spec: Pick<StaticExportReleaseSpec, 'domain' | 'export'>): string {
+  const options = [spec.export?.versionLabel ?? null, spec.export?.paths ?? null];
+  return createHash('sha256')
+    .update(JSON.stringify([identity, spec.domain, ...options]))
+    .digest('hex');
+}
+
+/** Job ids are per account: another key's job of the same id is never answered from here. */
+const jobKey = (identity: string, jobId: string) => `${identity}\u0000${jobId}`;
+
+/** A poll result stays fresh this long when nobody said when the next poll is due. */
+const DEFAULT_FRESH_MS = 1_000;
+/** A final answer (completed, failed, gone) is kept this long for the members still to see it. */
+const FINAL_KEEP_MS = 10 * 60_000;
+/** A link is handed to another release only while this share of its lifetime is still ahead. */
+const LINK_REUSE_SHARE = 0.1;
+const SWEEP_EVERY = 256;
+
+export interface SharedExportsOptions {
+  /** Wakes a release (`namespace/name`) whose group's export started, ended, or whose start was abandoned. */
+  wake?: (release: string) => void;
+  now?: () => number;
+}
+
+export class SharedExports {
+  private readonly groups = new Map<string, Group>();
+  private readonly groupOf = new Map<string, string>();
+  /** jobKey -> share key of the group whose flight it is. */
+  private readonly flights = new Map<string, string>();
+  private readonly polls = new Map<string, PollEntry>();
+  private readonly links = new Map<string, LinkEntry>();
+  private readonly inflight = new Map<string, Promise<unknown>>();
+  private readonly wake: (release: string) => void;
+  private readonly now: () => number;
+  private writes = 0;
+
+  constructor(options: SharedExportsOptions = {}) {
+    this.wake = options.wake ?? (() => {});
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The release belongs to this group now (it left any other). */
+  enter(release: string, key: string): void {
+    const previous = this.groupOf.get(release);
+    if (previous === key) return;
+    if (previous !== undefined) this.leave(release);
+    this.groupOf.set(release, key);
+    let group = this.groups.get(key);
+    if (!group) {
+      group = { members: new Set() };
+      this.groups.set(key, group);
+    }
+    group.members.add(release);
+  }
+
+  /** Deleted, suspended, or without usable credentials: in no group. */
+  leave(release: string): void {
+    this.abandon(release);
+    const key = this.groupOf.get(release);
+    if (key === undefined) return;
+    this.groupOf.delete(release);
+    const group = this.groups.get(key);
+    if (!group) return;
+    group.members.delete(release);
+    if (group.members.size > 0) return;
+    // Nobody left to finish it here: forgotten (a release of the group that comes back adopts it).
+    if (group.flight?.jk) this.flights.delete(group.flight.jk);
+    this.groups.delete(key);
+  }
+
+  /** The group's export in flight, if any. */
+  flight(key: string): SharedExport | undefined {
+    const f = this.groups.get(key)?.flight;
+    if (!f) return undefined;
+    return {
+      startedAt: f.startedAt,
+      ...(f.jobId ? { jobId: f.jobId } : {}),
+      ...(f.state ? { state: f.state } : {}),
+    };
+  }
+
+  /** A member's status names a job in flight (e.g. after a restart): it is the group's, unless one is already. */
+  adopt(key: string, identity: string, jobId: string, startedAt: string): void {
+    const group = this.groups.get(key);
+    if (!group || group.flight || this.isFinal(this.polls.get(jobKey(identity, jobId)))) return;
+    const jk = jobKey(identity, jobId);
+    group.flight = { jobId, startedAt, jk };
+    this.flights.set(jk, key);
+  }
+
+  /** `release` is about to start the group's export: the others wait for its job id instead of starting. */
+  claim(key: string, release: string, startedAt: string): void {
+    const group = this.groups.get(key);
+    if (!group || group.flight) return;
+    group.flight = { startedAt, by: release };
+  }
+
+  /** The claimed start returned a job: the others join it. */
+  started(key: string, release: string, identity: string, jobId: string, startedAt: string): void {
+    const group = this.groups.get(key);
+    if (!group) return;
+    const jk = jobKey(identity, jobId);
+    group.flight = { jobId, startedAt, state: 'queued', jk };
+    this.flights.set(jk, key);
+    this.wakeOthers(group, release);
+  }
+
+  /** A claim whose start did not return a job (failed, waited for a slot, lost a race): the others may start. */
+  abandon(release: string): void {
+    const key = this.groupOf.get(release);
+    const group = key === undefined ? undefined : this.groups.get(key);
+    if (!group?.flight || group.flight.by !== release || group.flight.jobId !== undefined) return;
+    delete group.flight;
+    this.wakeOthers(group, release);
+  }
+
+  /**
+   * The job's status, from the platform or from a poll another member made that is still fresh;
+   * concurrent asks share one call. A 404 is an answer too (the job is gone).
+   */
+  async poll(
+    identity: string,
+    jobId: string,
+    call: () => Promise<ExportStatus>,
+  ): Promise<{ kind: 'job'; job: ExportStatus; polled: boolean } | { kind: 'notFound'; polled: boolean }> {
+    const key = jobKey(identity, jobId);
+    const cached = this.polls.get(key);
+    if (cached && this.now() < cached.freshUntil) {
+      this.observed(key, jobId, cached);
+      return { ...cached.result, polled: false };
+    }
+    const running = this.inflight.get(`poll\u0000${key}`) as Promise<PollEntry['result']> | undefined;
+    if (running) return { ...(await running), polled: false };
+    const p = (async (): Promise<PollEntry['result']> => {
+      try {
+        return { kind: 'job', job: await call() };
+      } catch (e) {
+        if (e instanceof NotFoundError) return { kind: 'notFound' };
+        throw e;
+      }
+    })();
+    this.inflight.set(`poll\u0000${key}`, p);
+    try {
+      const result = await p;
+      const at = this.now();
+      const entry: PollEntry = { at, freshUntil: at + DEFAULT_FRESH_MS, result };
+      if (this.isFinal(entry)) entry.freshUntil = at + FINAL_KEEP_MS;
+      this.remember(this.polls, key, entry);
+      this.observed(key, jobId, entry);
+      return { ...result, polled: true };
+    } finally {
+      this.inflight.delete(`poll\u0000${key}`);
+    }
+  }
+
+  private isFinal(entry: PollEntry | undefined): boolean {
+    if (!entry) return false;
+    const r = entry.result;
+    return r.kind === 'notFound' || r.job.status === 'completed' || r.job.status === 'failed';
+  }
+
+  /** Updates the group whose flight the job is: its state, or its end. */
+  private observed(key: string, jobId: string, entry: PollEntry): void {
+    const group = this.flightGroup(key);
+    if (group?.flight?.jobId !== jobId) return;
+    if (this.isFinal(entry)) this.land(key, group);
+    else if (entry.result.kind === 'job') group.flight.state = entry.result.job.status;
+  }
+
+  private flightGroup(jk: string): Group | undefined {
+    const key = this.flights.get(jk);
+    return key === undefined ? undefined : this.groups.get(key);
+  }
+
+  /** The poller decided when it polls next: until then the others reuse its answer. */
+  pollFreshUntil(identity: string, jobId: string, until: number): void {
+    const entry = this.polls.get(jobKey(identity, jobId));
+    if (entry && until > entry.freshUntil) entry.freshUntil = until;
+  }
+
+  /**
+   * A bundle link for the job: a fresh one, or one generated for another release of the same
+   * account very recently (most of its lifetime still ahead); concurrent asks share one call.
+   */
+  async link(
+    identity: string,
+    jobId: string,
+    call: () => Promise<GeneratedBundle>,
+  ): Promise<GeneratedBundle> {
+    const key = jobKey(identity, jobId);
+    const cached = this.links.get(key);
+    const now = this.now();
+    if (cached) {
+      const lifetime = cached.bundle.expiresAt.getTime() - cached.issuedAt;
+      if (now - cached.issuedAt <= lifetime * LINK_REUSE_SHARE) return cached.bundle;
+    }
+    const running = this.inflight.get(`link\u0000${key}`) as Promise<GeneratedBundle> | undefined;
+    if (running) return running;
+    const p = call();
+    this.inflight.set(`link\u0000${key}`, p);
+    try {
+      const bundle = await p;
+      this.remember(this.links, key, { issuedAt: now, bundle });
+      return bundle;
+    } finally {
+      this.inflight.delete(`link\u0000${key}`);
+    }
+  }
+
+  /** The group's export ended (completed, failed or gone): the next one is started anew; members look now. */
+  private land(jk: string, group: Group): void {
+    const key = this.flights.get(jk);
+    delete group.flight;
+    this.flights.delete(jk);
+    this.wakeOthers(group, undefined);
+    if (key !== undefined && group.members.size === 0) this.groups.delete(key);
+  }
+
+  private wakeOthers(group: Group, except: string | undefined): void {
+    for (const m of group.members) if (m !== except) this.wake(m);
+  }
+
+  /** Adds an entry; now and then drops expired ones, so the maps stay as small as what is in use. */
+  private remember<E>(map: Map<string, E>, key: string, entry: E): void {
+    map.set(key, entry);
+    if (++this.writes % SWEEP_EVERY !== 0) return;
+    const now = this.now();
+    for (const [k, p] of this.polls) if (now >= p.freshUntil) this.polls.delete(k);
+    for (const [k, l] of this.links) if (now >= l.bundle.expiresAt.getTime()) this.links.delete(k);
+  }
+}

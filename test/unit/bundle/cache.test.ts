@@ -1,0 +1,130 @@
+// The operator's bundle cache: one download per job however many releases ask, content-addressed
+// entries that survive a restart, a size bound with least-recently-used eviction, nothing left
+// half-written.
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BundleCache, bundleSource } from '../../../src/bundle/index.ts';
+import { siteEntries, tarGz } from '../../support/tar-fixtures.ts';
+
+const A = tarGz(siteEntries());
+const B = tarGz([...siteEntries(), { path: 'more.html', content: '<h1>More</h1>' }]);
+const BAD = tarGz([{ path: '../escape.html', content: 'x' }]);
+const bodies: Record<string, Buffer> = { '/a': A, '/a-again': A, '/b': B, '/bad': BAD };
+const requests: string[] = [];
+let base = '';
+let close: () => void = () => {};
+
+beforeAll(async () => {
+  const server = createServer((req, res) => {
+    requests.push(req.url ?? '');
+    const body = bodies[req.url ?? ''];
+    // A slow first byte, so concurrent asks overlap.
+    setTimeout(() => {
+      if (!body) return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-length': body.length }).end(body);
+    }, 50);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  close = () => server.close();
+});
+afterAll(() => close());
+
+const dirOf = () => mkdtempSync(join(tmpdir(), 'bundle-cache-'));
+const count = (path: string) => requests.filter((r) => r === path).length;
+
+describe('BundleCache', () => {
+  it('downloads a job once however many ask at the same time, and answers later asks from disk', async () => {
+    const dir = dirOf();
+    const cache = await BundleCache.open({ dir, maxBytes: 1 << 20 });
+    const before = count('/a');
+    const src = bundleSource('acct', 'job-1');
+    const [x, y] = await Promise.all([
+      cache.fetch(src, { url: `${base}/a` }),
+      cache.fetch(src, { url: `${base}/a` }),
+    ]);
+    expect(count('/a') - before).toBe(1);
+    expect(x).toEqual(y);
+    expect(x.version).toMatch(/^sha256-[0-9a-f]{64}$/);
+    expect(x.site).toEqual({ pages: 2, hasIndex: true });
+    expect(x.sizeBytes).toBe(A.length);
+    await cache.fetch(src, { url: `${base}/a` });
+    expect(count('/a') - before).toBe(1);
+    // Content-addressed: the archive and its verification result, named by the archive digest.
+    expect(readdirSync(dir).sort()).toEqual([`${x.sha256}.json`, `${x.sha256}.tar.gz`]);
+
+    // A restarted operator (same work directory) knows it without downloading.
+    const reopened = await BundleCache.open({ dir, maxBytes: 1 << 20 });
+    expect(await reopened.fetch(src, { url: `${base}/a` })).toEqual(x);
+    expect(count('/a') - before).toBe(1);
+  });
+
+  it('another job with the same bytes is one entry; another account or job is never answered from one it did not fetch', async () => {
+    const dir = dirOf();
+    const cache = await BundleCache.open({ dir, maxBytes: 1 << 20 });
+    const first = await cache.fetch(bundleSource('acct', 'job-1'), { url: `${base}/a` });
+    const before = count('/a-again');
+    const second = await cache.fetch(bundleSource('other', 'job-1'), { url: `${base}/a-again` });
+    expect(count('/a-again') - before).toBe(1);
+    expect(second.sha256).toBe(first.sha256);
+    expect(readdirSync(dir)).toHaveLength(2);
+    // Nothing on disk names the account or the job.
+    expect(readdirSync(dir).join()).not.toContain('job-1');
+  });
+
+  it('keeps at most maxBytes of archives: the least recently used entry goes first', async () => {
+    const dir = dirOf();
+    const cache = await BundleCache.open({ dir, maxBytes: Math.max(A.length, B.length) + 10 });
+    const a = await cache.fetch(bundleSource('acct', 'a'), { url: `${base}/a` });
+    const b = await cache.fetch(bundleSource('acct', 'b'), { url: `${base}/b` });
+    expect(readdirSync(dir).sort()).toEqual([`${b.sha256}.json`, `${b.sha256}.tar.gz`]);
+    expect(cache.sizeBytes).toBe(B.length);
+    const before = count('/a');
+    expect((await cache.fetch(bundleSource('acct', 'a'), { url: `${base}/a` })).version).toBe(a.version);
+    expect(count('/a') - before).toBe(1);
+  });
+
+  it('an archive larger than the whole cache is verified but not kept', async () => {
+    const dir = dirOf();
+    const cache = await BundleCache.open({ dir, maxBytes: 10 });
+    const x = await cache.fetch(bundleSource('acct', 'big'), { url: `${base}/a`, expectedSize: A.length });
+    expect(x.site.hasIndex).toBe(true);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('a refused archive is not cached and leaves nothing behind', async () => {
+    const dir = dirOf();
+    const cache = await BundleCache.open({ dir, maxBytes: 1 << 20 });
+    await expect(cache.fetch(bundleSource('acct', 'bad'), { url: `${base}/bad` })).rejects.toMatchObject({
+      reason: 'UnsafeEntry',
+    });
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('one asker giving up does not stop the download another still waits for', async () => {
+    const cache = await BundleCache.open({ dir: dirOf(), maxBytes: 1 << 20 });
+    const src = bundleSource('acct', 'abort');
+    const gaveUp = new AbortController();
+    const first = cache.fetch(src, { url: `${base}/b`, signal: gaveUp.signal });
+    const second = cache.fetch(src, { url: `${base}/b`, signal: new AbortController().signal });
+    gaveUp.abort(new Error('deleted'));
+    await expect(first).rejects.toThrow('deleted');
+    expect((await second).sizeBytes).toBe(B.length);
+  });
+
+  it('removes what a killed process left (unfinished downloads, entries without their pair) at open', async () => {
+    const dir = dirOf();
+    const sha = 'f'.repeat(64);
+    writeFileSync(join(dir, '.incoming-1234abcd.tar.gz'), 'partial');
+    mkdirSync(join(dir, '.verify-1234abcd'));
+    writeFileSync(join(dir, `${sha}.json`), '{}');
+    writeFileSync(join(dir, `${'e'.repeat(64)}.tar.gz`), 'no meta');
+    const cache = await BundleCache.open({ dir, maxBytes: 1 << 20 });
+    expect(readdirSync(dir)).toEqual([]);
+    expect(cache.sizeBytes).toBe(0);
+  });
+});
