@@ -13,6 +13,7 @@ import { ControlPlane } from '../scripts/control-plane/control-plane.ts';
 import { localOperatorArgs } from '../scripts/operator-args.ts';
 import { startSimulator } from '../src/simulator/index.ts';
 import { buildCli, ROOT } from './build.ts';
+import { sharedKeyScenario } from './operator-shared.ts';
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE']);
 // What the operator writes; kwok and the controller-manager write nodes, leases, pods and so on.
@@ -43,7 +44,9 @@ function rssMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 export async function run(): Promise<void> {
   const count = Number(process.env.BENCH_RELEASES ?? 1000);
   const steadySeconds = Number(process.env.BENCH_STEADY_SECONDS ?? 60);
-  await scenario(count, steadySeconds, false);
+  // BENCH_OPERATOR=shared runs only the shared-key part, =scale only the part above.
+  if (process.env.BENCH_OPERATOR !== 'shared') await scenario(count, steadySeconds, false);
+  if (process.env.BENCH_OPERATOR !== 'scale') await sharedKeyScenario();
 }
 
 /**

@@ -264,7 +264,9 @@ export class StaticExportReleaseReconciler extends Reconciler<
       started.jobId,
       started.status ?? 'queued',
     );
-    // The group's other releases join this job (they are woken for it).
+    await this.commit(run, next);
+    // Recorded: the group's other releases join this job (they are woken for it). A job whose id
+    // could not be recorded is nobody's to join: its start's outcome counts as unknown.
     if (o.shareKey !== undefined)
       this.o.shared.started(
         o.shareKey,
@@ -273,7 +275,6 @@ export class StaticExportReleaseReconciler extends Reconciler<
         started.jobId,
         o.now.toISOString(),
       );
-    await this.commit(run, next);
     // The first look: soon when nothing is known (a small site's export may be done at once), else
     // when this site's exports usually end.
     return { requeueAfterMs: exportPollDelayMs(next.status, o.now) ?? 0 };
