@@ -337,6 +337,15 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
           message: 'The export job no longer exists',
         },
       };
+      // Another release of the group already started (or is starting) the next one: join it.
+      if (o.shared && o.shared.jobId !== jobId)
+        return none(withHealthy(s, gen, now), JOIN_WAIT_MS, [
+          {
+            type: 'Warning',
+            reason: 'ExportVanished',
+            note: `Export job ${jobId} no longer exists; joining the export started for the same site`,
+          },
+        ]);
       return {
         action: { kind: 'start', reason: 'JobVanished' },
         status: starting(s, now),

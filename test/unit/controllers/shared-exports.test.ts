@@ -296,3 +296,29 @@ describe('SharedExports', () => {
     expect(woken).toEqual([]);
   });
 });
+
+describe('decide: a shared job that vanished', () => {
+  const status: Status = {
+    export: { jobId: 'job-a', state: 'running', startedAt: at(-3_000), joined: true },
+  };
+
+  it('the first member to see it starts the next export', () => {
+    const d = decide(obs(release({ status }), { poll: { kind: 'notFound' } }));
+    expect(d.action).toEqual({ kind: 'start', reason: 'JobVanished' });
+  });
+
+  it('a member seeing it after another started the next one joins that instead of starting a second', () => {
+    const d = decide(
+      obs(release({ status }), {
+        poll: { kind: 'notFound' },
+        shared: { jobId: 'job-b', startedAt: at(-100) },
+      }),
+    );
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(d.status.export?.state).toBe('vanished');
+    const next = decide(
+      obs(release({ status: d.status }), { shared: { jobId: 'job-b', startedAt: at(-100) } }),
+    );
+    expect(next.status.export?.jobId).toBe('job-b');
+  });
+});
