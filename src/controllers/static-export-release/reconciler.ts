@@ -259,8 +259,11 @@ export class StaticExportReleaseReconciler extends Reconciler<
     }
     // First thing after the job exists: its id goes to status, so a restart resumes this job. Should
     // that write fail, the failure is recorded on top of it (the skeleton uses the status meant).
+    // Started as the answer arrived: the platform counts its duration from about then (its
+    // createdAt), so the site's previous durations point at the end, not a start call's time early.
+    const startedAt = (this.o.now ?? (() => new Date()))();
     const next = afterStart(
-      { ...o, release: { ...o.release, status: run.record.status } },
+      { ...o, now: startedAt, release: { ...o.release, status: run.record.status } },
       started.jobId,
       started.status ?? 'queued',
     );
@@ -273,11 +276,11 @@ export class StaticExportReleaseReconciler extends Reconciler<
         releaseKey(o.release),
         client.identity,
         started.jobId,
-        o.now.toISOString(),
+        startedAt.toISOString(),
       );
     // The first look: soon when nothing is known (a small site's export may be done at once), else
     // when this site's exports usually end.
-    return { requeueAfterMs: exportPollDelayMs(next.status, o.now) ?? 0 };
+    return { requeueAfterMs: exportPollDelayMs(next.status, startedAt) ?? 0 };
   }
 
   private async publish(
