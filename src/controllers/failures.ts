@@ -16,7 +16,7 @@ import {
 } from '../api/index.ts';
 import { BundleError } from '../bundle/index.ts';
 import { scrub } from '../redact.ts';
-import type { ConditionInput } from '../runtime/conditions.ts';
+import { type ConditionChange, type Progress, progressConditions } from '../runtime/conditions.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { KubeApiError } from '../runtime/kube-client.ts';
 import { TargetError } from '../targets/values-secret.ts';
@@ -109,16 +109,20 @@ export function mayHaveReachedServer(error: unknown): boolean {
   );
 }
 
-/** Ready=False with the failure's reason; Stalled=True only when the user must act. */
-export function failureConditions(f: Failure): ConditionInput[] {
+/**
+ * Ready=False with the failure's reason; Stalled=True only when the user must act, else the work
+ * still under way (`reconciling`, e.g. an export that goes on while a poll failed) stays Reconciling.
+ */
+export function failureConditions(f: Failure, reconciling?: Progress): ConditionChange[] {
   return [
     { type: 'Ready', status: 'False', reason: f.reason, message: f.message },
-    {
-      type: 'Stalled',
-      status: f.stalled ? 'True' : 'False',
-      reason: f.stalled ? f.reason : 'Progressing',
-      message: f.stalled ? f.message : '',
-    },
+    ...progressConditions(
+      f.stalled
+        ? { stalled: { reason: f.reason, message: f.message } }
+        : reconciling === undefined
+          ? {}
+          : { reconciling },
+    ),
   ];
 }
 

@@ -28,20 +28,46 @@ export const secretKeySelector = (field: string) =>
     describe: 'Secret holding the admin API key (Authorization: Bearer).',
   });
 
-export const conditionSchema = z.object({
-  type: z.string().max(316),
-  status: z.enum(['True', 'False', 'Unknown']),
-  reason: z.string().max(1024),
-  message: z.string().max(32768),
-  lastTransitionTime: z.iso.datetime(),
-  observedGeneration: z.number().int().min(0).optional(),
-});
+export const conditionSchema = z
+  .object({
+    type: z
+      .string()
+      .max(316)
+      .describe(
+        'Ready (serving / done), Reconciling (work under way), Stalled (needs you), or a kind-specific one.',
+      ),
+    status: z.enum(['True', 'False', 'Unknown']).describe('True, False or Unknown.'),
+    reason: z.string().max(1024).describe('One word (CamelCase) saying why; the README lists each reason.'),
+    message: z.string().max(32768).describe('What happened and, when something went wrong, what to do.'),
+    lastTransitionTime: z.iso.datetime().describe('When status last changed.'),
+    observedGeneration: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('The metadata.generation this condition was set for.'),
+  })
+  .describe('One condition: the Kubernetes API conventions (metav1.Condition).');
 export type Condition = z.infer<typeof conditionSchema>;
 
 /** Conditions as a map list keyed by type (API conventions). */
 export const conditionsSchema = z
   .array(conditionSchema)
-  .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });
+  .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })
+  .describe(
+    'Ready, Reconciling (present only while True: work under way) and Stalled (present only while True: the user must act), as kstatus, Flux and Argo CD read them.',
+  );
+
+/**
+ * `status.observedGeneration`, -1 until the operator first writes it (the API server fills the
+ * default in), so kstatus reports a new object InProgress, not Current, before its first reconcile.
+ */
+export const observedGenerationSchema = z
+  .number()
+  .int()
+  .optional()
+  .meta({ default: -1 })
+  .describe('The metadata.generation the operator last acted on; -1 before it first did.');
 
 export const timestamp = () => z.iso.datetime();
 
@@ -53,7 +79,9 @@ export const timestamp = () => z.iso.datetime();
 export const pendingCallSchema = <P extends string>(sending: P, call: string) =>
   z
     .object({
-      phase: z.enum([sending, 'OutcomeUnknown']),
+      phase: z
+        .enum([sending, 'OutcomeUnknown'])
+        .describe(`${sending}: the ${call} may be in flight; OutcomeUnknown: its answer was never recorded.`),
       since: timestamp().describe(`When the ${call} was about to be sent.`),
     })
     .describe(`Set before the ${call} is sent; cleared once its answer is recorded.`);

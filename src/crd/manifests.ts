@@ -12,11 +12,19 @@ interface CrdDefinition {
   kind: string;
   plural: string;
   singular: string;
+  /** What `kubectl explain <kind>` says the kind is. */
+  description: string;
   shortNames: readonly string[];
   spec: z.ZodType;
   status: z.ZodType;
   printerColumns: readonly { name: string; type: string; jsonPath: string; priority?: number }[];
 }
+
+// The Kubernetes API's own texts for the fields every object has (what `kubectl explain` shows for built-in kinds).
+const API_VERSION_DESCRIPTION =
+  'APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.';
+const KIND_DESCRIPTION =
+  'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.';
 
 export const CRD_DEFINITIONS: readonly CrdDefinition[] = [staticExportReleaseCrd, agentJobCrd];
 
@@ -49,10 +57,12 @@ function crdManifest(def: CrdDefinition) {
           schema: {
             openAPIV3Schema: {
               type: 'object',
+              description: def.description,
               required: ['spec'],
               properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
+                apiVersion: { type: 'string', description: API_VERSION_DESCRIPTION },
+                kind: { type: 'string', description: KIND_DESCRIPTION },
+                // The API server allows nothing more here; it publishes ObjectMeta's own descriptions.
                 metadata: { type: 'object' },
                 spec: toStructuralSchema(def.spec),
                 status: toStructuralSchema(def.status),

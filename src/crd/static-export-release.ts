@@ -6,6 +6,7 @@ import {
   conditionsSchema,
   GROUP_VERSION,
   metadataSchema,
+  observedGenerationSchema,
   pendingCallSchema,
   secretKeyRef,
   secretKeySelector,
@@ -18,12 +19,14 @@ export const SER_KIND = 'StaticExportRelease';
 export const SER_PLURAL = 'staticexportreleases';
 /** Any new value of this annotation asks for an export now. */
 export const REQUESTED_AT_ANNOTATION = 'staticexport.dev/requested-at';
+/** Flux's request annotation (`flux reconcile`-style tools set it): honoured the same way. */
+export const RECONCILE_REQUEST_ANNOTATION = 'reconcile.fluxcd.io/requestedAt';
 export const HISTORY_LIMIT = 10;
 
 const VERSION = '^sha256-[0-9a-f]{64}$';
 
 const namespaced = (field: string) => ({
-  name: objectName(`${field}.name`),
+  name: objectName(`${field}.name`).describe('Name of the object.'),
   namespace: namespaceName(`${field}.namespace`)
     .optional()
     .describe('Defaults to the namespace of the StaticExportRelease.'),
@@ -56,8 +59,10 @@ const targetSchema = withCel(
             '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
             'spec.target.helm.releaseName must be a Helm release name (lowercase letters, digits and -, at most 53)',
             53,
-          ),
-          namespace: namespaceName('spec.target.helm.namespace').optional(),
+          ).describe('The Helm release.'),
+          namespace: namespaceName('spec.target.helm.namespace')
+            .optional()
+            .describe('Its namespace; default that of the StaticExportRelease.'),
           values: z
             .record(z.string(), z.unknown())
             .meta({ 'x-kubernetes-preserve-unknown-fields': true })
@@ -76,8 +81,14 @@ const targetSchema = withCel(
         .describe('Patch the Helm values of an Argo CD Application.'),
       valuesSecret: z
         .object({
-          name: objectName('spec.target.valuesSecret.name'),
-          key: secretDataKey.default('values.yaml'),
+          name: objectName('spec.target.valuesSecret.name').describe(
+            'The Secret to write, in the namespace of the StaticExportRelease (created and owned by it).',
+          ),
+          key: secretDataKey
+            .default('values.yaml')
+            .describe(
+              'Key of the values document (helm -f, Flux valuesFrom); bundleUrl and version are keys of their own.',
+            ),
         })
         .optional()
         .describe('Write the staticExport values as YAML into a Secret owned by this resource.'),
@@ -128,98 +139,124 @@ const publishGateSchema = z
     'Checks a new version must pass before it is published: index.html at its root, at least minPages pages, and no larger page drop than maxPageDrop. A failing version is not published (Ready=False, reason PublishGateFailed); the served one stays.',
   );
 
-export const staticExportReleaseSpecSchema = z.object({
-  domain: matching(BARE_HOST_PATTERN, `spec.domain must be ${BARE_HOST_RULE}`, MAX_DOMAIN_LENGTH).describe(
-    'Domain of the documentation site to export.',
-  ),
-  credentialsSecretRef: secretKeySelector('spec.credentialsSecretRef'),
-  apiBaseUrl: httpUrl('spec.apiBaseUrl')
-    .optional()
-    .describe("Admin API base URL; the operator's default otherwise."),
-  export: z
-    .object({
-      versionLabel: z
-        .string()
-        .min(1)
-        .max(128)
-        .optional()
-        .describe('Free-form label sent with the export job.'),
-      paths: z
-        .array(matching('^/', 'spec.export.paths entries must be site paths starting with /', 2048))
-        .max(1000)
-        .optional()
-        .describe('Export only these pages.'),
-    })
-    .optional(),
-  interval: duration('spec.interval', '1m')
-    .optional()
-    .describe('How often to look for new content; absent means only when triggered.'),
-  renewBefore: duration('spec.renewBefore', '1s')
-    .optional()
-    .describe("Renew the bundle link this long before it expires; default a third of the link's lifetime."),
-  pinnedVersion: matching(
-    VERSION,
-    'spec.pinnedVersion must be a content version from status.history, like sha256-<64 hex digits>',
-    71,
-  )
-    .optional()
-    .describe('Keep serving this version; only its link is renewed.'),
-  suspend: z.boolean().default(false).describe('Stop all API calls and writes for this release.'),
-  rollout: z
-    .object({
-      onLinkRenewal: z
-        .enum(['Rollout', 'None'])
-        .default('Rollout')
-        .describe(
-          'Rollout: a renewed link also rolls the workloads (pod template annotation staticexport.dev/renewed-at), so every pod holds a link that is still valid. None: only the values Secret is rewritten; pods read the link when they start.',
-        ),
-      workloadRefs: z
-        .array(
-          z.object({
-            kind: z
-              .enum(['Deployment', 'StatefulSet'])
-              .describe('Deployment or StatefulSet (apps/v1), in the namespace of the StaticExportRelease.'),
-            name: objectName('spec.rollout.workloadRefs[].name'),
-          }),
-        )
-        .max(32)
-        .optional()
-        .describe(
-          "Workloads to roll besides the site chart's (those labelled staticexport.dev/values-secret=<spec.target.valuesSecret.name>, found on their own).",
-        ),
-      timeout: duration('spec.rollout.timeout', '1s')
-        .default('10m')
-        .describe('A rollout not complete after this long is reported: Ready=False, reason RolloutStalled.'),
-    })
-    .default({ onLinkRenewal: 'Rollout', timeout: '10m' })
-    .describe(
-      'How the workloads that serve this release are rolled when a new version is published (pod template annotation staticexport.dev/version) or the link renewed.',
+export const staticExportReleaseSpecSchema = z
+  .object({
+    domain: matching(BARE_HOST_PATTERN, `spec.domain must be ${BARE_HOST_RULE}`, MAX_DOMAIN_LENGTH).describe(
+      'Domain of the documentation site to export.',
     ),
-  publishGate: publishGateSchema,
-  trigger: z
-    .object({
-      tokenSecretRef: secretKeyRef('spec.trigger.tokenSecretRef', {
-        defaultKey: 'token',
-        what: 'the trigger token (surrounding whitespace is ignored)',
-        describe:
-          'Secret holding the token that signs trigger calls (HMAC-SHA256); whoever holds it can ask for exports of this release, nothing more.',
-      }),
-    })
-    .optional()
-    .describe(
-      "Accept signed calls to the operator's trigger receiver (POST /hooks/<namespace>/<name>, operator flag --trigger-address) as a request for an export now, like the staticexport.dev/requested-at annotation. Absent: calls for this release get 404.",
-    ),
-  target: targetSchema,
-});
+    credentialsSecretRef: secretKeySelector('spec.credentialsSecretRef'),
+    apiBaseUrl: httpUrl('spec.apiBaseUrl')
+      .optional()
+      .describe("Admin API base URL; the operator's default otherwise."),
+    export: z
+      .object({
+        versionLabel: z
+          .string()
+          .min(1)
+          .max(128)
+          .optional()
+          .describe('Free-form label sent with the export job.'),
+        paths: z
+          .array(
+            matching('^/', 'spec.export.paths entries must be site paths starting with /', 2048).describe(
+              'A page path, such as /guides/start.',
+            ),
+          )
+          .max(1000)
+          .optional()
+          .describe('Export only these pages.'),
+      })
+      .optional()
+      .describe('Options of the export job the platform runs.'),
+    interval: duration('spec.interval', '1m')
+      .optional()
+      .describe('How often to look for new content; absent means only when triggered.'),
+    renewBefore: duration('spec.renewBefore', '1s')
+      .optional()
+      .describe("Renew the bundle link this long before it expires; default a third of the link's lifetime."),
+    pinnedVersion: matching(
+      VERSION,
+      'spec.pinnedVersion must be a content version from status.history, like sha256-<64 hex digits>',
+      71,
+    )
+      .optional()
+      .describe('Keep serving this version; only its link is renewed.'),
+    suspend: z.boolean().default(false).describe('Stop all API calls and writes for this release.'),
+    rollout: z
+      .object({
+        onLinkRenewal: z
+          .enum(['Rollout', 'None'])
+          .default('Rollout')
+          .describe(
+            'Rollout: a renewed link also rolls the workloads (pod template annotation staticexport.dev/renewed-at), so every pod holds a link that is still valid. None: only the values Secret is rewritten; pods read the link when they start.',
+          ),
+        workloadRefs: z
+          .array(
+            z
+              .object({
+                kind: z
+                  .enum(['Deployment', 'StatefulSet'])
+                  .describe(
+                    'Deployment or StatefulSet (apps/v1), in the namespace of the StaticExportRelease.',
+                  ),
+                name: objectName('spec.rollout.workloadRefs[].name').describe('Name of the workload.'),
+              })
+              .describe('A workload to roll.'),
+          )
+          .max(32)
+          .optional()
+          .describe(
+            "Workloads to roll besides the site chart's (those labelled staticexport.dev/values-secret=<spec.target.valuesSecret.name>, found on their own).",
+          ),
+        timeout: duration('spec.rollout.timeout', '1s')
+          .default('10m')
+          .describe(
+            'A rollout not complete after this long is reported: Ready=False, reason RolloutStalled.',
+          ),
+      })
+      .default({ onLinkRenewal: 'Rollout', timeout: '10m' })
+      .describe(
+        'How the workloads that serve this release are rolled when a new version is published (pod template annotation staticexport.dev/version) or the link renewed.',
+      ),
+    publishGate: publishGateSchema,
+    trigger: z
+      .object({
+        tokenSecretRef: secretKeyRef('spec.trigger.tokenSecretRef', {
+          defaultKey: 'token',
+          what: 'the trigger token (surrounding whitespace is ignored)',
+          describe:
+            'Secret holding the token that signs trigger calls (HMAC-SHA256); whoever holds it can ask for exports of this release, nothing more.',
+        }),
+      })
+      .optional()
+      .describe(
+        "Accept signed calls to the operator's trigger receiver (POST /hooks/<namespace>/<name>, operator flag --trigger-address) as a request for an export now, like the staticexport.dev/requested-at annotation. Absent: calls for this release get 404.",
+      ),
+    target: targetSchema,
+  })
+  .describe('Which site to export, with which key, how often, and where the result goes.');
 
 export const exportStatusSchema = z.object({
-  jobId: z.string().optional(),
-  state: z.string().optional(),
-  progress: z.number().optional(),
-  pageCount: z.number().int().optional(),
-  startedAt: timestamp().optional(),
-  finishedAt: timestamp().optional(),
-  message: z.string().optional(),
+  jobId: z
+    .string()
+    .optional()
+    .describe("The export job's id on the platform, recorded as soon as it started."),
+  state: z
+    .string()
+    .optional()
+    .describe(
+      'queued, running, completed or failed as the platform reports it (vanished: it no longer exists).',
+    ),
+  progress: z.number().optional().describe('Percent done, as the platform reports it.'),
+  pageCount: z.number().int().optional().describe('Pages exported so far, as the platform reports it.'),
+  startedAt: timestamp().optional().describe('When the operator started the job.'),
+  finishedAt: timestamp().optional().describe('When the operator saw the job finish.'),
+  message: z.string().optional().describe('Why the job failed or vanished.'),
+  generation: z
+    .number()
+    .int()
+    .optional()
+    .describe('The metadata.generation this export was started for: a later spec change exports again.'),
   publishGateFailure: z
     .string()
     .optional()
@@ -248,7 +285,7 @@ export const rolloutStatusSchema = z
   .object({
     version: z.string().describe('The staticexport.dev/version annotation rolled out.'),
     renewedAt: timestamp().optional().describe('The staticexport.dev/renewed-at annotation rolled out.'),
-    startedAt: timestamp(),
+    startedAt: timestamp().describe('When the workloads were rolled.'),
     completedAt: timestamp()
       .optional()
       .describe('When every workload had all its replicas updated and available.'),
@@ -258,63 +295,93 @@ export const rolloutStatusSchema = z
       .describe('Why the rollout is reported as stalled (Ready=False, RolloutStalled).'),
     workloads: z
       .array(
-        z.object({
-          kind: z.string(),
-          name: z.string(),
-          generation: z.number().int().describe("The workload's metadata.generation the roll produced."),
-        }),
+        z
+          .object({
+            kind: z.string().describe('Deployment or StatefulSet.'),
+            name: z.string().describe('Name of the workload.'),
+            generation: z.number().int().describe("The workload's metadata.generation the roll produced."),
+          })
+          .describe('A workload rolled.'),
       )
-      .max(64),
+      .max(64)
+      .describe('The workloads rolled, each with the generation its roll produced.'),
   })
   .describe('The last roll of the workloads serving this release.');
 
-export const staticExportReleaseStatusSchema = z.object({
-  observedGeneration: z.number().int().optional(),
-  conditions: conditionsSchema.optional(),
-  start: pendingCallSchema('Starting', 'start export call').optional(),
-  export: exportStatusSchema.optional().describe('The export job in flight or last run.'),
-  current: z
-    .object({
-      version: z.string().optional(),
-      jobId: z.string().optional(),
-      sizeBytes: z.number().int().optional(),
-      pageCount: z
-        .number()
-        .int()
-        .optional()
-        .describe('HTML pages of the served site: the baseline of spec.publishGate.maxPageDrop.'),
-      expiresAt: timestamp().optional(),
-      renewalTime: timestamp().optional(),
-      appliedAt: timestamp().optional(),
-      renewedAt: timestamp()
-        .optional()
-        .describe(
-          'When the link was last renewed (a renewal rolls the workloads when spec.rollout.onLinkRenewal is Rollout).',
-        ),
-      rollout: rolloutStatusSchema.optional(),
-    })
-    .optional()
-    .describe('What the target serves now. The bundle link itself is never stored here.'),
-  history: z
-    .array(
-      z.object({
-        version: z.string(),
-        jobId: z.string(),
-        pageCount: z.number().int().optional(),
-        appliedAt: timestamp(),
-      }),
-    )
-    .max(HISTORY_LIMIT)
-    .optional(),
-  lastHandledRequestedAt: z.string().optional(),
-  exportDurationsSeconds: z
-    .array(z.number().min(0).describe('Seconds from start to completion.'))
-    .max(DURATION_LIMIT)
-    .optional()
-    .describe(
-      "How long this site's last completed exports took, newest first: the poll schedule expects the next one to take about as long (their median).",
-    ),
-});
+export const staticExportReleaseStatusSchema = z
+  .object({
+    observedGeneration: observedGenerationSchema,
+    conditions: conditionsSchema.optional(),
+    start: pendingCallSchema('Starting', 'start export call').optional(),
+    export: exportStatusSchema.optional().describe('The export job in flight or last run.'),
+    current: z
+      .object({
+        version: z
+          .string()
+          .optional()
+          .describe('The content version served: sha256- and a digest of the files.'),
+        jobId: z
+          .string()
+          .optional()
+          .describe('The export job whose bundle is served (its link is renewed from it).'),
+        sizeBytes: z.number().int().optional().describe('Size of the bundle archive.'),
+        pageCount: z
+          .number()
+          .int()
+          .optional()
+          .describe('HTML pages of the served site: the baseline of spec.publishGate.maxPageDrop.'),
+        expiresAt: timestamp().optional().describe('When the bundle link written to the target expires.'),
+        renewalTime: timestamp()
+          .optional()
+          .describe('When the operator renews the link (spec.renewBefore ahead).'),
+        appliedAt: timestamp().optional().describe('When the target was last written.'),
+        renewedAt: timestamp()
+          .optional()
+          .describe(
+            'When the link was last renewed (a renewal rolls the workloads when spec.rollout.onLinkRenewal is Rollout).',
+          ),
+        rollout: rolloutStatusSchema.optional(),
+      })
+      .optional()
+      .describe('What the target serves now. The bundle link itself is never stored here.'),
+    history: z
+      .array(
+        z
+          .object({
+            version: z.string().describe('The content version published.'),
+            jobId: z.string().describe('The export job it came from (spec.pinnedVersion serves it again).'),
+            pageCount: z.number().int().optional().describe('Its HTML pages.'),
+            appliedAt: timestamp().describe('When it was published.'),
+          })
+          .describe('A version published.'),
+      )
+      .max(HISTORY_LIMIT)
+      .optional()
+      .describe(
+        `The last ${HISTORY_LIMIT} versions published, newest first: what spec.pinnedVersion can name.`,
+      ),
+    lastHandledRequestedAt: z
+      .string()
+      .optional()
+      .describe(
+        `The last value of the ${REQUESTED_AT_ANNOTATION} annotation handled (an export was started for it).`,
+      ),
+    lastHandledReconcileAt: z
+      .string()
+      .optional()
+      .describe(
+        `The last value of the ${RECONCILE_REQUEST_ANNOTATION} annotation handled (an export was started for it): Flux's convention.`,
+      ),
+    exportDurationsSeconds: z
+      .array(z.number().min(0).describe('Seconds from start to completion.'))
+      .max(DURATION_LIMIT)
+      .optional()
+      .describe(
+        "How long this site's last completed exports took, newest first: the poll schedule expects the next one to take about as long (their median).",
+      ),
+  })
+  .meta({ default: {} })
+  .describe('What the operator observed and did; written only by the operator.');
 
 export const staticExportReleaseSchema = z.object({
   apiVersion: z.literal(GROUP_VERSION),
@@ -332,21 +399,18 @@ export const staticExportReleaseCrd = {
   kind: SER_KIND,
   plural: SER_PLURAL,
   singular: 'staticexportrelease',
+  description:
+    'Keeps a self-hosted documentation site serving the latest static export of a hosted docs site: exports it, verifies the bundle, writes its link and content version to the target, rolls the serving workloads and renews the link before it expires.',
   shortNames: ['ser'],
   spec: staticExportReleaseSpecSchema,
   status: staticExportReleaseStatusSchema,
   printerColumns: [
     { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-    { name: 'Version', type: 'string', jsonPath: '.status.current.version' },
-    // A future time in a date column prints <invalid> (kubectl shows ages): show the timestamp.
-    { name: 'Renewal', type: 'string', jsonPath: '.status.current.renewalTime' },
+    { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].message' },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    { name: 'Version', type: 'string', jsonPath: '.status.current.version', priority: 1 },
+    // A future time in a date column prints <invalid> (kubectl shows ages): show the timestamp.
+    { name: 'Renewal', type: 'string', jsonPath: '.status.current.renewalTime', priority: 1 },
     { name: 'Domain', type: 'string', jsonPath: '.spec.domain', priority: 1 },
-    {
-      name: 'Reason',
-      type: 'string',
-      jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
-      priority: 1,
-    },
   ],
 } as const;

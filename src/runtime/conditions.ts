@@ -1,8 +1,22 @@
 // Conditions per the Kubernetes API conventions (cert-manager style): keyed by type,
 // lastTransitionTime moves only when the status changes, observedGeneration on each.
+// Reconciling and Stalled follow kstatus (what Flux, kpt, Config Sync and `kubectl wait`-style tools
+// read): "abnormal-true" conditions, present only while True and removed otherwise.
 import type { Condition } from '../crd/common.ts';
 
 export type ConditionInput = Pick<Condition, 'type' | 'status' | 'reason' | 'message'>;
+/** A condition to remove (Reconciling and Stalled are never stored as False). */
+export interface ConditionRemoval {
+  type: string;
+  absent: true;
+}
+export type ConditionChange = ConditionInput | ConditionRemoval;
+
+export const READY = 'Ready';
+export const RECONCILING = 'Reconciling';
+export const STALLED = 'Stalled';
+
+export const absent = (type: string): ConditionRemoval => ({ type, absent: true });
 
 export function setCondition(
   existing: readonly Condition[] | undefined,
@@ -27,14 +41,42 @@ export function getCondition(list: readonly Condition[] | undefined, type: strin
   return list?.find((c) => c.type === type);
 }
 
-/** Sets several conditions on a status object at once. */
+/** Sets (or removes) several conditions on a status object at once. */
 export function withConditions<S extends { conditions?: Condition[] }>(
   status: S,
-  conditions: readonly ConditionInput[],
+  conditions: readonly ConditionChange[],
   generation: number | undefined,
   now: Date,
 ): S {
   let list = status.conditions;
-  for (const c of conditions) list = setCondition(list, c, generation, now);
-  return { ...status, conditions: list };
+  for (const c of conditions) {
+    list = 'absent' in c ? list?.filter((x) => x.type !== c.type) : setCondition(list, c, generation, now);
+  }
+  return list === undefined ? status : { ...status, conditions: list };
+}
+
+export interface Progress {
+  reason: string;
+  message: string;
+}
+
+/**
+ * kstatus's pair: Stalled=True when the object cannot progress without the user (it wins: no
+ * Reconciling then), else Reconciling=True while work is under way; each absent otherwise.
+ * kstatus reads Stalled as Failed, Reconciling as InProgress, and then Ready=True as Current.
+ */
+export function progressConditions(p: { reconciling?: Progress; stalled?: Progress }): ConditionChange[] {
+  const { reconciling, stalled } = p;
+  if (stalled) {
+    return [
+      { type: STALLED, status: 'True', reason: stalled.reason, message: stalled.message },
+      absent(RECONCILING),
+    ];
+  }
+  return [
+    absent(STALLED),
+    reconciling
+      ? { type: RECONCILING, status: 'True', reason: reconciling.reason, message: reconciling.message }
+      : absent(RECONCILING),
+  ];
 }

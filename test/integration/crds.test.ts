@@ -1,6 +1,7 @@
 // The CRDs on a real API server: what `kubectl apply` accepts, what it refuses and how it says so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { crdObjects } from '../../src/crd/manifests.ts';
 import { createNamespace, installCrds, kubectl, kubectlOk } from '../support/kube.ts';
 
 let ns: string;
@@ -192,7 +193,7 @@ describe('StaticExportRelease CRD', () => {
     expect(r.stderr).toMatch(/spec\.credentialsSecretRef: Required value/);
   });
 
-  it('shows Ready, Version, Renewal and Age in kubectl get, and Domain and Reason with -o wide', async () => {
+  it('shows Ready, Status (the Ready message) and Age in kubectl get; Version, Renewal and Domain with -o wide', async () => {
     await apply(validRelease('columns'));
     const version = `sha256-${'b'.repeat(64)}`;
     const renewal = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -223,19 +224,20 @@ describe('StaticExportRelease CRD', () => {
     ]);
     const table = await kubectlOk(['get', 'ser', 'columns', '-n', ns]);
     const [header, row] = table.trim().split('\n');
-    expect(header?.split(/\s+/)).toEqual(['NAME', 'READY', 'VERSION', 'RENEWAL', 'AGE']);
-    expect(row?.split(/\s+/)).toEqual(['columns', 'True', version, renewal, expect.stringMatching(/^\d+s$/)]);
+    expect(header?.split(/\s+/)).toEqual(['NAME', 'READY', 'STATUS', 'AGE']);
+    expect(row?.split(/\s+/)).toEqual(['columns', 'True', 'serving', expect.stringMatching(/^\d+s$/)]);
     const wide = await kubectlOk(['get', 'ser', 'columns', '-n', ns, '-o', 'wide']);
-    expect(wide.split('\n')[0]?.split(/\s+/)).toEqual([
+    const [wideHeader, wideRow] = wide.trim().split('\n');
+    expect(wideHeader?.split(/\s+/)).toEqual([
       'NAME',
       'READY',
+      'STATUS',
+      'AGE',
       'VERSION',
       'RENEWAL',
-      'AGE',
       'DOMAIN',
-      'REASON',
     ]);
-    expect(wide).toMatch(/docs\.example\.com\s+Applied/);
+    expect(wideRow?.split(/\s+/).slice(4)).toEqual([version, renewal, 'docs.example.com']);
   });
 
   it('only writes status through the /status subresource', async () => {
@@ -245,7 +247,8 @@ describe('StaticExportRelease CRD', () => {
       ['replace', '-f', '-'],
       stringify({ ...withStatus, metadata: { name: 'statusonly', namespace: ns } }),
     );
-    expect((await getJson('ser', 'statusonly')).status).toBeUndefined();
+    // Only the defaulted observedGeneration (-1: not yet acted on) is there.
+    expect((await getJson('ser', 'statusonly')).status).toEqual({ observedGeneration: -1 });
 
     await kubectlOk([
       'patch',
@@ -258,7 +261,10 @@ describe('StaticExportRelease CRD', () => {
       '-p',
       '{"status":{"current":{"version":"real"}}}',
     ]);
-    expect((await getJson('ser', 'statusonly')).status).toEqual({ current: { version: 'real' } });
+    expect((await getJson('ser', 'statusonly')).status).toEqual({
+      observedGeneration: -1,
+      current: { version: 'real' },
+    });
   });
 
   it('lists both kinds under the static-export category and the short names', async () => {
@@ -271,10 +277,12 @@ describe('StaticExportRelease CRD', () => {
 });
 
 describe('AgentJob CRD', () => {
-  it('accepts a job and shows State and PR columns', async () => {
+  it('accepts a job and shows Ready, Status and Age columns (State and PR with -o wide)', async () => {
     expect((await apply(validAgentJob('ok'))).code).toBe(0);
     const header = (await kubectlOk(['get', 'aj', 'ok', '-n', ns])).split('\n')[0];
-    expect(header?.split(/\s+/)).toEqual(['NAME', 'STATE', 'PR', 'AGE']);
+    expect(header?.split(/\s+/)).toEqual(['NAME', 'READY', 'STATUS', 'AGE']);
+    const wide = (await kubectlOk(['get', 'aj', 'ok', '-n', ns, '-o', 'wide'])).split('\n')[0];
+    expect(wide?.split(/\s+/)).toEqual(['NAME', 'READY', 'STATUS', 'AGE', 'STATE', 'PR']);
   });
 
   it('refuses an empty prompt', async () => {
@@ -293,5 +301,67 @@ describe('AgentJob CRD', () => {
     const p = await apply(validAgentJob('fixed', { projectId: 'proj-2' }));
     expect(p.stderr).toMatch(/spec\.projectId is immutable/);
     expect((await getJson('aj', 'fixed')).spec.prompt).toBe('Fix the typo on the quickstart page');
+  });
+});
+
+describe('kubectl explain', () => {
+  type Node = { type?: string; properties?: Record<string, Node>; items?: Node };
+  /** Every path kubectl explain lists fields for: the root and each object (or list of objects). */
+  const objectPaths = (node: Node, path: string): string[] => {
+    const target = node.items ?? node;
+    if (!target.properties) return [];
+    return [
+      path,
+      ...Object.entries(target.properties)
+        .filter(([name]) => path.includes('.') || name !== 'metadata')
+        .flatMap(([name, child]) => objectPaths(child, `${path}.${name}`)),
+    ];
+  };
+  /** The fields kubectl explain lists, each with its description (empty when it has none). */
+  const fieldsOf = (out: string) => {
+    const listed = out.slice(out.indexOf('\nFIELDS:\n') + 9);
+    // `  name<TAB><type>`, for enums `  enum: a, b`, then the description indented by four.
+    return [...listed.matchAll(/^ {2}(\S+)\t<[^>]+>.*\n(?: {2}enum: .*\n)?((?: {4}.*\n| *\n)*)/gm)].map(
+      (m) => ({
+        name: m[1],
+        description: (m[2] ?? '').trim(),
+      }),
+    );
+  };
+
+  it.each(
+    crdObjects().map(
+      (crd) =>
+        [
+          crd.spec.names.kind,
+          crd.spec.names.plural,
+          crd.spec.versions[0]?.schema.openAPIV3Schema as Node,
+        ] as const,
+    ),
+  )('prints a description for every field of %s', async (_kind, plural, schema) => {
+    const paths = objectPaths(schema, plural);
+    expect(paths.length).toBeGreaterThan(5);
+    const undescribed: string[] = [];
+    // A few at a time: each call reads the API server's OpenAPI document.
+    for (let i = 0; i < paths.length; i += 4) {
+      await Promise.all(
+        paths.slice(i, i + 4).map(async (path) => {
+          const out = await kubectlOk(['explain', path]);
+          if (/^DESCRIPTION:\n {4}<empty>$/m.test(out)) undescribed.push(path);
+          const fields = fieldsOf(out);
+          expect(fields.length, path).toBeGreaterThan(0);
+          for (const f of fields) if (!f.description) undescribed.push(`${path}.${f.name}`);
+        }),
+      );
+    }
+    expect(undescribed).toEqual([]);
+    // The parser itself: a field without a description is seen as such.
+    const sample =
+      '\nFIELDS:\n  a\t<string>\n\n  b\t<string>\n  enum: x, y\n    Says b.\n\n  c\t<string>\n  enum: z\n\n';
+    expect(fieldsOf(sample)).toEqual([
+      { name: 'a', description: '' },
+      { name: 'b', description: 'Says b.' },
+      { name: 'c', description: '' },
+    ]);
   });
 });

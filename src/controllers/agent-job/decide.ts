@@ -3,8 +3,8 @@
 // change since it was read), so a crash, a lost answer or a second operator never leads to a second
 // job (and a second pull request); it becomes CreateOutcomeUnknown for a human instead.
 import { AGENT_JOB_FINAL_STATUSES, type AgentJob as ApiAgentJob } from '../../api/index.ts';
-import type { AgentJob, AgentJobStatus } from '../../crd/index.ts';
-import { getCondition, withConditions } from '../../runtime/conditions.ts';
+import { type AgentJob, type AgentJobStatus, RECONCILE_REQUEST_ANNOTATION } from '../../crd/index.ts';
+import { getCondition, type Progress, progressConditions, withConditions } from '../../runtime/conditions.ts';
 import { type Failure, failureConditions, failureEvent } from '../failures.ts';
 import type { EventNote, JobPoll as Poll } from '../types.ts';
 
@@ -50,18 +50,34 @@ export function waitingForBudget(projectId: string, delayMs: number, now: Date):
   };
 }
 
+const seen = (status: Status, gen: number | undefined): Status =>
+  gen === undefined ? status : { ...status, observedGeneration: gen };
+
+const running = (status: Status): Progress => ({
+  reason: 'Running',
+  message: `Agent job ${status.jobId} is ${status.state}`,
+});
+
+/** What is still under way despite a failure (kstatus: Reconciling): a job waiting for budget or running. */
+function reconcilingDespite(status: Status, f: Failure): Progress | undefined {
+  if (f.reason === 'WaitingForBudget') return { reason: f.reason, message: f.message };
+  return status.jobId && !isFinal(status.state) ? running(status) : undefined;
+}
+
 export function withFailure(status: Status, f: Failure, gen: number | undefined, now: Date): Status {
-  return withConditions(status, failureConditions(f), gen, now);
+  return withConditions(seen(status, gen), failureConditions(f, reconcilingDespite(status, f)), gen, now);
 }
 
 function withRunning(status: Status, gen: number | undefined, now: Date): Status {
-  const ready = {
-    type: 'Ready',
-    status: 'False',
-    reason: 'Running',
-    message: `Agent job ${status.jobId} is ${status.state}`,
-  } as const;
-  return withConditions(status, [ready], gen, now);
+  const r = running(status);
+  const ready = { type: 'Ready', status: 'False', ...r } as const;
+  return withConditions(seen(status, gen), [ready, ...progressConditions({ reconciling: r })], gen, now);
+}
+
+/** Flux's request annotation: any reconcile polls the job, so its value counts as handled at once. */
+function handledRequest(job: AgentJob): Pick<Status, 'lastHandledReconcileAt'> {
+  const requested = job.metadata.annotations?.[RECONCILE_REQUEST_ANNOTATION];
+  return requested === undefined ? {} : { lastHandledReconcileAt: requested };
 }
 
 /**
@@ -119,10 +135,10 @@ function finalConditions(status: Status, gen: number | undefined, now: Date): St
     ? `Pull request: ${status.prLink}`
     : `Agent job ${status.jobId} is ${state}; no file was changed`;
   return withConditions(
-    status,
+    seen(status, gen),
     [
       { type: 'Ready', status: 'True', reason: state === 'archived' ? 'Archived' : 'Completed', message },
-      { type: 'Stalled', status: 'False', reason: 'Progressing', message: '' },
+      ...progressConditions({}),
     ],
     gen,
     now,
@@ -132,7 +148,7 @@ function finalConditions(status: Status, gen: number | undefined, now: Date): St
 export function decide(o: Observed): Decision {
   const { job, now } = o;
   const gen = job.metadata.generation;
-  const status: Status = job.status ?? {};
+  const status: Status = { ...job.status, ...handledRequest(job) };
   const none = (s: Status, requeueAfterMs?: number, events: EventNote[] = []): Decision => ({
     action: { kind: 'none' },
     status: s,
@@ -146,8 +162,9 @@ export function decide(o: Observed): Decision {
     failure: f,
   });
 
-  if (job.metadata.deletionTimestamp) return none(status);
-  if (status.jobId && isFinal(status.state)) return none(status);
+  if (job.metadata.deletionTimestamp) return none(job.status ?? {});
+  // Done: only a spec change (e.g. another key Secret) is seen, so kstatus does not wait on it.
+  if (status.jobId && isFinal(status.state)) return none(seen(status, gen));
 
   // First of all, whatever else is wrong now: a create that may have been sent is never repeated.
   const creation = status.creation;
@@ -175,13 +192,17 @@ export function decide(o: Observed): Decision {
         o.budgetDelayMs,
       );
     }
+    const creatingNow = { reason: CREATING, message: 'Creating the agent job' };
     const creating = withConditions<Status>(
-      { ...status, creation: { phase: CREATING, since: now.toISOString() } },
-      [{ type: 'Ready', status: 'False', reason: CREATING, message: 'Creating the agent job' }],
+      seen({ ...status, creation: { phase: CREATING, since: now.toISOString() } }, gen),
+      [
+        { type: 'Ready', status: 'False', ...creatingNow },
+        ...progressConditions({ reconciling: creatingNow }),
+      ],
       gen,
       now,
     );
-    return { action: { kind: 'create' }, status: { ...creating, observedGeneration: gen }, events: [] };
+    return { action: { kind: 'create' }, status: creating, events: [] };
   }
 
   const poll = o.poll;

@@ -12,11 +12,19 @@ import {
 import {
   HISTORY_LIMIT,
   parseDuration,
+  RECONCILE_REQUEST_ANNOTATION,
   REQUESTED_AT_ANNOTATION,
   type StaticExportRelease,
   type StaticExportReleaseStatus,
 } from '../../crd/index.ts';
-import { type ConditionInput, withConditions } from '../../runtime/conditions.ts';
+import {
+  absent,
+  type ConditionInput,
+  type Progress,
+  progressConditions,
+  RECONCILING,
+  withConditions,
+} from '../../runtime/conditions.ts';
 import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
 import { type Failure, failureConditions, failureEvent } from '../failures.ts';
 import type { EventNote } from '../types.ts';
@@ -132,13 +140,47 @@ function exportingCondition(s: Status): ConditionInput {
   return { type: 'Exporting', status: 'False', reason: 'Idle', message: 'No export in progress' };
 }
 
-/** Ready/Stalled for a failure; the served version (if any) stays in `current`. */
-export function withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
-  return withConditions(status, [...failureConditions(f), exportingCondition(status)], generation, now);
+/** What is under way (kstatus: Reconciling=True): an export in flight, or a rollout not yet done. */
+function reconcilingOf(s: Status): Progress | undefined {
+  if (inFlight(s)) return { reason: 'Exporting', message: exportingCondition(s).message };
+  const r = s.current?.rollout;
+  if (r && !r.completedAt && !r.stalled) {
+    const names = r.workloads.map((w) => `${w.kind}/${w.name}`).join(', ');
+    return { reason: 'RollingOut', message: `Rolling out ${r.version} to ${names}` };
+  }
+  return undefined;
 }
 
-/** Conditions when no call failed: Ready follows what is served and how the last export ended. */
-function withHealthy(status: Status, generation: number | undefined, now: Date): Status {
+/** The spec generation the last export was started for (statuses from before it was recorded: observedGeneration). */
+const exportedGeneration = (s: Status) => s.export?.generation ?? s.observedGeneration ?? 0;
+
+/** The spec changed since the last export started, so another follows (a pinned release does not re-export). */
+function specExportPending(release: StaticExportRelease, s: Status): boolean {
+  return (
+    !release.spec.pinnedVersion &&
+    Boolean(s.export?.jobId || s.current?.version) &&
+    (release.metadata.generation ?? 0) !== exportedGeneration(s)
+  );
+}
+
+/** Ready/Stalled for a failure; the served version (if any) stays in `current`. The spec was seen. */
+export function withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
+  return withConditions(
+    generation === undefined ? status : { ...status, observedGeneration: generation },
+    [...failureConditions(f, reconcilingOf(status)), exportingCondition(status)],
+    generation,
+    now,
+  );
+}
+
+/**
+ * Conditions when no call failed: Ready follows what is served and how the last export ended;
+ * Reconciling while an export or rollout is under way, Stalled while a rollout is stalled. The
+ * generation counts as observed unless its spec change still waits for its export (kstatus then
+ * says InProgress, not Current, in between).
+ */
+export function withHealthy(release: StaticExportRelease, status: Status, now: Date): Status {
+  const generation = release.metadata.generation;
   const c = status.current;
   const e = status.export;
   const lastFailed = e?.state === 'failed' && e.finishedAt;
@@ -173,11 +215,20 @@ function withHealthy(status: Status, generation: number | undefined, now: Date):
               message: `Serving ${c.version}; link renewal at ${c.renewalTime}`,
             }
           : { type: 'Ready', status: 'False', reason: 'Exporting', message: 'Waiting for the first export' };
+  const observed =
+    generation === undefined || specExportPending(release, status)
+      ? status
+      : { ...status, observedGeneration: generation };
   return withConditions(
-    status,
+    observed,
     [
       ready,
-      { type: 'Stalled', status: 'False', reason: 'Progressing', message: '' },
+      ...progressConditions({
+        ...(c?.rollout?.stalled
+          ? { stalled: { reason: 'RolloutStalled', message: rolloutStalledMessage(c.rollout) } }
+          : {}),
+        reconciling: reconcilingOf(status),
+      }),
       exportingCondition(status),
     ],
     generation,
@@ -202,12 +253,38 @@ function nextExportDue(release: StaticExportRelease, tun: Tunables): number | un
   return candidates.length ? Math.min(...candidates) : undefined;
 }
 
+/**
+ * The export requests on the release (our annotation, and Flux's `reconcile.fluxcd.io/requestedAt`
+ * that `flux`-style tools set), each as its `status.lastHandled…` field records it once handled.
+ */
+export function requestsOf(
+  release: StaticExportRelease,
+): Pick<Status, 'lastHandledRequestedAt' | 'lastHandledReconcileAt'> {
+  const a = release.metadata.annotations ?? {};
+  return {
+    ...(a[REQUESTED_AT_ANNOTATION] === undefined
+      ? {}
+      : { lastHandledRequestedAt: a[REQUESTED_AT_ANNOTATION] }),
+    ...(a[RECONCILE_REQUEST_ANNOTATION] === undefined
+      ? {}
+      : { lastHandledReconcileAt: a[RECONCILE_REQUEST_ANNOTATION] }),
+  };
+}
+
+/** Some request annotation has a value not yet handled. */
+function requestPending(release: StaticExportRelease, s: Status): boolean {
+  const r = requestsOf(release);
+  return (
+    (r.lastHandledRequestedAt !== undefined && r.lastHandledRequestedAt !== s.lastHandledRequestedAt) ||
+    (r.lastHandledReconcileAt !== undefined && r.lastHandledReconcileAt !== s.lastHandledReconcileAt)
+  );
+}
+
 function startReason(release: StaticExportRelease, now: Date, tun: Tunables): StartReason | undefined {
   const s = release.status ?? {};
-  const requested = release.metadata.annotations?.[REQUESTED_AT_ANNOTATION];
   if (!s.export?.jobId && !s.current?.version) return 'Initial';
-  if ((release.metadata.generation ?? 0) !== (s.observedGeneration ?? 0)) return 'SpecChanged';
-  if (requested !== undefined && requested !== s.lastHandledRequestedAt) return 'Requested';
+  if (specExportPending(release, s)) return 'SpecChanged';
+  if (requestPending(release, s)) return 'Requested';
   const due = nextExportDue(release, tun);
   if (due !== undefined && now.getTime() >= due) return s.current?.version ? 'Interval' : 'Retry';
   return undefined;
@@ -287,7 +364,12 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
     failure: f,
   });
 
-  if (release.metadata.deletionTimestamp || release.spec.suspend) return none(status);
+  if (release.metadata.deletionTimestamp) return none(status);
+  // Suspended: nothing is under way any more, and this spec is seen (kstatus must not wait on it).
+  if (release.spec.suspend) {
+    const seen = gen === undefined ? status : { ...status, observedGeneration: gen };
+    return none(withConditions(seen, [absent(RECONCILING)], gen, now));
+  }
 
   // First of all, whatever else is wrong now: a start that may have been sent is not repeated
   // before the wait is over.
@@ -396,13 +478,13 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
       const message = `Export job ${jobId} failed${poll.error ? `: ${poll.error}` : ''}`;
       const s: Status = { ...status, export: { ...polled, finishedAt: now.toISOString(), message } };
       const due = nextExportDue({ ...release, status: s }, tun);
-      return none(withHealthy(s, gen, now), due === undefined ? undefined : due - now.getTime(), [
+      return none(withHealthy(release, s, now), due === undefined ? undefined : due - now.getTime(), [
         { type: 'Warning', reason: 'ExportFailed', note: message },
       ]);
     }
     // queued, running, or a state this client does not know yet: keep polling.
     const s = { ...status, export: polled };
-    return none(withHealthy(s, gen, now), exportPollDelayMs(s, now));
+    return none(withHealthy(release, s, now), exportPollDelayMs(s, now));
   }
 
   const pinned = release.spec.pinnedVersion;
@@ -450,10 +532,8 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
 
   // Steady state: the workloads roll or are watched; else nothing to do until the link needs
   // renewing or the next interval.
-  const handled = pinned
-    ? { lastHandledRequestedAt: release.metadata.annotations?.[REQUESTED_AT_ANNOTATION] }
-    : {};
-  let steady = handled.lastHandledRequestedAt === undefined ? status : { ...status, ...handled };
+  // A pinned release handles a request without exporting: its link is renewed as usual.
+  let steady = pinned ? { ...status, ...requestsOf(release) } : status;
   const step = rolloutStep(release, o.workloads, now);
   if (step?.kind === 'roll') return { action: step, status: steady, events: [] };
   if (step && steady.current) steady = { ...steady, current: { ...steady.current, rollout: step.rollout } };
@@ -470,7 +550,11 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
   const next = [untilNextWork(release, now, tun), step?.requeueAfterMs].filter(
     (t): t is number => t !== undefined,
   );
-  return none(withHealthy(steady, gen, now), next.length ? Math.min(...next) : undefined, step?.events ?? []);
+  return none(
+    withHealthy(release, steady, now),
+    next.length ? Math.min(...next) : undefined,
+    step?.events ?? [],
+  );
 }
 
 function untilNextWork(release: StaticExportRelease, now: Date, tun: Tunables): number | undefined {
@@ -492,16 +576,20 @@ export function afterStart(
 ): { status: Status; events: EventNote[] } {
   const { release, now } = o;
   const { start: _, ...base } = release.status ?? {};
+  const generation = release.metadata.generation;
   const s: Status = {
     ...base,
-    observedGeneration: release.metadata.generation,
-    export: { jobId, state, progress: 0, startedAt: now.toISOString() },
-    ...(release.metadata.annotations?.[REQUESTED_AT_ANNOTATION] === undefined
-      ? {}
-      : { lastHandledRequestedAt: release.metadata.annotations[REQUESTED_AT_ANNOTATION] }),
+    export: {
+      jobId,
+      state,
+      progress: 0,
+      startedAt: now.toISOString(),
+      ...(generation === undefined ? {} : { generation }),
+    },
+    ...requestsOf(release),
   };
   return {
-    status: withHealthy(s, release.metadata.generation, now),
+    status: withHealthy(release, s, now),
     events: [
       {
         type: 'Normal',
@@ -561,7 +649,7 @@ export function afterPublish(o: Observed, out: PublishOutcome): { status: Status
       ...(finishedExport ? { export: finishedExport } : {}),
     };
     return {
-      status: withHealthy(s, release.metadata.generation, now),
+      status: withHealthy(release, s, now),
       events: [
         {
           type: 'Normal',
@@ -615,7 +703,7 @@ export function afterPublish(o: Observed, out: PublishOutcome): { status: Status
             reason: 'Published',
             note: `Published ${out.version} from export job ${out.jobId}${pageCount === undefined ? '' : ` (${pageCount} pages)`}`,
           };
-  return { status: withHealthy(s, release.metadata.generation, now), events: [event] };
+  return { status: withHealthy(release, s, now), events: [event] };
 }
 
 /**
@@ -641,7 +729,7 @@ export function afterPublishGateFailed(
   const served = base.current?.version;
   const next = untilNextWork({ ...release, status: s }, now, tun);
   return {
-    status: withHealthy(s, release.metadata.generation, now),
+    status: withHealthy(release, s, now),
     events: [
       {
         type: 'Warning',

@@ -37,6 +37,7 @@ import {
   type Status,
   type Tunables,
   withFailure,
+  withHealthy,
 } from './decide.ts';
 import { judgeNewContent } from './publish-gate.ts';
 import { afterRoll, type Roll } from './rollout.ts';
@@ -231,8 +232,11 @@ export class StaticExportReleaseReconciler extends Reconciler<
     for (const w of roll.workloads)
       rolled.push({ ...w, generation: await rollWorkload(this.o.kube, namespace, w, roll.annotations) });
     const status = run.record.status;
-    const next = afterRoll({ ...o.release, status }, roll, rolled, o.now);
-    await this.commit(run, { status: { ...status, current: next.current }, events: next.events });
+    const release = { ...o.release, status };
+    const next = afterRoll(release, roll, rolled, o.now);
+    // The rollout under way shows at once (Reconciling), not only at the next look.
+    const rolling = withHealthy(release, { ...status, current: next.current }, o.now);
+    await this.commit(run, { status: rolling, events: next.events });
     return { requeueAfterMs: 1_000 };
   }
 

@@ -111,7 +111,12 @@ describe('AgentJob', () => {
       /proj-busy has reached its hourly limit of agent jobs; this job will be created at 20\d\d-/,
     );
     expect(limited.status?.jobId).toBeUndefined();
-    expect(limited.status?.conditions?.find((c) => c.type === 'Stalled')?.status).toBe('False');
+    // Waiting is progress, not a stall (kstatus: InProgress; Argo CD: Progressing).
+    expect(limited.status?.conditions?.find((c) => c.type === 'Stalled')).toBeUndefined();
+    expect(limited.status?.conditions?.find((c) => c.type === 'Reconciling')).toMatchObject({
+      status: 'True',
+      reason: 'WaitingForBudget',
+    });
     expect(h.sim.agentJobsCreated('proj-busy')).toBe(4);
   });
 });

@@ -62,7 +62,9 @@ async function replicaSets(deploymentName: string) {
     .map((rs) => ({ name: rs.metadata.name, annotations: annotationsOf(rs) }));
 }
 
-const readyOf = (r: StaticExportRelease) => r.status?.conditions?.find((c) => c.type === 'Ready');
+const conditionOf = (r: StaticExportRelease, type: string) =>
+  r.status?.conditions?.find((c) => c.type === type);
+const readyOf = (r: StaticExportRelease) => conditionOf(r, 'Ready');
 
 async function until(name: string, what: string, test: (r: StaticExportRelease) => boolean, ms = 60_000) {
   return eventually(
@@ -285,6 +287,9 @@ describe('a rollout that cannot complete', () => {
     });
     const stalled = await until('stuck', 'RolloutStalled', (r) => readyOf(r)?.reason === 'RolloutStalled');
     expect(readyOf(stalled)).toMatchObject({ status: 'False' });
+    // kstatus reads it as Failed, Argo CD as Degraded: Stalled=True, nothing Reconciling.
+    expect(conditionOf(stalled, 'Stalled')).toMatchObject({ status: 'True', reason: 'RolloutStalled' });
+    expect(conditionOf(stalled, 'Reconciling')).toBeUndefined();
     expect(readyOf(stalled)?.message).toMatch(
       /^Published sha256-[0-9a-f]{64}, but its rollout does not complete: Deployment\/stuck \(.*\) not rolled out within spec.rollout.timeout 3s/,
     );
@@ -302,7 +307,8 @@ describe('a rollout that cannot complete', () => {
       '-p',
       '[{"op":"remove","path":"/spec/template/spec/nodeSelector"}]',
     ]);
-    await until('stuck', 'Ready again', (r) => readyOf(r)?.status === 'True', 90_000);
+    const fixed = await until('stuck', 'Ready again', (r) => readyOf(r)?.status === 'True', 90_000);
+    expect(conditionOf(fixed, 'Stalled')).toBeUndefined();
   });
 });
 

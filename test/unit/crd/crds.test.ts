@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { pageDropPercent } from '../../../src/bundle/index.ts';
 import { agentJobSpecSchema, parseDuration, staticExportReleaseSpecSchema } from '../../../src/crd/index.ts';
@@ -38,6 +39,47 @@ describe('generated CRDs', () => {
       type: 'object',
       'x-kubernetes-preserve-unknown-fields': true,
     });
+  });
+
+  it('describe every field, in src/crd and in crds/ (kubectl explain prints each description)', () => {
+    type Node = { description?: string; properties?: Record<string, Node>; items?: Node };
+    const undescribed = (node: Node, path: string): string[] =>
+      Object.entries(node.properties ?? {}).flatMap(([name, child]) => [
+        // The root's metadata may carry nothing but its type: kubectl explain shows ObjectMeta's texts.
+        ...(child.description?.trim() || `${path}${name}` === 'metadata' ? [] : [`${path}${name}`]),
+        ...undescribed(child, `${path}${name}.`),
+        ...(child.items ? undescribed(child.items, `${path}${name}[].`) : []),
+      ]);
+    const fromCode = crdObjects().map((crd) => ({
+      kind: crd.spec.names.kind,
+      schema: crd.spec.versions[0]?.schema.openAPIV3Schema as Node,
+    }));
+    const fromFiles = readdirSync(join(ROOT, 'crds')).map((file) => {
+      const crd = parseAllDocuments(readFileSync(join(ROOT, 'crds', file), 'utf8'))[0]?.toJS();
+      return { kind: `crds/${file}`, schema: crd.spec.versions[0].schema.openAPIV3Schema as Node };
+    });
+    expect(fromCode).toHaveLength(2);
+    expect(fromFiles).toHaveLength(2);
+    for (const { kind, schema } of [...fromCode, ...fromFiles]) {
+      expect(schema.description, `${kind}: the kind's own description`).toBeTruthy();
+      expect(undescribed(schema, ''), `${kind}: fields without .describe()`).toEqual([]);
+    }
+    // It can fail: a field without one is found.
+    expect(undescribed({ properties: { a: { description: 'x', properties: { b: {} } } } }, '')).toEqual([
+      'a.b',
+    ]);
+  });
+
+  it('default status.observedGeneration to -1, so kstatus does not call a new object Current before its first reconcile', () => {
+    for (const crd of crdObjects()) {
+      const status = crd.spec.versions[0]?.schema.openAPIV3Schema.properties.status as {
+        default?: unknown;
+        properties: { observedGeneration: { default?: unknown } };
+      };
+      // The API server fills nested defaults only inside an object that exists: status itself defaults to {}.
+      expect(status.default, crd.metadata.name).toEqual({});
+      expect(status.properties.observedGeneration.default, crd.metadata.name).toBe(-1);
+    }
   });
 
   it('refuses to generate a schema the API server would not take', () => {
