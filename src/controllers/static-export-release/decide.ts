@@ -314,21 +314,21 @@ function joined(
   now: Date,
 ): Decision {
   const { start: _, ...base } = status;
-  const requested = release.metadata.annotations?.[REQUESTED_AT_ANNOTATION];
+  const generation = release.metadata.generation;
   const s: Status = {
     ...base,
-    observedGeneration: release.metadata.generation,
     export: {
       jobId: shared.jobId,
       state: shared.state ?? 'queued',
       startedAt: shared.startedAt,
       joined: true,
+      ...(generation === undefined ? {} : { generation }),
     },
-    ...(requested === undefined ? {} : { lastHandledRequestedAt: requested }),
+    ...requestsOf(release),
   };
   return {
     action: { kind: 'none' },
-    status: withHealthy(s, release.metadata.generation, now),
+    status: withHealthy(release, s, now),
     events: [
       {
         type: 'Normal',
@@ -421,7 +421,7 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
       };
       // Another release of the group already started (or is starting) the next one: join it.
       if (o.shared && o.shared.jobId !== jobId)
-        return none(withHealthy(s, gen, now), JOIN_WAIT_MS, [
+        return none(withHealthy(release, s, now), JOIN_WAIT_MS, [
           {
             type: 'Warning',
             reason: 'ExportVanished',

@@ -63,6 +63,7 @@ describe('decide: joining the share group export', () => {
       state: 'running',
       startedAt: at(-5_000),
       joined: true,
+      generation: 1,
     });
     expect(d.status.start).toBeUndefined();
     expect(d.status.observedGeneration).toBe(1);
