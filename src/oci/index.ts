@@ -40,3 +40,17 @@ export {
   type RegistryClientOptions,
   type UploadOutcome,
 } from './registry.ts';
+export {
+  COSIGN,
+  isSignatureError,
+  SignatureError,
+  type SignatureErrorReason,
+  type Signed,
+  signatureTag,
+  signingKey,
+  signManifest,
+  simpleSigningPayload,
+  type Verified,
+  verificationKey,
+  verifyManifest,
+} from './sign.ts';
