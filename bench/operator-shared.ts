@@ -76,6 +76,7 @@ export async function sharedKeyScenario(): Promise<void> {
       }),
     ).join('---\n');
     const from = sim.requests.length;
+    const createdAt = sim.now();
     const started = performance.now();
     kubectl(['create', '-f', '-'], docs);
     let ready = 0;
@@ -98,6 +99,8 @@ export async function sharedKeyScenario(): Promise<void> {
     const limited = admin.filter((r) => r.status === 429).length;
     const downloads = seen.filter((r) => r.endpoint === 'download').length;
     const minutes = allReady / 60;
+    const secondsIn = (e: string, pick: (ts: number[]) => number) =>
+      ((pick(admin.filter((r) => r.endpoint === e).map((r) => r.time)) - createdAt) / 1000).toFixed(1);
     console.log(
       `shared key: ${count} releases over ${domains} domains, one key, exports of ${exportMs / 1000} s, simulator limit 100 requests/min per key`,
     );
@@ -112,6 +115,9 @@ export async function sharedKeyScenario(): Promise<void> {
       `  exports started             ${sim.exportJobsStarted()} (one per domain: ${domains}; without sharing ${count})`,
     );
     console.log(`  bundle downloads            ${downloads}`);
+    console.log(
+      `  timeline                    exports started ${secondsIn('start', (t) => Math.min(...t))}-${secondsIn('start', (t) => Math.max(...t))} s after creation, last bundle link at ${secondsIn('bundle', (t) => Math.max(...t))} s`,
+    );
   } finally {
     operator.kill('SIGTERM');
     await sim.close();

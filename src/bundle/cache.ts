@@ -80,6 +80,7 @@ export class BundleCache {
     await mkdir(options.dir, { recursive: true });
     const names = await readdir(options.dir);
     const present = new Set(names);
+    let removed = 0;
     for (const name of names) {
       const sha = name.slice(0, 64);
       const complete =
@@ -88,6 +89,7 @@ export class BundleCache {
           (name === `${sha}.tar.gz` && present.has(`${sha}.json`)));
       if (!complete) {
         await rm(join(options.dir, name), { recursive: true, force: true });
+        removed++;
         continue;
       }
       if (!name.endsWith('.json')) continue;
@@ -100,6 +102,7 @@ export class BundleCache {
         await cache.drop(sha);
       }
     }
+    if (removed) options.logger?.info({ dir: options.dir, removed }, 'removed unfinished downloads');
     await cache.evict();
     return cache;
   }

@@ -42,7 +42,6 @@ import { ApiClients } from './credentials.ts';
 import { DEFAULT_TUNABLES } from './static-export-release/decide.ts';
 import {
   type BundleDownloadSettings,
-  removeDownloadLeftovers,
   StaticExportReleaseReconciler,
 } from './static-export-release/reconciler.ts';
 import { SharedExports } from './static-export-release/shared-exports.ts';
@@ -133,10 +132,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
       recorder.record({ regarding: refTo(obj as KubeObject), type, reason, action: reason, note }),
   };
 
-  // Each process owns its work directory: a crash mid-download left these behind.
-  const leftovers = await removeDownloadLeftovers(cfg.workDir);
-  if (leftovers.length)
-    log.info({ workDir: cfg.workDir, removed: leftovers.length }, 'removed unfinished downloads');
+  // Each process owns its work directory: opening the cache removes what a crash mid-download left.
 
   const cache = await BundleCache.open({
     dir: join(cfg.workDir, BUNDLE_CACHE_DIR),

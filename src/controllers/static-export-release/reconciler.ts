@@ -1,7 +1,5 @@
 // observe -> decide -> act for one StaticExportRelease, on the shared skeleton. Effects only;
 // decisions live in decide.ts.
-import { readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { AdminApiClient, ExportStatus, StartedExport } from '../../api/index.ts';
 import {
   assertVersion,
@@ -63,16 +61,6 @@ export interface ReleaseReconcilerOptions extends ReconcilerDeps {
   download?: BundleDownloadSettings;
   metrics?: ReleaseMetrics;
   tunables?: Tunables;
-}
-
-// `<release uid>-<8 hex>` and the extraction's `.<that>.tmp-…`/`.old-…` siblings: only ours.
-const DOWNLOAD_ENTRY = /^\.?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-[0-9a-f]{8}(\.|$)/;
-
-/** Removes what a killed process left in the work directory mid-download; nothing else there. */
-export async function removeDownloadLeftovers(workDir: string): Promise<string[]> {
-  const leftovers = (await readdir(workDir).catch(() => [])).filter((n) => DOWNLOAD_ENTRY.test(n));
-  await Promise.all(leftovers.map((n) => rm(join(workDir, n), { recursive: true, force: true })));
-  return leftovers;
 }
 
 /** What the reconciler observes besides `decide`'s input: the release's account and share group. */
