@@ -185,6 +185,35 @@ describe('signManifest', () => {
       expect((await verifyManifest(client, 'docs/both', digest, publicKey)).valid).toBe(1);
   });
 
+  it('still verifies after skopeo copies the image and its .sig tag into another registry', async () => {
+    const digest = await pushSite('docs/origin');
+    await signManifest(client, 'docs/origin', digest, key.private);
+    const inside = await startRegistry();
+    try {
+      for (const reference of [`@${digest}`, `:${signatureTag(digest)}`]) {
+        const copied = await runProcess('skopeo', [
+          'copy',
+          '--src-tls-verify=false',
+          '--dest-tls-verify=false',
+          '--preserve-digests',
+          `docker://${registry.host}/docs/origin${reference}`,
+          `docker://${inside.host}/mirror/site${reference.startsWith('@') ? ':latest' : reference}`,
+        ]);
+        expect(copied.code, copied.stderr).toBe(0);
+      }
+      const result = await cosignVerify(key.publicFile, `${inside.host}/mirror/site:latest`);
+      expect(result.code, result.stderr).toBe(0);
+      const insideClient = new RegistryClient({ registry: inside.host, retries: 0 });
+      try {
+        expect((await verifyManifest(insideClient, 'mirror/site', digest, key.public)).valid).toBe(1);
+      } finally {
+        await insideClient.close();
+      }
+    } finally {
+      await inside.close();
+    }
+  });
+
   it('refuses keys it cannot use, naming the flag and never quoting the key', async () => {
     const digest = await pushSite('docs/keys');
     const rsaFile = join(work, 'rsa.key');
