@@ -108,9 +108,9 @@ export class StaticExportReleaseReconciler extends Reconciler<
     try {
       return await super.reconcile(namespace, name, signal);
     } finally {
-      // A start claimed for the group that returned no job (failed, waited for a slot, lost a
-      // race): the group's other releases may start now.
-      this.o.shared.abandon(`${namespace}/${name}`);
+      // A start claimed for the group that was not sent (a slot to wait for, a conflict) or whose
+      // job id was not recorded: the group's other releases may start, when they look again.
+      this.o.shared.abandon(`${namespace}/${name}`, false);
     }
   }
 
@@ -246,6 +246,8 @@ export class StaticExportReleaseReconciler extends Reconciler<
       );
     } catch (e) {
       if (run.signal?.aborted) throw e;
+      // The others of the group try themselves now (the error may be this release's alone).
+      this.o.shared.abandon(releaseKey(o.release));
       const status = afterStartFailed(run.record.status, mayHaveReachedServer(e));
       return this.fail(run, status, classifyError(e, secretRefText(o.release)), e);
     }

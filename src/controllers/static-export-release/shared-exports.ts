@@ -142,13 +142,17 @@ export class SharedExports {
     this.wakeOthers(group, release);
   }
 
-  /** A claim whose start did not return a job (failed, waited for a slot, lost a race): the others may start. */
-  abandon(release: string): void {
+  /**
+   * A claim whose start did not return a job: the others may start. `wake` them when the start
+   * failed; not when it only waits for a request slot (they would claim, wait and wake in turn,
+   * round and round, until the slot is free: they look again on their own).
+   */
+  abandon(release: string, wake = true): void {
     const key = this.groupOf.get(release);
     const group = key === undefined ? undefined : this.groups.get(key);
     if (!group?.flight || group.flight.by !== release || group.flight.jobId !== undefined) return;
     delete group.flight;
-    this.wakeOthers(group, release);
+    if (wake) this.wakeOthers(group, release);
   }
 
   /**

@@ -185,6 +185,14 @@ describe('SharedExports', () => {
     expect(woken).toEqual(['prod/docs']);
   });
 
+  it('a claim given up only to wait for a request slot wakes nobody (no claim-wake round trip)', () => {
+    const { shared, woken } = group();
+    shared.claim('G', 'staging/docs', at(0));
+    shared.abandon('staging/docs', false);
+    expect(shared.flight('G')).toBeUndefined();
+    expect(woken).toEqual([]);
+  });
+
   it('releases in other groups never see the flight', () => {
     const { shared } = group();
     shared.enter('other/docs', 'H');
