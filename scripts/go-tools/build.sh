@@ -4,16 +4,21 @@
 # A tool is either a module from the Go module proxy (module/path/cmd@version, cached per version) or
 # a small program kept in this repository (a directory with its own go.mod and go.sum, relative to the
 # repository root; cached per hash of its sources, so an edit rebuilds it).
+# A spec `module@version#path/in/module` names a file the module ships (e.g. a project's generated
+# CRD) instead: it is copied out of the module download, cached per version, and its path printed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 name=${1:?usage: build.sh NAME (one of: $(sed -n 's/^\([a-z0-9-]*\)=.*/\1/p' "$here/tools.env" | tr '\n' ' '))}
 spec=$(sed -n "s/^$name=//p" "$here/tools.env")
 [ -n "$spec" ] || { echo "build.sh: no tool '$name' in $here/tools.env" >&2; exit 2; }
+module=${spec%%#*}
+file=${spec#"$module"}
+file=${file#\#}
 cache=${STATIC_EXPORT_CACHE:-$HOME/.cache/static-export-operator}
-if [[ $spec == *@* ]]; then
+if [[ $module == *@* ]]; then
   src=
-  dir="$cache/go-tools/$name-${spec##*@}"
+  dir="$cache/go-tools/$name-${module##*@}"
 else
   src="$root/$spec"
   [ -f "$src/go.mod" ] || { echo "build.sh: $spec (tool '$name') has no go.mod" >&2; exit 2; }
@@ -21,24 +26,36 @@ else
     xargs sha256sum | sha256sum | cut -c1-16)
   dir="$cache/go-tools/$name-src-$hash"
 fi
-if [ -x "$dir/$name" ]; then echo "$dir/$name"; exit 0; fi
+out="$dir/$name"
+[ -z "$file" ] || out="$dir/$(basename "$file")"
+if [ -f "$out" ]; then echo "$out"; exit 0; fi
 
 command -v go >/dev/null || { echo "build.sh: the Go toolchain (go) is required to build $name" >&2; exit 1; }
 mkdir -p "$dir"
 # One build at a time per tool: parallel test workers may ask for the same tool at once.
 exec 9>"$dir.lock"
 flock 9
-if [ ! -x "$dir/$name" ]; then
-  echo "build.sh: building $name from $spec" >&2
+if [ ! -f "$out" ]; then
   start=$(date +%s)
-  if [ -n "$src" ]; then
+  if [ -n "$file" ]; then
+    echo "build.sh: fetching $file from $module" >&2
+    # A throwaway module cache: only the one file is kept, not the whole extracted module.
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    from=$(cd "$tmp" && GOMODCACHE="$tmp/mod" GOFLAGS=-modcacherw GOTOOLCHAIN=local \
+      go mod download -json "$module" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+    [ -f "$from/$file" ] || { echo "build.sh: $module has no $file" >&2; exit 1; }
+    cp "$from/$file" "$out.tmp" && mv "$out.tmp" "$out"
+  elif [ -n "$src" ]; then
+    echo "build.sh: building $name from $spec" >&2
     # go.sum pins every module: -mod=readonly refuses to build rather than resolve anything anew.
     (cd "$src" && CGO_ENABLED=0 go build -mod=readonly -trimpath -ldflags "-s -w" -o "$dir/.$name" .) >&2
-    mv "$dir/.$name" "$dir/$name"
+    mv "$dir/.$name" "$out"
   else
+    echo "build.sh: building $name from $spec" >&2
     GOFLAGS=-mod=mod CGO_ENABLED=0 GOBIN="$dir/.bin" go install -trimpath -ldflags "-s -w" "$spec" >&2
-    mv "$dir/.bin/$(basename "${spec%@*}")" "$dir/$name" && rm -rf "$dir/.bin"
+    mv "$dir/.bin/$(basename "${spec%@*}")" "$out" && rm -rf "$dir/.bin"
   fi
-  echo "build.sh: $name built in $(($(date +%s) - start)) s" >&2
+  echo "build.sh: $name ready in $(($(date +%s) - start)) s" >&2
 fi
-echo "$dir/$name"
+echo "$out"

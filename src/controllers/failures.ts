@@ -19,7 +19,7 @@ import { scrub } from '../redact.ts';
 import { type ConditionChange, type Progress, progressConditions } from '../runtime/conditions.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { KubeApiError } from '../runtime/kube-client.ts';
-import { TargetError } from '../targets/values-secret.ts';
+import { TargetError, TargetMisconfiguredError } from '../targets/owned.ts';
 import type { EventNote } from './types.ts';
 
 export interface Failure {
@@ -32,6 +32,8 @@ export interface Failure {
 }
 
 const MINUTE = 60_000;
+/** A HelmRelease or Application the user is fixing is looked at again this often (it is not watched). */
+export const TARGET_RECHECK_MS = 30_000;
 
 export function failure(reason: string, message: string, stalled: boolean, retryAfterMs?: number): Failure {
   return {
@@ -90,6 +92,8 @@ export function classifyError(error: unknown, secretRef: string): Failure {
       return failure('PinnedVersionMismatch', error.message, true, 15 * MINUTE);
     return failure('BundleInvalid', `The bundle could not be fetched or verified: ${error.message}`, false);
   }
+  if (error instanceof TargetMisconfiguredError)
+    return failure('TargetMisconfigured', error.message, true, TARGET_RECHECK_MS);
   if (error instanceof TargetError) return failure('TargetFailed', error.message, true, 5 * MINUTE);
   if (error instanceof KubeApiError) {
     return failure('TargetFailed', `Writing to the Kubernetes API failed: ${error.message}`, false);

@@ -25,13 +25,6 @@ export const HISTORY_LIMIT = 10;
 
 const VERSION = '^sha256-[0-9a-f]{64}$';
 
-const namespaced = (field: string) => ({
-  name: objectName(`${field}.name`).describe('Name of the object.'),
-  namespace: namespaceName(`${field}.namespace`)
-    .optional()
-    .describe('Defaults to the namespace of the StaticExportRelease.'),
-});
-
 const VALUES_KEY_PATTERN = '^[-._a-zA-Z0-9]+$';
 const VALUES_KEY_FORMAT =
   "spec.target.valuesSecret.key must be a Secret data key (letters, digits, '-', '_' and '.')";
@@ -50,35 +43,53 @@ const secretDataKey = withCel(
   ],
 );
 
+/** Default name of the values Secret a GitOps target writes when `secretName` is not set. */
+export const defaultSecretName = (release: string) => `${release}-values`;
+/** Default name of the Flux target's version ConfigMap when `configMapName` is not set. */
+export const defaultConfigMapName = (release: string) => `${release}-version`;
+
+const gitopsSecretName = (field: string) =>
+  objectName(`${field}.secretName`)
+    .optional()
+    .describe(
+      'The values Secret the operator writes (keys bundleUrl, version and values.yaml) in the namespace of the StaticExportRelease; default <release name>-values. The chart reads it through staticExport.existingSecret: the link never enters the GitOps object.',
+    );
+
 const targetSchema = withCel(
   z
     .object({
-      helm: z
+      fluxHelmRelease: z
         .object({
-          releaseName: matching(
-            '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
-            'spec.target.helm.releaseName must be a Helm release name (lowercase letters, digits and -, at most 53)',
-            53,
-          ).describe('The Helm release.'),
-          namespace: namespaceName('spec.target.helm.namespace')
+          name: objectName('spec.target.fluxHelmRelease.name').describe(
+            'The HelmRelease (helm.toolkit.fluxcd.io/v2) of the static-export-site chart, in the namespace of the StaticExportRelease.',
+          ),
+          secretName: gitopsSecretName('spec.target.fluxHelmRelease'),
+          configMapName: objectName('spec.target.fluxHelmRelease.configMapName')
             .optional()
-            .describe('Its namespace; default that of the StaticExportRelease.'),
-          values: z
-            .record(z.string(), z.unknown())
-            .meta({ 'x-kubernetes-preserve-unknown-fields': true })
-            .optional()
-            .describe('Extra chart values merged under the operator-managed staticExport block.'),
+            .describe(
+              'The ConfigMap the operator writes the version to (key version), which the HelmRelease reads with valuesFrom targetPath staticExport.version; default <release name>-version.',
+            ),
         })
         .optional()
-        .describe('Upgrade a Helm release of the static-export-site chart.'),
-      fluxHelmRelease: z
-        .object(namespaced('spec.target.fluxHelmRelease'))
-        .optional()
-        .describe('Patch spec.values.staticExport of a Flux HelmRelease.'),
+        .describe(
+          'A Flux HelmRelease: the operator writes the values Secret and the version ConfigMap (both labelled reconcile.fluxcd.io/watch: Enabled) and sets reconcile.fluxcd.io/requestedAt on the HelmRelease; it never changes its spec.',
+        ),
       argoApplication: z
-        .object(namespaced('spec.target.argoApplication'))
+        .object({
+          name: objectName('spec.target.argoApplication.name').describe(
+            'The Application of the static-export-site chart.',
+          ),
+          namespace: namespaceName('spec.target.argoApplication.namespace')
+            .optional()
+            .describe(
+              'Namespace of the Application (often argocd); default the namespace of the StaticExportRelease. Its spec.destination.namespace must be that of the StaticExportRelease, where the values Secret is.',
+            ),
+          secretName: gitopsSecretName('spec.target.argoApplication'),
+        })
         .optional()
-        .describe('Patch the Helm values of an Argo CD Application.'),
+        .describe(
+          'An Argo CD Application (argoproj.io/v1alpha1): the operator writes the values Secret and sets the Helm parameter staticExport.version of the source that sets staticExport.existingSecret to that Secret.',
+        ),
       valuesSecret: z
         .object({
           name: objectName('spec.target.valuesSecret.name').describe(
@@ -96,8 +107,8 @@ const targetSchema = withCel(
     .describe('Where the staticExport values (enabled, bundleUrl, version) are written. Exactly one.'),
   [
     {
-      rule: '[has(self.helm), has(self.fluxHelmRelease), has(self.argoApplication), has(self.valuesSecret)].filter(x, x).size() == 1',
-      message: 'spec.target must set exactly one of helm, fluxHelmRelease, argoApplication or valuesSecret',
+      rule: '[has(self.fluxHelmRelease), has(self.argoApplication), has(self.valuesSecret)].filter(x, x).size() == 1',
+      message: 'spec.target must set exactly one of valuesSecret, fluxHelmRelease or argoApplication',
     },
   ],
 );

@@ -4,7 +4,7 @@
 // and Helm 4's server-side apply leave fields they never set alone, so `helm upgrade` keeps them.
 // The operator needs get, list, watch and patch on deployments and statefulsets (apps) for this.
 import { isNotFound, KubeApiError, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
-import { TargetError } from './values-secret.ts';
+import { TargetError } from './owned.ts';
 
 /** Set by the site chart on its Deployment: the Secret the pods read the link and version from. */
 export const VALUES_SECRET_LABEL = 'staticexport.dev/values-secret';

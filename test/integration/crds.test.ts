@@ -55,8 +55,7 @@ describe('StaticExportRelease CRD', () => {
     expect(spec.publishGate).toEqual({ minPages: 1, maxPageDrop: '50%', disabled: false });
   });
 
-  it('accepts every optional field, with free-form helm values kept as written', async () => {
-    const values = { replicaCount: 3, ingress: { enabled: true, hosts: [{ host: 'docs.internal' }] } };
+  it('accepts every optional field', async () => {
     const r = await apply(
       validRelease('full', {
         apiBaseUrl: 'https://api.example.com',
@@ -74,12 +73,14 @@ describe('StaticExportRelease CRD', () => {
           timeout: '15m',
         },
         publishGate: { minPages: 20, maxPageDrop: 30, disabled: true },
-        target: { helm: { releaseName: 'docs', namespace: 'web', values } },
+        target: { argoApplication: { name: 'docs', namespace: 'argocd', secretName: 'docs-values' } },
       }),
     );
     expect(r.stderr).toBe('');
     const { spec } = await getJson('ser', 'full');
-    expect((spec.target as { helm: { values: unknown } }).helm.values).toEqual(values);
+    expect(spec.target).toEqual({
+      argoApplication: { name: 'docs', namespace: 'argocd', secretName: 'docs-values' },
+    });
   });
 
   const invalid: [string, Obj, RegExp][] = [
@@ -107,7 +108,7 @@ describe('StaticExportRelease CRD', () => {
     [
       'no target',
       { target: {} },
-      /spec\.target must set exactly one of helm, fluxHelmRelease, argoApplication or valuesSecret/,
+      /spec\.target must set exactly one of valuesSecret, fluxHelmRelease or argoApplication/,
     ],
     [
       'two targets',
@@ -137,10 +138,12 @@ describe('StaticExportRelease CRD', () => {
       /spec\.rollout\.onLinkRenewal: Unsupported value: "Sometimes"/,
     ],
     [
-      'a bad helm release name',
-      { target: { helm: { releaseName: 'Docs_Site' } } },
-      /spec\.target\.helm\.releaseName must be a Helm release name/,
+      'a bad HelmRelease name',
+      { target: { fluxHelmRelease: { name: 'Docs_Site' } } },
+      /spec\.target\.fluxHelmRelease\.name must be a Kubernetes object name/,
     ],
+    // Removed in favour of the site chart's existing-Secret mode (README, Serve a site).
+    ['the helm target', { target: { helm: { releaseName: 'docs' } } }, /unknown field "spec\.target\.helm"/],
     [
       'an export path without a leading slash',
       { export: { paths: ['guides'] } },

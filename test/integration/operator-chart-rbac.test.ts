@@ -1,7 +1,7 @@
 // The operator chart's RBAC, measured: the operator runs with a token of the ServiceAccount the
 // chart installed (ClusterRole, or Roles in the watched namespace) through a publish with re-rolls,
-// link renewals and an agent job. The API server's audit log says what it asked for: nothing may
-// be refused, and the chart may grant nothing the run did not use.
+// link renewals, the Flux and Argo CD targets and an agent job. The API server's audit log says
+// what it asked for: nothing may be refused, and the chart may grant nothing the run did not use.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +19,7 @@ import {
   ROOT,
   valuesFile,
 } from '../support/chart.ts';
+import { applyObjects, example, installGitopsCrd, type KubeDoc } from '../support/gitops.ts';
 import { createNamespace, eventually, installCrds, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
 import { type Harness, startHarness } from '../support/operator.ts';
 import { applyAgentJob, applyRelease, applySecret, getAgentJob, getRelease } from '../support/resources.ts';
@@ -106,7 +107,7 @@ afterAll(async () => {
 });
 
 beforeAll(async () => {
-  await installCrds();
+  await Promise.all([installCrds(), installGitopsCrd('helmRelease'), installGitopsCrd('application')]);
 });
 
 describe.runIf(controlPlaneDir).each([
@@ -238,6 +239,35 @@ describe.runIf(controlPlaneDir).each([
       ]),
     );
     expect(annotations['staticexport.dev/version']).toBe(ready.status?.current?.version);
+
+    // The GitOps targets: a HelmRelease and an Application (the examples) served; the version
+    // ConfigMap edited by someone else and written back.
+    await applyObjects(example('flux/helmrelease.yaml', { docs: siteNs }));
+    await applyRelease(siteNs, 'flux', {
+      target: { fluxHelmRelease: { name: 'docs', secretName: 'docs-values', configMapName: 'docs-version' } },
+    });
+    const [app] = example('argocd/application.yaml', { docs: siteNs, argocd: siteNs }) as [KubeDoc];
+    const source = (app.spec as { source: object }).source;
+    await applyObjects([
+      {
+        ...app,
+        spec: {
+          ...(app.spec as object),
+          source: { ...source, helm: { valuesObject: { staticExport: { existingSecret: 'argo-values' } } } },
+        },
+      },
+    ]);
+    await applyRelease(siteNs, 'argo', { target: { argoApplication: { name: 'docs' } } });
+    for (const name of ['flux', 'argo'])
+      await eventually(
+        `${name} Ready`,
+        async () => readyOf(await getRelease(siteNs, name))?.status === 'True',
+      );
+    const version = async () =>
+      kubectlOk(['get', 'configmap', 'docs-version', '-n', siteNs, '-o', 'jsonpath={.data.version}']);
+    const served = await version();
+    await kubectlOk(['patch', 'configmap', 'docs-version', '-n', siteNs, '-p', '{"data":{"version":"x"}}']);
+    await eventually('version written back', async () => (await version()) === served);
 
     await applyAgentJob(siteNs, 'edit', 'proj-a', 'Fix the typo on the home page');
     const job = await eventually('agent job completed', async () => {

@@ -79,4 +79,16 @@ which code path needs each rule; the chart's RBAC test measures it on a real API
 - apiGroups: [apps]
   resources: [deployments, statefulsets]
   verbs: [get, list, watch, patch]
+# spec.target.fluxHelmRelease: the version ConfigMap (created, then server-side applied) and the
+# HelmRelease, read and given the reconcile.fluxcd.io/requestedAt annotation (never its spec).
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, create, patch]
+- apiGroups: [helm.toolkit.fluxcd.io]
+  resources: [helmreleases]
+  verbs: [get, patch]
+# spec.target.argoApplication: the Application, read and its staticExport.version Helm parameter set.
+- apiGroups: [argoproj.io]
+  resources: [applications]
+  verbs: [get, patch]
 {{- end -}}

@@ -14,10 +14,18 @@ import {
   type StaticExportRelease,
   staticExportReleaseSpecSchema,
 } from '../../crd/index.ts';
-import { observeValuesSecret, TargetError, writeValuesSecret } from '../../targets/values-secret.ts';
+import { argoVersion, checkArgo, writeArgo } from '../../targets/argo-application.ts';
+import { checkFlux, fluxVersion, writeFlux } from '../../targets/flux-helm-release.ts';
+import { observeValuesSecret, writeValuesSecret } from '../../targets/values-secret.ts';
 import { findWorkloads, rollWorkload } from '../../targets/workloads.ts';
 import { secretRefText } from '../credentials.ts';
-import { classifyError, type Failure, mayHaveReachedServer } from '../failures.ts';
+import {
+  classifyError,
+  type Failure,
+  failure,
+  mayHaveReachedServer,
+  TARGET_RECHECK_MS,
+} from '../failures.ts';
 import { type Loaded, Reconciler, type ReconcilerDeps, type Run as SkeletonRun } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
@@ -152,6 +160,15 @@ export class StaticExportReleaseReconciler extends Reconciler<
   ): Promise<ReleaseObserved> {
     if (blocked) return { now, release, blocked };
     if (!client) return { now, release };
+    // A HelmRelease or Application that does not read what the operator writes is the user's to fix
+    // first: nothing is exported for a target that cannot serve it.
+    const misconfigured = await this.targetProblem(release, signal);
+    if (misconfigured)
+      return {
+        now,
+        release,
+        blocked: failure('TargetMisconfigured', misconfigured, true, TARGET_RECHECK_MS),
+      };
     const { identity } = client;
     const account = { identity, shareKey: shareKey(identity, release.spec) };
     const exp = release.status?.export;
@@ -321,7 +338,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     const unchanged = action.mode === 'NewContent' && version === status.current?.version;
     const wrote = unchanged
       ? false
-      : await this.writeTarget(release, { bundleUrl: bundle.bundleUrl, version }, signal);
+      : await this.writeTarget(release, { bundleUrl: bundle.bundleUrl, version }, o.now, signal);
     const next = afterPublish(
       { ...o, release },
       {
@@ -350,36 +367,39 @@ export class StaticExportReleaseReconciler extends Reconciler<
     );
   }
 
-  /** The version the target holds now (undefined: absent or not ours). */
+  private targetProblem(release: StaticExportRelease, signal: AbortSignal | undefined) {
+    const { target } = release.spec;
+    if (target.fluxHelmRelease) return checkFlux(this.o.kube, release, signal);
+    if (target.argoApplication) return checkArgo(this.o.kube, release, signal);
+    return Promise.resolve(undefined);
+  }
+
+  /** The version the target holds now (undefined: absent, edited or not ours). */
   private async targetVersion(
     release: StaticExportRelease,
     signal: AbortSignal | undefined,
   ): Promise<string | undefined> {
-    const t = release.spec.target.valuesSecret;
+    const { target } = release.spec;
+    if (target.fluxHelmRelease) return fluxVersion(this.o.kube, release, signal);
+    if (target.argoApplication) return argoVersion(this.o.kube, release, signal);
+    const t = target.valuesSecret;
     if (!t) return release.status?.current?.version;
     const observed = await observeValuesSecret(this.o.kube, release, t, signal);
     return observed.ownedByRelease && observed.chartKeysMatch ? observed.version : undefined;
   }
 
-  private async writeTarget(
+  private writeTarget(
     release: StaticExportRelease,
     values: { bundleUrl: string; version: string },
+    now: Date,
     signal: AbortSignal | undefined,
-  ) {
-    const target = release.spec.target;
-    if (target.valuesSecret) {
-      return writeValuesSecret(
-        this.o.kube,
-        release,
-        { name: target.valuesSecret.name, key: target.valuesSecret.key },
-        values,
-        signal,
-      );
-    }
-    const kind = Object.keys(target)[0] ?? 'unknown';
-    throw new TargetError(
-      `spec.target.${kind} is not supported by this operator version yet; use spec.target.valuesSecret`,
-    );
+  ): Promise<boolean> {
+    const { target } = release.spec;
+    if (target.fluxHelmRelease) return writeFlux(this.o.kube, release, values, now, signal);
+    if (target.argoApplication) return writeArgo(this.o.kube, release, values, signal);
+    if (!target.valuesSecret) throw new Error('spec.target names no target (the CRD requires one)');
+    const { name, key } = target.valuesSecret;
+    return writeValuesSecret(this.o.kube, release, { name, key }, values, signal);
   }
 }
 

@@ -30,17 +30,6 @@ describe('generated CRDs', () => {
     for (const crd of crdObjects()) walk(crd.spec.versions[0]?.schema.openAPIV3Schema, crd.metadata.name);
   });
 
-  it('marks free-form helm values with x-kubernetes-preserve-unknown-fields', () => {
-    const [ser] = crdObjects();
-    const spec = ser?.spec.versions[0]?.schema.openAPIV3Schema.properties.spec as {
-      properties: { target: { properties: { helm: { properties: { values: Record<string, unknown> } } } } };
-    };
-    expect(spec.properties.target.properties.helm.properties.values).toMatchObject({
-      type: 'object',
-      'x-kubernetes-preserve-unknown-fields': true,
-    });
-  });
-
   it('describe every field, in src/crd and in crds/ (kubectl explain prints each description)', () => {
     type Node = { description?: string; properties?: Record<string, Node>; items?: Node };
     const undescribed = (node: Node, path: string): string[] =>

@@ -1,0 +1,136 @@
+// The GitOps tools' real CRDs (Flux's HelmRelease v2, Argo CD's Application v1alpha1), as each
+// project generates and ships them in its Go module (scripts/go-tools fetches and caches them), and
+// the examples under examples/ as tests apply them.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import type { StaticExportRelease } from '../../src/crd/index.ts';
+import { eventually, kubectlOk, ROOT } from './kube.ts';
+import { getRelease } from './resources.ts';
+
+const GO_TOOLS = join(ROOT, 'scripts/go-tools/build.sh');
+
+/** The path of a file scripts/go-tools provides (built or fetched once, then cached). */
+export async function goTool(name: string): Promise<string> {
+  const { stdout } = await promisify(execFile)('bash', [GO_TOOLS, name], { maxBuffer: 1 << 20 });
+  return stdout.trim();
+}
+
+export const GITOPS_CRDS = {
+  helmRelease: { tool: 'flux-helmrelease-crd', name: 'helmreleases.helm.toolkit.fluxcd.io' },
+  application: { tool: 'argo-application-crd', name: 'applications.argoproj.io' },
+} as const;
+
+/** Installs one of the real CRDs (server-side: Argo CD's is too large for the last-applied annotation). */
+export async function installGitopsCrd(which: keyof typeof GITOPS_CRDS): Promise<void> {
+  const { tool, name } = GITOPS_CRDS[which];
+  await kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', await goTool(tool)]);
+  // Polled: `kubectl wait` fails outright on a CRD the API server has not given conditions yet.
+  await eventually(`CRD ${name} established`, async () => {
+    const status = await kubectlOk([
+      ...['get', 'crd', name, '-o'],
+      'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+    ]);
+    return status === 'True';
+  });
+}
+
+export type KubeDoc = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; [k: string]: unknown };
+  [k: string]: unknown;
+};
+
+/** The objects of an example file, with its namespaces mapped (e.g. docs -> the test's). */
+export function example(path: string, namespaces: Record<string, string>): KubeDoc[] {
+  const text = readFileSync(join(ROOT, 'examples', path), 'utf8');
+  const docs = parseAllDocuments(text).map((d) => d.toJS() as KubeDoc);
+  const mapNs = (ns: string | undefined) => (ns === undefined ? ns : (namespaces[ns] ?? ns));
+  return JSON.parse(
+    JSON.stringify(docs, (key, value) =>
+      key === 'namespace' && typeof value === 'string' ? mapNs(value) : value,
+    ),
+  ) as KubeDoc[];
+}
+
+export async function applyObjects(objects: object[]): Promise<void> {
+  for (const o of objects) await kubectlOk(['apply', '-f', '-'], JSON.stringify(o));
+}
+
+/** The fields of any object these tests read (managed fields included). */
+export interface Seen {
+  metadata: {
+    name: string;
+    generation?: number;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: { name: string; controller?: boolean }[];
+    managedFields?: { manager: string; fieldsV1?: unknown; operation: string }[];
+    [k: string]: unknown;
+  };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+}
+
+export const getObject = async (kind: string, name: string, namespace: string) =>
+  JSON.parse(
+    await kubectlOk(['get', kind, name, '-n', namespace, '-o', 'json', '--show-managed-fields']),
+  ) as Seen;
+
+export const decode = (v: string | undefined) => Buffer.from(v ?? '', 'base64').toString('utf8');
+
+export const readyOf = (r: StaticExportRelease) => r.status?.conditions?.find((c) => c.type === 'Ready');
+
+export const untilRelease = (
+  namespace: string,
+  name: string,
+  what: string,
+  test: (r: StaticExportRelease) => boolean,
+  ms = 60_000,
+) =>
+  eventually(
+    `${name}: ${what}`,
+    async () => {
+      const r = await getRelease(namespace, name);
+      return test(r) ? r : undefined;
+    },
+    ms,
+  );
+
+/** Any new value asks the operator for an export now (and a fresh look at its target). */
+export const trigger = (namespace: string, name: string, value: string) =>
+  kubectlOk([
+    'annotate',
+    'ser',
+    name,
+    '-n',
+    namespace,
+    '--overwrite',
+    `staticexport.dev/requested-at=${value}`,
+  ]);
+
+/** The object minus what the API server changes on any write (and `also`, e.g. annotations). */
+export function withoutVolatile(o: Seen, also: string[] = []): Seen {
+  const drop = new Set(['resourceVersion', 'managedFields', ...also]);
+  return {
+    ...o,
+    metadata: Object.fromEntries(
+      Object.entries(o.metadata).filter(([k]) => !drop.has(k)),
+    ) as Seen['metadata'],
+  };
+}
+
+/** Neither the link nor its signature (query) appears in any of `places` (name -> text). */
+export function linkNowhereIn(link: string, places: Record<string, string>): void {
+  expect(link).toMatch(/\?./);
+  const query = link.slice(link.indexOf('?'));
+  for (const [where, text] of Object.entries(places)) {
+    expect(text.includes(link), where).toBe(false);
+    expect(text.includes(query), where).toBe(false);
+  }
+}
