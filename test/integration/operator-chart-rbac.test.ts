@@ -241,7 +241,7 @@ describe.runIf(controlPlaneDir).each([
     expect(annotations['staticexport.dev/version']).toBe(ready.status?.current?.version);
 
     // The GitOps targets: a HelmRelease and an Application (the examples) served; the version
-    // ConfigMap edited by someone else and written back.
+    // ConfigMap edited by someone else and written back (a patch of the ConfigMap).
     await applyObjects(example('flux/helmrelease.yaml', { docs: siteNs }));
     await applyRelease(siteNs, 'flux', {
       target: { fluxHelmRelease: { name: 'docs', secretName: 'docs-values', configMapName: 'docs-version' } },
@@ -268,6 +268,21 @@ describe.runIf(controlPlaneDir).each([
     const served = await version();
     await kubectlOk(['patch', 'configmap', 'docs-version', '-n', siteNs, '-p', '{"data":{"version":"x"}}']);
     await eventually('version written back', async () => (await version()) === served);
+    // A HelmRelease that does not exist: TargetMisconfigured, and again at the next reconcile (a
+    // label is enough), which patches the first Event's series.
+    await applyRelease(siteNs, 'lost', { target: { fluxHelmRelease: { name: 'missing' } } });
+    const seriesCount = async () => {
+      const list = JSON.parse(
+        await kubectlOk([
+          ...['get', 'events.events.k8s.io', '-n', siteNs, '-o', 'json'],
+          '--field-selector=regarding.name=lost,reason=TargetMisconfigured',
+        ]),
+      ) as { items: { series?: { count: number } }[] };
+      return list.items[0] ? (list.items[0].series?.count ?? 1) : 0;
+    };
+    await eventually('TargetMisconfigured event', async () => (await seriesCount()) >= 1);
+    await kubectlOk(['label', 'ser', 'lost', '-n', siteNs, 'again=1']);
+    await eventually('the Event repeated', async () => (await seriesCount()) >= 2);
 
     await applyAgentJob(siteNs, 'edit', 'proj-a', 'Fix the typo on the home page');
     const job = await eventually('agent job completed', async () => {
