@@ -2,7 +2,7 @@
 // client or the simulator here would weigh on every command's startup and memory.
 import { AdminApiError, AdminKeyError } from '../api/errors.ts';
 import { BundleError } from '../bundle/errors.ts';
-import { OciError } from '../oci/errors.ts';
+import { OciError, SignatureError } from '../oci/errors.ts';
 import { FaultParseError } from '../simulator/faults.ts';
 
 /** Process exit codes of `static-export`; scripts and CI rely on them, so they never change meaning. */
@@ -17,7 +17,7 @@ export const EXIT = {
   auth: 3,
   /** The export or agent job failed, or the job is in a state that forbids the call (409). */
   jobFailed: 4,
-  /** The bundle could not be downloaded (HTTP error, expired link), verified or safely extracted, or its site was refused (--min-pages...). */
+  /** The bundle could not be downloaded (HTTP error, expired link), verified or safely extracted, or its site was refused (--min-pages...), or an image's signature was missing or refused. */
   bundle: 5,
   /** Rate limited (429), timed out (--timeout or HTTP), or the API or bundle server unreachable/failing (network, 5xx) after retries. */
   unavailable: 6,
@@ -33,7 +33,8 @@ Exit codes:
   3  authentication or entitlement (missing/malformed key, 401, 403 plan without static export,
      registry credentials missing or refused)
   4  export or agent job failed (or 409 conflict)
-  5  bundle download, verification or extraction failed, or its site refused (no index.html, too few pages)
+  5  bundle download, verification or extraction failed, or its site refused (no index.html, too few pages),
+     or an image's signature missing or refused
   6  rate limited, timed out, or API, bundle server or registry unreachable after retries`;
 
 /** An error the CLI reports as is, with a chosen exit code. */
@@ -66,6 +67,7 @@ export function exitCodeFor(error: unknown): ExitCode {
         return EXIT.bundle;
     }
   }
+  if (error instanceof SignatureError) return EXIT.bundle;
   if (error instanceof OciError) {
     switch (error.reason) {
       case 'Usage':

@@ -34,3 +34,25 @@ export class OciError extends Error {
 export function isOciError(value: unknown): value is OciError {
   return value instanceof OciError;
 }
+
+/** Why a signature check failed (the operator reports all three as SignatureInvalid). */
+export type SignatureErrorReason =
+  /** No `.sig` image for the digest, or one without cosign signature layers. */
+  | 'Missing'
+  /** A signature verifies with the key but names another manifest: the manifest was replaced. */
+  | 'DigestMismatch'
+  /** No signature verifies with the key: signed with another key, or the signature was altered. */
+  | 'KeyMismatch';
+
+export class SignatureError extends Error {
+  override readonly name = 'SignatureError';
+  readonly reason: SignatureErrorReason;
+  constructor(reason: SignatureErrorReason, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+export function isSignatureError(value: unknown): value is SignatureError {
+  return value instanceof SignatureError;
+}

@@ -6,7 +6,14 @@ export {
   parseChallenge,
   type RegistryCredentials,
 } from './auth.ts';
-export { isOciError, OciError, type OciErrorReason } from './errors.ts';
+export {
+  isOciError,
+  isSignatureError,
+  OciError,
+  type OciErrorReason,
+  SignatureError,
+  type SignatureErrorReason,
+} from './errors.ts';
 export {
   ANNOTATIONS,
   type PushedImage,
@@ -42,9 +49,6 @@ export {
 } from './registry.ts';
 export {
   COSIGN,
-  isSignatureError,
-  SignatureError,
-  type SignatureErrorReason,
   type Signed,
   signatureTag,
   signingKey,

@@ -5,7 +5,7 @@
 // in the layer's `dev.cosignproject.cosign/signature` annotation). No transparency log: keys only.
 // Key material never reaches a message.
 import { createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
-import { OciError } from './errors.ts';
+import { isSignatureError, OciError, SignatureError } from './errors.ts';
 import { isDigest } from './reference.ts';
 import { bufferSource, type Descriptor, MEDIA_TYPES, type RegistryClient } from './registry.ts';
 
@@ -19,28 +19,6 @@ export const COSIGN = {
 const MAX_PAYLOAD = 64 * 1024;
 /** go-containerregistry's zero time, which cosign's signature images carry. */
 const ZERO_TIME = '0001-01-01T00:00:00Z';
-
-/** Why a signature check failed (the operator reports all three as SignatureInvalid). */
-export type SignatureErrorReason =
-  /** No `.sig` image for the digest, or one without cosign signature layers. */
-  | 'Missing'
-  /** A signature verifies with the key but names another manifest: the manifest was replaced. */
-  | 'DigestMismatch'
-  /** No signature verifies with the key: signed with another key, or the signature was altered. */
-  | 'KeyMismatch';
-
-export class SignatureError extends Error {
-  override readonly name = 'SignatureError';
-  readonly reason: SignatureErrorReason;
-  constructor(reason: SignatureErrorReason, message: string) {
-    super(message);
-    this.reason = reason;
-  }
-}
-
-export function isSignatureError(value: unknown): value is SignatureError {
-  return value instanceof SignatureError;
-}
 
 /** The tag cosign stores a manifest's signatures under. */
 export function signatureTag(digest: string): string {

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
-import { OciError } from '../../../src/oci/errors.ts';
+import { EXIT, exitCodeFor } from '../../../src/cli/exit-codes.ts';
+import { OciError, SignatureError } from '../../../src/oci/errors.ts';
 import { pushImage, siteImage } from '../../../src/oci/image.ts';
 import { siteLayer } from '../../../src/oci/layer.ts';
 import { bufferSource, MEDIA_TYPES, RegistryClient } from '../../../src/oci/registry.ts';
 import {
   COSIGN,
-  SignatureError,
   signatureTag,
   signManifest,
   simpleSigningPayload,
@@ -301,6 +301,7 @@ describe('verifyManifest', () => {
     expect(error.reason).toBe('KeyMismatch');
     expect(error.message).toContain(`${registry.host}/docs/wrong-key@${digest}`);
     expect(error.message).toMatch(/none of the 1 signature\(s\) .* verifies with the public key/);
+    expect(exitCodeFor(error)).toBe(EXIT.bundle);
   });
 
   it('refuses a signature whose annotation was altered, as cosign does', async () => {
