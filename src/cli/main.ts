@@ -63,7 +63,9 @@ export function buildProgram(ctx: CliContext): Command {
       'Keep self-hosted docs sites serving the latest static export of the hosted docs platform: export, ' +
         'fetch and mirror bundles, manage agent jobs, and run a local admin API simulator.',
     )
-    .addHelpText('after', EXIT_CODES_HELP);
+    .addHelpText('after', EXIT_CODES_HELP)
+    // Each command's options are its own, after its name: `mirror push --url` is push's --url, not mirror's.
+    .enablePositionalOptions();
   for (const register of COMMANDS) register(program, ctx);
   applyCommonSettings(program, ctx);
   return program;

@@ -41,6 +41,8 @@ export interface SiteMetadata {
 export interface SiteImage {
   layer: SiteLayer;
   config: BlobSource;
+  /** What the manifest names, layer first. */
+  blobs: BlobSource[];
   manifest: Buffer;
   manifestDigest: string;
   annotations: Record<string, string>;
@@ -95,7 +97,14 @@ export function siteImage(layer: SiteLayer, meta: SiteMetadata): SiteImage {
       annotations,
     }),
   );
-  return { layer, config: configSource, manifest, manifestDigest: digestOf(manifest), annotations };
+  return {
+    layer,
+    config: configSource,
+    blobs: [layer, configSource],
+    manifest,
+    manifestDigest: digestOf(manifest),
+    annotations,
+  };
 }
 
 export interface PushedImage {
@@ -104,7 +113,7 @@ export interface PushedImage {
   /** Manifest digest: what a signature covers and `repository@digest` pins. */
   digest: string;
   tags: string[];
-  /** What happened to each blob (layer first). */
+  /** What happened to each blob, in the image's order. */
   blobs: { digest: string; outcome: 'exists' | 'mounted' | 'uploaded' }[];
 }
 
@@ -125,13 +134,13 @@ export interface PushImageOptions {
 export async function pushImage(
   client: RegistryClient,
   repository: string,
-  image: Pick<SiteImage, 'layer' | 'config' | 'manifest'>,
+  image: Pick<SiteImage, 'blobs' | 'manifest'>,
   tags: string[],
   options: PushImageOptions = {},
 ): Promise<PushedImage> {
   if (tags.length === 0) throw new OciError('Usage', 'pushImage needs at least one tag');
   const blobs: PushedImage['blobs'] = [];
-  for (const blob of [image.layer, image.config]) {
+  for (const blob of image.blobs) {
     blobs.push({ digest: blob.digest, outcome: await client.pushBlob(repository, blob, options.mountFrom) });
   }
   const [first, ...moving] = tags as [string, ...string[]];

@@ -28,6 +28,21 @@ export {
   versionTag,
 } from './image.ts';
 export { type SiteLayer, siteLayer } from './layer.ts';
+export { type LayoutImage, REF_NAME, readLayoutArchive, saveLayoutArchive } from './layout.ts';
+export {
+  decidePublish,
+  type PackagedSite,
+  type PublishDecision,
+  type PublishOptions,
+  type PublishResult,
+  packageSite,
+  pruneVersions,
+  publishSite,
+  signatureTag,
+  tagsToMove,
+  type VersionInfo,
+  versionsToPrune,
+} from './publish.ts';
 export {
   formatOciReference,
   isDigest,

@@ -11,7 +11,8 @@ import { MARKER_FILE } from '../bundle/destination.ts';
 import { OciError } from './errors.ts';
 import type { BlobSource } from './registry.ts';
 
-interface LayerEntry {
+/** One tar entry as this module writes it. */
+export interface TarEntry {
   /** Relative path with `/` separators (directories without a trailing slash). */
   path: string;
   kind: 'dir' | 'file' | 'symlink';
@@ -27,11 +28,13 @@ export interface SiteLayer extends BlobSource {
 }
 
 const BLOCK = 512;
+/** Two zero blocks end a tar archive. */
+export const TAR_END_BYTES = 2 * BLOCK;
 const READ_CHUNK = 1024 * 1024;
 const MODE = { dir: 0o755, file: 0o644, symlink: 0o777 } as const;
 
-async function listEntries(root: string): Promise<LayerEntry[]> {
-  const entries: LayerEntry[] = [];
+async function listEntries(root: string): Promise<TarEntry[]> {
+  const entries: TarEntry[] = [];
   const pending = [''];
   for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
     for (const item of await readdir(join(root, dir), { withFileTypes: true })) {
@@ -92,12 +95,13 @@ function paxRecord(key: string, value: string): string {
   return `${length}${body}`;
 }
 
-function padding(size: number): number {
+/** Zero bytes after `size` bytes of data up to the next 512-byte block. */
+export function tarPadding(size: number): number {
   return (BLOCK - (size % BLOCK)) % BLOCK;
 }
 
 /** Header blocks of one entry (a PAX header first when a name does not fit ustar). */
-function entryHeaders(entry: LayerEntry): Buffer[] {
+export function tarHeaders(entry: TarEntry): Buffer[] {
   const name = entry.kind === 'dir' ? `${entry.path}/` : entry.path;
   const target = entry.target ?? '';
   const records: string[] = [];
@@ -108,7 +112,11 @@ function entryHeaders(entry: LayerEntry): Buffer[] {
   const blocks: Buffer[] = [];
   if (records.length > 0) {
     const pax = Buffer.from(records.join(''), 'utf8');
-    blocks.push(header('PaxHeaders/entry', 'x', pax.length, 0o644), pax, Buffer.alloc(padding(pax.length)));
+    blocks.push(
+      header('PaxHeaders/entry', 'x', pax.length, 0o644),
+      pax,
+      Buffer.alloc(tarPadding(pax.length)),
+    );
   }
   const type = entry.kind === 'dir' ? '5' : entry.kind === 'symlink' ? '2' : '0';
   const size = entry.kind === 'file' ? Math.min(entry.size, 0o77777777777) : 0;
@@ -116,11 +124,11 @@ function entryHeaders(entry: LayerEntry): Buffer[] {
   return blocks;
 }
 
-function layerSize(entries: LayerEntry[]): number {
+function layerSize(entries: TarEntry[]): number {
   let size = 2 * BLOCK;
   for (const entry of entries) {
-    for (const block of entryHeaders(entry)) size += block.length;
-    if (entry.kind === 'file') size += entry.size + padding(entry.size);
+    for (const block of tarHeaders(entry)) size += block.length;
+    if (entry.kind === 'file') size += entry.size + tarPadding(entry.size);
   }
   return size;
 }
@@ -141,7 +149,7 @@ async function* fileBytes(path: string, size: number, buffer: Buffer): AsyncGene
   }
 }
 
-async function* layerBytes(root: string, entries: LayerEntry[]): AsyncGenerator<Uint8Array> {
+async function* layerBytes(root: string, entries: TarEntry[]): AsyncGenerator<Uint8Array> {
   const buffer = Buffer.allocUnsafe(READ_CHUNK);
   // Small headers are gathered so a many-file site is not sent one 512-byte chunk at a time.
   let batch: Buffer[] = [];
@@ -152,7 +160,7 @@ async function* layerBytes(root: string, entries: LayerEntry[]): AsyncGenerator<
     batched = 0;
   };
   for (const entry of entries) {
-    for (const block of entryHeaders(entry)) {
+    for (const block of tarHeaders(entry)) {
       batch.push(block);
       batched += block.length;
     }
@@ -173,7 +181,7 @@ async function* layerBytes(root: string, entries: LayerEntry[]): AsyncGenerator<
         batch.push(small);
         batched += small.length;
       }
-      const pad = padding(entry.size);
+      const pad = tarPadding(entry.size);
       if (pad > 0) {
         batch.push(Buffer.alloc(pad));
         batched += pad;

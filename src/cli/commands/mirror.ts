@@ -1,4 +1,10 @@
-import type { Command } from 'commander';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type Command, InvalidArgumentError } from 'commander';
+import { DEFAULT_GATE } from '../../bundle/publish-gate.ts';
+import type { PackagedSite, PushImageOptions } from '../../oci/index.ts';
 import {
   type BundleLimitFlags,
   bundleLimitOptions,
@@ -7,20 +13,34 @@ import {
   limitsFrom,
 } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
-import { EXIT_CODES_HELP } from '../exit-codes.ts';
-import { BUNDLE_ENV_HELP, bundleUrlFrom, checkDomain, cliLogger, integer } from '../options.ts';
+import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
+import { BUNDLE_ENV_HELP, bundleUrlFrom, checkDomain, cliLogger, ENV, integer } from '../options.ts';
 import { formatBytes, Reporter } from '../output.ts';
+import {
+  REGISTRY_ENV_HELP,
+  type RegistryFlags,
+  registryClientFor,
+  registryOptions,
+} from '../registry-options.ts';
+import { siteGate } from '../site-gate.ts';
+import { registerMirrorSync } from './mirror-sync.ts';
 
 interface MirrorFlags extends BundleLimitFlags {
   url?: string;
-  dir: string;
-  domain: string;
+  dir?: string;
+  domain?: string;
   expectedSize?: number;
   timeout: number;
   json?: boolean;
 }
 
 async function runMirror(flags: MirrorFlags, ctx: CliContext): Promise<void> {
+  if (flags.dir === undefined || flags.domain === undefined) {
+    throw usageError(
+      'mirror needs --dir and --domain to file a bundle into a mirror directory, or a subcommand: ' +
+        'push, save, load or sync (see `static-export mirror --help`).',
+    );
+  }
   const out = new Reporter(ctx, flags.json === true);
   const url = bundleUrlFrom(flags.url, ctx);
   const { mirrorBundle } = await import('../../bundle/index.ts');
@@ -39,22 +59,353 @@ async function runMirror(flags: MirrorFlags, ctx: CliContext): Promise<void> {
   );
 }
 
+// ---- push and save: a site version from a bundle link, a bundle file or an extracted site ----
+
+interface SiteSourceFlags extends BundleLimitFlags {
+  url?: string;
+  bundle?: string;
+  site?: string;
+  domain: string;
+  exportJobId?: string;
+  created?: string;
+  timeout: number;
+  json?: boolean;
+  minPages: number;
+  allowMissingIndex?: boolean;
+}
+
+function isoTime(value: string): string {
+  const time = new Date(value);
+  if (Number.isNaN(time.getTime()))
+    throw new InvalidArgumentError('expected an ISO time such as 2026-01-31T12:00:00Z.');
+  return time.toISOString();
+}
+
+function tagArg(value: string, previous: string[] = []): string[] {
+  if (!/^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$/.test(value)) {
+    throw new InvalidArgumentError(
+      'expected a tag: letters, digits, _ . - (up to 128, not starting with . or -).',
+    );
+  }
+  if (/^sha256-[0-9a-f]{64}$/.test(value)) {
+    throw new InvalidArgumentError(
+      'version tags are set by static-export; choose a moving tag such as latest.',
+    );
+  }
+  return [...previous, value];
+}
+
+function siteSourceOptions(command: Command): Command {
+  command
+    .option('--url <url>', `bundle link (else env ${ENV.bundleUrl})`)
+    .option('--bundle <file>', 'bundle archive (.tar.gz) on disk, e.g. from `mirror --dir`')
+    .option('--site <dir>', 'an extracted site (e.g. `fetch --dest`) instead of a bundle')
+    .requiredOption('--domain <host>', 'site the version belongs to, a bare host (annotation)', checkDomain)
+    .option('--export-job-id <id>', 'export job the bundle came from (annotation)')
+    .option(
+      '--created <time>',
+      'when the content was exported (annotation; default 1970-01-01: same content, same digest)',
+      isoTime,
+    )
+    .option('--timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S)
+    .option(
+      '--min-pages <n>',
+      'refuse a site with fewer HTML pages (the root 404.html does not count)',
+      integer(0),
+      DEFAULT_GATE.minPages,
+    )
+    .option('--allow-missing-index', 'accept a site without index.html at its root');
+  return bundleLimitOptions(command);
+}
+
+/** Downloads/verifies/extracts the chosen source (or reads the given site) and packages it. */
+async function packagedSite(
+  flags: SiteSourceFlags,
+  ctx: CliContext,
+  out: Reporter,
+): Promise<{ site: PackagedSite; cleanup: () => Promise<void> }> {
+  const given = [flags.url, flags.bundle, flags.site].filter((v) => v !== undefined).length;
+  if (given > 1) throw usageError('give only one of --url, --bundle or --site.');
+  const { packageSite } = await import('../../oci/index.ts');
+  const { contentVersion } = await import('../../bundle/version.ts');
+  // The publish gate of fetch/export: an empty or broken site never becomes a version in a registry.
+  const gate = siteGate(flags, undefined);
+  const meta = {
+    domain: flags.domain,
+    ...(flags.exportJobId ? { exportJobId: flags.exportJobId } : {}),
+    ...(flags.created ? { created: flags.created } : {}),
+  };
+  if (flags.site !== undefined) {
+    const dir = resolve(flags.site);
+    if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
+      throw usageError(
+        `--site ${flags.site} is not a directory: give the directory an extracted site is in.`,
+      );
+    }
+    const { summarizeSite } = await import('../../bundle/site-check.ts');
+    const summary = await summarizeSite(dir);
+    await gate(summary);
+    out.progress({ key: 'package', text: `packaging ${dir}` });
+    return {
+      site: await packageSite(dir, meta, {
+        version: (await contentVersion(dir)).version,
+        pages: summary.pages,
+      }),
+      cleanup: async () => {},
+    };
+  }
+  let url: string;
+  if (flags.bundle !== undefined) {
+    if (!(await stat(flags.bundle).catch(() => undefined))?.isFile()) {
+      throw usageError(`--bundle ${flags.bundle} is not a file: give a bundle .tar.gz.`);
+    }
+    url = pathToFileURL(resolve(flags.bundle)).toString();
+  } else {
+    url = bundleUrlFrom(flags.url, ctx);
+  }
+  const { fetchBundle } = await import('../../bundle/index.ts');
+  const scratch = await mkdtemp(join(tmpdir(), 'static-export-mirror-'));
+  const cleanup = () => rm(scratch, { recursive: true, force: true });
+  try {
+    const fetched = await fetchBundle({
+      url,
+      dest: join(scratch, 'site'),
+      limits: limitsFrom(flags),
+      download: { deadlineMs: flags.timeout * 1000 },
+      logger: cliLogger(ctx),
+      gate,
+      onProgress: (received, total) => {
+        const percent = total ? (received / total) * 100 : undefined;
+        out.progress({
+          key: `download:${percent === undefined ? '' : Math.floor(percent / 25)}`,
+          ...(percent === undefined ? {} : { percent }),
+          text: `downloading ${formatBytes(received)}${total ? ` of ${formatBytes(total)}` : ''}`,
+        });
+      },
+    });
+    out.progress({ key: 'package', text: `packaging version ${fetched.version}` });
+    const site = await packageSite(fetched.path, meta, {
+      version: fetched.version,
+      pages: fetched.site.pages,
+    });
+    return { site, cleanup };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+/**
+ * Where signing hooks in: called with each pushed manifest's digest before moving tags follow it.
+ * Nothing signs yet (`--sign-key` comes with cosign-format signing).
+ */
+function signingHook(_flags: object): PushImageOptions['afterManifest'] {
+  return undefined;
+}
+
+interface PushFlags extends SiteSourceFlags, RegistryFlags {
+  to: string;
+  tag?: string[];
+  keep?: number;
+}
+
+async function runPush(flags: PushFlags, ctx: CliContext): Promise<void> {
+  const out = new Reporter(ctx, flags.json === true);
+  const { parseOciReference, publishSite, pruneVersions, formatOciReference } = await import(
+    '../../oci/index.ts'
+  );
+  const target = parseOciReference(flags.to, '--to');
+  if (target.tag || target.digest) {
+    throw usageError('--to names a repository (oci://registry/repository); give moving tags with --tag.');
+  }
+  const { site, cleanup } = await packagedSite(flags, ctx, out);
+  let client: Awaited<ReturnType<typeof registryClientFor>> | undefined;
+  try {
+    client = await registryClientFor(target, flags, ctx);
+    const hook = signingHook(flags);
+    const result = await publishSite(client, target.repository, site, {
+      tags: flags.tag ?? [],
+      ...(hook ? { afterManifest: hook } : {}),
+    });
+    const pruned =
+      flags.keep === undefined
+        ? []
+        : await pruneVersions(client, target.repository, flags.keep, {
+            movingTags: flags.tag ?? [],
+            protect: [result.digest],
+          });
+    const reference = formatOciReference({ ...target, digest: result.digest });
+    out.event('pushed', {
+      reference,
+      ...result,
+      uploaded: result.blobs.filter((b) => b.outcome === 'uploaded').length,
+      pruned: pruned.map((p) => p.tag),
+    });
+    out.info(
+      result.pushed
+        ? `Pushed version ${site.version} (${site.files} files, ${formatBytes(site.image.layer.size)} layer) as ${reference}`
+        : `Version ${site.version} is already in ${formatOciReference(target)} (${result.digest}): nothing pushed`,
+    );
+    if (result.moved.length > 0) out.info(`Tagged ${result.moved.join(', ')}`);
+    if (pruned.length > 0)
+      out.info(`Pruned ${pruned.length} old version(s): ${pruned.map((p) => p.tag).join(', ')}`);
+  } finally {
+    await client?.close();
+    await cleanup();
+  }
+}
+
+interface SaveFlags extends SiteSourceFlags {
+  to: string;
+}
+
+async function runSave(flags: SaveFlags, ctx: CliContext): Promise<void> {
+  const out = new Reporter(ctx, flags.json === true);
+  const { saveLayoutArchive, versionTag } = await import('../../oci/index.ts');
+  const { site, cleanup } = await packagedSite(flags, ctx, out);
+  try {
+    await saveLayoutArchive(flags.to, site.image, versionTag(site.version));
+    out.event('saved', {
+      path: resolve(flags.to),
+      version: site.version,
+      digest: site.image.manifestDigest,
+      sizeBytes: (await stat(flags.to)).size,
+    });
+    out.info(`Saved version ${site.version} (${site.image.manifestDigest}) to ${flags.to}`);
+  } finally {
+    await cleanup();
+  }
+}
+
+interface LoadFlags extends RegistryFlags {
+  to: string;
+  tag?: string[];
+  json?: boolean;
+}
+
+async function runLoad(archive: string, flags: LoadFlags, ctx: CliContext): Promise<void> {
+  const out = new Reporter(ctx, flags.json === true);
+  const { parseOciReference, readLayoutArchive, pushImage, formatOciReference, ANNOTATIONS, isTag } =
+    await import('../../oci/index.ts');
+  const target = parseOciReference(flags.to, '--to');
+  if (target.digest) throw usageError('--to names a repository, optionally with :TAG, not a digest.');
+  const images = await readLayoutArchive(archive);
+  if (images.length > 1 && (target.tag || flags.tag)) {
+    throw usageError(
+      `${archive} holds ${images.length} images: tags given with --to or --tag would point at each in turn.`,
+    );
+  }
+  const client = await registryClientFor(target, flags, ctx);
+  try {
+    const hook = signingHook(flags);
+    for (const image of images) {
+      const version = image.annotations[ANNOTATIONS.version];
+      const tags = [
+        ...new Set(
+          [version, image.refName, target.tag, ...(flags.tag ?? [])].filter(
+            (t): t is string => t !== undefined && isTag(t),
+          ),
+        ),
+      ];
+      if (tags.length === 0) {
+        throw usageError(
+          `${archive}: image ${image.manifestDigest} has no tag in the archive: give one with --tag.`,
+        );
+      }
+      const pushed = await pushImage(
+        client,
+        target.repository,
+        image,
+        tags,
+        hook ? { afterManifest: hook } : {},
+      );
+      const reference = formatOciReference({
+        registry: target.registry,
+        repository: target.repository,
+        digest: pushed.digest,
+      });
+      out.event('loaded', {
+        reference,
+        digest: pushed.digest,
+        tags,
+        uploaded: pushed.blobs.filter((b) => b.outcome === 'uploaded').length,
+      });
+      out.info(`Loaded ${image.manifestDigest} as ${reference} (tags ${tags.join(', ')})`);
+    }
+  } finally {
+    await client.close();
+  }
+}
+
 export function registerMirror(program: Command, ctx: CliContext): void {
   const command = program
     .command('mirror')
-    .summary('pull a bundle into a mirror directory to carry into an air-gapped site')
+    // Options after a subcommand's name are the subcommand's (push has its own --url, --domain...).
+    .enablePositionalOptions()
+    .summary('carry site versions into air-gapped networks: a mirror directory or OCI images')
     .description(
-      'Download and verify a bundle, then file it as <dir>/<domain>/<version>/bundle.tar.gz with a ' +
-        'manifest.json (version, sha256, size, fetchedAt; never the link) and update <dir>/<domain>/index.json. ' +
-        'Inside the air gap, serve the directory over HTTP or run `static-export fetch --url file://...`.',
+      'Without a subcommand: download and verify a bundle, then file it as <dir>/<domain>/<version>/bundle.tar.gz ' +
+        'with a manifest.json (version, sha256, size, fetchedAt; never the link) and update ' +
+        '<dir>/<domain>/index.json. Subcommands make each site version an OCI image (one deterministic layer, ' +
+        'annotated with the content version) that registries, skopeo and cosign carry: push, save, load, sync.',
     )
     .option('--url <url>', 'bundle link (http/https)')
-    .requiredOption('--dir <dir>', 'mirror root directory')
-    .requiredOption('--domain <host>', 'site the bundle belongs to, a bare host', checkDomain)
+    .option('--dir <dir>', 'mirror root directory')
+    .option('--domain <host>', 'site the bundle belongs to, a bare host', checkDomain)
     .option('--expected-size <bytes>', 'refuse an archive of another size', integer(1))
     .option('--timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);
   bundleLimitOptions(command)
     .option('--json', 'a JSON line on stdout instead of human output')
     .addHelpText('after', `${BUNDLE_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: MirrorFlags) => runMirror(flags, ctx));
+
+  const push = command
+    .command('push')
+    .summary('push a site version as an OCI image to a registry')
+    .description(
+      'Package a site version (from --url, --bundle or --site) as an OCI image and push it to --to under its ' +
+        'version tag (the content version, sha256-<hex>) and any --tag. A version the repository already has ' +
+        'is not pushed again (only moving tags are updated). With --keep N, older versions beyond the newest N ' +
+        'are deleted (the registry must allow deletion).',
+    )
+    .requiredOption('--to <oci://registry/repository>', 'target repository');
+  siteSourceOptions(push)
+    .option('--tag <tag>', 'moving tag to point at this version, e.g. latest (repeatable)', tagArg)
+    .option('--keep <n>', 'keep only the newest N versions in the repository', integer(1));
+  registryOptions(push)
+    .option('--json', 'JSON lines on stdout instead of human output')
+    .addHelpText('after', `${BUNDLE_ENV_HELP}${REGISTRY_ENV_HELP}\n${EXIT_CODES_HELP}`)
+    .action((flags: PushFlags) => runPush(flags, ctx));
+
+  const save = command
+    .command('save')
+    .summary('write a site version as an OCI image layout archive (to carry on a disk)')
+    .description(
+      'Package a site version (from --url, --bundle or --site) into an OCI image layout archive, the format ' +
+        '`skopeo copy oci-archive:FILE` reads; inside the gap, `static-export mirror load FILE --to oci://...` ' +
+        'pushes it. The image is tagged with its version inside the archive.',
+    )
+    .requiredOption('--to <file>', 'archive to write (e.g. site.tar)');
+  siteSourceOptions(save)
+    .option('--json', 'a JSON line on stdout instead of human output')
+    .addHelpText('after', `${BUNDLE_ENV_HELP}\n${EXIT_CODES_HELP}`)
+    .action((flags: SaveFlags) => runSave(flags, ctx));
+
+  const load = command
+    .command('load')
+    .summary('push the images of an OCI image layout archive to a registry')
+    .description(
+      'Push every image of an OCI layout archive (from `mirror save` or `skopeo copy ... oci-archive:FILE`) to ' +
+        '--to, under its version tag, its tag in the archive, the tag of --to and any --tag. Blobs the ' +
+        'repository has already are not uploaded again.',
+    )
+    .argument('<archive>', 'OCI image layout archive (.tar)')
+    .requiredOption('--to <oci://registry/repository[:tag]>', 'target repository')
+    .option('--tag <tag>', 'moving tag to point at the image, e.g. latest (repeatable)', tagArg);
+  registryOptions(load)
+    .option('--json', 'JSON lines on stdout instead of human output')
+    .addHelpText('after', `${REGISTRY_ENV_HELP}\n${EXIT_CODES_HELP}`)
+    .action((archive: string, flags: LoadFlags) => runLoad(archive, flags, ctx));
+
+  registerMirrorSync(command, ctx);
 }

@@ -1,0 +1,262 @@
+// `mirror sync`: many domains from the platform into a registry. Per domain: start an export, poll
+// it, generate the bundle link, download, verify and extract (the one bundle pipeline), package,
+// then push unless the repository has that version already (found by its version tag, so an
+// unchanged site costs no blob upload), move the followed tags, prune beyond the newest N.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import type { GeneratedBundle } from '../api/client.ts';
+import type { ExportJob, StartedExport } from '../api/schemas.ts';
+import { fetchBundle } from '../bundle/fetch.ts';
+import type { BundleLimits } from '../bundle/limits.ts';
+import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
+import { wait } from '../timers.ts';
+import { OciError } from './errors.ts';
+import type { PushImageOptions } from './image.ts';
+import { type PublishResult, packageSite, pruneVersions, publishSite } from './publish.ts';
+import { isTag, OCI_REFERENCE_HELP, type OciReference, parseOciReference } from './reference.ts';
+import type { RegistryClient } from './registry.ts';
+
+const domainSchema = z.string().refine(isBareHost, { message: `must be ${BARE_HOST_RULE}` });
+const referenceSchema = z
+  .string()
+  .refine((v) => v.startsWith('oci://'), { message: `must be ${OCI_REFERENCE_HELP}` });
+const tagSchema = z
+  .string()
+  .refine(isTag, { message: 'must be a tag: letters, digits, _ . - (up to 128)' })
+  .refine((t) => !/^sha256-[0-9a-f]{64}$/.test(t), { message: 'version tags are set by static-export' });
+
+export const SyncConfigSchema = z.strictObject({
+  /** Admin API base URL (else --api-url or the environment). The key never goes here. */
+  apiUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /** Repository prefix: each domain goes to `<target>/<domain>` unless it names its own repository. */
+  target: referenceSchema,
+  /** Moving tags pointed at each domain's newest version. */
+  tags: z.array(tagSchema).default(['latest']),
+  /** Keep the newest N versions per domain and delete the rest (unset: keep everything). */
+  keep: z.int().min(1).optional(),
+  /** Domains worked on at once. */
+  concurrency: z.int().min(1).max(64).default(4),
+  domains: z
+    .array(
+      z.union([
+        domainSchema,
+        z.strictObject({ domain: domainSchema, repository: referenceSchema.optional() }),
+      ]),
+    )
+    .min(1),
+});
+export type SyncConfig = z.infer<typeof SyncConfigSchema>;
+
+export interface SyncTarget {
+  domain: string;
+  reference: OciReference;
+}
+
+/** Parses and checks a mirror.yaml; messages name the field and the file. */
+export function parseSyncConfig(text: string, file: string): { config: SyncConfig; targets: SyncTarget[] } {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (error) {
+    throw new OciError('Usage', `${file} is not valid YAML: ${(error as Error).message}`);
+  }
+  const parsed = SyncConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? issue.path.join('.') : '(top level)';
+    throw new OciError('Usage', `${file}: ${where} ${issue?.message ?? 'is invalid'}`);
+  }
+  const config = parsed.data;
+  const base = parseOciReference(config.target, `${file}: target`);
+  if (base.tag || base.digest)
+    throw new OciError('Usage', `${file}: target must be a repository prefix, without :tag or @digest`);
+  const targets = config.domains.map((entry, i): SyncTarget => {
+    const domain = typeof entry === 'string' ? entry : entry.domain;
+    if (typeof entry !== 'string' && entry.repository) {
+      const reference = parseOciReference(entry.repository, `${file}: domains.${i}.repository`);
+      if (reference.tag || reference.digest) {
+        throw new OciError('Usage', `${file}: domains.${i}.repository must not carry a tag or digest`);
+      }
+      return { domain, reference };
+    }
+    return { domain, reference: { registry: base.registry, repository: `${base.repository}/${domain}` } };
+  });
+  const seen = new Set<string>();
+  for (const t of targets) {
+    if (seen.has(t.domain)) throw new OciError('Usage', `${file}: domain ${t.domain} is listed twice`);
+    seen.add(t.domain);
+  }
+  return { config, targets };
+}
+
+/** What sync needs of the admin API client (AdminApiClient has it). */
+export interface ExportApi {
+  startExport(request: { domain: string }): Promise<StartedExport>;
+  getExport(jobId: string): Promise<ExportJob>;
+  generateBundle(jobId: string): Promise<GeneratedBundle>;
+}
+
+export type SyncEvent =
+  | { event: 'started'; domain: string; jobId: string }
+  | { event: 'exporting'; domain: string; jobId: string; status: string; progress?: number }
+  | { event: 'downloading'; domain: string; received: number; total?: number }
+  | { event: 'fetched'; domain: string; version: string; files: number; pages: number }
+  | ({ event: 'pushed' | 'unchanged'; domain: string; reference: string } & Omit<PublishResult, 'blobs'> & {
+        uploaded: number;
+      })
+  | { event: 'pruned'; domain: string; tags: string[] }
+  | { event: 'failed'; domain: string; error: unknown };
+
+export interface DomainResult {
+  domain: string;
+  ok: boolean;
+  version?: string;
+  digest?: string;
+  pushed?: boolean;
+  uploaded?: number;
+  pruned?: number;
+  error?: unknown;
+}
+
+export interface SyncOptions {
+  api: ExportApi;
+  /** The client for a registry host (one per host, reused across domains). */
+  registry: (registryHost: string) => Promise<RegistryClient>;
+  targets: SyncTarget[];
+  tags: string[];
+  keep?: number;
+  concurrency: number;
+  pollIntervalMs: number;
+  /** Per domain: export plus download. */
+  timeoutMs: number;
+  limits?: Partial<BundleLimits>;
+  downloadDeadlineMs?: number;
+  afterManifest?: PushImageOptions['afterManifest'];
+  onEvent?: (event: SyncEvent) => void;
+}
+
+async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<DomainResult> {
+  const { domain } = target;
+  const emit = options.onEvent ?? (() => {});
+  const deadline = Date.now() + options.timeoutMs;
+  const started = await options.api.startExport({ domain });
+  emit({ event: 'started', domain, jobId: started.jobId });
+  let job: ExportJob;
+  for (;;) {
+    job = await options.api.getExport(started.jobId);
+    emit({
+      event: 'exporting',
+      domain,
+      jobId: started.jobId,
+      status: job.status,
+      ...(job.progress === undefined ? {} : { progress: job.progress }),
+    });
+    if (job.status === 'completed') break;
+    if (job.status === 'failed') {
+      throw new SyncExportFailed(
+        `export ${started.jobId} of ${domain} failed: ${job.error ?? 'no reason given'}`,
+      );
+    }
+    if (Date.now() + options.pollIntervalMs > deadline) {
+      throw new OciError('Unavailable', `export ${started.jobId} of ${domain} did not finish in time`);
+    }
+    await wait(options.pollIntervalMs);
+  }
+  let bundle = await options.api.generateBundle(started.jobId);
+  const scratch = await mkdtemp(join(tmpdir(), 'static-export-sync-'));
+  try {
+    const fetched = await fetchBundle({
+      url: bundle.bundleUrl,
+      dest: join(scratch, 'site'),
+      ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
+      ...(options.limits ? { limits: options.limits } : {}),
+      download: { deadlineMs: Math.max(1000, options.downloadDeadlineMs ?? deadline - Date.now()) },
+      renewUrl: async () => {
+        bundle = await options.api.generateBundle(started.jobId);
+        return bundle.bundleUrl;
+      },
+      onProgress: (received, total) =>
+        emit({ event: 'downloading', domain, received, ...(total === undefined ? {} : { total }) }),
+    });
+    emit({
+      event: 'fetched',
+      domain,
+      version: fetched.version,
+      files: fetched.files,
+      pages: fetched.site.pages,
+    });
+    const created = [job.updatedAt, job.createdAt].find((t) => t && !Number.isNaN(Date.parse(t)));
+    const site = await packageSite(
+      fetched.path,
+      {
+        domain,
+        exportJobId: started.jobId,
+        created: created ? new Date(created).toISOString() : new Date().toISOString(),
+      },
+      { version: fetched.version, pages: fetched.site.pages },
+    );
+    const client = await options.registry(target.reference.registry);
+    const repository = target.reference.repository;
+    const result = await publishSite(client, repository, site, {
+      tags: options.tags,
+      ...(options.afterManifest ? { afterManifest: options.afterManifest } : {}),
+    });
+    const uploaded = result.blobs.filter((b) => b.outcome === 'uploaded').length;
+    const { blobs: _blobs, ...summary } = result;
+    emit({
+      event: result.pushed ? 'pushed' : 'unchanged',
+      domain,
+      reference: `oci://${target.reference.registry}/${repository}@${result.digest}`,
+      ...summary,
+      uploaded,
+    });
+    let pruned = 0;
+    if (options.keep !== undefined) {
+      const removed = await pruneVersions(client, repository, options.keep, {
+        movingTags: options.tags,
+        protect: [result.digest],
+      });
+      pruned = removed.length;
+      if (pruned > 0) emit({ event: 'pruned', domain, tags: removed.map((r) => r.tag) });
+    }
+    return {
+      domain,
+      ok: true,
+      version: result.version,
+      digest: result.digest,
+      pushed: result.pushed,
+      uploaded,
+      pruned,
+    };
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** A failed export job (the CLI's exit 4). */
+export class SyncExportFailed extends Error {
+  override readonly name = 'SyncExportFailed';
+}
+
+/** Syncs every target, `concurrency` at a time; one domain's failure does not stop the others. */
+export async function syncDomains(options: SyncOptions): Promise<DomainResult[]> {
+  const results: DomainResult[] = new Array(options.targets.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < options.targets.length) {
+      const index = next++;
+      const target = options.targets[index] as SyncTarget;
+      try {
+        results[index] = await syncDomain(target, options);
+      } catch (error) {
+        options.onEvent?.({ event: 'failed', domain: target.domain, error });
+        results[index] = { domain: target.domain, ok: false, error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, options.targets.length) }, worker));
+  return results;
+}

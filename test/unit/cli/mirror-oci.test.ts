@@ -1,0 +1,437 @@
+// `static-export mirror push|save|load|sync` through the real CLI against the simulator and a real
+// Distribution registry; the results read back by skopeo.
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProcess } from '../../../scripts/run-process.ts';
+import { contentVersion } from '../../../src/bundle/version.ts';
+import { ANNOTATIONS } from '../../../src/oci/image.ts';
+import { RegistryClient } from '../../../src/oci/registry.ts';
+import { DEFAULT_DOCS_DIR, type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import {
+  GO_TOOL_BUILD_TIMEOUT_MS,
+  goTool,
+  startRegistry,
+  type TestRegistry,
+} from '../../support/registry.ts';
+import { exportBundle } from '../bundle/sim-export.ts';
+import { runCli } from './run-cli.ts';
+
+let work: string;
+let sim: Simulator;
+let registry: TestRegistry;
+let client: RegistryClient;
+
+beforeAll(async () => {
+  await goTool('registry');
+  work = await mkdtemp(join(tmpdir(), 'mirror-oci-test-'));
+  sim = await startSimulator({ exportDurationMs: 0 });
+  registry = await startRegistry();
+  client = new RegistryClient({ registry: registry.host });
+}, GO_TOOL_BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  await client?.close();
+  await registry?.close();
+  await sim?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+/** JSON lines of a --json run. */
+function events(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+function lastEvent(stdout: string, name: string): Record<string, unknown> {
+  const found = events(stdout).filter((e) => e.event === name);
+  expect(found.length, `no ${name} event in ${stdout}`).toBeGreaterThan(0);
+  return found[found.length - 1] as Record<string, unknown>;
+}
+
+describe('mirror push', () => {
+  it('pushes a bundle link as an image, tags it, and pushes nothing the second time', async () => {
+    const bundle = await exportBundle(sim, 'docs.example.com');
+    const to = `oci://${registry.host}/docs/docs.example.com`;
+    const args = ['mirror', 'push', '--to', to, '--domain', 'docs.example.com', '--tag', 'latest', '--json'];
+    const first = await runCli([...args, '--export-job-id', bundle.jobId], {
+      STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl,
+    });
+    expect(first.code, first.stderr).toBe(0);
+    const pushed = lastEvent(first.stdout, 'pushed');
+    expect(pushed).toMatchObject({ pushed: true, uploaded: 2, moved: ['latest'] });
+    const version = pushed.version as string;
+    expect(version).toMatch(/^sha256-[0-9a-f]{64}$/);
+    // The presigned link never reaches the output.
+    expect(first.stdout + first.stderr).not.toContain(new URL(bundle.bundleUrl).search);
+
+    const inspect = await runProcess('skopeo', [
+      'inspect',
+      '--tls-verify=false',
+      `docker://${registry.host}/docs/docs.example.com:latest`,
+    ]);
+    const info = JSON.parse(inspect.stdout) as { Digest: string; Labels: Record<string, string> };
+    expect(info.Digest).toBe(pushed.digest);
+    expect(info.Labels).toMatchObject({
+      [ANNOTATIONS.version]: version,
+      [ANNOTATIONS.domain]: 'docs.example.com',
+      [ANNOTATIONS.exportJobId]: bundle.jobId,
+      [ANNOTATIONS.title]: 'docs.example.com',
+    });
+    expect(Number(info.Labels[ANNOTATIONS.pageCount])).toBeGreaterThan(0);
+
+    const again = await exportBundle(sim, 'docs.example.com');
+    const second = await runCli(args, { STATIC_EXPORT_BUNDLE_URL: again.bundleUrl });
+    expect(second.code, second.stderr).toBe(0);
+    expect(lastEvent(second.stdout, 'pushed')).toMatchObject({
+      pushed: false,
+      uploaded: 0,
+      moved: [],
+      digest: pushed.digest,
+    });
+  });
+
+  it('gives the same layer from a bundle file and from the extracted site as from the link', async () => {
+    const bundle = await exportBundle(sim, 'files.example.com');
+    const archive = join(work, 'files.tar.gz');
+    const res = await fetch(bundle.bundleUrl);
+    await writeFile(archive, Buffer.from(await res.arrayBuffer()));
+    const fromFile = await runCli([
+      'mirror',
+      'push',
+      '--bundle',
+      archive,
+      '--to',
+      `oci://${registry.host}/files/a`,
+      '--domain',
+      'files.example.com',
+      '--json',
+    ]);
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    const site = join(work, 'files-site');
+    const fetched = await runCli(['fetch', '--dest', site], {
+      STATIC_EXPORT_BUNDLE_URL: `file://${archive}`,
+    });
+    expect(fetched.code, fetched.stderr).toBe(0);
+    const fromSite = await runCli([
+      'mirror',
+      'push',
+      '--site',
+      site,
+      '--to',
+      `oci://${registry.host}/files/b`,
+      '--domain',
+      'files.example.com',
+      '--json',
+    ]);
+    expect(fromSite.code, fromSite.stderr).toBe(0);
+    const a = lastEvent(fromFile.stdout, 'pushed');
+    const b = lastEvent(fromSite.stdout, 'pushed');
+    expect(b.version).toBe(a.version);
+    // Same content and metadata: the same manifest, so the same digest.
+    expect(b.digest).toBe(a.digest);
+  });
+
+  it.each([
+    [['--to', 'oci://r.example/a'], /give only one of --url, --bundle or --site|--url is required/],
+    [
+      ['--to', 'docker://r.example/a', '--site', '.'],
+      /--to "docker:\/\/r.example\/a" does not start with oci:\/\//,
+    ],
+    [['--to', 'oci://r.example/a:tag', '--site', '.'], /--to names a repository/],
+    [['--to', 'oci://r.example/a', '--site', '/proc/version'], /--site \/proc\/version is not a directory/],
+    [['--to', 'oci://r.example/a', '--site', '.', '--tag', 'bad tag'], /--tag.*expected a tag/],
+  ])('refuses bad input %j with exit 2, naming the flag', async (extra, why) => {
+    const result = await runCli(['mirror', 'push', '--domain', 'docs.example.com', ...extra]);
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(why);
+  });
+
+  it('refuses a site without index.html with exit 5 (the publish gate of fetch)', async () => {
+    const site = join(work, 'no-index');
+    await mkdir(site);
+    await writeFile(join(site, 'page.html'), '<p>orphan</p>');
+    const result = await runCli([
+      'mirror',
+      'push',
+      '--site',
+      site,
+      '--to',
+      `oci://${registry.host}/gate/site`,
+      '--domain',
+      'docs.example.com',
+    ]);
+    expect(result.code, result.stderr).toBe(5);
+    expect(result.stderr).toMatch(/refused.*index\.html/);
+    expect(await client.listTags('gate/site')).toEqual([]);
+  });
+
+  it('exits 3 without credentials for a registry that wants them, and never shows a password', async () => {
+    const user = { username: 'pusher', password: 'pusher-secret-password-7' };
+    const secured = await startRegistry({ user });
+    try {
+      const site = join(work, 'auth-site');
+      await mkdir(site);
+      await writeFile(join(site, 'index.html'), '<h1>auth</h1>');
+      const base = [
+        'mirror',
+        'push',
+        '--site',
+        site,
+        '--to',
+        `oci://${secured.host}/private/site`,
+        '--domain',
+        'docs.example.com',
+      ];
+      const anonymous = await runCli(base);
+      expect(anonymous.code, anonymous.stderr).toBe(3);
+      expect(anonymous.stderr).toMatch(/wants credentials/);
+
+      const wrong = await runCli(base, {
+        STATIC_EXPORT_REGISTRY_USERNAME: 'pusher',
+        STATIC_EXPORT_REGISTRY_PASSWORD: 'wrong-password-0000',
+      });
+      expect(wrong.code, wrong.stderr).toBe(3);
+      expect(wrong.stderr).not.toContain('wrong-password-0000');
+
+      // From a Podman-style auth file.
+      const authFile = join(work, 'auth.json');
+      const auth = Buffer.from(`${user.username}:${user.password}`).toString('base64');
+      await writeFile(authFile, JSON.stringify({ auths: { [secured.host]: { auth } } }));
+      const ok = await runCli([...base, '--json'], { REGISTRY_AUTH_FILE: authFile });
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(ok.stdout + ok.stderr).not.toContain(user.password);
+      // And from the environment.
+      const env = await runCli([...base, '--json'], {
+        STATIC_EXPORT_REGISTRY_USERNAME: user.username,
+        STATIC_EXPORT_REGISTRY_PASSWORD: user.password,
+      });
+      expect(env.code, env.stderr).toBe(0);
+      expect(lastEvent(env.stdout, 'pushed').pushed).toBe(false);
+    } finally {
+      await secured.close();
+    }
+  });
+
+  it('keeps the newest N versions with --keep and deletes the rest', async () => {
+    const to = `oci://${registry.host}/keep/site`;
+    const versions: string[] = [];
+    for (const [i, created] of [
+      '2026-01-01T00:00:00Z',
+      '2026-01-02T00:00:00Z',
+      '2026-01-03T00:00:00Z',
+    ].entries()) {
+      const site = join(work, `keep-${i}`);
+      await mkdir(site);
+      await writeFile(join(site, 'index.html'), `<h1>v${i}</h1>`);
+      const result = await runCli([
+        'mirror',
+        'push',
+        '--site',
+        site,
+        '--to',
+        to,
+        '--domain',
+        'docs.example.com',
+        '--created',
+        created,
+        '--tag',
+        'latest',
+        '--keep',
+        '2',
+        '--json',
+      ]);
+      expect(result.code, result.stderr).toBe(0);
+      versions.push(lastEvent(result.stdout, 'pushed').version as string);
+      if (i === 2) expect(lastEvent(result.stdout, 'pushed').pruned).toEqual([versions[0]]);
+    }
+    const tags = await client.listTags('keep/site');
+    expect(tags.sort()).toEqual([versions[1], versions[2], 'latest'].sort());
+  });
+});
+
+describe('mirror save and load', () => {
+  it('writes an OCI layout archive that load and skopeo push, and reads skopeo archives back', async () => {
+    const bundle = await exportBundle(sim, 'carry.example.com');
+    const archive = join(work, 'site.tar');
+    const saved = await runCli(
+      ['mirror', 'save', '--to', archive, '--domain', 'carry.example.com', '--json'],
+      {
+        STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl,
+      },
+    );
+    expect(saved.code, saved.stderr).toBe(0);
+    const { digest, version } = lastEvent(saved.stdout, 'saved') as { digest: string; version: string };
+
+    // Saving the same content again gives the same archive bytes.
+    const again = join(work, 'site-again.tar');
+    const second = await runCli(['mirror', 'save', '--to', again, '--domain', 'carry.example.com'], {
+      STATIC_EXPORT_BUNDLE_URL: (await exportBundle(sim, 'carry.example.com')).bundleUrl,
+    });
+    expect(second.code, second.stderr).toBe(0);
+    expect((await readFile(again)).equals(await readFile(archive))).toBe(true);
+
+    const loaded = await runCli([
+      'mirror',
+      'load',
+      archive,
+      '--to',
+      `oci://${registry.host}/inside/carry:latest`,
+      '--json',
+    ]);
+    expect(loaded.code, loaded.stderr).toBe(0);
+    expect(lastEvent(loaded.stdout, 'loaded')).toMatchObject({ digest, tags: [version, 'latest'] });
+    expect((await client.resolve('inside/carry', 'latest'))?.digest).toBe(digest);
+
+    // skopeo reads the same archive (keeping digests, so signatures stay valid).
+    const copied = await runProcess('skopeo', [
+      'copy',
+      '--preserve-digests',
+      '--dest-tls-verify=false',
+      `oci-archive:${archive}`,
+      `docker://${registry.host}/inside/skopeo:${version}`,
+    ]);
+    expect(copied.code, copied.stderr).toBe(0);
+    expect((await client.resolve('inside/skopeo', version))?.digest).toBe(digest);
+
+    // An archive skopeo wrote (compressed layer) loads too, and unpacks to the same content.
+    const skopeoArchive = join(work, 'from-skopeo.tar');
+    const out = await runProcess('skopeo', [
+      'copy',
+      '--src-tls-verify=false',
+      `docker://${registry.host}/inside/carry:latest`,
+      `oci-archive:${skopeoArchive}:mytag`,
+    ]);
+    expect(out.code, out.stderr).toBe(0);
+    const reloaded = await runCli([
+      'mirror',
+      'load',
+      skopeoArchive,
+      '--to',
+      `oci://${registry.host}/inside/reloaded`,
+      '--json',
+    ]);
+    expect(reloaded.code, reloaded.stderr).toBe(0);
+    expect(lastEvent(reloaded.stdout, 'loaded').tags).toEqual([version, 'mytag']);
+    const layout = join(work, 'reloaded-layout');
+    const pulled = await runProcess('skopeo', [
+      'copy',
+      '--src-tls-verify=false',
+      `docker://${registry.host}/inside/reloaded:mytag`,
+      `oci:${layout}:x`,
+    ]);
+    expect(pulled.code, pulled.stderr).toBe(0);
+    const bundleDir = join(work, 'reloaded-bundle');
+    const unpacked = await runProcess('umoci', ['unpack', '--rootless', '--image', `${layout}:x`, bundleDir]);
+    expect(unpacked.code, unpacked.stderr).toBe(0);
+    expect((await contentVersion(join(bundleDir, 'rootfs'))).version).toBe(version);
+  });
+
+  it('refuses a file that is not an OCI layout archive with exit 5', async () => {
+    const bogus = join(work, 'bogus.tar');
+    await writeFile(bogus, Buffer.alloc(2048, 1));
+    const result = await runCli(['mirror', 'load', bogus, '--to', `oci://${registry.host}/x/y`]);
+    expect(result.code, result.stderr).toBe(5);
+    expect(result.stderr).toMatch(/not an \(uncompressed\) OCI layout archive/);
+  });
+});
+
+describe('mirror sync', () => {
+  it('exports and pushes many domains, then pushes nothing for unchanged ones, then only what changed', async () => {
+    const config = join(work, 'mirror.yaml');
+    await writeFile(
+      config,
+      [
+        `target: oci://${registry.host}/sync`,
+        'keep: 1',
+        'domains:',
+        '  - a.example.com',
+        '  - b.example.com',
+        `  - domain: c.example.com`,
+        `    repository: oci://${registry.host}/custom/c`,
+      ].join('\n'),
+    );
+    const env = { STATIC_EXPORT_API_URL: sim.baseUrl, STATIC_EXPORT_API_KEY: sim.adminKey };
+    const first = await runCli(
+      ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100'],
+      env,
+    );
+    expect(first.code, first.stderr).toBe(0);
+    expect(lastEvent(first.stdout, 'summary')).toMatchObject({
+      domains: 3,
+      pushed: 3,
+      unchanged: 0,
+      failed: 0,
+    });
+    expect(first.stdout).not.toContain(sim.adminKey);
+    const cTags = await client.listTags('custom/c');
+    expect(cTags).toContain('latest');
+
+    const second = await runCli(
+      ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100'],
+      env,
+    );
+    expect(second.code, second.stderr).toBe(0);
+    expect(lastEvent(second.stdout, 'summary')).toMatchObject({ pushed: 0, unchanged: 3, uploaded: 0 });
+
+    // New docs: every domain gets a new version; keep: 1 prunes the old ones.
+    const docs = join(work, 'sync-docs');
+    await cp(DEFAULT_DOCS_DIR, docs, { recursive: true });
+    await writeFile(join(docs, 'index.md'), '# Changed\n\nNew content.\n');
+    sim.setDocsDir(docs);
+    try {
+      const third = await runCli(
+        ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100'],
+        env,
+      );
+      expect(third.code, third.stderr).toBe(0);
+      expect(lastEvent(third.stdout, 'summary')).toMatchObject({ pushed: 3, pruned: 3 });
+      const tags = await client.listTags('sync/a.example.com');
+      expect(tags.filter((t) => t.startsWith('sha256-'))).toHaveLength(1);
+      const latest = await client.getManifest('sync/a.example.com', 'latest');
+      const annotations = JSON.parse(latest?.bytes.toString() ?? '{}').annotations;
+      expect(tags).toContain(annotations[ANNOTATIONS.version]);
+    } finally {
+      sim.setDocsDir(DEFAULT_DOCS_DIR);
+    }
+  });
+
+  it('goes on with the other domains when one export fails, and exits 4', async () => {
+    const config = join(work, 'mirror-fail.yaml');
+    await writeFile(
+      config,
+      `target: oci://${registry.host}/failing\ndomains: [fail.example.com, ok.example.com]\n`,
+    );
+    const env = { STATIC_EXPORT_API_URL: sim.baseUrl, STATIC_EXPORT_API_KEY: sim.adminKey };
+    const result = await runCli(
+      ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100'],
+      env,
+    );
+    expect(result.code, result.stderr).toBe(4);
+    expect(lastEvent(result.stdout, 'summary')).toMatchObject({ pushed: 1, failed: 1 });
+    expect(lastEvent(result.stdout, 'failed')).toMatchObject({ domain: 'fail.example.com' });
+    expect(lastEvent(result.stdout, 'error').message).toMatch(
+      /1 of 2 domain\(s\) failed \(fail.example.com\)/,
+    );
+  });
+
+  it.each([
+    ['domains: [docs.example.com]\n', /target Invalid input|target/],
+    ['target: oci://r.example/x\ndomains: [https://docs.example.com]\n', /domains\.0 .*bare lowercase host/],
+    ['target: oci://r.example/x\nkeep: 0\ndomains: [a.example.com]\n', /keep/],
+    ['target: oci://r.example/x\ndomains: [a.example.com, a.example.com]\n', /listed twice/],
+    ['target: oci://r.example/x\napiKey: abc\ndomains: [a.example.com]\n', /apiKey|Unrecognized key/],
+  ])('refuses a bad mirror.yaml (%j) with exit 2, naming the field', async (text, why) => {
+    const config = join(work, `bad-${Math.random().toString(36).slice(2)}.yaml`);
+    await writeFile(config, text);
+    const result = await runCli(['mirror', 'sync', '--config', config], {
+      STATIC_EXPORT_API_URL: sim.baseUrl,
+      STATIC_EXPORT_API_KEY: sim.adminKey,
+    });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(why);
+  });
+});
