@@ -38,7 +38,7 @@ interface Case {
 }
 
 /** Runs a command under GNU time (when present) for its peak RSS; wall time measured here. */
-async function measure(command: string, args: string[], env: Record<string, string>): Promise<Sample> {
+export async function measure(command: string, args: string[], env: Record<string, string>): Promise<Sample> {
   const withTime = existsSync(TIME);
   const started = performance.now();
   const { code, stdout, stderr } = await runProcess(
@@ -52,7 +52,7 @@ async function measure(command: string, args: string[], env: Record<string, stri
   return { seconds, stdout, ...(rss ? { maxRss: Number(rss) * 1024 } : {}) };
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] as number;
 }

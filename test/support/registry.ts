@@ -39,6 +39,8 @@ export interface RegistryOptions {
   tls?: { certFile: string; keyFile: string };
   /** Token auth: the registry trusts tokens signed by this certificate and sends clients to `realm`. */
   token?: { realm: string; service: string; issuer: string; rootCertFile: string };
+  /** Refuse manifest deletion (Distribution's default; tests enable it otherwise). */
+  deleteDisabled?: boolean;
 }
 
 export interface TestRegistry {
@@ -64,7 +66,7 @@ function configYaml(
     '  filesystem:',
     `    rootdirectory: ${join(dir, 'storage')}`,
     '  delete:',
-    '    enabled: true',
+    `    enabled: ${options.deleteDisabled !== true}`,
     'http:',
     `  addr: 127.0.0.1:${port}`,
     '  secret: test-registry-http-secret',

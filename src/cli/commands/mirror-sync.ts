@@ -13,6 +13,7 @@ import {
   registryClientFor,
   registryOptions,
 } from '../registry-options.ts';
+import { signingHook } from '../signing.ts';
 
 interface SyncFlags extends ApiFlags, RegistryFlags, BundleLimitFlags {
   config: string;
@@ -89,6 +90,7 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
     }
     return client;
   };
+  const hook = signingHook(flags);
   let results: DomainResult[];
   try {
     results = await syncDomains({
@@ -101,6 +103,7 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
       pollIntervalMs: flags.pollInterval,
       timeoutMs: flags.timeout * 1000,
       limits: limitsFrom(flags),
+      ...(hook ? { afterManifest: hook } : {}),
       onEvent: (event) => {
         if (event.event === 'failed') {
           const message = event.error instanceof Error ? event.error.message : String(event.error);

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Command, InvalidArgumentError } from 'commander';
 import { DEFAULT_GATE } from '../../bundle/publish-gate.ts';
-import type { PackagedSite, PushImageOptions } from '../../oci/index.ts';
+import type { PackagedSite } from '../../oci/index.ts';
 import {
   type BundleLimitFlags,
   bundleLimitOptions,
@@ -22,6 +22,7 @@ import {
   registryClientFor,
   registryOptions,
 } from '../registry-options.ts';
+import { signingHook } from '../signing.ts';
 import { siteGate } from '../site-gate.ts';
 import { registerMirrorSync } from './mirror-sync.ts';
 
@@ -193,14 +194,6 @@ async function packagedSite(
     await cleanup();
     throw error;
   }
-}
-
-/**
- * Where signing hooks in: called with each pushed manifest's digest before moving tags follow it.
- * Nothing signs yet (`--sign-key` comes with cosign-format signing).
- */
-function signingHook(_flags: object): PushImageOptions['afterManifest'] {
-  return undefined;
 }
 
 interface PushFlags extends SiteSourceFlags, RegistryFlags {

@@ -38,6 +38,9 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
+// Each test runs the CLI several times (a process start is seconds on a busy machine).
+const SLOW = { timeout: 240_000 };
+
 /** JSON lines of a --json run. */
 function events(stdout: string): Record<string, unknown>[] {
   return stdout
@@ -52,7 +55,7 @@ function lastEvent(stdout: string, name: string): Record<string, unknown> {
   return found[found.length - 1] as Record<string, unknown>;
 }
 
-describe('mirror push', () => {
+describe('mirror push', SLOW, () => {
   it('pushes a bundle link as an image, tags it, and pushes nothing the second time', async () => {
     const bundle = await exportBundle(sim, 'docs.example.com');
     const to = `oci://${registry.host}/docs/docs.example.com`;
@@ -253,7 +256,7 @@ describe('mirror push', () => {
   });
 });
 
-describe('mirror save and load', () => {
+describe('mirror save and load', SLOW, () => {
   it('writes an OCI layout archive that load and skopeo push, and reads skopeo archives back', async () => {
     const bundle = await exportBundle(sim, 'carry.example.com');
     const archive = join(work, 'site.tar');
@@ -339,7 +342,7 @@ describe('mirror save and load', () => {
   });
 });
 
-describe('mirror sync', () => {
+describe('mirror sync', SLOW, () => {
   it('exports and pushes many domains, then pushes nothing for unchanged ones, then only what changed', async () => {
     const config = join(work, 'mirror.yaml');
     await writeFile(

@@ -9,6 +9,7 @@ import { contentVersion } from '../../../src/bundle/version.ts';
 import { OciError } from '../../../src/oci/errors.ts';
 import { ANNOTATIONS, pushImage, siteImage } from '../../../src/oci/image.ts';
 import { siteLayer } from '../../../src/oci/layer.ts';
+import { pruneVersions } from '../../../src/oci/publish.ts';
 import { RegistryClient } from '../../../src/oci/registry.ts';
 import { scrub } from '../../../src/redact.ts';
 import {
@@ -159,6 +160,24 @@ describe('RegistryClient (anonymous, plain http on loopback)', () => {
     expect(await c.deleteManifest('docs/delete', image.manifestDigest)).toBe(true);
     expect(await c.resolve('docs/delete', version)).toBeUndefined();
     expect(await c.deleteManifest('docs/delete', image.manifestDigest)).toBe(false);
+  });
+
+  it('says how to enable deletion when pruning meets a registry that refuses it', async () => {
+    const noDelete = await startRegistry({ deleteDisabled: true });
+    try {
+      const c = client(noDelete.host);
+      for (const text of ['<h1>one</h1>', '<h1>two</h1>']) {
+        const { version, image } = await buildImage(
+          await makeSite(join(work, `nodelete-${text.length}${text[5]}`), text),
+        );
+        await pushImage(c, 'docs/nodelete', image, [version]);
+      }
+      const error = await pruneVersions(c, 'docs/nodelete', 1).catch((e: unknown) => e);
+      expect((error as OciError).reason).toBe('Unsupported');
+      expect((error as OciError).message).toMatch(/storage\.delete\.enabled: true/);
+    } finally {
+      await noDelete.close();
+    }
   });
 
   it('is read back by skopeo (annotations) and umoci (the same files, the same content version)', async () => {
