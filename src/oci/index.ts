@@ -38,7 +38,6 @@ export {
   packageSite,
   pruneVersions,
   publishSite,
-  signatureTag,
   tagsToMove,
   type VersionInfo,
   versionsToPrune,

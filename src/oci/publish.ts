@@ -17,6 +17,7 @@ import {
 } from './image.ts';
 import { siteLayer } from './layer.ts';
 import type { RegistryClient } from './registry.ts';
+import { signatureTag } from './sign.ts';
 
 export interface PackagedSite {
   image: SiteImage;
@@ -129,13 +130,8 @@ export async function publishSite(
   return { version: site.version, digest: decision.digest, pushed: false, moved: move, blobs: [] };
 }
 
-/** cosign's tag for the signature of a manifest (`sha256-<hex>.sig`): pruned with its manifest. */
-export function signatureTag(digest: string): string {
-  return `${digest.replace(':', '-')}.sig`;
-}
-
 /**
- * Deletes versions beyond the newest `keep` (and their signatures); the moving tags' targets and
+ * Deletes versions beyond the newest `keep` (and their cosign `.sig` signatures); the moving tags' targets and
  * `protect` stay. Returns the deleted versions.
  */
 export async function pruneVersions(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decidePublish, signatureTag, tagsToMove, versionsToPrune } from '../../../src/oci/publish.ts';
+import { decidePublish, tagsToMove, versionsToPrune } from '../../../src/oci/publish.ts';
 import { parseSyncConfig } from '../../../src/oci/sync.ts';
 
 const v = (n: number, created?: string) => ({
@@ -32,10 +32,6 @@ describe('publish decisions', () => {
     // The followed tag still points at the oldest: it stays.
     expect(versionsToPrune(versions, 2, new Set([v(1).digest])).map((x) => x.tag)).toEqual([v(4).tag]);
     expect(versionsToPrune(versions, 10, new Set())).toEqual([]);
-  });
-
-  it('names the cosign signature tag of a manifest', () => {
-    expect(signatureTag(`sha256:${'a'.repeat(64)}`)).toBe(`sha256-${'a'.repeat(64)}.sig`);
   });
 });
 

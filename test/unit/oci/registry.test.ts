@@ -10,7 +10,8 @@ import { OciError } from '../../../src/oci/errors.ts';
 import { ANNOTATIONS, pushImage, siteImage } from '../../../src/oci/image.ts';
 import { siteLayer } from '../../../src/oci/layer.ts';
 import { pruneVersions } from '../../../src/oci/publish.ts';
-import { RegistryClient } from '../../../src/oci/registry.ts';
+import { MEDIA_TYPES, RegistryClient } from '../../../src/oci/registry.ts';
+import { signatureTag, signManifest } from '../../../src/oci/sign.ts';
 import { scrub } from '../../../src/redact.ts';
 import {
   GO_TOOL_BUILD_TIMEOUT_MS,
@@ -160,6 +161,55 @@ describe('RegistryClient (anonymous, plain http on loopback)', () => {
     expect(await c.deleteManifest('docs/delete', image.manifestDigest)).toBe(true);
     expect(await c.resolve('docs/delete', version)).toBeUndefined();
     expect(await c.deleteManifest('docs/delete', image.manifestDigest)).toBe(false);
+  });
+
+  it('prunes old versions together with their cosign signatures, keeping what a moving tag follows', async () => {
+    const { generateKeyPairSync } = await import('node:crypto');
+    const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    });
+    const c = client(anon.host);
+    const pushed: { version: string; digest: string }[] = [];
+    for (const [i, created] of [
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-02T00:00:00.000Z',
+      '2026-01-03T00:00:00.000Z',
+    ].entries()) {
+      const dir = await makeSite(join(work, `prune-${i}`), `<h1>v${i}</h1>`);
+      const { version } = await contentVersion(dir);
+      const image = siteImage(await siteLayer(dir), {
+        version,
+        domain: 'docs.example.com',
+        pages: 1,
+        created,
+      });
+      const result = await pushImage(c, 'docs/prune', image, [version], {
+        afterManifest: async ({ repository, digest }) => {
+          await signManifest(c, repository, digest, key);
+        },
+      });
+      pushed.push({ version, digest: result.digest });
+    }
+    // `stable` still follows the oldest version: it stays although it is beyond the newest 1.
+    await c.putManifest(
+      'docs/prune',
+      'stable',
+      (await c.getManifest('docs/prune', pushed[0]?.version as string))?.bytes as Buffer,
+      MEDIA_TYPES.ociManifest,
+    );
+    const pruned = await pruneVersions(c, 'docs/prune', 1, { movingTags: ['stable'] });
+    expect(pruned.map((p) => p.tag)).toEqual([pushed[1]?.version]);
+    const tags = await c.listTags('docs/prune');
+    expect(tags.sort()).toEqual(
+      [
+        pushed[0]?.version,
+        pushed[2]?.version,
+        'stable',
+        signatureTag(pushed[0]?.digest as string),
+        signatureTag(pushed[2]?.digest as string),
+      ].sort(),
+    );
   });
 
   it('says how to enable deletion when pruning meets a registry that refuses it', async () => {
