@@ -37,8 +37,10 @@ const adminCalls = () => h.sim.requests.filter((r) => r.endpoint !== 'download')
 
 describe('per-minute admin API limit', () => {
   it('sends at most the limit in a minute and waits for the rest instead of drawing 429s', async () => {
-    // Each release needs a start, a status poll and a bundle link: three releases need nine calls.
-    for (const name of ['one', 'two', 'three']) await applyRelease(ns, name);
+    // Each release needs a start, a status poll and a bundle link: three releases need nine calls
+    // (three sites: releases of one site would share their export and its calls).
+    for (const name of ['one', 'two', 'three'])
+      await applyRelease(ns, name, { domain: `${name}.example.com` });
     await eventually('the limit used up', async () => adminCalls().length >= LIMIT);
     await new Promise((r) => setTimeout(r, 3_000));
     expect(adminCalls()).toHaveLength(LIMIT);
