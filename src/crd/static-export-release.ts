@@ -199,7 +199,7 @@ export const staticExportReleaseSpecSchema = z
           .enum(['Rollout', 'None'])
           .default('Rollout')
           .describe(
-            'Rollout: a renewed link also rolls the workloads (pod template annotation staticexport.dev/renewed-at), so every pod holds a link that is still valid. None: only the values Secret is rewritten; pods read the link when they start.',
+            'Rollout: a renewed link also rolls the workloads (pod template annotation staticexport.dev/renewed-at), so every pod holds a link that is still valid. None: only the values Secret is rewritten; pods read the link when they start. With fluxHelmRelease or argoApplication the GitOps tool rolls the pods of the chart (on a new version only); the operator rolls only spec.rollout.workloadRefs.',
           ),
         workloadRefs: z
           .array(
