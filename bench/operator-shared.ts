@@ -6,6 +6,7 @@
 // Env: BENCH_SHARED_RELEASES (default 100), BENCH_SHARED_DOMAINS (default 10).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -122,5 +123,6 @@ export async function sharedKeyScenario(): Promise<void> {
     operator.kill('SIGTERM');
     await sim.close();
     await cp.stop();
+    await rm(dir, { recursive: true, force: true });
   }
 }
