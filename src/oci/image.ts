@@ -121,10 +121,10 @@ export interface PushImageOptions {
   /** Repositories of the same registry that may hold the layer already (cross-repository mount). */
   mountFrom?: string[];
   /**
-   * Called with the pushed manifest's digest before the moving tags are set: a signer hooks in here
-   * so a followed tag never points at an unsigned manifest.
+   * Called with the pushed manifest's digest (and the client that pushed it) before the moving
+   * tags are set: a signer hooks in here so a followed tag never points at an unsigned manifest.
    */
-  afterManifest?: (image: PushedImage) => Promise<void>;
+  afterManifest?: (image: PushedImage, client: RegistryClient) => Promise<void>;
 }
 
 /**
@@ -146,7 +146,7 @@ export async function pushImage(
   const [first, ...moving] = tags as [string, ...string[]];
   const digest = await client.putManifest(repository, first, image.manifest, MEDIA_TYPES.ociManifest);
   const pushed: PushedImage = { registry: client.registry, repository, digest, tags, blobs };
-  await options.afterManifest?.(pushed);
+  await options.afterManifest?.(pushed, client);
   for (const tag of moving)
     await client.putManifest(repository, tag, image.manifest, MEDIA_TYPES.ociManifest);
   return pushed;

@@ -103,7 +103,10 @@ export interface PublishResult {
   blobs: PushedImage['blobs'];
 }
 
-/** Pushes a packaged version unless the repository has it; then moves the tags that lag behind. */
+/**
+ * Pushes a packaged version unless the repository has it; then moves the tags that lag behind.
+ * `afterManifest` runs for a version found in the repository too.
+ */
 export async function publishSite(
   client: RegistryClient,
   repository: string,
@@ -117,6 +120,12 @@ export async function publishSite(
     const pushed = await pushImage(client, repository, site.image, [tag, ...moving], options);
     return { version: site.version, digest: pushed.digest, pushed: true, moved: moving, blobs: pushed.blobs };
   }
+  // The version is there already, maybe unsigned (pushed before signing was set up): the hook
+  // (a signer) still runs, before any moving tag points at it.
+  await options.afterManifest?.(
+    { registry: client.registry, repository, digest: decision.digest, tags: [tag, ...moving], blobs: [] },
+    client,
+  );
   const current: Record<string, string | undefined> = {};
   for (const t of moving) current[t] = (await client.resolve(repository, t))?.digest;
   const move = tagsToMove(decision.digest, current);

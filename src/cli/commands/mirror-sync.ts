@@ -13,9 +13,9 @@ import {
   registryClientFor,
   registryOptions,
 } from '../registry-options.ts';
-import { signingHook } from '../signing.ts';
+import { reportSigned, type SigningFlags, signingHook, signingOptions } from '../signing.ts';
 
-interface SyncFlags extends ApiFlags, RegistryFlags, BundleLimitFlags {
+interface SyncFlags extends ApiFlags, RegistryFlags, BundleLimitFlags, SigningFlags {
   config: string;
   concurrency?: number;
   pollInterval: number;
@@ -76,6 +76,7 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
   }
   const { parseSyncConfig, syncDomains, SyncExportFailed } = await import('../../oci/sync.ts');
   const { config, targets } = parseSyncConfig(text, flags.config);
+  const hook = await signingHook(flags, (signed) => reportSigned(out, signed));
   const api = await apiClient(
     { ...flags, ...(flags.apiUrl === undefined && config.apiUrl ? { apiUrl: config.apiUrl } : {}) },
     ctx,
@@ -90,7 +91,6 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
     }
     return client;
   };
-  const hook = signingHook(flags);
   let results: DomainResult[];
   try {
     results = await syncDomains({
@@ -170,7 +170,7 @@ export function registerMirrorSync(mirror: Command, ctx: CliContext): void {
     .option('--poll-interval <ms>', 'between export status checks', integer(100), 2000)
     .option('--timeout <s>', 'per domain: export plus download', integer(1), 1800);
   apiOptions(command);
-  registryOptions(command);
+  signingOptions(registryOptions(command));
   bundleLimitOptions(command)
     .option('--json', 'JSON lines on stdout instead of human output')
     .addHelpText('after', `${CONFIG_HELP}\n${API_ENV_HELP}${REGISTRY_ENV_HELP}\n${EXIT_CODES_HELP}`)

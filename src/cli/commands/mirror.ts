@@ -22,7 +22,7 @@ import {
   registryClientFor,
   registryOptions,
 } from '../registry-options.ts';
-import { signingHook } from '../signing.ts';
+import { reportSigned, type SigningFlags, signingHook, signingOptions } from '../signing.ts';
 import { siteGate } from '../site-gate.ts';
 import { registerMirrorSync } from './mirror-sync.ts';
 
@@ -196,7 +196,7 @@ async function packagedSite(
   }
 }
 
-interface PushFlags extends SiteSourceFlags, RegistryFlags {
+interface PushFlags extends SiteSourceFlags, RegistryFlags, SigningFlags {
   to: string;
   tag?: string[];
   keep?: number;
@@ -211,11 +211,11 @@ async function runPush(flags: PushFlags, ctx: CliContext): Promise<void> {
   if (target.tag || target.digest) {
     throw usageError('--to names a repository (oci://registry/repository); give moving tags with --tag.');
   }
+  const hook = await signingHook(flags, (signed) => reportSigned(out, signed));
   const { site, cleanup } = await packagedSite(flags, ctx, out);
   let client: Awaited<ReturnType<typeof registryClientFor>> | undefined;
   try {
     client = await registryClientFor(target, flags, ctx);
-    const hook = signingHook(flags);
     const result = await publishSite(client, target.repository, site, {
       tags: flags.tag ?? [],
       ...(hook ? { afterManifest: hook } : {}),
@@ -270,7 +270,7 @@ async function runSave(flags: SaveFlags, ctx: CliContext): Promise<void> {
   }
 }
 
-interface LoadFlags extends RegistryFlags {
+interface LoadFlags extends RegistryFlags, SigningFlags {
   to: string;
   tag?: string[];
   json?: boolean;
@@ -282,6 +282,7 @@ async function runLoad(archive: string, flags: LoadFlags, ctx: CliContext): Prom
     await import('../../oci/index.ts');
   const target = parseOciReference(flags.to, '--to');
   if (target.digest) throw usageError('--to names a repository, optionally with :TAG, not a digest.');
+  const hook = await signingHook(flags, (signed) => reportSigned(out, signed));
   const images = await readLayoutArchive(archive);
   if (images.length > 1 && (target.tag || flags.tag)) {
     throw usageError(
@@ -290,7 +291,6 @@ async function runLoad(archive: string, flags: LoadFlags, ctx: CliContext): Prom
   }
   const client = await registryClientFor(target, flags, ctx);
   try {
-    const hook = signingHook(flags);
     for (const image of images) {
       const version = image.annotations[ANNOTATIONS.version];
       const tags = [
@@ -365,7 +365,7 @@ export function registerMirror(program: Command, ctx: CliContext): void {
   siteSourceOptions(push)
     .option('--tag <tag>', 'moving tag to point at this version, e.g. latest (repeatable)', tagArg)
     .option('--keep <n>', 'keep only the newest N versions in the repository', integer(1));
-  registryOptions(push)
+  signingOptions(registryOptions(push))
     .option('--json', 'JSON lines on stdout instead of human output')
     .addHelpText('after', `${BUNDLE_ENV_HELP}${REGISTRY_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: PushFlags) => runPush(flags, ctx));
@@ -395,7 +395,7 @@ export function registerMirror(program: Command, ctx: CliContext): void {
     .argument('<archive>', 'OCI image layout archive (.tar)')
     .requiredOption('--to <oci://registry/repository[:tag]>', 'target repository')
     .option('--tag <tag>', 'moving tag to point at the image, e.g. latest (repeatable)', tagArg);
-  registryOptions(load)
+  signingOptions(registryOptions(load))
     .option('--json', 'JSON lines on stdout instead of human output')
     .addHelpText('after', `${REGISTRY_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((archive: string, flags: LoadFlags) => runLoad(archive, flags, ctx));
