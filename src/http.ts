@@ -4,6 +4,7 @@
 // resident memory for the same job (README, "Footprint").
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import { pipeline } from 'node:stream/promises';
 
 export type HttpTimeoutPhase = 'connect' | 'headers' | 'body';
 
@@ -37,7 +38,8 @@ export interface HttpAgentOptions {
 export interface HttpRequest {
   method: string;
   headers: Record<string, string>;
-  body?: string;
+  /** A stream (a registry upload) needs its content-length among `headers`. */
+  body?: string | Buffer | AsyncIterable<Uint8Array>;
   signal?: AbortSignal;
   bodyTimeoutMs?: number;
 }
@@ -82,7 +84,9 @@ export class HttpAgent {
     const target = new URL(url);
     const isHttps = target.protocol === 'https:';
     const headers = { ...init.headers };
-    if (init.body !== undefined) headers['content-length'] = String(Buffer.byteLength(init.body));
+    const body = init.body;
+    const whole = body === undefined || typeof body === 'string' || Buffer.isBuffer(body);
+    if (body !== undefined && whole) headers['content-length'] = String(Buffer.byteLength(body));
     const bodyTimeoutMs = init.bodyTimeoutMs ?? this.options.bodyTimeoutMs;
 
     return new Promise((resolve, reject) => {
@@ -125,7 +129,9 @@ export class HttpAgent {
         resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });
       });
       req.on('error', reject);
-      req.end(init.body);
+      if (whole) req.end(body);
+      // A failing source destroys the request, which rejects through 'error' above.
+      else pipeline(body, req).catch((error: unknown) => req.destroy(error as Error));
     });
   }
 

@@ -1,12 +1,14 @@
 // Client of the OCI distribution API (https://github.com/opencontainers/distribution-spec): what
 // `mirror push/load/sync` need to write images and what a puller inside the gap needs to read
-// them. One undici Agent per registry; auth follows the WWW-Authenticate challenge (anonymous,
+// them. One keep-alive pool (src/http.ts: Node's http/https, the process's one HTTP stack) per
+// registry; auth follows the WWW-Authenticate challenge (anonymous,
 // Basic, Bearer token per scope). Nothing secret (passwords, tokens, upload locations, redirect
 // targets) reaches a message: errors name the method and the API path only.
 import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, type Dispatcher, request } from 'undici';
+import { HttpAgent, readText } from '../http.ts';
 import { registerSecret } from '../redact.ts';
 import { basicAuthorization, type Challenge, parseChallenge, type RegistryCredentials } from './auth.ts';
 import { OciError } from './errors.ts';
@@ -86,8 +88,36 @@ interface CallOptions {
 
 interface Response {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Dispatcher.ResponseData['body'];
+  headers: IncomingHttpHeaders;
+  body: IncomingMessage;
+}
+
+/** Reads a small body to its end (so the connection goes back to the pool). */
+async function drain(body: IncomingMessage): Promise<void> {
+  for await (const _ of body) {
+    // discarded
+  }
+}
+
+// Manifests and token answers are small; a registry sending more is not followed.
+const MAX_JSON_BYTES = 4 * 1024 * 1024;
+
+function tooLarge(): OciError {
+  return new OciError('Protocol', `registry answer over ${MAX_JSON_BYTES} bytes`);
+}
+
+async function readBytes(body: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_JSON_BYTES) {
+      body.destroy();
+      throw tooLarge();
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
 
 const DEFAULT_CHUNK = 64 * 1024 * 1024;
@@ -109,7 +139,7 @@ function isReplayable(body: Body): boolean {
 /** The registry's error text (`{"errors":[{"code","message"}]}`), short. */
 async function errorText(res: Response): Promise<string> {
   try {
-    const text = await res.body.text();
+    const text = await readText(res.body, MAX_JSON_BYTES, tooLarge);
     const parsed = JSON.parse(text) as { errors?: { code?: string; message?: string }[] };
     const first = parsed.errors?.[0];
     if (first) return `${first.code ?? ''}${first.message ? `: ${first.message}` : ''}`.slice(0, 300);
@@ -174,7 +204,7 @@ function verifying(expected: string, what: string): Transform {
 export class RegistryClient {
   readonly registry: string;
   readonly baseUrl: string;
-  private readonly agent: Agent;
+  private readonly agent: HttpAgent;
   private readonly credentials: RegistryCredentials | undefined;
   private readonly chunkSize: number;
   private readonly timeoutMs: number;
@@ -196,16 +226,16 @@ export class RegistryClient {
     this.timeoutMs = options.timeoutMs ?? 60_000;
     this.retries = options.retries ?? 3;
     this.onBlobTransfer = options.onBlobTransfer;
-    this.agent = new Agent({
-      keepAliveTimeout: 30_000,
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: this.timeoutMs,
-      ...(options.ca === undefined ? {} : { connect: { ca: options.ca } }),
+    this.agent = new HttpAgent({
+      connectTimeoutMs: Math.min(30_000, this.timeoutMs),
+      headersTimeoutMs: this.timeoutMs,
+      bodyTimeoutMs: this.timeoutMs,
+      ...(options.ca === undefined ? {} : { tls: { ca: options.ca.toString() } }),
     });
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    this.agent.close();
   }
 
   // ---- reading ----
@@ -220,7 +250,7 @@ export class RegistryClient {
       expect: [200, 404],
       what: `resolve ${repository}:${reference}`,
     });
-    await res.body.dump();
+    await drain(res.body);
     if (res.status === 404) return undefined;
     const digest = header(res, 'docker-content-digest');
     const mediaType = header(res, 'content-type') ?? MEDIA_TYPES.ociManifest;
@@ -247,10 +277,10 @@ export class RegistryClient {
       what: `get manifest ${repository}:${reference}`,
     });
     if (res.status === 404) {
-      await res.body.dump();
+      await drain(res.body);
       return undefined;
     }
-    const bytes = Buffer.from(await res.body.arrayBuffer());
+    const bytes = await readBytes(res.body);
     const digest = sha256(bytes);
     if (isDigest(reference) && digest !== reference) {
       throw new OciError('Protocol', `manifest ${repository}@${reference} has digest ${digest}`);
@@ -275,7 +305,7 @@ export class RegistryClient {
       expect: [200, 404],
       what: `check blob ${repository}@${digest}`,
     });
-    await res.body.dump();
+    await drain(res.body);
     if (res.status === 404) return undefined;
     const size = Number(header(res, 'content-length'));
     return Number.isFinite(size) ? size : 0;
@@ -308,10 +338,10 @@ export class RegistryClient {
         what: `list tags of ${repository}`,
       });
       if (res.status === 404) {
-        await res.body.dump();
+        await drain(res.body);
         return tags;
       }
-      const body = (await res.body.json()) as { tags?: string[] | null };
+      const body = JSON.parse((await readBytes(res.body)).toString('utf8')) as { tags?: string[] | null };
       tags.push(...(body.tags ?? []));
       // Link: </v2/<name>/tags/list?n=1000&last=x>; rel="next"
       const link = header(res, 'link');
@@ -339,7 +369,7 @@ export class RegistryClient {
         expect: [201, 202],
         what: `mount blob ${source.digest} from ${from} into ${repository}`,
       });
-      await res.body.dump();
+      await drain(res.body);
       if (res.status === 201) return this.report(repository, source, 'mounted');
       // 202: the registry could not mount and opened an ordinary upload instead.
       location = this.uploadLocation(res);
@@ -366,7 +396,7 @@ export class RegistryClient {
           expect: [202],
           what: `upload blob ${source.digest} to ${repository} (chunk at ${offset})`,
         });
-        await res.body.dump();
+        await drain(res.body);
         location = this.uploadLocation(res);
         offset += length;
       }
@@ -392,7 +422,7 @@ export class RegistryClient {
       expect: [201],
       what: `push manifest ${repository}:${reference}`,
     });
-    await res.body.dump();
+    await drain(res.body);
     const stored = header(res, 'docker-content-digest');
     if (stored && stored !== digest) {
       throw new OciError(
@@ -412,7 +442,7 @@ export class RegistryClient {
       expect: [202, 404],
       what: `delete manifest ${repository}@${digest}`,
     });
-    await res.body.dump();
+    await drain(res.body);
     return res.status === 202;
   }
 
@@ -429,7 +459,7 @@ export class RegistryClient {
       expect: [202],
       what: `start blob upload to ${repository}`,
     });
-    await res.body.dump();
+    await drain(res.body);
     return this.uploadLocation(res);
   }
 
@@ -451,7 +481,7 @@ export class RegistryClient {
       expect: [201],
       what: `upload blob ${source.digest} to ${repository}`,
     });
-    await res.body.dump();
+    await drain(res.body);
   }
 
   private uploadLocation(res: Response): string {
@@ -484,7 +514,7 @@ export class RegistryClient {
       if (options.expect.includes(res.status)) return res;
       if (res.status === 401 && !authRetried) {
         const challenge = parseChallenge(header(res, 'www-authenticate') ?? '');
-        await res.body.dump();
+        await drain(res.body);
         if (challenge && isReplayable(options.body)) {
           authRetried = true;
           this.challenge = challenge;
@@ -533,17 +563,16 @@ export class RegistryClient {
     const authorization = await this.authorization(options.scope);
     if (authorization) headers.authorization = authorization;
     for (let redirects = 0; ; redirects++) {
-      const res = await request(url, {
+      const res = await this.agent.request(url, {
         method: options.method,
         headers,
-        body: options.body as never,
-        dispatcher: this.agent,
+        ...(options.body === undefined ? {} : { body: options.body }),
       });
       const follow =
         (options.method === 'GET' || options.method === 'HEAD') &&
         [301, 302, 303, 307, 308].includes(res.statusCode);
       if (!follow) return { status: res.statusCode, headers: res.headers, body: res.body };
-      await res.body.dump();
+      await drain(res.body);
       const location = res.headers.location;
       if (typeof location !== 'string' || redirects >= MAX_REDIRECTS) {
         throw new OciError('Protocol', `${options.what}: too many or empty redirects`);
@@ -586,9 +615,9 @@ export class RegistryClient {
     for (const s of scope) url.searchParams.append('scope', s);
     const headers: Record<string, string> = { 'user-agent': 'static-export' };
     if (this.credentials) headers.authorization = basicAuthorization(this.credentials);
-    let res: Dispatcher.ResponseData;
+    let res: Awaited<ReturnType<HttpAgent['request']>>;
     try {
-      res = await request(url, { method: 'GET', headers, dispatcher: this.agent });
+      res = await this.agent.request(url.toString(), { method: 'GET', headers });
     } catch (error) {
       throw new OciError(
         'Unavailable',
@@ -599,16 +628,20 @@ export class RegistryClient {
       );
     }
     if (res.statusCode === 401 || res.statusCode === 403) {
-      await res.body.dump();
+      await drain(res.body);
       throw this.authError({ what: `get a token for ${scope.join(' ')}` } as CallOptions, res.statusCode, '');
     }
     if (res.statusCode !== 200) {
-      await res.body.dump();
+      await drain(res.body);
       throw new OciError('Protocol', `token service of ${this.registry} answered ${res.statusCode}`, {
         status: res.statusCode,
       });
     }
-    const body = (await res.body.json()) as { token?: string; access_token?: string; expires_in?: number };
+    const body = JSON.parse((await readBytes(res.body)).toString('utf8')) as {
+      token?: string;
+      access_token?: string;
+      expires_in?: number;
+    };
     const token = body.token ?? body.access_token;
     if (!token) throw new OciError('Protocol', `token service of ${this.registry} answered without a token`);
     registerSecret(token);
