@@ -139,16 +139,25 @@ export const ownerKeys =
       .map((r) => toKey(obj.metadata.namespace, r.name));
 
 /**
- * Keys of the cached objects in the changed object's namespace that refer to it by name
- * (a key Secret -> the releases that use it), so fixing a Secret is acted on at once.
+ * Files an object under `namespace/<the name it refers to>`, for `referrerKeys` (e.g. a release
+ * under the key Secret it reads).
+ */
+export const refIndex =
+  <R extends KubeObject>(refName: (r: R) => string | undefined) =>
+  (r: R): string[] => {
+    const name = refName(r);
+    return name === undefined ? [] : [toKey(r.metadata.namespace, name)];
+  };
+
+/**
+ * Keys of the cached objects in the changed object's namespace that refer to it by name (a key
+ * Secret -> the releases that use it), so fixing a Secret is acted on at once. `index` was added to
+ * the referrers' informer with `refIndex`: one look-up, not a scan of every cached object.
  */
 export const referrerKeys =
-  <R extends KubeObject>(referrers: Pick<Informer<R>, 'list'>, refName: (r: R) => string | undefined) =>
+  <R extends KubeObject>(referrers: Pick<Informer<R>, 'byIndex'>, index: string) =>
   (obj: KubeObject): string[] =>
-    referrers
-      .list(obj.metadata.namespace)
-      .filter((r) => refName(r) === obj.metadata.name)
-      .map(objectKey);
+    referrers.byIndex(index, objectKey(obj)).map(objectKey);
 
 /** The keys of several mappers, each once. */
 export const allKeys =

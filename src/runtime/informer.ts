@@ -130,6 +130,11 @@ export class Informer<T extends KubeObject> {
   private readonly counters: InformerStats = { lists: 0, relists: 0, watchRestarts: 0, watchdogFires: 0 };
   private loops: Promise<void>[] = [];
   private resyncTimer: LongTimer | undefined;
+  /** Index name -> (how an object is filed, value -> keys of the cached objects filed there). */
+  private readonly indexes = new Map<
+    string,
+    { of: (obj: T) => string[]; buckets: Map<string, Set<string>> }
+  >();
 
   constructor(options: InformerOptions) {
     this.opts = options;
@@ -141,6 +146,23 @@ export class Informer<T extends KubeObject> {
 
   onChange(handler: ChangeHandler<T>): void {
     this.handlers.push(handler);
+  }
+
+  /**
+   * Files every cached object under the values `of` gives (client-go's Indexers), so finding the
+   * objects that name something (a Secret, a label) takes no scan of the whole cache.
+   */
+  addIndex(name: string, of: (obj: T) => string[]): void {
+    const buckets = new Map<string, Set<string>>();
+    this.indexes.set(name, { of, buckets });
+    for (const [key, obj] of this.cache) this.file(buckets, of(obj), key);
+  }
+
+  /** The cached objects filed under `value` in index `name`. */
+  byIndex(name: string, value: string): T[] {
+    const keys = this.indexes.get(name)?.buckets.get(value);
+    if (!keys) return [];
+    return [...keys].map((k) => this.cache.get(k)).filter((o): o is T => o !== undefined);
   }
 
   start(): void {
@@ -183,6 +205,38 @@ export class Informer<T extends KubeObject> {
   list(namespace?: string): T[] {
     const all = [...this.cache.values()];
     return namespace === undefined ? all : all.filter((o) => o.metadata.namespace === namespace);
+  }
+
+  private store(key: string, obj: T): void {
+    const old = this.cache.get(key);
+    for (const { of, buckets } of this.indexes.values()) {
+      if (old) this.unfile(buckets, of(old), key);
+      this.file(buckets, of(obj), key);
+    }
+    this.cache.set(key, obj);
+  }
+
+  private unstore(key: string): void {
+    const old = this.cache.get(key);
+    if (!old) return;
+    for (const { of, buckets } of this.indexes.values()) this.unfile(buckets, of(old), key);
+    this.cache.delete(key);
+  }
+
+  private file(buckets: Map<string, Set<string>>, values: string[], key: string): void {
+    for (const v of values) {
+      const keys = buckets.get(v);
+      if (keys) keys.add(key);
+      else buckets.set(v, new Set([key]));
+    }
+  }
+
+  private unfile(buckets: Map<string, Set<string>>, values: string[], key: string): void {
+    for (const v of values) {
+      const keys = buckets.get(v);
+      keys?.delete(key);
+      if (keys?.size === 0) buckets.delete(v);
+    }
   }
 
   stats(): InformerStats {
@@ -265,8 +319,8 @@ export class Informer<T extends KubeObject> {
     const inScope = (o: T) => namespace === undefined || o.metadata.namespace === namespace;
     for (const change of diffList(this.cache, list.items.map(withoutManagedFields), inScope)) {
       const key = objectKey(change.obj);
-      if (change.type === 'DELETED') this.cache.delete(key);
-      else this.cache.set(key, change.obj);
+      if (change.type === 'DELETED') this.unstore(key);
+      else this.store(key, change.obj);
       this.emit(change.type, change.obj, change.old);
     }
     this.counters.lists++;
@@ -332,11 +386,11 @@ export class Informer<T extends KubeObject> {
     const key = objectKey(obj);
     const old = this.cache.get(key);
     if (type === 'DELETED') {
-      this.cache.delete(key);
+      this.unstore(key);
       this.emit('DELETED', obj);
       return;
     }
-    this.cache.set(key, obj);
+    this.store(key, obj);
     this.emit(old ? 'MODIFIED' : 'ADDED', obj, old);
   }
 }

@@ -6,6 +6,7 @@ import {
   ignoreStatusOnly,
   ownerKeys,
   referrerKeys,
+  refIndex,
   runController,
   splitKey,
   toKey,
@@ -213,8 +214,12 @@ describe('runController', () => {
       spec: { credentialsSecretRef: { name: secret } },
     });
     const cache = [release('a', 'r1', 'key'), release('a', 'r2', 'other'), release('b', 'r3', 'key')];
-    const informer = { list: (ns?: string) => cache.filter((r) => r.metadata.namespace === ns) };
-    const byKey = referrerKeys(informer, (r) => r.spec.credentialsSecretRef.name);
+    const filed = refIndex((r: (typeof cache)[number]) => r.spec.credentialsSecretRef.name);
+    const informer = {
+      byIndex: (index: string, value: string) =>
+        index === 'key' ? cache.filter((r) => filed(r).includes(value)) : [],
+    };
+    const byKey = referrerKeys(informer, 'key');
     const secret = { metadata: { namespace: 'a', name: 'key' } };
     expect(byKey(secret)).toEqual(['a/r1']);
     expect(byKey({ metadata: { namespace: 'a', name: 'unused' } })).toEqual([]);

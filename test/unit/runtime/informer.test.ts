@@ -83,6 +83,32 @@ describe('Informer', () => {
     ).toEqual(['one', 'three']);
   });
 
+  it('keeps its indexes current through the list, adds, changes and deletes', async () => {
+    const { fake, informer } = setup();
+    running = informer;
+    const byOwner = (o: KubeObject) => {
+      const owner = (o as ReturnType<typeof cm>).data?.owner;
+      return owner ? [`${o.metadata.namespace}/${owner}`] : [];
+    };
+    fake.objects = [cm('a', 'one', 1, { owner: 'x' }), cm('b', 'two', 2, { owner: 'x' })];
+    informer.start();
+    await informer.waitForSync();
+    informer.addIndex('owner', byOwner);
+    const filed = (value: string) => informer.byIndex('owner', value).map((o) => o.metadata.name);
+    expect(filed('a/x')).toEqual(['one']);
+    expect(filed('b/x')).toEqual(['two']);
+    await until('watch', () => fake.streams.length === 1);
+    const s = fake.lastStream();
+    s.send('ADDED', cm('a', 'three', 101, { owner: 'x' }));
+    s.send('MODIFIED', cm('a', 'one', 102, { owner: 'y' }));
+    s.send('DELETED', cm('b', 'two', 103, { owner: 'x' }));
+    await until('events applied', () => informer.get('b', 'two') === undefined);
+    expect(filed('a/x')).toEqual(['three']);
+    expect(filed('a/y')).toEqual(['one']);
+    expect(filed('b/x')).toEqual([]);
+    expect(informer.byIndex('no such index', 'a/x')).toEqual([]);
+  });
+
   it('keeps no managedFields in its cache, from the list or from the watch', async () => {
     const { fake, informer } = setup();
     running = informer;
