@@ -10,6 +10,7 @@ import {
 } from '../api/index.ts';
 import type { Logger } from '../log.ts';
 import { registerSecret } from '../redact.ts';
+import type { CachedReader } from '../runtime/cached-reader.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import { type LongTimer, setLongInterval } from '../timers.ts';
 import { apiBaseUrlRefusal } from './api-base-url.ts';
@@ -54,6 +55,8 @@ export async function readCredentials(
   kube: KubeClient,
   resource: UsesCredentials,
   defaults: CredentialDefaults,
+  /** The Secret from the operator's cache when it is known current; a GET otherwise. */
+  secrets?: Pick<CachedReader<{ metadata: { name: string }; data?: Record<string, string> }>, 'get'>,
 ): Promise<Credentials | { failure: Failure }> {
   const namespace = resource.metadata.namespace ?? '';
   const ref = resource.spec.credentialsSecretRef;
@@ -82,7 +85,11 @@ export async function readCredentials(
   let data: Record<string, string> | undefined;
   try {
     data = (
-      await kube.get<{ data?: Record<string, string> }>(resourcePath('v1', 'secrets', namespace, ref.name))
+      secrets
+        ? await secrets.get(namespace, ref.name)
+        : await kube.get<{ data?: Record<string, string> }>(
+            resourcePath('v1', 'secrets', namespace, ref.name),
+          )
     ).data;
   } catch (e) {
     if (!isNotFound(e)) throw e;

@@ -1,6 +1,7 @@
 // The writes every controller makes: status (server-side apply to /status, only when it changed, so
 // steady state writes nothing) and events.
 import { isDeepStrictEqual } from 'node:util';
+import type { KubeObject } from '../runtime/informer.ts';
 import { type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import type { EventNote, EventRegarding, EventSink } from './types.ts';
 
@@ -17,10 +18,13 @@ export class StatusRecord<S extends object> {
   private readonly kube: KubeClient;
   private readonly path: string;
   private readonly obj: WithStatus<S>;
+  private readonly onWritten: ((obj: KubeObject) => void) | undefined;
 
-  constructor(kube: KubeClient, plural: string, obj: WithStatus<S>) {
+  /** `onWritten` gets the object as stored after each write (for a cache of what this process wrote). */
+  constructor(kube: KubeClient, plural: string, obj: WithStatus<S>, onWritten?: (obj: KubeObject) => void) {
     this.kube = kube;
     this.obj = obj;
+    this.onWritten = onWritten;
     const { namespace, name } = obj.metadata;
     this.path = `${resourcePath(obj.apiVersion, plural, namespace, name)}/status`;
     this.status = this.written = obj.status ?? ({} as S);
@@ -37,7 +41,7 @@ export class StatusRecord<S extends object> {
     if (isDeepStrictEqual(this.written, status)) return;
     const { namespace, name } = this.obj.metadata;
     const precondition = opts.ifUnchanged ? { resourceVersion: this.resourceVersion } : {};
-    const written = await this.kube.apply<{ metadata?: { resourceVersion?: string } }>(this.path, {
+    const written = await this.kube.apply<KubeObject | undefined>(this.path, {
       apiVersion: this.obj.apiVersion,
       kind: this.obj.kind,
       metadata: { name, namespace, ...precondition },
@@ -45,6 +49,7 @@ export class StatusRecord<S extends object> {
     });
     this.written = status;
     this.resourceVersion = written?.metadata?.resourceVersion;
+    if (written?.metadata) this.onWritten?.(written);
   }
 }
 

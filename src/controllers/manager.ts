@@ -15,6 +15,7 @@ import {
   type StaticExportRelease,
 } from '../crd/index.ts';
 import type { Logger } from '../log.ts';
+import { CachedReader, type CacheSource } from '../runtime/cached-reader.ts';
 import {
   allKeys,
   type Controller,
@@ -24,17 +25,19 @@ import {
   ownerKeys,
   ownKey,
   referrerKeys,
+  refIndex,
   runController,
   splitKey,
 } from '../runtime/controller.ts';
 import { EventRecorder, refTo } from '../runtime/events.ts';
 import { startHealthServer } from '../runtime/health.ts';
-import { Informer, type KubeObject, type ListWatchClient, objectKey } from '../runtime/informer.ts';
-import { KubeClient } from '../runtime/kube-client.ts';
+import { Informer, type KubeObject, type ListWatchClient } from '../runtime/informer.ts';
+import { KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import { LeaderElector } from '../runtime/leader-election.ts';
 import { Metrics } from '../runtime/metrics.ts';
 import type { WorkQueueOptions } from '../runtime/work-queue.ts';
-import { VALUES_SECRET_LABEL } from '../targets/workloads.ts';
+import type { OwnedObject } from '../targets/owned.ts';
+import { VALUES_SECRET_LABEL, WORKLOAD_KINDS } from '../targets/workloads.ts';
 import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../trigger/contract.ts';
 import { startTriggerReceiver } from '../trigger/receiver.ts';
 import { AgentJobReconciler } from './agent-job/reconciler.ts';
@@ -144,22 +147,6 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
   // Releases of a share group are woken when its export starts or ends (by whichever controller runs).
   let wakeRelease: (key: string) => void = () => {};
   const shared = new SharedExports({ wake: (key) => wakeRelease(key) });
-  const releases = new StaticExportReleaseReconciler({
-    kube,
-    clients,
-    events,
-    logger: log,
-    cache,
-    shared,
-    ...(cfg.download ? { download: cfg.download } : {}),
-    ...(cfg.startOutcomeWaitMs === undefined
-      ? {}
-      : { tunables: { ...DEFAULT_TUNABLES, startOutcomeWaitMs: cfg.startOutcomeWaitMs } }),
-    metrics: {
-      exportFinished: (seconds, result) => metrics.exportDuration.observe({ result }, seconds),
-      linkExpiry: (namespace, name, expiresAt) => metrics.setLinkExpiry(namespace, name, expiresAt),
-    },
-  });
   // Creations before this process started count against the hourly limit too: seed the shared
   // budget from the AgentJobs' own records once their informer has synced.
   let seedBudget: (jobs: AgentJob[]) => void = () => {};
@@ -174,7 +161,30 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
       resolve();
     };
   });
-  const agentJobs = new AgentJobReconciler({ kube, clients, events, logger: log, budgetSeeded });
+
+  const releaseOptions = {
+    kube,
+    clients,
+    events,
+    logger: log,
+    cache,
+    shared,
+    ...(cfg.download ? { download: cfg.download } : {}),
+    ...(cfg.startOutcomeWaitMs === undefined
+      ? {}
+      : { tunables: { ...DEFAULT_TUNABLES, startOutcomeWaitMs: cfg.startOutcomeWaitMs } }),
+    metrics: {
+      exportFinished: (seconds: number, result: 'completed' | 'failed') =>
+        metrics.exportDuration.observe({ result }, seconds),
+      linkExpiry: (namespace: string, name: string, expiresAt: Date | undefined) =>
+        metrics.setLinkExpiry(namespace, name, expiresAt),
+    },
+  };
+
+  // Index names: releases (and AgentJobs) by the key Secret they read, releases and labelled
+  // workloads by the values Secret they write or read.
+  const KEY_SECRET = 'keySecret';
+  const VALUES_SECRET = 'valuesSecret';
 
   function startReconcilers(): Reconcilers {
     const informer = <T extends KubeObject>(
@@ -216,6 +226,61 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     // a key Secret created or fixed is used at once rather than at the next retry.
     const secretInformer = informer<KubeObject>('v1', 'secrets', kube.metadataOnly());
     const keySecret = (r: StaticExportRelease | AgentJob) => r.spec.credentialsSecretRef.name;
+    serInformer.addIndex(KEY_SECRET, refIndex<StaticExportRelease & KubeObject>(keySecret));
+    ajInformer.addIndex(KEY_SECRET, refIndex<AgentJob & KubeObject>(keySecret));
+    // The site chart's workloads, by the label naming the Secret they read (metadata only): one
+    // installed or changed (helm upgrade) is rolled or checked at once, not at the next renewal.
+    const workloadInformers = WORKLOAD_KINDS.map((kind) => {
+      const wi = informer<KubeObject>(
+        'apps/v1',
+        `${kind.toLowerCase()}s`,
+        kube.metadataOnly(),
+        VALUES_SECRET_LABEL,
+      );
+      wi.addIndex(
+        VALUES_SECRET,
+        refIndex((w) => w.metadata.labels?.[VALUES_SECRET_LABEL]),
+      );
+      return { kind, informer: wi };
+    });
+    serInformer.addIndex(
+      VALUES_SECRET,
+      refIndex<StaticExportRelease & KubeObject>((r) => r.spec.target?.valuesSecret?.name),
+    );
+
+    // Reads come from these informers' caches (one GET per reconcile each before).
+    const secretReads = new CachedReader<KubeObject & OwnedObject>({
+      informer: secretInformer,
+      full: false,
+      fetch: (ns, n, signal) => kube.get(resourcePath('v1', 'secrets', ns, n), signal),
+    });
+    const reads = (own: CacheSource, plural: string) => ({
+      objects: new CachedReader<KubeObject>({
+        informer: own,
+        full: true,
+        fetch: (ns, n, signal) => kube.get(resourcePath(GROUP_VERSION, plural, ns, n), signal),
+      }),
+      secrets: secretReads,
+    });
+    const releases = new StaticExportReleaseReconciler({
+      ...releaseOptions,
+      reads: reads(serInformer, SER_PLURAL),
+      labelledWorkloads: (kind, namespace, valuesSecret) =>
+        workloadInformers.some(
+          (w) =>
+            w.kind === kind &&
+            (!w.informer.hasSynced() ||
+              w.informer.byIndex(VALUES_SECRET, `${namespace}/${valuesSecret}`).length > 0),
+        ),
+    });
+    const agentJobs = new AgentJobReconciler({
+      kube,
+      clients,
+      events,
+      logger: log,
+      budgetSeeded,
+      reads: reads(ajInformer, AJ_PLURAL),
+    });
     const serController = controller('staticexportrelease', (ns, n, signal) =>
       releases.reconcile(ns, n, signal),
     );
@@ -226,28 +291,32 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     enqueueOnChange(
       secretInformer,
       serController,
-      allKeys(ownerKeys(SER_KIND, API_GROUP), referrerKeys(serInformer, keySecret)),
+      allKeys(ownerKeys(SER_KIND, API_GROUP), referrerKeys(serInformer, KEY_SECRET)),
     );
     enqueueOnChange(ajInformer, ajController, ownKey, ignoreStatusOnly);
     cancelOnDelete(ajInformer, ajController);
-    enqueueOnChange(secretInformer, ajController, referrerKeys(ajInformer, keySecret));
+    enqueueOnChange(secretInformer, ajController, referrerKeys(ajInformer, KEY_SECRET));
     // A changed key Secret may hold a new key: the client of the old one is closed once unused.
     secretInformer.onChange((type, secret) => {
       if (type === 'MODIFIED' || type === 'DELETED')
         clients.secretChanged(secret.metadata.namespace ?? '', secret.metadata.name);
     });
-    // The site chart's workloads, by the label naming the Secret they read (metadata only): one
-    // installed or changed (helm upgrade) is rolled or checked at once, not at the next renewal.
-    const workloadInformers = ['deployments', 'statefulsets'].map((plural) =>
-      informer<KubeObject>('apps/v1', plural, kube.metadataOnly(), VALUES_SECRET_LABEL),
-    );
-    const readers = (w: KubeObject) =>
-      serInformer
-        .list(w.metadata.namespace)
-        .filter((r) => r.spec.target?.valuesSecret?.name === w.metadata.labels?.[VALUES_SECRET_LABEL])
-        .map(objectKey);
-    for (const wi of workloadInformers) enqueueOnChange(wi, serController, readers, ignoreStatusOnly);
-    const informers = [serInformer, ajInformer, secretInformer, ...workloadInformers];
+    const readers = referrerKeys(serInformer, VALUES_SECRET);
+    // A workload's label names the Secret: the releases writing it are its readers.
+    for (const w of workloadInformers)
+      enqueueOnChange(
+        w.informer,
+        serController,
+        (obj) =>
+          readers({
+            metadata: {
+              namespace: obj.metadata.namespace,
+              name: obj.metadata.labels?.[VALUES_SECRET_LABEL] ?? '',
+            },
+          }),
+        ignoreStatusOnly,
+      );
+    const informers = [serInformer, ajInformer, secretInformer, ...workloadInformers.map((w) => w.informer)];
     for (const i of informers) i.start();
     void ajInformer.waitForSync().then(() => seedBudget(ajInformer.list()));
     log.info(

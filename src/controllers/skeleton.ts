@@ -5,7 +5,10 @@
 import type { z } from 'zod';
 import { type AdminApiClient, NotFoundError } from '../api/index.ts';
 import type { Logger } from '../log.ts';
+import type { CachedReader } from '../runtime/cached-reader.ts';
+import type { KubeObject } from '../runtime/informer.ts';
 import { isConflict, isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
+import type { OwnedObject } from '../targets/owned.ts';
 import { type ApiClients, readCredentials, secretRefText, type UsesCredentials } from './credentials.ts';
 import { emitEvents, StatusRecord } from './effects.ts';
 import {
@@ -24,6 +27,16 @@ export interface ReconcilerDeps {
   events: EventSink;
   logger: Logger;
   now?: () => Date;
+  /** Informer-backed reads (the operator's); without them every read is a GET. */
+  reads?: CachedReads;
+}
+
+/** Reads served from the operator's informers (see CachedReader). */
+export interface CachedReads {
+  /** The controller's own kind. */
+  objects: CachedReader<KubeObject>;
+  /** Secrets: contents read or written by this process, while the metadata informer shows them unchanged. */
+  secrets: CachedReader<KubeObject & OwnedObject>;
 }
 
 export interface ControlledResource<S> extends EventRegarding, UsesCredentials {
@@ -59,6 +72,10 @@ export interface Run<T, S extends object> {
   now: Date;
   record: StatusRecord<S>;
   signal: AbortSignal | undefined;
+  /** Events being written; the reconcile ends once they are (they need not hold up its next step). */
+  events: Promise<void>[];
+  /** Events of a status not yet written (see `writesWithOutcome`): they go out with the next write. */
+  unsent: EventNote[];
 }
 
 export interface Kind<T extends { spec: unknown }> {
@@ -96,6 +113,15 @@ export abstract class Reconciler<
   protected sendsOnce(_action: D['action']): boolean {
     return false;
   }
+  /**
+   * An action whose decided status needs no write of its own before it: nothing in it must be
+   * stored first (no mark of a call that must be made at most once), so the action's outcome is
+   * written together with it, one status write (and round trip) fewer. Not compare-and-swapped
+   * either: the action must be safe to repeat from a view the cache held a moment too long.
+   */
+  protected writesWithOutcome(_action: D['action']): boolean {
+    return false;
+  }
   /** The object no longer exists. */
   protected gone(_namespace: string, _name: string): void {}
   /** After each status write (or decision that nothing changed). */
@@ -105,9 +131,10 @@ export abstract class Reconciler<
   async reconcile(namespace: string, name: string, signal?: AbortSignal): Promise<ReconcileResult> {
     let obj: T;
     try {
-      obj = await this.deps.kube.get<T>(
-        resourcePath(this.kind.apiVersion, this.kind.plural, namespace, name),
-      );
+      const { reads } = this.deps;
+      obj = reads
+        ? ((await reads.objects.get(namespace, name, signal)) as unknown as T)
+        : await this.deps.kube.get<T>(resourcePath(this.kind.apiVersion, this.kind.plural, namespace, name));
     } catch (e) {
       if (!isNotFound(e)) throw e;
       this.gone(namespace, name);
@@ -129,11 +156,33 @@ export abstract class Reconciler<
     const run: Run<T, S> = {
       obj: loaded.obj,
       now: loaded.now,
-      record: new StatusRecord(this.deps.kube, this.kind.plural, loaded.obj),
+      record: new StatusRecord(this.deps.kube, this.kind.plural, loaded.obj, (written) =>
+        this.deps.reads?.objects.remember(written),
+      ),
       signal,
+      events: [],
+      unsent: [],
     };
     try {
-      await this.commit(run, d, { ifUnchanged: true });
+      return await this.commitAndAct(run, observed, d, client);
+    } finally {
+      await Promise.all(run.events);
+    }
+  }
+
+  private async commitAndAct(
+    run: Run<T, S>,
+    observed: O,
+    d: D,
+    client: AdminApiClient | undefined,
+  ): Promise<ReconcileResult> {
+    const { signal } = run;
+    const { namespace, name } = run.obj.metadata;
+    try {
+      if (client && this.writesWithOutcome(d.action)) {
+        run.record.status = d.status;
+        run.unsent.push(...d.events);
+      } else await this.commit(run, d, { ifUnchanged: true });
     } catch (e) {
       if (!isConflict(e)) throw e;
       // Changed since it was read (a user, or another replica during a leader handover): decide
@@ -160,7 +209,12 @@ export abstract class Reconciler<
     if (!spec.success) return { now, obj, blocked: invalidSpec(spec.error) };
     const parsed = { ...obj, spec: spec.data };
     if (!this.callsApi(parsed)) return { now, obj: parsed };
-    const creds = await readCredentials(this.deps.kube, parsed, this.deps.clients.defaults);
+    const creds = await readCredentials(
+      this.deps.kube,
+      parsed,
+      this.deps.clients.defaults,
+      this.deps.reads?.secrets,
+    );
     if ('failure' in creds) return { now, obj: parsed, blocked: creds.failure };
     return { now, obj: parsed, client: this.deps.clients.get(creds) };
   }
@@ -173,7 +227,7 @@ export abstract class Reconciler<
   ): Promise<void> {
     await run.record.write(step.status, opts);
     this.statusRecorded(run.obj, step.status);
-    await emitEvents(this.deps.events, run.obj, step.events);
+    run.events.push(emitEvents(this.deps.events, run.obj, [...run.unsent.splice(0), ...step.events]));
   }
 
   /** Records a failed action on top of `status` and says when to try again. */

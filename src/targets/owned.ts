@@ -1,6 +1,8 @@
 // Objects the operator writes for a release and owns (owner reference, garbage-collected with it):
 // the values Secret and, for Flux, the version ConfigMap. One way to write them safely.
 import { GROUP_VERSION, SER_KIND, type StaticExportRelease } from '../crd/index.ts';
+import type { CachedReader } from '../runtime/cached-reader.ts';
+import type { KubeObject } from '../runtime/informer.ts';
 import { isConflict, isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 
 export const MANAGED_BY = 'static-export-operator';
@@ -25,21 +27,37 @@ export interface OwnedObject {
   data?: Record<string, string>;
 }
 
+/**
+ * The operator's cache of Secrets (see CachedReader): `get` when it is known current, else a GET;
+ * `getIfCached` also answers "absent" from the synced cache alone; `remember` takes what was written.
+ */
+export type OwnedCache = Pick<CachedReader<KubeObject & OwnedObject>, 'get' | 'getIfCached' | 'remember'>;
+
 export type OwnedKind = 'Secret' | 'ConfigMap';
 const PLURAL: Record<OwnedKind, string> = { Secret: 'secrets', ConfigMap: 'configmaps' };
 
 export const isOwnedBy = (release: StaticExportRelease, o: OwnedObject) =>
   (o.metadata.ownerReferences ?? []).some((r) => r.uid === release.metadata.uid && r.controller);
 
-/** GET one of them; undefined when absent. */
+/**
+ * GET one of them; undefined when absent. With `cache`, from the operator's cache where it is known
+ * current; `trustAbsence` also takes the synced cache's word that it does not exist (for a create,
+ * which fails anyway if it does).
+ */
 export async function getOwnable(
   kube: KubeClient,
   kind: OwnedKind,
   namespace: string,
   name: string,
   signal?: AbortSignal,
+  cache?: OwnedCache,
+  trustAbsence = false,
 ): Promise<OwnedObject | undefined> {
   try {
+    if (cache)
+      return trustAbsence
+        ? await cache.getIfCached(namespace, name, signal)
+        : await cache.get(namespace, name, signal);
     return await kube.get<OwnedObject>(resourcePath('v1', PLURAL[kind], namespace, name), signal);
   } catch (e) {
     if (isNotFound(e)) return undefined;
@@ -93,11 +111,21 @@ export async function writeOwned(
   holds: (observed: OwnedObject) => boolean,
   field: string,
   signal?: AbortSignal,
+  cache?: OwnedCache,
 ): Promise<boolean> {
   const namespace = release.metadata.namespace ?? '';
   const name = desired.metadata.name;
   for (let attempt = 1; ; attempt++) {
-    const observed = await getOwnable(kube, kind, namespace, name, signal);
+    // After a conflict the cache was wrong: look at the API server itself.
+    const observed = await getOwnable(
+      kube,
+      kind,
+      namespace,
+      name,
+      signal,
+      attempt === 1 ? cache : undefined,
+      true,
+    );
     if (observed && !isOwnedBy(release, observed)) {
       throw new TargetError(
         `${kind} ${namespace}/${name} exists and is not managed by this StaticExportRelease: ` +
@@ -106,19 +134,22 @@ export async function writeOwned(
     }
     if (observed && holds(observed)) return false;
     try {
-      if (observed) {
-        await kube.apply(
-          resourcePath('v1', PLURAL[kind], namespace, name),
-          {
-            ...desired,
-            metadata: { ...desired.metadata, resourceVersion: observed.metadata.resourceVersion },
-          },
-          true,
-          signal,
-        );
-      } else {
-        await kube.create(resourcePath('v1', PLURAL[kind], namespace), desired, signal);
-      }
+      const written = observed
+        ? await kube.apply<KubeObject & OwnedObject>(
+            resourcePath('v1', PLURAL[kind], namespace, name),
+            {
+              ...desired,
+              metadata: { ...desired.metadata, resourceVersion: observed.metadata.resourceVersion },
+            },
+            true,
+            signal,
+          )
+        : await kube.create<KubeObject & OwnedObject>(
+            resourcePath('v1', PLURAL[kind], namespace),
+            desired,
+            signal,
+          );
+      if (written?.metadata) cache?.remember(written);
       return true;
     } catch (e) {
       if (!isConflict(e) || attempt >= WRITE_ATTEMPTS) throw e;

@@ -5,7 +5,14 @@
 import { parse } from 'yaml';
 import type { StaticExportRelease } from '../crd/index.ts';
 import type { KubeClient } from '../runtime/kube-client.ts';
-import { getOwnable, isOwnedBy, type OwnedObject, ownedMetadata, writeOwned } from './owned.ts';
+import {
+  getOwnable,
+  isOwnedBy,
+  type OwnedCache,
+  type OwnedObject,
+  ownedMetadata,
+  writeOwned,
+} from './owned.ts';
 import { renderValuesYaml, type StaticExportValues } from './values.ts';
 
 export { MANAGED_BY, TargetError } from './owned.ts';
@@ -60,13 +67,22 @@ function inspect(release: StaticExportRelease, target: ValuesSecretTarget, secre
   };
 }
 
+/** With `cache`, read from the operator's cache of Secrets where it is known current. */
 export async function observeValuesSecret(
   kube: KubeClient,
   release: StaticExportRelease,
   target: ValuesSecretTarget,
   signal?: AbortSignal,
+  cache?: OwnedCache,
 ): Promise<ObservedValuesSecret> {
-  const secret = await getOwnable(kube, 'Secret', release.metadata.namespace ?? '', target.name, signal);
+  const secret = await getOwnable(
+    kube,
+    'Secret',
+    release.metadata.namespace ?? '',
+    target.name,
+    signal,
+    cache,
+  );
   if (!secret) return { exists: false, ownedByRelease: false, chartKeysMatch: false };
   const { labelled: _, ...observed } = inspect(release, target, secret);
   return observed;
@@ -110,6 +126,7 @@ export function writeValuesSecret(
   target: ValuesSecretTarget,
   values: StaticExportValues,
   signal?: AbortSignal,
+  cache?: OwnedCache,
 ): Promise<boolean> {
   return writeOwned(
     kube,
@@ -122,5 +139,6 @@ export function writeValuesSecret(
     },
     target.field ?? 'spec.target.valuesSecret.name',
     signal,
+    cache,
   );
 }

@@ -126,8 +126,16 @@ function toWorkload(kind: WorkloadKind, w: WorkloadObject): Workload {
 }
 
 /**
+ * Whether the operator's (metadata) cache of labelled workloads may hold one of `kind` labelled
+ * with `valuesSecret` in `namespace`. False only when the synced cache has none: one created
+ * meanwhile reaches the cache and then reconciles the release anyway.
+ */
+export type LabelledWorkloads = (kind: WorkloadKind, namespace: string, valuesSecret: string) => boolean;
+
+/**
  * The workloads serving a release in `namespace`: those labelled with `valuesSecret` (when the
- * release writes one) and `refs`. A ref that does not exist is returned in `missing`.
+ * release writes one) and `refs`. A ref that does not exist is returned in `missing`. With
+ * `labelled`, kinds the operator's cache holds none of are not listed.
  */
 export async function findWorkloads(
   kube: KubeClient,
@@ -135,12 +143,16 @@ export async function findWorkloads(
   valuesSecret: string | undefined,
   refs: readonly WorkloadRef[],
   signal?: AbortSignal,
+  labelled?: LabelledWorkloads,
 ): Promise<{ workloads: Workload[]; missing: WorkloadRef[] }> {
   const found = new Map<string, Workload>();
   const key = (r: WorkloadRef) => `${r.kind}/${r.name}`;
   if (valuesSecret) {
+    const kinds = labelled
+      ? WORKLOAD_KINDS.filter((k) => labelled(k, namespace, valuesSecret))
+      : WORKLOAD_KINDS;
     const lists = await Promise.all(
-      WORKLOAD_KINDS.map(async (kind) => {
+      kinds.map(async (kind) => {
         const list = await permitted(`Listing ${PLURAL[kind]} in ${namespace}`, () =>
           kube.list<WorkloadObject>(
             resourcePath('apps/v1', PLURAL[kind], namespace),

@@ -33,6 +33,10 @@ const FULLNAME = `${RELEASE}-static-export-operator`;
  * when the operator creates its values Secret with blockOwnerDeletion (the last test shows it).
  */
 const ADMISSION_ONLY = ['staticexport.dev/staticexportreleases/finalizers:update'];
+// A reconcile reads its object from the informer's cache; get is for what the cache cannot show
+// current (an object deleted meanwhile, resourceVersions that cannot be ordered), which this run
+// does not meet.
+const CACHE_FALLBACK_ONLY = ['staticexport.dev/agentjobs:get', 'staticexport.dev/staticexportreleases:get'];
 
 interface AuditEvent {
   verb: string;
@@ -315,7 +319,10 @@ describe.runIf(controlPlaneDir).each([
         r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => key(g, res, v)))),
       ),
     );
-    expect([...granted].filter((g) => !used.has(g)).sort()).toEqual(ADMISSION_ONLY);
+    // A repeated event within the recorder's window updates its series (patch): whether a run
+    // repeats one (a retry, a second look at a rollout) depends on timing, so it may go unused.
+    const unused = [...granted].filter((g) => !used.has(g) && g !== 'events.k8s.io/events:patch');
+    expect(unused.sort()).toEqual([...ADMISSION_ONLY, ...CACHE_FALLBACK_ONLY].sort());
     // And the run used nothing beyond the grants (a refused request would also show here).
     expect([...used].filter((u) => !granted.has(u)).sort()).toEqual([]);
   });

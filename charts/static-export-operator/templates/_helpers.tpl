@@ -45,7 +45,8 @@ What the operator does in the namespaces it watches, and nothing more (README.md
 which code path needs each rule; the chart's RBAC test measures it on a real API server).
 */}}
 {{- define "operator.rules" -}}
-# Its two kinds: informers list and watch them, a reconcile reads one.
+# Its two kinds: informers list and watch them; a reconcile reads one from that cache, and with
+# get when the cache cannot show it current (deleted meanwhile).
 - apiGroups: [staticexport.dev]
   resources: [staticexportreleases, agentjobs]
   verbs: [get, list, watch]
@@ -64,8 +65,8 @@ which code path needs each rule; the chart's RBAC test measures it on a real API
 - apiGroups: [staticexport.dev]
   resources: [staticexportreleases/finalizers]
   verbs: [update]
-# Secrets: metadata informer (list, watch), key Secrets read with get; values Secrets created
-# and then server-side applied.
+# Secrets: metadata informer (list, watch), key Secrets read with get (again only once the
+# informer shows them changed); values Secrets created and then server-side applied.
 - apiGroups: [""]
   resources: [secrets]
   verbs: [get, list, watch, create, patch]

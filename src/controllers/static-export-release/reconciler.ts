@@ -17,7 +17,7 @@ import {
 import { argoVersion, checkArgo, writeArgo } from '../../targets/argo-application.ts';
 import { checkFlux, fluxVersion, writeFlux } from '../../targets/flux-helm-release.ts';
 import { observeValuesSecret, writeValuesSecret } from '../../targets/values-secret.ts';
-import { findWorkloads, rollWorkload } from '../../targets/workloads.ts';
+import { findWorkloads, type LabelledWorkloads, rollWorkload } from '../../targets/workloads.ts';
 import { secretRefText } from '../credentials.ts';
 import {
   classifyError,
@@ -69,6 +69,8 @@ export interface ReleaseReconcilerOptions extends ReconcilerDeps {
   download?: BundleDownloadSettings;
   metrics?: ReleaseMetrics;
   tunables?: Tunables;
+  /** The operator's cache of labelled workloads: a kind it holds none of for a Secret is not listed. */
+  labelledWorkloads?: LabelledWorkloads;
 }
 
 /** What the reconciler observes besides `decide`'s input: the release's account and share group. */
@@ -202,6 +204,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
         release.spec.target.valuesSecret?.name,
         release.spec.rollout.workloadRefs ?? [],
         signal,
+        this.o.labelledWorkloads,
       ),
     ]);
     return {
@@ -216,6 +219,12 @@ export class StaticExportReleaseReconciler extends Reconciler<
 
   protected override sendsOnce(action: Action): boolean {
     return action.kind === 'start';
+  }
+
+  // A finished job's state (and its ExportCompleted event) is stored with what the publish made of
+  // it: a crash in between polls the job again, and publishing twice writes the same values.
+  protected override writesWithOutcome(action: Action): boolean {
+    return action.kind === 'publish';
   }
 
   protected async act(
@@ -384,7 +393,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     if (target.argoApplication) return argoVersion(this.o.kube, release, signal);
     const t = target.valuesSecret;
     if (!t) return release.status?.current?.version;
-    const observed = await observeValuesSecret(this.o.kube, release, t, signal);
+    const observed = await observeValuesSecret(this.o.kube, release, t, signal, this.o.reads?.secrets);
     return observed.ownedByRelease && observed.chartKeysMatch ? observed.version : undefined;
   }
 
@@ -399,7 +408,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     if (target.argoApplication) return writeArgo(this.o.kube, release, values, signal);
     if (!target.valuesSecret) throw new Error('spec.target names no target (the CRD requires one)');
     const { name, key } = target.valuesSecret;
-    return writeValuesSecret(this.o.kube, release, { name, key }, values, signal);
+    return writeValuesSecret(this.o.kube, release, { name, key }, values, signal, this.o.reads?.secrets);
   }
 }
 
