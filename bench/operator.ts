@@ -174,7 +174,8 @@ export async function scenario(count: number, steadySeconds: number, idleOnly: b
     kubectl(['create', '-f', '-'], docs);
     const created = (performance.now() - started) / 1000;
 
-    while (ready.size < count && performance.now() - started < 900_000) await sleep(200);
+    while (ready.size < count && performance.now() - started < Math.max(900_000, count * 600))
+      await sleep(200);
     const allReady = ((ready.size === count ? lastReadyAt : performance.now()) - started) / 1000;
     const cpuUsed = Object.entries(processes).map(
       ([k, pid]) => [k, cpuSeconds(pid) - (cpuFrom[k] ?? 0)] as const,
