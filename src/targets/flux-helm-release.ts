@@ -112,19 +112,33 @@ async function getHelmRelease(
   }
 }
 
+async function observeFlux(kube: KubeClient, release: StaticExportRelease, signal?: AbortSignal) {
+  const namespace = release.metadata.namespace ?? '';
+  const names = fluxNames(release);
+  const hr = await getHelmRelease(kube, namespace, names.helmRelease, signal);
+  return { names, hr, problem: fluxMisconfiguration(namespace, names, hr) };
+}
+
 /** The misconfiguration message, if any (read once per reconcile; HelmReleases are not watched). */
 export async function checkFlux(
   kube: KubeClient,
   release: StaticExportRelease,
   signal?: AbortSignal,
 ): Promise<string | undefined> {
-  const namespace = release.metadata.namespace ?? '';
-  const names = fluxNames(release);
-  return fluxMisconfiguration(
-    namespace,
-    names,
-    await getHelmRelease(kube, namespace, names.helmRelease, signal),
-  );
+  return (await observeFlux(kube, release, signal)).problem;
+}
+
+/**
+ * On the ConfigMap: the requestedAt its version asked the HelmRelease for. Kept with the version,
+ * so a request that failed after the version was written is made at the next write.
+ */
+export const REQUESTED_FOR_VERSION = 'staticexport.dev/reconcile-requested-at';
+
+/** Whether the HelmRelease has yet to get `wanted` (a later request, e.g. `flux reconcile`, counts). Pure. */
+export function requestPending(current: string | undefined, wanted: string): boolean {
+  if (current === undefined) return true;
+  const [c, w] = [Date.parse(current), Date.parse(wanted)];
+  return Number.isNaN(c) || Number.isNaN(w) ? current !== wanted : c < w;
 }
 
 const secretTarget = (names: FluxNames): ValuesSecretTarget => ({
@@ -164,15 +178,24 @@ export async function writeFlux(
   signal?: AbortSignal,
 ): Promise<boolean> {
   const namespace = release.metadata.namespace ?? '';
-  const names = fluxNames(release);
-  const problem = await checkFlux(kube, release, signal);
+  const { names, hr, problem } = await observeFlux(kube, release, signal);
   if (problem) throw new TargetMisconfiguredError(problem);
   // The link first: pods the new version starts must find a link that serves it.
   const wroteSecret = await writeValuesSecret(kube, release, secretTarget(names), values, signal);
+  const seen = await getOwnable(kube, 'ConfigMap', namespace, names.configMap, signal);
+  const wanted =
+    versionIn(seen) === values.version
+      ? seen?.metadata.annotations?.[REQUESTED_FOR_VERSION]
+      : now.toISOString();
   const cm = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: ownedMetadata(release, names.configMap, FLUX_WATCH_LABEL),
+    metadata: ownedMetadata(
+      release,
+      names.configMap,
+      FLUX_WATCH_LABEL,
+      wanted ? { [REQUESTED_FOR_VERSION]: wanted } : {},
+    ),
     data: { [VERSION_KEY]: values.version },
   };
   const wroteVersion = await writeOwned(
@@ -180,15 +203,17 @@ export async function writeFlux(
     release,
     'ConfigMap',
     cm,
-    (seen) =>
-      versionIn(seen) === values.version &&
-      Object.entries(FLUX_WATCH_LABEL).every(([k, v]) => seen.metadata.labels?.[k] === v),
+    (o) =>
+      versionIn(o) === values.version &&
+      o.metadata.annotations?.[REQUESTED_FOR_VERSION] === wanted &&
+      Object.entries(FLUX_WATCH_LABEL).every(([k, v]) => o.metadata.labels?.[k] === v),
     'spec.target.fluxHelmRelease.configMapName',
     signal,
   );
-  if (wroteVersion) {
+  // For helm-controllers older than the watch label: ask for a reconcile once per version.
+  if (wanted && requestPending(hr?.metadata.annotations?.[FLUX_REQUESTED_AT], wanted)) {
     await kube.mergePatch(resourcePath(HELM_RELEASE_API, 'helmreleases', namespace, names.helmRelease), {
-      metadata: { annotations: { [FLUX_REQUESTED_AT]: now.toISOString() } },
+      metadata: { annotations: { [FLUX_REQUESTED_AT]: wanted } },
     });
   }
   return wroteSecret || wroteVersion;

@@ -85,6 +85,8 @@ describe('the fluxHelmRelease target, on the real HelmRelease v2 schema', () => 
     expect(withoutVolatile(after, ['annotations'])).toEqual(withoutVolatile(before, ['annotations']));
     const requestedAt = after.metadata.annotations?.['reconcile.fluxcd.io/requestedAt'] ?? '';
     expect(Date.parse(requestedAt)).not.toBeNaN();
+    // Recorded with the version, so a request that failed is made again at the next write.
+    expect(cm.metadata.annotations?.['staticexport.dev/reconcile-requested-at']).toBe(requestedAt);
     const { 'reconcile.fluxcd.io/requestedAt': _, ...others } = after.metadata.annotations ?? {};
     expect(others).toEqual(before.metadata.annotations ?? {});
     expect(after.metadata.managedFields?.filter((m) => m.manager === OPERATOR)).toEqual([

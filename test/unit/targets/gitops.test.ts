@@ -13,6 +13,7 @@ import {
   fluxMisconfiguration,
   fluxNames,
   type HelmReleaseObject,
+  requestPending,
 } from '../../../src/targets/flux-helm-release.ts';
 
 const release = (target: object): StaticExportRelease =>
@@ -40,6 +41,16 @@ describe('fluxHelmRelease', () => {
     expect(
       fluxNames(release({ fluxHelmRelease: { name: 'site', secretName: 's', configMapName: 'c' } })),
     ).toEqual({ helmRelease: 'site', secret: 's', configMap: 'c' });
+  });
+
+  it('asks for a reconcile until the HelmRelease has this request or a later one', () => {
+    const wanted = '2026-11-22T14:00:00.000Z';
+    expect(requestPending(undefined, wanted)).toBe(true);
+    expect(requestPending('2026-11-22T13:00:00.000Z', wanted)).toBe(true);
+    expect(requestPending(wanted, wanted)).toBe(false);
+    // `flux reconcile` writes RFC 3339 with its own zone and nanoseconds.
+    expect(requestPending('2026-11-22T15:30:00.123456789+01:00', wanted)).toBe(false);
+    expect(requestPending('not a time', wanted)).toBe(true);
   });
 
   it('accepts a HelmRelease that reads both', () => {
