@@ -2,7 +2,7 @@
 // generated schema): the examples under examples/flux are applied as they are, and the test
 // asserts exactly what the operator changed on each object and that the presigned link is in the
 // values Secret and nowhere else.
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.stop();
   if (ns) await kubectl(['delete', 'namespace', ns, '--wait=false']);
+  if (docs) rmSync(docs, { recursive: true, force: true });
 });
 
 const OPERATOR = 'static-export-operator';
