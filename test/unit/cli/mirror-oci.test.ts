@@ -16,7 +16,7 @@ import {
   type TestRegistry,
 } from '../../support/registry.ts';
 import { exportBundle } from '../bundle/sim-export.ts';
-import { runCli } from './run-cli.ts';
+import { jsonEvents, runCli } from './run-cli.ts';
 
 let work: string;
 let sim: Simulator;
@@ -41,16 +41,8 @@ afterAll(async () => {
 // Each test runs the CLI several times (a process start is seconds on a busy machine).
 const SLOW = { timeout: 240_000 };
 
-/** JSON lines of a --json run. */
-function events(stdout: string): Record<string, unknown>[] {
-  return stdout
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
 function lastEvent(stdout: string, name: string): Record<string, unknown> {
-  const found = events(stdout).filter((e) => e.event === name);
+  const found = jsonEvents(stdout, name);
   expect(found.length, `no ${name} event in ${stdout}`).toBeGreaterThan(0);
   return found[found.length - 1] as Record<string, unknown>;
 }

@@ -4,7 +4,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runProcess } from '../../../scripts/run-process.ts';
 import { RegistryClient } from '../../../src/oci/registry.ts';
 import { signatureTag, verifyManifest } from '../../../src/oci/sign.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
@@ -14,8 +13,9 @@ import {
   startRegistry,
   type TestRegistry,
 } from '../../support/registry.ts';
+import { cosignVerify, openssl, opensslKeyPair } from '../../support/signing.ts';
 import { exportBundle } from '../bundle/sim-export.ts';
-import { runCli } from './run-cli.ts';
+import { jsonEvents, runCli } from './run-cli.ts';
 
 let work: string;
 let sim: Simulator;
@@ -28,11 +28,6 @@ let publicKeyFile: string;
 /** A line of the private key's body: must never show up in output. */
 let keySecret: string;
 
-async function openssl(args: string[]): Promise<void> {
-  const result = await runProcess('openssl', args);
-  if (result.code !== 0) throw new Error(`openssl ${args[0]} failed: ${result.stderr}`);
-}
-
 beforeAll(async () => {
   await goTool('registry');
   cosign = await goTool('cosign');
@@ -40,12 +35,11 @@ beforeAll(async () => {
   sim = await startSimulator({ exportDurationMs: 0 });
   registry = await startRegistry();
   client = new RegistryClient({ registry: registry.host });
-  keyFile = join(work, 'site.key');
-  publicKeyFile = join(work, 'site.pub');
-  await openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', keyFile]);
-  await openssl(['pkey', '-in', keyFile, '-pubout', '-out', publicKeyFile]);
-  publicKey = await readFile(publicKeyFile, 'utf8');
-  keySecret = (await readFile(keyFile, 'utf8')).split('\n')[1] ?? '';
+  const pair = await opensslKeyPair(work, 'site');
+  keyFile = pair.privateFile;
+  publicKeyFile = pair.publicFile;
+  publicKey = pair.public;
+  keySecret = pair.private.split('\n')[1] ?? '';
 }, GO_TOOL_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -58,22 +52,8 @@ afterAll(async () => {
 // Each test runs the CLI several times (a process start is seconds on a busy machine).
 const SLOW = { timeout: 240_000 };
 
-function events(stdout: string, name: string): Record<string, unknown>[] {
-  return stdout
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .filter((e) => e.event === name);
-}
-
-/** `cosign verify --key` as a user inside the gap runs it (no transparency log, plain-http loopback registry). */
 async function cosignAccepts(reference: string): Promise<boolean> {
-  const result = await runProcess(
-    cosign,
-    ['verify', '--key', publicKeyFile, '--private-infrastructure', '--allow-http-registry', reference],
-    { env: { PATH: process.env.PATH, HOME: work } },
-  );
-  return result.code === 0;
+  return (await cosignVerify(cosign, work, publicKeyFile, reference)).code === 0;
 }
 
 function expectNoKey(result: { stdout: string; stderr: string }): void {
@@ -100,9 +80,9 @@ describe('mirror push --sign-key', SLOW, () => {
     const first = await runCli(args, { STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl });
     expect(first.code, first.stderr).toBe(0);
     expectNoKey(first);
-    const [pushed] = events(first.stdout, 'pushed');
+    const [pushed] = jsonEvents(first.stdout, 'pushed');
     const digest = pushed?.digest as string;
-    expect(events(first.stdout, 'signed')).toEqual([
+    expect(jsonEvents(first.stdout, 'signed')).toEqual([
       {
         event: 'signed',
         registry: registry.host,
@@ -120,8 +100,8 @@ describe('mirror push --sign-key', SLOW, () => {
       STATIC_EXPORT_BUNDLE_URL: (await exportBundle(sim, 'signed.example.com')).bundleUrl,
     });
     expect(again.code, again.stderr).toBe(0);
-    expect(events(again.stdout, 'pushed')[0]).toMatchObject({ pushed: false, digest });
-    expect(events(again.stdout, 'signed')[0]).toMatchObject({ outcome: 'exists' });
+    expect(jsonEvents(again.stdout, 'pushed')[0]).toMatchObject({ pushed: false, digest });
+    expect(jsonEvents(again.stdout, 'signed')[0]).toMatchObject({ outcome: 'exists' });
     expect((await verifyManifest(client, 'docs/signed', digest, publicKey)).valid).toBe(1);
   });
 
@@ -131,15 +111,15 @@ describe('mirror push --sign-key', SLOW, () => {
     const base = ['mirror', 'push', '--to', to, '--domain', 'later.example.com', '--tag', 'latest', '--json'];
     const unsigned = await runCli(base, { STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl });
     expect(unsigned.code, unsigned.stderr).toBe(0);
-    expect(events(unsigned.stdout, 'signed')).toEqual([]);
+    expect(jsonEvents(unsigned.stdout, 'signed')).toEqual([]);
     expect(await cosignAccepts(`${registry.host}/docs/later:latest`)).toBe(false);
 
     const signed = await runCli([...base, '--sign-key', keyFile], {
       STATIC_EXPORT_BUNDLE_URL: (await exportBundle(sim, 'later.example.com')).bundleUrl,
     });
     expect(signed.code, signed.stderr).toBe(0);
-    expect(events(signed.stdout, 'pushed')[0]).toMatchObject({ pushed: false });
-    expect(events(signed.stdout, 'signed')[0]).toMatchObject({ outcome: 'signed' });
+    expect(jsonEvents(signed.stdout, 'pushed')[0]).toMatchObject({ pushed: false });
+    expect(jsonEvents(signed.stdout, 'signed')[0]).toMatchObject({ outcome: 'signed' });
     expect(await cosignAccepts(`${registry.host}/docs/later:latest`)).toBe(true);
   });
 
@@ -195,7 +175,7 @@ describe('mirror load --sign-key', SLOW, () => {
     ]);
     expect(loaded.code, loaded.stderr).toBe(0);
     expectNoKey(loaded);
-    expect(events(loaded.stdout, 'signed')[0]).toMatchObject({ outcome: 'signed' });
+    expect(jsonEvents(loaded.stdout, 'signed')[0]).toMatchObject({ outcome: 'signed' });
     expect(await cosignAccepts(`${registry.host}/inside/carried:latest`)).toBe(true);
   });
 });
@@ -223,7 +203,7 @@ describe('mirror sync --sign-key', SLOW, () => {
     expect(first.code, first.stderr).toBe(0);
     expectNoKey(first);
     expect(
-      events(first.stdout, 'signed')
+      jsonEvents(first.stdout, 'signed')
         .map((e) => [e.repository, e.outcome])
         .sort(),
     ).toEqual([
@@ -235,7 +215,7 @@ describe('mirror sync --sign-key', SLOW, () => {
 
     const second = await runCli(args, env);
     expect(second.code, second.stderr).toBe(0);
-    expect(events(second.stdout, 'summary')[0]).toMatchObject({ pushed: 0, unchanged: 2, uploaded: 0 });
-    expect(events(second.stdout, 'signed').map((e) => e.outcome)).toEqual(['exists', 'exists']);
+    expect(jsonEvents(second.stdout, 'summary')[0]).toMatchObject({ pushed: 0, unchanged: 2, uploaded: 0 });
+    expect(jsonEvents(second.stdout, 'signed').map((e) => e.outcome)).toEqual(['exists', 'exists']);
   });
 });

@@ -14,3 +14,12 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
   });
 }
+
+/** The JSON lines of a --json run (those named `name` when given). */
+export function jsonEvents(stdout: string, name?: string): Record<string, unknown>[] {
+  return stdout
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((e) => name === undefined || e.event === name);
+}

@@ -25,58 +25,31 @@ import {
   startRegistry,
   type TestRegistry,
 } from '../../support/registry.ts';
+import {
+  type KeyPair,
+  openssl,
+  opensslKeyPair,
+  runCosign as runSupportCosign,
+  cosignVerify as supportCosignVerify,
+} from '../../support/signing.ts';
 
 let work: string;
 let registry: TestRegistry;
 let cosign: string;
 let client: RegistryClient;
 /** Our key pair (openssl, PKCS#8 / SPKI PEM). */
-let key: { private: string; public: string; privateFile: string; publicFile: string };
+let key: KeyPair;
 /** Another key pair: the "wrong key". */
-let other: { private: string; public: string; privateFile: string; publicFile: string };
+let other: KeyPair;
 /** cosign's own key pair (encrypted private key). */
 let cosignKey: { privateFile: string; public: string; publicFile: string };
 const COSIGN_PASSWORD = 'test-cosign-password';
 let sites = 0;
 
-async function openssl(args: string[]): Promise<void> {
-  const result = await runProcess('openssl', args);
-  if (result.code !== 0) throw new Error(`openssl ${args[0]} failed: ${result.stderr}`);
-}
-
-async function keyPair(name: string) {
-  const privateFile = join(work, `${name}.key`);
-  const publicFile = join(work, `${name}.pub`);
-  await openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', privateFile]);
-  await openssl(['pkey', '-in', privateFile, '-pubout', '-out', publicFile]);
-  return {
-    private: await readFile(privateFile, 'utf8'),
-    public: await readFile(publicFile, 'utf8'),
-    privateFile,
-    publicFile,
-  };
-}
-
-/** The real cosign, offline: its own HOME, no transparency log, plain http to the loopback registry. */
-function runCosign(args: string[]) {
-  return runProcess(cosign, args, {
-    cwd: work,
-    env: { PATH: process.env.PATH, HOME: join(work, 'cosign-home'), COSIGN_PASSWORD },
-  });
-}
-
-function cosignVerify(publicKeyFile: string, reference: string) {
-  return runCosign([
-    'verify',
-    '--key',
-    publicKeyFile,
-    '--private-infrastructure',
-    '--allow-http-registry',
-    '--output',
-    'json',
-    reference,
-  ]);
-}
+/** The real cosign, offline, with cosign's key password at hand. */
+const runCosign = (args: string[]) => runSupportCosign(cosign, work, args, { COSIGN_PASSWORD });
+const cosignVerify = (publicKeyFile: string, reference: string) =>
+  supportCosignVerify(cosign, work, publicKeyFile, reference);
 
 /** Pushes a fresh site image (distinct content each time) and returns its repository and digest. */
 async function pushSite(repository = 'docs/site', tag = 'latest'): Promise<string> {
@@ -103,8 +76,8 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'oci-sign-test-'));
   registry = await startRegistry();
   client = new RegistryClient({ registry: registry.host, retries: 0 });
-  key = await keyPair('ours');
-  other = await keyPair('other');
+  key = await opensslKeyPair(work, 'ours');
+  other = await opensslKeyPair(work, 'other');
   const generated = await runCosign(['generate-key-pair']);
   if (generated.code !== 0) throw new Error(`cosign generate-key-pair failed: ${generated.stderr}`);
   cosignKey = {

@@ -1,0 +1,64 @@
+// Keys and the real cosign CLI for the signature tests: key pairs as a user makes them with
+// openssl, and `cosign verify --key` run offline as inside an air gap.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type ProcessResult, runProcess } from '../../scripts/run-process.ts';
+
+export async function openssl(args: string[]): Promise<void> {
+  const result = await runProcess('openssl', args);
+  if (result.code !== 0) throw new Error(`openssl ${args[0]} failed: ${result.stderr}`);
+}
+
+export interface KeyPair {
+  /** PEM (PKCS#8 / SPKI). */
+  private: string;
+  public: string;
+  privateFile: string;
+  publicFile: string;
+}
+
+/** An ECDSA P-256 key pair written to `dir` as `openssl genpkey` and `openssl pkey -pubout` write it. */
+export async function opensslKeyPair(dir: string, name: string): Promise<KeyPair> {
+  const privateFile = join(dir, `${name}.key`);
+  const publicFile = join(dir, `${name}.pub`);
+  await openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', privateFile]);
+  await openssl(['pkey', '-in', privateFile, '-pubout', '-out', publicFile]);
+  return {
+    private: await readFile(privateFile, 'utf8'),
+    public: await readFile(publicFile, 'utf8'),
+    privateFile,
+    publicFile,
+  };
+}
+
+/**
+ * The real cosign with its own HOME (it keeps a cache there) and only `env` besides: offline,
+ * nothing from the developer's shell.
+ */
+export function runCosign(
+  cosign: string,
+  home: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<ProcessResult> {
+  return runProcess(cosign, args, { cwd: home, env: { PATH: process.env.PATH ?? '', HOME: home, ...env } });
+}
+
+/** `cosign verify --key` as a user inside the gap runs it: no transparency log, plain-http loopback registry. */
+export function cosignVerify(
+  cosign: string,
+  home: string,
+  publicKeyFile: string,
+  reference: string,
+): Promise<ProcessResult> {
+  return runCosign(cosign, home, [
+    'verify',
+    '--key',
+    publicKeyFile,
+    '--private-infrastructure',
+    '--allow-http-registry',
+    '--output',
+    'json',
+    reference,
+  ]);
+}
