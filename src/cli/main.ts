@@ -3,13 +3,6 @@ import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { Command, CommanderError } from 'commander';
 import { scrub } from '../redact.ts';
-import { registerAgent } from './commands/agent.ts';
-import { registerExport } from './commands/export.ts';
-import { registerFetch } from './commands/fetch.ts';
-import { registerMirror } from './commands/mirror.ts';
-import { registerOperator } from './commands/operator.ts';
-import { registerSimulate } from './commands/simulate.ts';
-import { registerTrigger } from './commands/trigger.ts';
 import { type CliContext, processContext } from './context.ts';
 import { EXIT, EXIT_CODES_HELP, exitCodeFor } from './exit-codes.ts';
 import { Reporter } from './output.ts';
@@ -17,19 +10,21 @@ import { Reporter } from './output.ts';
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 
 /**
- * Every subcommand registers itself from here.
+ * Every subcommand registers itself from here, in the order `--help` lists them.
  * Registration only declares flags: heavy modules (API client, bundle pipeline, simulator) are
- * imported when a command runs, so `fetch` in an init container does not pay for the others.
+ * imported when a command runs, so `fetch` in an init container does not pay for the others. When
+ * the arguments name a command, only its module is loaded: the long-running `operator` holds no
+ * code of the other commands (see README, "Footprint").
  */
-export const COMMANDS: RegisterCommand[] = [
-  registerExport,
-  registerAgent,
-  registerFetch,
-  registerMirror,
-  registerSimulate,
-  registerOperator,
-  registerTrigger,
-];
+const COMMANDS: Record<string, () => Promise<RegisterCommand>> = {
+  export: async () => (await import('./commands/export.ts')).registerExport,
+  agent: async () => (await import('./commands/agent.ts')).registerAgent,
+  fetch: async () => (await import('./commands/fetch.ts')).registerFetch,
+  mirror: async () => (await import('./commands/mirror.ts')).registerMirror,
+  simulate: async () => (await import('./commands/simulate.ts')).registerSimulate,
+  operator: async () => (await import('./commands/operator.ts')).registerOperator,
+  trigger: async () => (await import('./commands/trigger.ts')).registerTrigger,
+};
 
 /** Error handling and output shared by every (sub)command, including ones built elsewhere and added with addCommand. */
 function applyCommonSettings(command: Command, ctx: CliContext): void {
@@ -56,7 +51,8 @@ function packageVersion(): string {
   }
 }
 
-export function buildProgram(ctx: CliContext): Command {
+/** The program with the command `argv` names (after node and the script), or all of them. */
+export async function buildProgram(ctx: CliContext, argv: string[] = []): Promise<Command> {
   const program = new Command('static-export')
     .version(packageVersion(), '-V, --version', 'print the version of static-export')
     .description(
@@ -66,7 +62,9 @@ export function buildProgram(ctx: CliContext): Command {
     .addHelpText('after', EXIT_CODES_HELP)
     // Each command's options are its own, after its name: `mirror push --url` is push's --url, not mirror's.
     .enablePositionalOptions();
-  for (const register of COMMANDS) register(program, ctx);
+  const named = argv[2];
+  const names = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
+  for (const name of names) (await (COMMANDS[name] as () => Promise<RegisterCommand>)())(program, ctx);
   applyCommonSettings(program, ctx);
   return program;
 }
@@ -74,7 +72,7 @@ export function buildProgram(ctx: CliContext): Command {
 /** Runs the CLI and returns the exit code (see exit-codes.ts). */
 export async function run(argv: string[], ctx: CliContext = processContext()): Promise<number> {
   try {
-    await buildProgram(ctx).parseAsync(argv);
+    await (await buildProgram(ctx, argv)).parseAsync(argv);
     return EXIT.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
