@@ -110,14 +110,16 @@ export interface PublishResult {
 export async function publishSite(
   client: RegistryClient,
   repository: string,
-  site: Pick<PackagedSite, 'image' | 'version'>,
+  /** The image, or how to build it: an unchanged version is then never packaged. */
+  site: { version: string; image: SiteImage | (() => Promise<SiteImage>) },
   options: PublishOptions = {},
 ): Promise<PublishResult> {
   const tag = versionTag(site.version);
   const decision = decidePublish(await client.resolve(repository, tag));
   const moving = options.tags ?? [];
   if (decision.action === 'push') {
-    const pushed = await pushImage(client, repository, site.image, [tag, ...moving], options);
+    const image = typeof site.image === 'function' ? await site.image() : site.image;
+    const pushed = await pushImage(client, repository, image, [tag, ...moving], options);
     return { version: site.version, digest: pushed.digest, pushed: true, moved: moving, blobs: pushed.blobs };
   }
   // The version is there already, maybe unsigned (pushed before signing was set up): the hook

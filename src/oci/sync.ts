@@ -189,15 +189,20 @@ async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<Dom
       pages: fetched.site.pages,
     });
     const created = [job.updatedAt, job.createdAt].find((t) => t && !Number.isNaN(Date.parse(t)));
-    const site = await packageSite(
-      fetched.path,
-      {
-        domain,
-        exportJobId: started.jobId,
-        created: created ? new Date(created).toISOString() : new Date().toISOString(),
-      },
-      { version: fetched.version, pages: fetched.site.pages },
-    );
+    // Packaged only when the registry lacks this version: an unchanged site is never re-read.
+    const image = async () =>
+      (
+        await packageSite(
+          fetched.path,
+          {
+            domain,
+            exportJobId: started.jobId,
+            created: created ? new Date(created).toISOString() : new Date().toISOString(),
+          },
+          { version: fetched.version, pages: fetched.site.pages },
+        )
+      ).image;
+    const site = { version: fetched.version, image };
     const client = await options.registry(target.reference.registry);
     const repository = target.reference.repository;
     const result = await publishSite(client, repository, site, {
