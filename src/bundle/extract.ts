@@ -14,6 +14,8 @@ export interface ExtractOptions {
   limits?: Partial<BundleLimits>;
   /** Replace the destination even when it holds content this tool did not extract there. */
   force?: boolean;
+  /** The stream is a plain tar (an OCI image layer) rather than a tar.gz bundle. */
+  uncompressed?: boolean;
 }
 
 /** Content extracted into a temp dir beside the destination, not yet visible there. */
@@ -252,9 +254,23 @@ class ExtractSink extends Writable {
 }
 
 /** Extracts a tar.gz stream into `dir`; nothing is still writing there when this settles. */
-async function unpackInto(source: Readable, dir: string, limits: BundleLimits): Promise<ContentSummary> {
+async function unpackInto(
+  source: Readable,
+  dir: string,
+  limits: BundleLimits,
+  uncompressed = false,
+): Promise<ContentSummary> {
   const writer = new TreeWriter(dir);
   writer.init();
+  if (uncompressed) {
+    try {
+      // No compression, no ratio to watch: the caps on files and bytes still hold.
+      await pipeline(source, new ExtractSink(writer, limits, () => Number.POSITIVE_INFINITY));
+    } finally {
+      writer.stop();
+    }
+    return writer.summary();
+  }
   const inflate = createGunzip({ chunkSize: INFLATE_CHUNK });
   try {
     await pipeline(source, inflate, new ExtractSink(writer, limits, () => inflate.bytesWritten));
@@ -289,7 +305,7 @@ export async function stageExtraction(
   const staged = dir;
   const discard = () => rm(staged, { recursive: true, force: true });
   try {
-    const summary = await unpackInto(source, staged, resolveLimits(options.limits));
+    const summary = await unpackInto(source, staged, resolveLimits(options.limits), options.uncompressed);
     return {
       ...summary,
       dir: staged,

@@ -16,6 +16,12 @@ import { type LongTimer, setLongInterval } from '../timers.ts';
 import { apiBaseUrlRefusal } from './api-base-url.ts';
 import { type Failure, failure } from './failures.ts';
 
+/** Secrets read through the informer's cache (the operator) or, without it, straight from the API. */
+export type SecretReads = Pick<
+  CachedReader<{ metadata: { name: string }; data?: Record<string, string> }>,
+  'get'
+>;
+
 export interface Credentials {
   baseUrl: string;
   apiKey: string;
@@ -28,12 +34,14 @@ const RETRY_MISSING_SECRET_MS = 30_000;
 /** Anything with credentials: StaticExportRelease and AgentJob. */
 export interface UsesCredentials {
   metadata: { namespace?: string };
-  spec: { credentialsSecretRef: { name: string; key: string }; apiBaseUrl?: string };
+  /** Absent on a StaticExportRelease with a registry source (it never calls the admin API). */
+  spec: { credentialsSecretRef?: { name: string; key: string } | undefined; apiBaseUrl?: string | undefined };
 }
 
 /** The credentials Secret as messages name it: `ns/name (key apiKey)`. */
 export function secretRefText(resource: UsesCredentials): string {
   const ref = resource.spec.credentialsSecretRef;
+  if (!ref) return 'none (spec.credentialsSecretRef is not set)';
   return `${resource.metadata.namespace}/${ref.name} (key ${ref.key})`;
 }
 
@@ -56,10 +64,19 @@ export async function readCredentials(
   resource: UsesCredentials,
   defaults: CredentialDefaults,
   /** The Secret from the operator's cache when it is known current; a GET otherwise. */
-  secrets?: Pick<CachedReader<{ metadata: { name: string }; data?: Record<string, string> }>, 'get'>,
+  secrets?: SecretReads,
 ): Promise<Credentials | { failure: Failure }> {
   const namespace = resource.metadata.namespace ?? '';
   const ref = resource.spec.credentialsSecretRef;
+  if (!ref) {
+    return {
+      failure: failure(
+        'NoCredentials',
+        'spec.credentialsSecretRef is not set: name the Secret with the admin API key',
+        true,
+      ),
+    };
+  }
   const baseUrl = resource.spec.apiBaseUrl ?? defaults.apiBaseUrl;
   if (!baseUrl) {
     return {
@@ -82,38 +99,16 @@ export async function readCredentials(
     },
   );
   if (refusal) return { failure: failure('ApiBaseUrlNotAllowed', refusal, true) };
-  let data: Record<string, string> | undefined;
-  try {
-    data = (
-      secrets
-        ? await secrets.get(namespace, ref.name)
-        : await kube.get<{ data?: Record<string, string> }>(
-            resourcePath('v1', 'secrets', namespace, ref.name),
-          )
-    ).data;
-  } catch (e) {
-    if (!isNotFound(e)) throw e;
-    return {
-      failure: failure(
-        'SecretNotFound',
-        `Secret ${namespace}/${ref.name} named in spec.credentialsSecretRef does not exist: create it with the admin API key under key ${ref.key}`,
-        true,
-        RETRY_MISSING_SECRET_MS,
-      ),
-    };
-  }
-  const raw = data?.[ref.key];
-  if (raw === undefined) {
-    const keys = Object.keys(data ?? {}).join(', ') || 'none';
-    return {
-      failure: failure(
-        'SecretKeyNotFound',
-        `Secret ${namespace}/${ref.name} has no key ${ref.key} (keys: ${keys}): set spec.credentialsSecretRef.key or add the key`,
-        true,
-        RETRY_MISSING_SECRET_MS,
-      ),
-    };
-  }
+  const read = await readSecretKey(
+    kube,
+    namespace,
+    ref,
+    'spec.credentialsSecretRef',
+    'the admin API key',
+    secrets,
+  );
+  if ('failure' in read) return read;
+  const raw = read.value;
   const apiKey = Buffer.from(raw, 'base64').toString('utf8').trim();
   registerSecret(apiKey);
   try {
@@ -130,6 +125,53 @@ export async function readCredentials(
     };
   }
   return { baseUrl, apiKey, secret: `${namespace}/${ref.name}` };
+}
+
+/**
+ * The base64 value under `ref.key` of a Secret in `namespace`, or the failure that tells the user
+ * which Secret or key to create (`field` names the spec field, `what` the value it should hold).
+ */
+export async function readSecretKey(
+  kube: KubeClient,
+  namespace: string,
+  ref: { name: string; key: string },
+  field: string,
+  what: string,
+  secrets?: SecretReads,
+): Promise<{ value: string } | { failure: Failure }> {
+  let data: Record<string, string> | undefined;
+  try {
+    data = (
+      secrets
+        ? await secrets.get(namespace, ref.name)
+        : await kube.get<{ data?: Record<string, string> }>(
+            resourcePath('v1', 'secrets', namespace, ref.name),
+          )
+    ).data;
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+    return {
+      failure: failure(
+        'SecretNotFound',
+        `Secret ${namespace}/${ref.name} named in ${field} does not exist: create it with ${what} under key ${ref.key}`,
+        true,
+        RETRY_MISSING_SECRET_MS,
+      ),
+    };
+  }
+  const value = data?.[ref.key];
+  if (value === undefined) {
+    const keys = Object.keys(data ?? {}).join(', ') || 'none';
+    return {
+      failure: failure(
+        'SecretKeyNotFound',
+        `Secret ${namespace}/${ref.name} has no key ${ref.key} (keys: ${keys}): set ${field}.key or add the key`,
+        true,
+        RETRY_MISSING_SECRET_MS,
+      ),
+    };
+  }
+  return { value };
 }
 
 export interface ApiClientsOptions {

@@ -15,6 +15,7 @@ import {
   UnauthorizedError,
 } from '../api/index.ts';
 import { BundleError } from '../bundle/index.ts';
+import { OciError, SignatureError } from '../oci/errors.ts';
 import { scrub } from '../redact.ts';
 import { type ConditionChange, type Progress, progressConditions } from '../runtime/conditions.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
@@ -94,12 +95,50 @@ export function classifyError(error: unknown, secretRef: string): Failure {
   }
   if (error instanceof TargetMisconfiguredError)
     return failure('TargetMisconfigured', error.message, true, TARGET_RECHECK_MS);
+  if (error instanceof SignatureError) return signatureInvalid(error.message);
+  if (error instanceof OciError) return registryFailure(error);
   if (error instanceof TargetError) return failure('TargetFailed', error.message, true, 5 * MINUTE);
   if (error instanceof KubeApiError) {
     return failure('TargetFailed', `Writing to the Kubernetes API failed: ${error.message}`, false);
   }
   const message = error instanceof Error ? error.message : String(error);
   return failure('ReconcileError', message, false);
+}
+
+/** A registry source's call failed (spec.source.oci): what the user sees and when it is tried again. */
+function registryFailure(error: OciError): Failure {
+  switch (error.reason) {
+    case 'Auth':
+      return failure(
+        'RegistryAuthFailed',
+        `The registry refused access: ${error.message}. Put credentials that may pull this repository in the Secret named by spec.source.oci.credentialsSecretRef`,
+        true,
+        5 * MINUTE,
+      );
+    case 'NotFound':
+      return failure(
+        'ImageNotFound',
+        `${error.message}: push the site image (static-export mirror push) or fix spec.source.oci`,
+        true,
+        MINUTE,
+      );
+    case 'Unavailable':
+      return failure('RegistryUnavailable', `The registry is unreachable: ${error.message}`, false);
+    case 'Usage':
+      return failure('InvalidConfiguration', error.message, true, 5 * MINUTE);
+    default:
+      return failure('ImageInvalid', `The image cannot be used: ${error.message}`, true, 5 * MINUTE);
+  }
+}
+
+/** The image is unsigned or its signature does not verify with the configured key: nothing is published. */
+export function signatureInvalid(message: string): Failure {
+  return failure(
+    'SignatureInvalid',
+    `${message}; nothing was published. Push an image signed with the key whose public half is in the Secret named by spec.source.oci.verify.publicKeySecretRef`,
+    true,
+    MINUTE,
+  );
 }
 
 /**

@@ -1,5 +1,7 @@
 // The operator process: both controllers wired to the runtime (informers -> work queues ->
 // reconcilers), behind leader election, with events, metrics and health endpoints.
+
+import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { AgentJobBudget, DEFAULT_API_REQUESTS_PER_MINUTE } from '../api/index.ts';
@@ -137,6 +139,9 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
 
   // Each process owns its work directory: opening the cache removes what a crash mid-download left.
 
+  // Registry sources' images are extracted and checked in here; a killed process left its own.
+  const ociPulls = join(cfg.workDir, 'oci-pulls');
+  await rm(ociPulls, { recursive: true, force: true });
   const cache = await BundleCache.open({
     dir: join(cfg.workDir, BUNDLE_CACHE_DIR),
     maxBytes: cfg.bundleCacheBytes ?? DEFAULT_BUNDLE_CACHE_BYTES,
@@ -169,6 +174,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     logger: log,
     cache,
     shared,
+    workDir: ociPulls,
     ...(cfg.download ? { download: cfg.download } : {}),
     ...(cfg.startOutcomeWaitMs === undefined
       ? {}
@@ -184,6 +190,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
   // Index names: releases (and AgentJobs) by the key Secret they read, releases and labelled
   // workloads by the values Secret they write or read.
   const KEY_SECRET = 'keySecret';
+  const REGISTRY_SECRET = 'registrySecret';
   const VALUES_SECRET = 'valuesSecret';
 
   function startReconcilers(): Reconcilers {
@@ -225,9 +232,16 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     // Secrets' metadata only (never their data): a values Secret deleted or edited is repaired, and
     // a key Secret created or fixed is used at once rather than at the next retry.
     const secretInformer = informer<KubeObject>('v1', 'secrets', kube.metadataOnly());
-    const keySecret = (r: StaticExportRelease | AgentJob) => r.spec.credentialsSecretRef.name;
+    const keySecret = (r: StaticExportRelease | AgentJob) => r.spec.credentialsSecretRef?.name;
     serInformer.addIndex(KEY_SECRET, refIndex<StaticExportRelease & KubeObject>(keySecret));
     ajInformer.addIndex(KEY_SECRET, refIndex<AgentJob & KubeObject>(keySecret));
+    // A registry source's login, CA or public key Secret created or fixed: used at once.
+    serInformer.addIndex(REGISTRY_SECRET, (r: StaticExportRelease & KubeObject) => {
+      const oci = r.spec.source?.oci;
+      return [oci?.credentialsSecretRef?.name, oci?.caSecretRef?.name, oci?.verify?.publicKeySecretRef.name]
+        .filter((n): n is string => n !== undefined)
+        .map((n) => `${r.metadata.namespace}/${n}`);
+    });
     // The site chart's workloads, by the label naming the Secret they read (metadata only): one
     // installed or changed (helm upgrade) is rolled or checked at once, not at the next renewal.
     const workloadInformers = WORKLOAD_KINDS.map((kind) => {
@@ -291,7 +305,11 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     enqueueOnChange(
       secretInformer,
       serController,
-      allKeys(ownerKeys(SER_KIND, API_GROUP), referrerKeys(serInformer, KEY_SECRET)),
+      allKeys(
+        ownerKeys(SER_KIND, API_GROUP),
+        referrerKeys(serInformer, KEY_SECRET),
+        referrerKeys(serInformer, REGISTRY_SECRET),
+      ),
     );
     enqueueOnChange(ajInformer, ajController, ownKey, ignoreStatusOnly);
     cancelOnDelete(ajInformer, ajController);

@@ -109,6 +109,10 @@ export abstract class Reconciler<
   protected abstract act(observed: O, d: D, client: AdminApiClient, run: Run<T, S>): Promise<ReconcileResult>;
   protected abstract withFailure(status: S, f: Failure, generation: number | undefined, now: Date): S;
 
+  /** Performs an action of an object whose work needs no admin API (`callsApi` false). */
+  protected actWithoutApi(_observed: O, d: D, _run: Run<T, S>): Promise<ReconcileResult> {
+    return Promise.resolve(nextStep(d));
+  }
   /** An action that must reach the platform at most once (it is marked in status before the call). */
   protected sendsOnce(_action: D['action']): boolean {
     return false;
@@ -193,9 +197,12 @@ export abstract class Reconciler<
       );
       return { requeueAfterMs: 0 };
     }
-    if (d.action.kind === 'none' || !client) return nextStep(d);
+    if (d.action.kind === 'none') return nextStep(d);
     try {
-      return await this.act(observed, d, client, run);
+      if (client) return await this.act(observed, d, client, run);
+      // An object that needs no admin API (a release following a registry) acts on its own.
+      if (!this.callsApi(run.obj)) return await this.actWithoutApi(observed, d, run);
+      return nextStep(d);
     } catch (e) {
       // Aborted: the work is no longer wanted (deleted, or another replica leads); write nothing.
       if (signal?.aborted) throw e;

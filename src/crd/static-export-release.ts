@@ -150,12 +150,95 @@ const publishGateSchema = z
     'Checks a new version must pass before it is published: index.html at its root, at least minPages pages, and no larger page drop than maxPageDrop. A failing version is not published (Ready=False, reason PublishGateFailed); the served one stays.',
   );
 
-export const staticExportReleaseSpecSchema = z
+// registry host[:port] then the repository path, as in an image reference without tag or digest.
+const OCI_REPOSITORY_PATTERN =
+  '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+((\\.|_|__|-+)[a-z0-9]+)*)+$';
+const OCI_TAG_PATTERN = '^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$';
+
+const ociSourceSchema = z
   .object({
-    domain: matching(BARE_HOST_PATTERN, `spec.domain must be ${BARE_HOST_RULE}`, MAX_DOMAIN_LENGTH).describe(
-      'Domain of the documentation site to export.',
-    ),
-    credentialsSecretRef: secretKeySelector('spec.credentialsSecretRef'),
+    repository: matching(
+      OCI_REPOSITORY_PATTERN,
+      'spec.source.oci.repository must be REGISTRY/REPOSITORY without tag or digest, such as registry.internal:5000/docs/docs.example.com',
+      255,
+    ).describe('Registry host (with port) and repository the site images are pushed to.'),
+    tag: matching(
+      OCI_TAG_PATTERN,
+      'spec.source.oci.tag must be an OCI tag (letters, digits, _ . -, at most 128, not starting with . or -)',
+      128,
+    )
+      .default('latest')
+      .describe(
+        'Tag to follow: each new digest under it is verified, checked and published. A version tag (sha256-…) pins that version.',
+      ),
+    credentialsSecretRef: secretKeyRef('spec.source.oci.credentialsSecretRef', {
+      defaultKey: '.dockerconfigjson',
+      what: 'a Docker config JSON ({"auths": {"<registry>": {"auth": "<base64 user:password>"}}})',
+      describe:
+        'Secret with the registry credentials, e.g. a kubernetes.io/dockerconfigjson Secret (the same one can be an imagePullSecret of the site pods). Absent: anonymous.',
+    }).optional(),
+    caSecretRef: secretKeyRef('spec.source.oci.caSecretRef', {
+      defaultKey: 'ca.crt',
+      what: "the PEM CA bundle that signed the registry's TLS certificate",
+      describe:
+        'Secret with the CA bundle to trust for the registry (an internal CA). Absent: the system CAs.',
+    }).optional(),
+    verify: z
+      .object({
+        publicKeySecretRef: secretKeyRef('spec.source.oci.verify.publicKeySecretRef', {
+          defaultKey: 'cosign.pub',
+          what: 'the PEM public key (as `cosign generate-key-pair` or openssl writes it)',
+          describe: 'Secret with the public key the image signatures must verify with.',
+        }),
+      })
+      .optional()
+      .describe(
+        'Publish only images with a cosign signature (tag sha256-<digest>.sig) made by this key; others: Ready=False, reason SignatureInvalid, nothing published.',
+      ),
+    interval: duration('spec.source.oci.interval', '10s')
+      .default('5m')
+      .describe('How often the tag is resolved to look for a new digest.'),
+  })
+  .describe(
+    'Follow a site image in an OCI registry (inside an air gap: images pushed by static-export mirror) instead of exporting from the platform.',
+  );
+
+const PLATFORM_ONLY = [
+  'domain',
+  'credentialsSecretRef',
+  'apiBaseUrl',
+  'export',
+  'interval',
+  'renewBefore',
+  'pinnedVersion',
+] as const;
+const SOURCE_MESSAGE =
+  'a StaticExportRelease has exactly one source: either spec.domain with spec.credentialsSecretRef (the platform export) or spec.source.oci (a registry)';
+const OCI_EXCLUSIVE_MESSAGE = `spec.source.oci cannot be combined with ${PLATFORM_ONLY.map((f) => `spec.${f}`).join(', ')}: those belong to the platform source (the follow interval is spec.source.oci.interval; pin a version by following its tag)`;
+
+const sourceRules = [
+  {
+    rule: 'has(self.source) || (has(self.domain) && has(self.credentialsSecretRef))',
+    message: SOURCE_MESSAGE,
+  },
+  {
+    rule: `!has(self.source) || ![${PLATFORM_ONLY.map((f) => `has(self.${f})`).join(', ')}].exists(x, x)`,
+    message: OCI_EXCLUSIVE_MESSAGE,
+  },
+];
+
+const specObject = z
+  .object({
+    domain: matching(BARE_HOST_PATTERN, `spec.domain must be ${BARE_HOST_RULE}`, MAX_DOMAIN_LENGTH)
+      .optional()
+      .describe('Domain of the documentation site to export (the platform source).'),
+    credentialsSecretRef: secretKeySelector('spec.credentialsSecretRef').optional(),
+    source: z
+      .object({ oci: ociSourceSchema })
+      .optional()
+      .describe(
+        'Where versions come from instead of the platform export (spec.domain); absent: the platform.',
+      ),
     apiBaseUrl: httpUrl('spec.apiBaseUrl')
       .optional()
       .describe("Admin API base URL; the operator's default otherwise."),
@@ -245,7 +328,21 @@ export const staticExportReleaseSpecSchema = z
       ),
     target: targetSchema,
   })
-  .describe('Which site to export, with which key, how often, and where the result goes.');
+  .describe(
+    'Which site to follow (a platform export, or site images in an OCI registry), how often, and where the result goes.',
+  );
+
+export const staticExportReleaseSpecSchema = withCel(
+  specObject
+    .refine(
+      (s) => s.source !== undefined || (s.domain !== undefined && s.credentialsSecretRef !== undefined),
+      { message: SOURCE_MESSAGE },
+    )
+    .refine((s) => s.source === undefined || PLATFORM_ONLY.every((f) => s[f] === undefined), {
+      message: OCI_EXCLUSIVE_MESSAGE,
+    }),
+  sourceRules,
+);
 
 export const exportStatusSchema = z.object({
   jobId: z
@@ -325,12 +422,40 @@ export const staticExportReleaseStatusSchema = z
     conditions: conditionsSchema.optional(),
     start: pendingCallSchema('Starting', 'start export call').optional(),
     export: exportStatusSchema.optional().describe('The export job in flight or last run.'),
+    oci: z
+      .object({
+        digest: z
+          .string()
+          .optional()
+          .describe('The manifest digest spec.source.oci.tag pointed to at the last check.'),
+        checkedAt: timestamp().optional().describe('When the tag was last resolved.'),
+        rejected: z
+          .object({
+            digest: z.string().describe('The manifest digest refused.'),
+            generation: z
+              .number()
+              .int()
+              .optional()
+              .describe('The spec generation whose publish gate refused it.'),
+            message: z.string().describe('Why.'),
+          })
+          .optional()
+          .describe('A digest the publish gate refused: not pulled again until the spec changes.'),
+      })
+      .optional()
+      .describe('What the registry source (spec.source.oci) showed at the last check.'),
     current: z
       .object({
         version: z
           .string()
           .optional()
-          .describe('The content version served: sha256- and a digest of the files.'),
+          .describe(
+            'The version served: the content version (sha256- and a digest of the files) of a platform export, or REGISTRY/REPOSITORY@sha256:DIGEST of a registry source.',
+          ),
+        contentVersion: z
+          .string()
+          .optional()
+          .describe("The content version (sha256-…) of a registry source's site files."),
         jobId: z
           .string()
           .optional()
@@ -359,8 +484,13 @@ export const staticExportReleaseStatusSchema = z
       .array(
         z
           .object({
-            version: z.string().describe('The content version published.'),
-            jobId: z.string().describe('The export job it came from (spec.pinnedVersion serves it again).'),
+            version: z.string().describe('The version published (as status.current.version).'),
+            jobId: z
+              .string()
+              .optional()
+              .describe(
+                'The export job it came from (spec.pinnedVersion serves it again); none for a registry source.',
+              ),
             pageCount: z.number().int().optional().describe('Its HTML pages.'),
             appliedAt: timestamp().describe('When it was published.'),
           })
@@ -411,7 +541,7 @@ export const staticExportReleaseCrd = {
   plural: SER_PLURAL,
   singular: 'staticexportrelease',
   description:
-    'Keeps a self-hosted documentation site serving the latest static export of a hosted docs site: exports it, verifies the bundle, writes its link and content version to the target, rolls the serving workloads and renews the link before it expires.',
+    'Keeps a self-hosted documentation site serving the latest static export of a hosted docs site: exports it, verifies the bundle, writes its link and content version to the target, rolls the serving workloads and renews the link before it expires. Inside an air gap it follows site images in an OCI registry instead (spec.source.oci).',
   shortNames: ['ser'],
   spec: staticExportReleaseSpecSchema,
   status: staticExportReleaseStatusSchema,
@@ -423,5 +553,6 @@ export const staticExportReleaseCrd = {
     // A future time in a date column prints <invalid> (kubectl shows ages): show the timestamp.
     { name: 'Renewal', type: 'string', jsonPath: '.status.current.renewalTime', priority: 1 },
     { name: 'Domain', type: 'string', jsonPath: '.spec.domain', priority: 1 },
+    { name: 'Repository', type: 'string', jsonPath: '.spec.source.oci.repository', priority: 1 },
   ],
 } as const;

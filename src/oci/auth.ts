@@ -14,7 +14,7 @@ export interface FoundCredentials extends RegistryCredentials {
   source: string;
 }
 
-interface AuthFile {
+export interface AuthFile {
   auths?: Record<string, { auth?: string; username?: string; password?: string; identitytoken?: string }>;
   credsStore?: string;
   credHelpers?: Record<string, string>;
@@ -71,17 +71,28 @@ export async function credentialsFromAuthFiles(
         `auth file ${file} cannot be read (${code ?? 'not JSON'}): fix or remove it, or pass --authfile`,
       );
     }
-    for (const [key, entry] of Object.entries(parsed.auths ?? {})) {
-      if (!authKeyMatches(key, registry)) continue;
-      const creds = entry.auth
-        ? decodeAuth(entry.auth, file)
-        : entry.username !== undefined && entry.password !== undefined
-          ? { username: entry.username, password: entry.password }
-          : undefined;
-      if (!creds) continue;
-      registerSecret(creds.password);
-      return { ...creds, source: file };
-    }
+    const creds = authConfigCredentials(parsed, registry, file);
+    if (creds) return { ...creds, source: file };
+  }
+  return undefined;
+}
+
+/** The entry for `registry` in a parsed auth file (`{"auths": …}`), as a Docker config Secret holds it. */
+export function authConfigCredentials(
+  config: AuthFile,
+  registry: string,
+  source: string,
+): RegistryCredentials | undefined {
+  for (const [key, entry] of Object.entries(config.auths ?? {})) {
+    if (!authKeyMatches(key, registry)) continue;
+    const creds = entry.auth
+      ? decodeAuth(entry.auth, source)
+      : entry.username !== undefined && entry.password !== undefined
+        ? { username: entry.username, password: entry.password }
+        : undefined;
+    if (!creds) continue;
+    registerSecret(creds.password);
+    return creds;
   }
   return undefined;
 }

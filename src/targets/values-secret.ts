@@ -21,7 +21,11 @@ export const VERSION_ANNOTATION = 'staticexport.dev/version';
  * The keys the site chart reads in existing-Secret mode (`staticExport.existingSecretKeys`), next to
  * the values document: `helm install --set staticExport.existingSecret=<name>` works as it is.
  */
-export const CHART_KEYS = { bundleUrl: 'bundleUrl', version: 'version' } as const;
+export const CHART_KEYS = {
+  bundleUrl: 'bundleUrl',
+  version: 'version',
+  ociReference: 'ociReference',
+} as const;
 
 export interface ValuesSecretTarget {
   name: string;
@@ -115,6 +119,9 @@ export function desiredValuesSecret(
       [target.key]: Buffer.from(renderValuesYaml(values)).toString('base64'),
       [CHART_KEYS.bundleUrl]: Buffer.from(values.bundleUrl).toString('base64'),
       [CHART_KEYS.version]: Buffer.from(values.version).toString('base64'),
+      ...(values.ociReference
+        ? { [CHART_KEYS.ociReference]: Buffer.from(values.ociReference).toString('base64') }
+        : {}),
     },
   };
 }

@@ -186,14 +186,74 @@ describe('StaticExportRelease CRD', () => {
     expect(r.stderr).toMatch(message);
   });
 
-  it('refuses a release without domain or credentials, naming the missing field', async () => {
-    const obj = validRelease('missing');
-    delete (obj.spec as Obj).domain;
-    delete (obj.spec as Obj).credentialsSecretRef;
-    const r = await apply(obj);
+  it('refuses a release without a source: neither domain with credentials nor spec.source.oci', async () => {
+    for (const drop of [['domain', 'credentialsSecretRef'], ['credentialsSecretRef']]) {
+      const obj = validRelease('missing');
+      for (const field of drop) delete (obj.spec as Obj)[field];
+      const r = await apply(obj);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(
+        /a StaticExportRelease has exactly one source: either spec\.domain with spec\.credentialsSecretRef \(the platform export\) or spec\.source\.oci/,
+      );
+    }
+  });
+
+  const ociSpec = (oci: Obj = {}): Obj => ({
+    target: { valuesSecret: { name: 'site-values' } },
+    source: { oci: { repository: 'registry.internal:5000/docs/docs.example.com', ...oci } },
+  });
+  const ociRelease = (name: string, spec: Obj) => {
+    const obj = validRelease(name);
+    obj.spec = spec;
+    return obj;
+  };
+
+  it('accepts a registry source and fills in its defaults', async () => {
+    const r = await apply(
+      ociRelease(
+        'oci-minimal',
+        ociSpec({
+          credentialsSecretRef: { name: 'registry-login' },
+          verify: { publicKeySecretRef: { name: 'site-signing' } },
+        }),
+      ),
+    );
+    expect(r.stderr).toBe('');
+    const { spec } = await getJson('ser', 'oci-minimal');
+    expect(spec.source).toEqual({
+      oci: {
+        repository: 'registry.internal:5000/docs/docs.example.com',
+        tag: 'latest',
+        interval: '5m',
+        credentialsSecretRef: { name: 'registry-login', key: '.dockerconfigjson' },
+        verify: { publicKeySecretRef: { name: 'site-signing', key: 'cosign.pub' } },
+      },
+    });
+    expect(spec.domain).toBeUndefined();
+  });
+
+  it.each([
+    [
+      'both sources',
+      { ...ociSpec(), domain: 'docs.example.com', credentialsSecretRef: { name: 'k' } },
+      /spec\.source\.oci cannot be combined with spec\.domain, spec\.credentialsSecretRef, .*spec\.pinnedVersion/,
+    ],
+    [
+      'a platform interval',
+      { ...ociSpec(), interval: '5m' },
+      /the follow interval is spec\.source\.oci\.interval/,
+    ],
+    [
+      'a repository with a tag',
+      ociSpec({ repository: 'registry.internal:5000/docs:latest' }),
+      /spec\.source\.oci\.repository must be REGISTRY\/REPOSITORY without tag or digest/,
+    ],
+    ['a bad tag', ociSpec({ tag: '-latest' }), /spec\.source\.oci\.tag must be an OCI tag/],
+    ['a too short interval', ociSpec({ interval: '1s' }), /spec\.source\.oci\.interval must be at least 10s/],
+  ])('refuses a registry source with %s', async (_what, spec, message) => {
+    const r = await apply(ociRelease('oci-bad', spec as Obj));
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toMatch(/spec\.domain: Required value/);
-    expect(r.stderr).toMatch(/spec\.credentialsSecretRef: Required value/);
+    expect(r.stderr).toMatch(message);
   });
 
   it('shows Ready, Status (the Ready message) and Age in kubectl get; Version, Renewal and Domain with -o wide', async () => {
@@ -239,6 +299,7 @@ describe('StaticExportRelease CRD', () => {
       'VERSION',
       'RENEWAL',
       'DOMAIN',
+      'REPOSITORY',
     ]);
     expect(wideRow?.split(/\s+/).slice(4)).toEqual([version, renewal, 'docs.example.com']);
   });

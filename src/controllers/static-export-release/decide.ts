@@ -28,6 +28,7 @@ import {
 import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
 import { type Failure, failureConditions, failureEvent } from '../failures.ts';
 import type { EventNote } from '../types.ts';
+import { decideOci, type OciAction, type OciCheck } from './oci.ts';
 import { type Roll, rolloutStalledMessage, rolloutStep } from './rollout.ts';
 import type { SharedExport } from './shared-exports.ts';
 
@@ -65,6 +66,8 @@ export interface Observed {
    * started by another release or by this one; absent when the group has none.
    */
   shared?: SharedExport;
+  /** Registry source: what spec.source.oci.tag resolved to (only when a check was due). */
+  oci?: OciCheck;
 }
 
 export type StartReason = 'Initial' | 'SpecChanged' | 'Requested' | 'Interval' | 'Retry' | 'JobVanished';
@@ -75,6 +78,7 @@ export type Action =
   | { kind: 'none' }
   | { kind: 'start'; reason: StartReason }
   | { kind: 'publish'; mode: PublishMode; jobId: string; expectVersion?: string }
+  | OciAction
   | Roll;
 
 export type { EventNote };
@@ -183,6 +187,7 @@ export function withHealthy(release: StaticExportRelease, status: Status, now: D
   const generation = release.metadata.generation;
   const c = status.current;
   const e = status.export;
+  const refused = status.oci?.rejected;
   const lastFailed = e?.state === 'failed' && e.finishedAt;
   const ready: ConditionInput = lastFailed
     ? {
@@ -191,30 +196,46 @@ export function withHealthy(release: StaticExportRelease, status: Status, now: D
         reason: 'ExportFailed',
         message: e?.message ?? 'The last export failed',
       }
-    : e?.finishedAt && e.publishGateFailure
+    : refused && refused.digest === status.oci?.digest
       ? {
           type: 'Ready',
           status: 'False',
           reason: 'PublishGateFailed',
-          message: `Export job ${e.jobId} was not published: ${e.publishGateFailure}. ${
+          message: `Image ${refused.digest} was not published: ${refused.message}. ${
             c?.version ? `Still serving ${c.version}` : 'Nothing is served yet'
-          }; the next export is tried at the next trigger or interval (spec.publishGate sets the checks)`,
+          }; a new digest under the tag is checked at the next interval (spec.publishGate sets the checks)`,
         }
-      : c?.rollout?.stalled
+      : e?.finishedAt && e.publishGateFailure
         ? {
             type: 'Ready',
             status: 'False',
-            reason: 'RolloutStalled',
-            message: rolloutStalledMessage(c.rollout),
+            reason: 'PublishGateFailed',
+            message: `Export job ${e.jobId} was not published: ${e.publishGateFailure}. ${
+              c?.version ? `Still serving ${c.version}` : 'Nothing is served yet'
+            }; the next export is tried at the next trigger or interval (spec.publishGate sets the checks)`,
           }
-        : c?.version
+        : c?.rollout?.stalled
           ? {
               type: 'Ready',
-              status: 'True',
-              reason: 'Published',
-              message: `Serving ${c.version}; link renewal at ${c.renewalTime}`,
+              status: 'False',
+              reason: 'RolloutStalled',
+              message: rolloutStalledMessage(c.rollout),
             }
-          : { type: 'Ready', status: 'False', reason: 'Exporting', message: 'Waiting for the first export' };
+          : c?.version
+            ? {
+                type: 'Ready',
+                status: 'True',
+                reason: 'Published',
+                message: c.renewalTime
+                  ? `Serving ${c.version}; link renewal at ${c.renewalTime}`
+                  : `Serving ${c.version}`,
+              }
+            : {
+                type: 'Ready',
+                status: 'False',
+                reason: 'Exporting',
+                message: 'Waiting for the first export',
+              };
   const observed =
     generation === undefined || specExportPending(release, status)
       ? status
@@ -290,7 +311,7 @@ function startReason(release: StaticExportRelease, now: Date, tun: Tunables): St
   return undefined;
 }
 
-const clampDelay = (ms: number) => Math.max(1_000, ms);
+export const clampDelay = (ms: number) => Math.max(1_000, ms);
 
 /** While another release of the group is starting the export, look again this soon (it also wakes us). */
 export const JOIN_WAIT_MS = 1_000;
@@ -370,6 +391,7 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
     const seen = gen === undefined ? status : { ...status, observedGeneration: gen };
     return none(withConditions(seen, [absent(RECONCILING)], gen, now));
   }
+  if (release.spec.source?.oci) return decideOci(o);
 
   // First of all, whatever else is wrong now: a start that may have been sent is not repeated
   // before the wait is over.
@@ -490,7 +512,7 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
   const pinned = release.spec.pinnedVersion;
   if (pinned && status.current?.version !== pinned) {
     const entry = status.history?.find((h) => h.version === pinned);
-    if (!entry) {
+    if (!entry?.jobId) {
       const known = status.history?.map((h) => h.version).join(', ') || 'none yet';
       const f: Failure = {
         reason: 'PinnedVersionUnknown',
@@ -533,7 +555,18 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
   // Steady state: the workloads roll or are watched; else nothing to do until the link needs
   // renewing or the next interval.
   // A pinned release handles a request without exporting: its link is renewed as usual.
-  let steady = pinned ? { ...status, ...requestsOf(release) } : status;
+  const steady = pinned ? { ...status, ...requestsOf(release) } : status;
+  return settle(o, steady, untilNextWork(release, now, tun));
+}
+
+/**
+ * Nothing to fetch or publish: the workloads roll or are watched; else nothing to do until
+ * `nextWorkMs` (link renewal, the next interval).
+ */
+export function settle(o: Observed, status: Status, nextWorkMs: number | undefined): Decision {
+  const { release, now } = o;
+  const gen = release.metadata.generation;
+  let steady = status;
   const step = rolloutStep(release, o.workloads, now);
   if (step?.kind === 'roll') return { action: step, status: steady, events: [] };
   if (step && steady.current) steady = { ...steady, current: { ...steady.current, rollout: step.rollout } };
@@ -545,16 +578,20 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
       stalled: true,
       retryAfterMs: 60_000,
     };
-    return { ...failed(steady, f), events: [...(step?.events ?? []), failureEvent(f)] };
+    return {
+      action: { kind: 'none' },
+      status: withFailure(steady, f, gen, now),
+      events: [...(step?.events ?? []), failureEvent(f)],
+      failure: f,
+    };
   }
-  const next = [untilNextWork(release, now, tun), step?.requeueAfterMs].filter(
-    (t): t is number => t !== undefined,
-  );
-  return none(
-    withHealthy(release, steady, now),
-    next.length ? Math.min(...next) : undefined,
-    step?.events ?? [],
-  );
+  const next = [nextWorkMs, step?.requeueAfterMs].filter((t): t is number => t !== undefined);
+  return {
+    action: { kind: 'none' },
+    status: withHealthy(release, steady, now),
+    events: step?.events ?? [],
+    ...(next.length ? { requeueAfterMs: clampDelay(Math.min(...next)) } : {}),
+  };
 }
 
 function untilNextWork(release: StaticExportRelease, now: Date, tun: Tunables): number | undefined {

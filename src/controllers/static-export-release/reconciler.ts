@@ -16,6 +16,7 @@ import {
 } from '../../crd/index.ts';
 import { argoVersion, checkArgo, writeArgo } from '../../targets/argo-application.ts';
 import { checkFlux, fluxVersion, writeFlux } from '../../targets/flux-helm-release.ts';
+import type { StaticExportValues } from '../../targets/values.ts';
 import { observeValuesSecret, writeValuesSecret } from '../../targets/values-secret.ts';
 import { findWorkloads, type LabelledWorkloads, rollWorkload } from '../../targets/workloads.ts';
 import { secretRefText } from '../credentials.ts';
@@ -45,6 +46,18 @@ import {
   withFailure,
   withHealthy,
 } from './decide.ts';
+import {
+  afterOciGateFailed,
+  afterOciPublish,
+  afterOciRewrite,
+  type OciAction,
+  type OciCheck,
+  ociCheckDue,
+  ociReference,
+  ociSource,
+  withinInterval,
+} from './oci.ts';
+import { type OpenedRegistry, openRegistry, pullSite, resolveTag } from './oci-source.ts';
 import { judgeNewContent } from './publish-gate.ts';
 import { afterRoll, type Roll } from './rollout.ts';
 import { type SharedExports, shareKey } from './shared-exports.ts';
@@ -71,6 +84,10 @@ export interface ReleaseReconcilerOptions extends ReconcilerDeps {
   tunables?: Tunables;
   /** The operator's cache of labelled workloads: a kind it holds none of for a Secret is not listed. */
   labelledWorkloads?: LabelledWorkloads;
+  /** Where registry sources' images are extracted and checked (removed afterwards). */
+  workDir: string;
+  /** Registry client settings for spec.source.oci (tests: short timeouts). */
+  registry?: { timeoutMs?: number };
 }
 
 /** What the reconciler observes besides `decide`'s input: the release's account and share group. */
@@ -80,6 +97,8 @@ interface ReleaseObserved extends Observed {
   shareKey?: string;
   /** The poll in `poll` was a call of this reconcile (not another member's answer). */
   polled?: boolean;
+  /** Registry source: the client of this reconcile (closed once its action is done). */
+  registry?: OpenedRegistry;
 }
 
 const releaseKey = (r: StaticExportRelease) => `${r.metadata.namespace}/${r.metadata.name}`;
@@ -105,7 +124,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
   }
 
   protected callsApi(release: StaticExportRelease): boolean {
-    return !release.spec.suspend && !release.metadata.deletionTimestamp;
+    return !release.spec.suspend && !release.metadata.deletionTimestamp && !ociSource(release);
   }
 
   // Deleted: the values Secret goes with it (owner reference); only our own series remain.
@@ -140,6 +159,8 @@ export class StaticExportReleaseReconciler extends Reconciler<
     const jobId = release.status?.export?.jobId;
     if (observed.polled && identity && jobId && d.requeueAfterMs !== undefined)
       this.o.shared.pollFreshUntil(identity, jobId, observed.now.getTime() + d.requeueAfterMs);
+    // The registry client is needed only by a pull.
+    if (observed.registry && d.action.kind !== 'pull') void observed.registry.client.close();
     return d;
   }
 
@@ -161,6 +182,8 @@ export class StaticExportReleaseReconciler extends Reconciler<
     signal: AbortSignal | undefined,
   ): Promise<ReleaseObserved> {
     if (blocked) return { now, release, blocked };
+    if (ociSource(release) && !release.spec.suspend && !release.metadata.deletionTimestamp)
+      return this.observeOci(release, now, signal);
     if (!client) return { now, release };
     // A HelmRelease or Application that does not read what the operator writes is the user's to fix
     // first: nothing is exported for a target that cannot serve it.
@@ -198,14 +221,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     if (served === undefined) return { now, release, ...account, targetDrifted: false };
     const [version, found] = await Promise.all([
       this.targetVersion(release, signal),
-      findWorkloads(
-        this.o.kube,
-        release.metadata.namespace ?? '',
-        release.spec.target.valuesSecret?.name,
-        release.spec.rollout.workloadRefs ?? [],
-        signal,
-        this.o.labelledWorkloads,
-      ),
+      this.findServing(release, signal),
     ]);
     return {
       now,
@@ -215,6 +231,147 @@ export class StaticExportReleaseReconciler extends Reconciler<
       workloads: found.workloads,
       ...(found.missing.length ? { missingWorkloads: found.missing } : {}),
     };
+  }
+
+  /** Registry source: the tag's digest when a check is due, and the target and workloads as for the platform. */
+  private async observeOci(
+    release: StaticExportRelease,
+    now: Date,
+    signal: AbortSignal | undefined,
+  ): Promise<ReleaseObserved> {
+    const misconfigured = await this.targetProblem(release, signal);
+    if (misconfigured)
+      return {
+        now,
+        release,
+        blocked: failure('TargetMisconfigured', misconfigured, true, TARGET_RECHECK_MS),
+      };
+    let registry: OpenedRegistry | undefined;
+    let oci: OciCheck | undefined;
+    if (ociCheckDue(release, now)) {
+      const opened = await openRegistry(this.o.kube, release, {
+        ...this.o.registry,
+        ...(this.o.reads ? { secrets: this.o.reads.secrets } : {}),
+      });
+      if ('failure' in opened) return { now, release, blocked: opened.failure };
+      registry = opened;
+      try {
+        oci = { kind: 'resolved', digest: await resolveTag(opened, ociSource(release)?.tag ?? 'latest') };
+      } catch (e) {
+        void opened.client.close();
+        if (signal?.aborted) throw e;
+        return { now, release, oci: { kind: 'failed', failure: classifyError(e, secretRefText(release)) } };
+      }
+    }
+    const base = { now, release, ...(registry ? { registry } : {}), ...(oci ? { oci } : {}) };
+    const current = release.status?.current;
+    if (current?.version === undefined) return { ...base, targetDrifted: false };
+    try {
+      const [version, found] = await Promise.all([
+        this.targetVersion(release, signal),
+        this.findServing(release, signal),
+      ]);
+      return {
+        ...base,
+        // The values carry the content version; the reference is the image's.
+        targetDrifted: version !== current.contentVersion,
+        workloads: found.workloads,
+        ...(found.missing.length ? { missingWorkloads: found.missing } : {}),
+      };
+    } catch (e) {
+      void registry?.client.close();
+      throw e;
+    }
+  }
+
+  private findServing(release: StaticExportRelease, signal: AbortSignal | undefined) {
+    return findWorkloads(
+      this.o.kube,
+      release.metadata.namespace ?? '',
+      release.spec.target.valuesSecret?.name,
+      release.spec.rollout.workloadRefs ?? [],
+      signal,
+      this.o.labelledWorkloads,
+    );
+  }
+
+  protected override async actWithoutApi(
+    o: ReleaseObserved,
+    d: Decision,
+    run: Run,
+  ): Promise<ReconcileResult> {
+    const { action } = d;
+    if (action.kind === 'pull' || action.kind === 'rewrite') return this.publishOci(o, action, run);
+    if (action.kind === 'roll') return this.roll(o, action, run);
+    return {};
+  }
+
+  /** Pulls, verifies and checks the image at the digest, then writes it to the target (or writes the served one again). */
+  private async publishOci(o: ReleaseObserved, action: OciAction, run: Run): Promise<ReconcileResult> {
+    const { signal } = run;
+    const status = run.record.status;
+    const release = { ...o.release, status };
+    const source = ociSource(release);
+    if (!source) return {};
+    if (action.kind === 'rewrite') {
+      const current = status.current;
+      const digest = current?.version?.slice(source.repository.length + 1) ?? '';
+      await this.writeTarget(
+        release,
+        { bundleUrl: '', version: current?.contentVersion ?? '', ociReference: ociReference(source, digest) },
+        o.now,
+        signal,
+      );
+      await this.commit(run, afterOciRewrite({ ...o, release }));
+      return { requeueAfterMs: 0 };
+    }
+    const registry = o.registry;
+    if (!registry) return { requeueAfterMs: 0 };
+    let pulled: Awaited<ReturnType<typeof pullSite>>;
+    try {
+      pulled = await pullSite(registry, action.digest, {
+        workDir: this.o.workDir,
+        uid: release.metadata.uid ?? '00000000-0000-0000-0000-000000000000',
+        ...(this.o.download?.limits ? { limits: this.o.download.limits } : {}),
+      });
+    } catch (e) {
+      if (signal?.aborted) throw e;
+      return this.fail(run, status, withinInterval(release, classifyError(e, secretRefText(release))), e);
+    } finally {
+      void registry.client.close();
+    }
+    const reference = ociReference(source, action.digest);
+    const verdict = judgeNewContent(release, reference, pulled.site);
+    if (!verdict.ok) {
+      const next = afterOciGateFailed(
+        { ...o, release },
+        { digest: action.digest, contentVersion: pulled.version, message: verdict.message },
+      );
+      await this.commit(run, next);
+      return next.requeueAfterMs === undefined ? {} : { requeueAfterMs: next.requeueAfterMs };
+    }
+    const wrote = await this.writeTarget(
+      release,
+      { bundleUrl: '', version: pulled.version, ociReference: reference },
+      o.now,
+      signal,
+    );
+    await this.commit(
+      run,
+      afterOciPublish(
+        { ...o, release },
+        {
+          digest: action.digest,
+          contentVersion: pulled.version,
+          pageCount: pulled.site.pages,
+          sizeBytes: pulled.sizeBytes,
+          wrote,
+          verified: pulled.verified,
+        },
+      ),
+    );
+    // The workloads roll next (a new reference), then the next check is scheduled.
+    return { requeueAfterMs: 0 };
   }
 
   protected override sendsOnce(action: Action): boolean {
@@ -264,7 +421,8 @@ export class StaticExportReleaseReconciler extends Reconciler<
       // short is reported and waited out, never repeated at once.
       started = await client.startExport(
         {
-          domain: spec.domain,
+          // The platform source: the CRD requires a domain with it.
+          domain: spec.domain ?? '',
           ...(spec.export?.versionLabel ? { version: spec.export.versionLabel } : {}),
           ...(spec.export?.paths ? { paths: spec.export.paths } : {}),
         },
@@ -399,7 +557,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
 
   private writeTarget(
     release: StaticExportRelease,
-    values: { bundleUrl: string; version: string },
+    values: StaticExportValues,
     now: Date,
     signal: AbortSignal | undefined,
   ): Promise<boolean> {
