@@ -11,6 +11,7 @@ export const ENV = {
   apiUrl: 'STATIC_EXPORT_API_URL',
   apiKey: 'STATIC_EXPORT_API_KEY',
   bundleUrl: 'STATIC_EXPORT_BUNDLE_URL',
+  ociReference: 'STATIC_EXPORT_OCI_REFERENCE',
 } as const;
 
 /** commander argument parser for integers; commander names the flag in its error message. */

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import {
   type BundleLimitFlags,
@@ -8,13 +9,21 @@ import {
   limitsFrom,
 } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
-import { EXIT_CODES_HELP } from '../exit-codes.ts';
-import { BUNDLE_ENV_HELP, bundleUrlFrom, cliLogger, contentVersionArg, integer } from '../options.ts';
+import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
+import { BUNDLE_ENV_HELP, bundleUrlFrom, cliLogger, contentVersionArg, ENV, integer } from '../options.ts';
 import { formatBytes, Reporter } from '../output.ts';
+import {
+  REGISTRY_ENV_HELP,
+  type RegistryFlags,
+  registryClientFor,
+  registryOptions,
+} from '../registry-options.ts';
 import { type SiteGateFlags, siteGate, siteGateOptions } from '../site-gate.ts';
 
-interface FetchFlags extends SiteGateFlags, BundleLimitFlags {
+interface FetchFlags extends SiteGateFlags, BundleLimitFlags, RegistryFlags {
   url?: string;
+  oci?: string;
+  verifyKey?: string;
   dest: string;
   force?: boolean;
   expectVersion?: string;
@@ -25,6 +34,10 @@ interface FetchFlags extends SiteGateFlags, BundleLimitFlags {
 }
 
 async function runFetch(flags: FetchFlags, ctx: CliContext): Promise<void> {
+  // An empty variable (the chart's optional Secret key) counts as unset.
+  const oci = flags.oci ?? (flags.url === undefined ? ctx.env[ENV.ociReference] || undefined : undefined);
+  if (oci !== undefined) return fetchImage(oci, flags, ctx);
+  if (flags.verifyKey !== undefined) throw usageError('--verify-key checks a site image: use it with --oci.');
   const out = new Reporter(ctx, flags.json === true);
   const url = bundleUrlFrom(flags.url, ctx);
   await checkDestination('--dest', flags.dest, flags.force);
@@ -47,6 +60,63 @@ async function runFetch(flags: FetchFlags, ctx: CliContext): Promise<void> {
   );
 }
 
+/** `--oci`: the site image at REGISTRY/REPOSITORY@sha256:… (a registry source inside the gap). */
+async function fetchImage(reference: string, flags: FetchFlags, ctx: CliContext): Promise<void> {
+  if (flags.url !== undefined) throw usageError('Give --url (a bundle) or --oci (a site image), not both.');
+  const out = new Reporter(ctx, flags.json === true);
+  const { parseOciReference } = await import('../../oci/reference.ts');
+  const ref = parseOciReference(reference.startsWith('oci://') ? reference : `oci://${reference}`, '--oci');
+  if (!ref.digest || ref.tag) {
+    throw usageError(
+      `--oci ${reference} must name a digest and no tag: REGISTRY/REPOSITORY@sha256:<64 hex> (status.current.version of the release; a tag could move under the pods).`,
+    );
+  }
+  await checkDestination('--dest', flags.dest, flags.force);
+  let publicKey: Buffer | undefined;
+  if (flags.verifyKey !== undefined) {
+    try {
+      publicKey = await readFile(flags.verifyKey);
+    } catch (error) {
+      throw usageError(
+        `--verify-key ${flags.verifyKey} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}.`,
+      );
+    }
+  }
+  const { pullSiteImage } = await import('../../oci/pull.ts');
+  const { assertVersion, summarizeSite } = await import('../../bundle/index.ts');
+  const client = await registryClientFor(ref, flags, ctx, { timeoutMs: flags.timeout * 1000 });
+  try {
+    const { staged, verified } = await pullSiteImage(client, ref.repository, ref.digest, flags.dest, {
+      ...(flags.force ? { force: true } : {}),
+      ...(publicKey ? { publicKey, publicKeyField: '--verify-key' } : {}),
+      limits: limitsFrom(flags),
+    });
+    try {
+      assertVersion(staged.version, flags.expectVersion);
+      const site = await summarizeSite(staged.dir);
+      await siteGate(flags, flags.dest)(site);
+      const path = await staged.commit();
+      out.event('fetched', {
+        reference: `${ref.registry}/${ref.repository}@${ref.digest}`,
+        version: staged.version,
+        files: staged.files,
+        sizeBytes: staged.bytes,
+        site,
+        verified,
+        path,
+      });
+      out.info(
+        `Fetched ${ref.registry}/${ref.repository}@${ref.digest}${verified ? ' (signature verified)' : ''}: version ${staged.version} (${staged.files} files, ${site.pages} pages, ${formatBytes(staged.bytes)}) into ${path}`,
+      );
+    } catch (error) {
+      await staged.discard();
+      throw error;
+    }
+  } finally {
+    await client.close();
+  }
+}
+
 export function registerFetch(program: Command, ctx: CliContext): void {
   const command = program
     .command('fetch')
@@ -60,6 +130,14 @@ export function registerFetch(program: Command, ctx: CliContext): void {
         'umask, so a web server running as another user can read them.',
     )
     .option('--url <url>', 'bundle link (http/https) or file:// URL of a mirrored bundle.tar.gz')
+    .option(
+      '--oci <reference>',
+      `pull the site image REGISTRY/REPOSITORY@sha256:DIGEST instead of a bundle (env ${ENV.ociReference})`,
+    )
+    .option(
+      '--verify-key <pem>',
+      'with --oci: refuse the image unless a cosign signature by this public key covers its digest',
+    )
     .requiredOption('--dest <dir>', 'directory that receives the site')
     .option('--force', 'replace --dest even if it holds files static-export did not put there')
     .option(
@@ -71,8 +149,11 @@ export function registerFetch(program: Command, ctx: CliContext): void {
   siteGateOptions(command, '--dest')
     .option('--retries <n>', 'consecutive failed download attempts before giving up', integer(0), 5)
     .option('--timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);
-  bundleLimitOptions(command)
+  registryOptions(bundleLimitOptions(command))
     .option('--json', 'a JSON line on stdout instead of human output')
-    .addHelpText('after', `${BUNDLE_ENV_HELP}\n${EXIT_CODES_HELP}`)
+    .addHelpText(
+      'after',
+      `${BUNDLE_ENV_HELP}\n  ${ENV.ociReference}  site image to pull (when neither --url nor --oci is given)${REGISTRY_ENV_HELP}\n${EXIT_CODES_HELP}`,
+    )
     .action((flags: FetchFlags) => runFetch(flags, ctx));
 }

@@ -3,7 +3,7 @@
 // registry client (and undici under it) is loaded only once a release follows a registry.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { type BundleLimits, type SiteSummary, stageExtraction, summarizeSite } from '../../bundle/index.ts';
+import { type BundleLimits, type SiteSummary, summarizeSite } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { type AuthFile, authConfigCredentials, type RegistryCredentials } from '../../oci/auth.ts';
 import { OciError } from '../../oci/errors.ts';
@@ -130,25 +130,6 @@ export async function resolveTag(opened: OpenedRegistry, tag: string): Promise<s
   return found.digest;
 }
 
-/** The cosign signature check (src/oci/sign.ts, loaded with the registry client); a bad key names its field. */
-async function verifySignature(opened: OpenedRegistry, digest: string): Promise<void> {
-  const { verifyManifest } = await import('../../oci/sign.ts');
-  try {
-    await verifyManifest(opened.client, opened.repository, digest, opened.publicKey ?? '');
-  } catch (e) {
-    if (e instanceof OciError && e.reason === 'Usage')
-      throw new OciError('Usage', `spec.source.oci.verify.publicKeySecretRef: ${e.message}`);
-    throw e;
-  }
-}
-
-const LAYER_TYPES: Record<string, boolean> = {
-  'application/vnd.oci.image.layer.v1.tar': false,
-  'application/vnd.docker.image.rootfs.diff.tar': false,
-  'application/vnd.oci.image.layer.v1.tar+gzip': true,
-  'application/vnd.docker.image.rootfs.diff.tar.gzip': true,
-};
-
 export interface PulledSite {
   /** Content version of the site files. */
   version: string;
@@ -159,58 +140,34 @@ export interface PulledSite {
 }
 
 /**
- * Pulls the image at `digest`: its manifest, its signature when a key is set, and its one layer,
- * extracted under the bundle caps into the work directory, summarised for the publish gate and
- * removed again. The image's own version annotation, when present, must match its files.
+ * Pulls the image at `digest` (signature checked when a key is set) into the work directory,
+ * summarises it for the publish gate and removes it again.
  */
 export async function pullSite(
   opened: OpenedRegistry,
   digest: string,
-  o: {
-    workDir: string;
-    uid: string;
-    limits?: Partial<BundleLimits>;
-  },
+  o: { workDir: string; uid: string; limits?: Partial<BundleLimits> },
 ): Promise<PulledSite> {
-  const { client, repository } = opened;
-  const where = `${client.registry}/${repository}@${digest}`;
-  const manifest = await client.getManifest(repository, digest);
-  if (!manifest) throw new OciError('NotFound', `manifest ${where} does not exist`);
-  if (opened.publicKey) await verifySignature(opened, digest);
-  let parsed: { layers?: { mediaType?: string; digest?: string }[]; annotations?: Record<string, string> };
+  const { pullSiteImage } = await import('../../oci/pull.ts');
+  const { staged, verified } = await pullSiteImage(
+    opened.client,
+    opened.repository,
+    digest,
+    join(o.workDir, `${o.uid}-${randomBytes(4).toString('hex')}`),
+    {
+      force: true,
+      ...(opened.publicKey === undefined
+        ? {}
+        : { publicKey: opened.publicKey, publicKeyField: 'spec.source.oci.verify.publicKeySecretRef' }),
+      ...(o.limits ? { limits: o.limits } : {}),
+    },
+  );
   try {
-    parsed = JSON.parse(manifest.bytes.toString('utf8'));
-  } catch {
-    throw new OciError('InvalidImage', `${where}: the manifest is not JSON`);
-  }
-  const layers = parsed.layers ?? [];
-  const layer = layers[0];
-  const gzip = layer?.mediaType === undefined ? undefined : LAYER_TYPES[layer.mediaType];
-  if (layers.length !== 1 || !layer?.digest || gzip === undefined) {
-    throw new OciError(
-      'InvalidImage',
-      `${where} is not a site image: expected one tar layer, found ${layers.map((l) => l.mediaType).join(', ') || 'none'}`,
-    );
-  }
-  const blob = await client.getBlob(repository, layer.digest);
-  const staged = await stageExtraction(blob, join(o.workDir, `${o.uid}-${randomBytes(4).toString('hex')}`), {
-    uncompressed: !gzip,
-    force: true,
-    ...(o.limits ? { limits: o.limits } : {}),
-  });
-  try {
-    const claimed = parsed.annotations?.['staticexport.dev/version'];
-    if (claimed !== undefined && claimed !== staged.version) {
-      throw new OciError(
-        'InvalidImage',
-        `${where}: its annotation staticexport.dev/version says ${claimed}, its files are ${staged.version}`,
-      );
-    }
     return {
       version: staged.version,
       site: await summarizeSite(staged.dir),
       sizeBytes: staged.bytes,
-      verified: opened.publicKey !== undefined,
+      verified,
     };
   } finally {
     await staged.discard();

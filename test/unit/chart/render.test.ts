@@ -36,6 +36,26 @@ const MATRIX: Record<string, object> = {
     podDisruptionBudget: { enabled: true },
     networkPolicy: { enabled: true, bundleHostPeers: [{ ipBlock: { cidr: '10.20.0.0/16' } }] },
   }),
+  'inside the gap: a site image by digest, login and signature check': {
+    staticExport: {
+      enabled: true,
+      oci: {
+        reference: `registry.internal:5000/docs/site@sha256:${'c'.repeat(64)}`,
+        credentialsSecret: 'login',
+        publicKeySecret: 'signing',
+      },
+    },
+  },
+  'inside the gap: the image as an image volume': {
+    staticExport: {
+      enabled: true,
+      oci: {
+        reference: `registry.internal:5000/docs/site@sha256:${'c'.repeat(64)}`,
+        credentialsSecret: 'login',
+        imageVolume: true,
+      },
+    },
+  },
   'existing Secret (the operator writes it)': {
     staticExport: { enabled: true, existingSecret: 'docs-site-values' },
   },
@@ -267,5 +287,76 @@ describe('the pod', () => {
     expect(findObject(objects, 'Deployment').spec.template.spec.initContainers[0].image).toBe(
       `ghcr.io/static-export-operator/static-export@sha256:${'0'.repeat(64)}`,
     );
+  });
+});
+
+describe('inside the gap: a site image', () => {
+  const REF = `registry.internal:5000/docs/site@sha256:${'c'.repeat(64)}`;
+  const oci = (extra: object = {}) => ({
+    staticExport: { enabled: true, oci: { reference: REF, ...extra } },
+  });
+
+  it('pulls the image in the init container: the reference as an argument, login and public key as mounted files, no link', async () => {
+    const objects = await render(oci({ credentialsSecret: 'login', publicKeySecret: 'signing' }));
+    expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+    const pod = podSpec(objects);
+    const init = pod.initContainers[0];
+    const args = init.command.join(' ');
+    expect(args).toContain(`--oci ${REF}`);
+    expect(args).toContain('--authfile /var/run/static-export/registry/config.json');
+    expect(args).toContain('--verify-key /var/run/static-export/verify/cosign.pub');
+    expect(JSON.stringify(init.env ?? [])).not.toContain('STATIC_EXPORT_BUNDLE_URL');
+    expect(pod.volumes).toEqual(
+      expect.arrayContaining([
+        {
+          name: 'registry-login',
+          secret: { secretName: 'login', items: [{ key: '.dockerconfigjson', path: 'config.json' }] },
+        },
+        {
+          name: 'verify-key',
+          secret: { secretName: 'signing', items: [{ key: 'cosign.pub', path: 'cosign.pub' }] },
+        },
+      ]),
+    );
+    // The digest is in the pod template: a new one rolls the pods.
+    const deployment = findObject(objects, 'Deployment');
+    expect(deployment.spec.template.metadata.annotations?.['staticexport.dev/oci-reference']).toBe(REF);
+  });
+
+  it('with imageVolume mounts the image itself as the site: no init container, the login as an imagePullSecret', async () => {
+    const objects = await render(oci({ credentialsSecret: 'login', imageVolume: true }));
+    const pod = podSpec(objects);
+    expect(pod.initContainers ?? []).toEqual([]);
+    expect(pod.volumes).toEqual(
+      expect.arrayContaining([{ name: 'site', image: { reference: REF, pullPolicy: 'IfNotPresent' } }]),
+    );
+    expect(pod.imagePullSecrets).toEqual([{ name: 'login' }]);
+    const nginx = pod.containers[0];
+    expect(nginx.volumeMounts).toEqual(
+      expect.arrayContaining([{ name: 'site', mountPath: '/srv/www/site', readOnly: true }]),
+    );
+  });
+
+  it("existing-Secret mode reads the operator's ociReference key (optional: platform releases have none)", async () => {
+    const objects = await render({ staticExport: { enabled: true, existingSecret: 'docs-values' } });
+    expect(podSpec(objects).initContainers[0].env).toEqual(
+      expect.arrayContaining([
+        {
+          name: 'STATIC_EXPORT_OCI_REFERENCE',
+          valueFrom: { secretKeyRef: { name: 'docs-values', key: 'ociReference', optional: true } },
+        },
+      ]),
+    );
+  });
+
+  it('refuses a reference by tag, and a reference together with a bundle link', async () => {
+    for (const values of [
+      oci({ reference: 'registry.internal:5000/docs/site:latest' }),
+      merge(oci(), { staticExport: { bundleUrl: LINK } }),
+    ]) {
+      const result = await helmTemplate('helm4', values);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(/staticExport/);
+    }
   });
 });

@@ -1,0 +1,84 @@
+// Reading one site image back (what follows a registry inside the gap: the operator and the site
+// chart's `fetch --oci`): its manifest, its cosign signature when a key is given, and its one tar
+// layer, extracted under the bundle caps. Its version annotation, when present, must match its files.
+import { type BundleLimits, type StagedExtraction, stageExtraction } from '../bundle/index.ts';
+import { OciError } from './errors.ts';
+import { ANNOTATIONS } from './image.ts';
+import type { RegistryClient } from './registry.ts';
+import { verifyManifest } from './sign.ts';
+
+/** Layer media types a site image may use, and whether each is gzip-compressed. */
+const LAYER_TYPES: Record<string, boolean> = {
+  'application/vnd.oci.image.layer.v1.tar': false,
+  'application/vnd.docker.image.rootfs.diff.tar': false,
+  'application/vnd.oci.image.layer.v1.tar+gzip': true,
+  'application/vnd.docker.image.rootfs.diff.tar.gzip': true,
+};
+
+export interface PullSiteOptions {
+  /** PEM public key: refuse the image unless a cosign signature by it covers the digest. */
+  publicKey?: string | Buffer;
+  /** Where the key came from, named when it is no public key (a flag or spec field). */
+  publicKeyField?: string;
+  limits?: Partial<BundleLimits>;
+  /** Replace `dest` even when static-export did not create it. */
+  force?: boolean;
+}
+
+export interface PulledImage {
+  /** The extraction, not yet at `dest`: commit or discard it. */
+  staged: StagedExtraction;
+  verified: boolean;
+}
+
+/** Pulls `repository@digest` into a staging directory beside `dest` (see stageExtraction). */
+export async function pullSiteImage(
+  client: RegistryClient,
+  repository: string,
+  digest: string,
+  dest: string,
+  options: PullSiteOptions = {},
+): Promise<PulledImage> {
+  const where = `${client.registry}/${repository}@${digest}`;
+  const manifest = await client.getManifest(repository, digest);
+  if (!manifest) throw new OciError('NotFound', `manifest ${where} does not exist`);
+  if (options.publicKey !== undefined) {
+    try {
+      await verifyManifest(client, repository, digest, options.publicKey);
+    } catch (e) {
+      if (e instanceof OciError && e.reason === 'Usage' && options.publicKeyField)
+        throw new OciError('Usage', `${options.publicKeyField}: ${e.message}`);
+      throw e;
+    }
+  }
+  let parsed: { layers?: { mediaType?: string; digest?: string }[]; annotations?: Record<string, string> };
+  try {
+    parsed = JSON.parse(manifest.bytes.toString('utf8'));
+  } catch {
+    throw new OciError('InvalidImage', `${where}: the manifest is not JSON`);
+  }
+  const layers = parsed.layers ?? [];
+  const layer = layers[0];
+  const gzip = layer?.mediaType === undefined ? undefined : LAYER_TYPES[layer.mediaType];
+  if (layers.length !== 1 || !layer?.digest || gzip === undefined) {
+    throw new OciError(
+      'InvalidImage',
+      `${where} is not a site image: expected one tar layer, found ${layers.map((l) => l.mediaType).join(', ') || 'none'}`,
+    );
+  }
+  const blob = await client.getBlob(repository, layer.digest);
+  const staged = await stageExtraction(blob, dest, {
+    uncompressed: !gzip,
+    ...(options.force ? { force: true } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
+  });
+  const claimed = parsed.annotations?.[ANNOTATIONS.version];
+  if (claimed !== undefined && claimed !== staged.version) {
+    await staged.discard();
+    throw new OciError(
+      'InvalidImage',
+      `${where}: its annotation ${ANNOTATIONS.version} says ${claimed}, its files are ${staged.version}`,
+    );
+  }
+  return { staged, verified: options.publicKey !== undefined };
+}
