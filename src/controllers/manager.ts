@@ -192,6 +192,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
   const KEY_SECRET = 'keySecret';
   const REGISTRY_SECRET = 'registrySecret';
   const VALUES_SECRET = 'valuesSecret';
+  const DOMAIN = 'domain';
 
   function startReconcilers(): Reconcilers {
     const informer = <T extends KubeObject>(
@@ -261,6 +262,9 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
       VALUES_SECRET,
       refIndex<StaticExportRelease & KubeObject>((r) => r.spec.target?.valuesSecret?.name),
     );
+    // Releases by domain, across namespaces: one about to export finds the job in flight another
+    // release of its site records (after a restart) among those alone.
+    serInformer.addIndex(DOMAIN, (r) => (typeof r.spec?.domain === 'string' ? [r.spec.domain] : []));
 
     // Reads come from these informers' caches (one GET per reconcile each before).
     const secretReads = new CachedReader<KubeObject & OwnedObject>({
@@ -279,6 +283,8 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     const releases = new StaticExportReleaseReconciler({
       ...releaseOptions,
       reads: reads(serInformer, SER_PLURAL),
+      releasesOfDomain: (domain) =>
+        serInformer.hasSynced() ? serInformer.byIndex(DOMAIN, domain) : undefined,
       labelledWorkloads: (kind, namespace, valuesSecret) =>
         workloadInformers.some(
           (w) =>

@@ -17,9 +17,10 @@ export interface Harness {
   workDir: string;
   /**
    * Stops the operator and starts a new one against the same simulator and cluster; `drainMs` 0
-   * aborts in-flight reconciles at once, as losing leadership does.
+   * aborts in-flight reconciles at once, as losing leadership does; `whileDown` runs between the two
+   * (changes the new operator finds when it starts).
    */
-  restartOperator(drainMs?: number): Promise<void>;
+  restartOperator(drainMs?: number, whileDown?: () => Promise<unknown>): Promise<void>;
   /** `drainMs` as for the operator's stop: how long in-flight reconciles may finish. */
   stop(drainMs?: number): Promise<void>;
 }
@@ -40,11 +41,13 @@ type OperatorOverrides = Partial<Parameters<typeof startOperator>[0]>;
 export async function startHarness(opts: {
   namespaces: string[];
   sim?: SimulatorOptions;
-  operator?: OperatorOverrides;
+  /** A function when the overrides depend on the simulator (its base URL). */
+  operator?: OperatorOverrides | ((sim: Simulator) => OperatorOverrides);
 }): Promise<Harness> {
   const sim = await startSimulator({ exportDurationMs: 1_500, linkTtlSeconds: 600, ...opts.sim });
   const { lines, stream } = captureLogs();
   const workDir = mkdtempSync(join(tmpdir(), 'static-export-work-'));
+  const overrides = typeof opts.operator === 'function' ? opts.operator(sim) : opts.operator;
   const start = () =>
     startOperator({
       logger: createLogger({ level: 'debug', destination: stream }),
@@ -57,15 +60,16 @@ export async function startHarness(opts: {
       workDir,
       queue: { baseDelayMs: 200, maxDelayMs: 2_000 },
       apiRetry: { attempts: 2, baseDelayMs: 50, maxDelayMs: 200 },
-      ...opts.operator,
+      ...overrides,
     });
   const harness: Harness = {
     sim,
     operator: await start(),
     logs: lines,
     workDir,
-    async restartOperator(drainMs) {
+    async restartOperator(drainMs, whileDown) {
       await harness.operator.stop(drainMs);
+      await whileDown?.();
       harness.operator = await start();
     },
     async stop(drainMs) {

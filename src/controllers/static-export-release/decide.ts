@@ -68,6 +68,11 @@ export interface Observed {
   shared?: SharedExport;
   /** Registry source: what spec.source.oci.tag resolved to (only when a check was due). */
   oci?: OciCheck;
+  /**
+   * The operator's cache does not hold every release yet (it is starting): another release of the
+   * site may record an export in flight that `shared` cannot know of, so nothing is started yet.
+   */
+  peersUnknown?: boolean;
 }
 
 export type StartReason = 'Initial' | 'SpecChanged' | 'Requested' | 'Interval' | 'Retry' | 'JobVanished';
@@ -536,6 +541,8 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
       // Another release of the group is starting it: join once it has an id, never start a second.
       return none(status, JOIN_WAIT_MS);
     }
+    // Looked at again once every release is known: it may join the job one of them records.
+    if (reason && o.peersUnknown) return none(status, JOIN_WAIT_MS);
     if (reason) return { action: { kind: 'start', reason }, status: starting(status, now), events: [] };
   } else if ((status.observedGeneration ?? 0) !== (gen ?? 0)) {
     // A pinned release does not re-export on spec changes; this generation is seen, and what else

@@ -19,7 +19,7 @@ import { checkFlux, fluxVersion, writeFlux } from '../../targets/flux-helm-relea
 import type { StaticExportValues } from '../../targets/values.ts';
 import { observeValuesSecret, writeValuesSecret } from '../../targets/values-secret.ts';
 import { findWorkloads, type LabelledWorkloads, rollWorkload } from '../../targets/workloads.ts';
-import { secretRefText } from '../credentials.ts';
+import { readCredentials, secretRefText } from '../credentials.ts';
 import {
   classifyError,
   type Failure,
@@ -88,6 +88,11 @@ export interface ReleaseReconcilerOptions extends ReconcilerDeps {
   workDir: string;
   /** Registry client settings for spec.source.oci (tests: short timeouts). */
   registry?: { timeoutMs?: number };
+  /**
+   * The releases of a domain from the operator's cache (an index: no scan of every release);
+   * undefined while the cache is still loading. Without it no other release's status is looked at.
+   */
+  releasesOfDomain?: (domain: string) => readonly StaticExportRelease[] | undefined;
 }
 
 /** What the reconciler observes besides `decide`'s input: the release's account and share group. */
@@ -102,6 +107,13 @@ interface ReleaseObserved extends Observed {
 }
 
 const releaseKey = (r: StaticExportRelease) => `${r.metadata.namespace}/${r.metadata.name}`;
+
+/** The job in status still to be polled (not finished, not completed and waiting to publish). */
+function jobToPoll(r: StaticExportRelease): { jobId: string; startedAt?: string } | undefined {
+  const exp = r.status?.export;
+  if (!exp?.jobId || exp.finishedAt || exp.state === 'completed') return undefined;
+  return { jobId: exp.jobId, ...(exp.startedAt ? { startedAt: exp.startedAt } : {}) };
+}
 
 export class StaticExportReleaseReconciler extends Reconciler<
   StaticExportRelease,
@@ -196,11 +208,13 @@ export class StaticExportReleaseReconciler extends Reconciler<
       };
     const { identity } = client;
     const account = { identity, shareKey: shareKey(identity, release.spec) };
-    const exp = release.status?.export;
-    if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
-      const jobId = exp.jobId;
+    // A member from here on: a job adopted below is its group's flight.
+    this.o.shared.enter(releaseKey(release), account.shareKey);
+    const own = jobToPoll(release);
+    if (own) {
+      const { jobId } = own;
       // After a restart the group learns its export in flight from the releases' status.
-      this.o.shared.adopt(account.shareKey, identity, jobId, exp.startedAt ?? now.toISOString());
+      this.o.shared.adopt(account.shareKey, identity, jobId, own.startedAt ?? now.toISOString());
       // Another member's answer still fresh, or one call for all.
       const poll = await this.pollJob(
         release,
@@ -217,8 +231,9 @@ export class StaticExportReleaseReconciler extends Reconciler<
         poll: answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' },
       };
     }
+    const peers = await this.adoptPeerJob(release, account, now);
     const served = release.status?.current?.version;
-    if (served === undefined) return { now, release, ...account, targetDrifted: false };
+    if (served === undefined) return { now, release, ...account, ...peers, targetDrifted: false };
     const [version, found] = await Promise.all([
       this.targetVersion(release, signal),
       this.findServing(release, signal),
@@ -227,6 +242,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
       now,
       release,
       ...account,
+      ...peers,
       targetDrifted: version !== served,
       workloads: found.workloads,
       ...(found.missing.length ? { missingWorkloads: found.missing } : {}),
@@ -372,6 +388,47 @@ export class StaticExportReleaseReconciler extends Reconciler<
     );
     // The workloads roll next (a new reference), then the next check is scheduled.
     return { requeueAfterMs: 0 };
+  }
+
+  /**
+   * After a restart the group knows its export in flight only once a release recording it was
+   * reconciled; one that was not part of it (created meanwhile, or simply first in the queue) would
+   * start a second export. So before anything can start, the group adopts the job in flight that
+   * another release of the same domain records, if that release is of the same group (options, and
+   * account by its Secret's key digest). Looks only at the releases of this domain.
+   */
+  private async adoptPeerJob(
+    release: StaticExportRelease,
+    account: { identity: string; shareKey: string },
+    now: Date,
+  ): Promise<{ peersUnknown?: true }> {
+    const lookup = this.o.releasesOfDomain;
+    const { domain } = release.spec;
+    if (!lookup || domain === undefined || this.o.shared.flight(account.shareKey)) return {};
+    const peers = lookup(domain);
+    if (!peers) return { peersUnknown: true };
+    const me = releaseKey(release);
+    const candidates: { peer: StaticExportRelease; job: { jobId: string; startedAt?: string } }[] = [];
+    for (const p of peers) {
+      const job = jobToPoll(p);
+      if (!job || releaseKey(p) === me || p.metadata.deletionTimestamp) continue;
+      // The cache holds them unparsed: defaults applied as for this release, a spec not valid skipped.
+      const spec = staticExportReleaseSpecSchema.safeParse(p.spec);
+      // A suspended release's status is frozen: its job may be long over.
+      if (!spec.success || spec.data.suspend) continue;
+      // Options first (no Secret read): the same key would give the same group only with them.
+      if (shareKey(account.identity, spec.data) !== account.shareKey) continue;
+      candidates.push({ peer: { ...p, spec: spec.data }, job });
+    }
+    // The newest first: an older one recorded elsewhere is more likely over.
+    candidates.sort((a, b) => (b.job.startedAt ?? '').localeCompare(a.job.startedAt ?? ''));
+    for (const { peer, job } of candidates) {
+      const creds = await readCredentials(this.o.kube, peer, this.o.clients.defaults, this.o.reads?.secrets);
+      if ('failure' in creds || this.o.clients.get(creds).identity !== account.identity) continue;
+      this.o.shared.adopt(account.shareKey, account.identity, job.jobId, job.startedAt ?? now.toISOString());
+      return {};
+    }
+    return {};
   }
 
   protected override sendsOnce(action: Action): boolean {

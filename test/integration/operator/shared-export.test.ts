@@ -26,7 +26,12 @@ beforeAll(async () => {
   prod = await createNamespace('share-prod');
   staging = await createNamespace('share-staging');
   // Long enough to apply a second release while the first one's export runs.
-  h = await startHarness({ namespaces: [prod, staging], sim: { exportDurationMs: 4_000 } });
+  h = await startHarness({
+    namespaces: [prod, staging],
+    sim: { exportDurationMs: 4_000 },
+    // The simulator by another name: the same key there is another account (never shared with).
+    operator: (sim) => ({ allowedApiBaseUrls: [otherAccountUrl(sim.baseUrl)] }),
+  });
   // The same key in two Secrets of different names: compared by content, not by reference.
   await applySecret(prod, 'admin-key', { apiKey: h.sim.adminKey });
   await applySecret(staging, 'platform-key', { apiKey: h.sim.adminKey });
@@ -36,6 +41,8 @@ afterAll(async () => {
   await h?.stop();
   await Promise.all([prod, staging].map((ns) => ns && kubectl(['delete', 'namespace', ns, '--wait=false'])));
 });
+
+const otherAccountUrl = (baseUrl: string) => baseUrl.replace('127.0.0.1', 'localhost');
 
 const stagingSpec = (domain: string, extra: Record<string, unknown> = {}) => ({
   domain,
@@ -181,5 +188,58 @@ describe('one export per site at a time', () => {
     expect(h.sim.exportJobsStarted() - started).toBe(1);
     expect(calls(mark, 'start')).toBe(1);
     expect(calls(mark, 'download')).toBe(1);
+  });
+
+  it('a release created while the operator is down joins the job in flight another release records, even when it is reconciled first', async () => {
+    const started = h.sim.exportJobsStarted();
+    const mark = h.sim.requests.length;
+    await applyRelease(prod, 'downtime', { domain: 'downtime.example.com' });
+    const p = await until(prod, 'downtime', 'exporting', (r) => Boolean(r.status?.export?.jobId));
+    const jobId = p.status?.export?.jobId ?? '';
+    expect(h.sim.exportJob(jobId)?.status).not.toBe('completed');
+
+    // Only the production release's status knows the job when the new operator starts; the staging
+    // release, new to it, is reconciled at once (no job of its own to poll first).
+    await h.restartOperator(0, () => applyRelease(staging, 'downtime', stagingSpec('downtime.example.com')));
+    const s = await until(staging, 'downtime', 'Ready', (r) => readyOf(r)?.status === 'True');
+    const rp = await until(prod, 'downtime', 'Ready', (r) => readyOf(r)?.status === 'True');
+    expect(s.status?.current?.jobId).toBe(jobId);
+    expect(s.status?.export?.joined).toBe(true);
+    expect(rp.status?.current?.jobId).toBe(jobId);
+    expect(h.sim.exportJobsStarted() - started).toBe(1);
+    expect(calls(mark, 'start')).toBe(1);
+    expect((await eventsFor(staging, 'downtime')).map((e) => e.reason)).toContain('ExportJoined');
+    expect((await eventsFor(staging, 'downtime')).map((e) => e.reason)).not.toContain('ExportStarted');
+  });
+
+  it('after a restart, a job in flight recorded by a release of another account or other options is never joined', async () => {
+    const started = h.sim.exportJobsStarted();
+    await applyRelease(prod, 'apart', { domain: 'apart.example.com' });
+    const p = await until(prod, 'apart', 'exporting', (r) => Boolean(r.status?.export?.jobId));
+    const jobId = p.status?.export?.jobId;
+
+    await h.restartOperator(0, async () => {
+      await applyRelease(
+        staging,
+        'apart-options',
+        stagingSpec('apart.example.com', { export: { versionLabel: 'preview' } }),
+      );
+      await applyRelease(
+        staging,
+        'apart-account',
+        stagingSpec('apart.example.com', { apiBaseUrl: otherAccountUrl(h.sim.baseUrl) }),
+      );
+    });
+    const others = await Promise.all(
+      ['apart-options', 'apart-account'].map((n) =>
+        until(staging, n, 'Ready', (r) => readyOf(r)?.status === 'True'),
+      ),
+    );
+    await until(prod, 'apart', 'Ready', (r) => readyOf(r)?.status === 'True');
+    for (const r of others) {
+      expect(r.status?.current?.jobId).not.toBe(jobId);
+      expect(r.status?.export?.joined).toBeUndefined();
+    }
+    expect(h.sim.exportJobsStarted() - started).toBe(3);
   });
 });

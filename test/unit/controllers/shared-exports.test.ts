@@ -101,6 +101,21 @@ describe('decide: joining the share group export', () => {
     expect(decide(obs(r)).action).toEqual({ kind: 'start', reason: 'Requested' });
   });
 
+  it('while the operator still loads the releases (another may record a job in flight): waits, never starts', () => {
+    const d = decide(obs(release(), { peersUnknown: true }));
+    expect(d.action).toEqual({ kind: 'none' });
+    expect(d.requeueAfterMs).toBe(JOIN_WAIT_MS);
+    expect(d.status).toEqual({});
+  });
+
+  it('while the releases still load, a job the group knows is joined all the same', () => {
+    const d = decide(
+      obs(release(), { peersUnknown: true, shared: { jobId: 'job-a', startedAt: at(-1_000) } }),
+    );
+    expect(d.status.export?.jobId).toBe('job-a');
+    expect(d.events.map((e) => e.reason)).toEqual(['ExportJoined']);
+  });
+
   it('a group export older than its own last one and no reason of its own: not joined', () => {
     const status: Status = {
       ...served,
