@@ -3,11 +3,12 @@
 // REGISTRY/REPOSITORY@DIGEST, rolls the site on a new push, changes nothing for the same content,
 // refuses what the publish gate or the signature check refuses, and never shows the password.
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { runProcess } from '../../../scripts/run-process.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
 import { type RunningOperator, startOperator } from '../../../src/controllers/manager.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
@@ -16,6 +17,7 @@ import { pushImage, siteImage, versionTag } from '../../../src/oci/image.ts';
 import { siteLayer } from '../../../src/oci/layer.ts';
 import { RegistryClient } from '../../../src/oci/registry.ts';
 import { signManifest } from '../../../src/oci/sign.ts';
+import { DEFAULT_DOCS_DIR, startSimulator } from '../../../src/simulator/index.ts';
 import {
   createNamespace,
   eventsFor,
@@ -28,6 +30,7 @@ import {
 import { captureLogs } from '../../support/operator.ts';
 import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
 import { getRelease } from '../../support/resources.ts';
+import { jsonEvents, runCli } from '../../unit/cli/run-cli.ts';
 
 const USER = { username: 'mirror', password: 'registry-pass-Zq81xV' };
 const REPO = 'docs/site';
@@ -335,5 +338,130 @@ describe('inside the gap: following a registry tag', () => {
       Buffer.from(`${USER.username}:${USER.password}`).toString('base64'),
     ])
       expect(everything).not.toContain(secret);
+  });
+});
+
+describe('inside the gap, end to end through the CLI', () => {
+  it('mirror sync outside, carried as an archive, mirror load inside: the operator follows, verifies and publishes; new docs roll the site; the same docs change nothing', async () => {
+    // Outside: the platform (the simulator) and registry A; inside: registry B (`registry`) and the operator.
+    const docs = join(work, 'docs');
+    await cp(DEFAULT_DOCS_DIR, docs, { recursive: true });
+    const sim = await startSimulator({ docsDir: docs, exportDurationMs: 300 });
+    const outside = await startRegistry();
+    try {
+      const keyFile = join(work, 'admin.key');
+      await writeFile(keyFile, sim.adminKey);
+      await writeFile(
+        join(work, 'mirror.yaml'),
+        `target: oci://${outside.host}/docs\ntags: [latest]\napiUrl: ${sim.baseUrl}\ndomains: [docs.example.com]\n`,
+      );
+      const keys = generateKeyPairSync('ec', {
+        namedCurve: 'P-256',
+        publicKeyEncoding: { type: 'spki', format: 'pem' },
+        privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      });
+      const signKey = join(work, 'inside.key');
+      await writeFile(signKey, keys.privateKey);
+      const authfile = join(work, 'inside-auth.json');
+      await writeFile(authfile, dockerConfig(USER.password));
+      const archive = join(work, 'site.tar');
+      const repo = `${registry.host}/docs/docs.example.com`;
+
+      /** One round: sync from the platform, carry the tag as an archive, load (and sign) inside. */
+      const round = async () => {
+        const sync = await runCli([
+          'mirror',
+          'sync',
+          '--config',
+          join(work, 'mirror.yaml'),
+          '--key-file',
+          keyFile,
+          '--json',
+        ]);
+        expect(sync.code, sync.stderr).toBe(0);
+        await rm(archive, { force: true });
+        const copy = await runProcess('skopeo', [
+          'copy',
+          '--preserve-digests',
+          '--src-tls-verify=false',
+          `docker://${outside.host}/docs/docs.example.com:latest`,
+          `oci-archive:${archive}`,
+        ]);
+        expect(copy.code, copy.stderr).toBe(0);
+        const load = await runCli([
+          'mirror',
+          'load',
+          archive,
+          '--to',
+          `oci://${repo}`,
+          '--tag',
+          'latest',
+          '--authfile',
+          authfile,
+          '--sign-key',
+          signKey,
+          '--json',
+        ]);
+        expect(load.code, load.stderr).toBe(0);
+        return { sync: jsonEvents(sync.stdout), load: jsonEvents(load.stdout) };
+      };
+
+      await round();
+      await apply({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'inside-signing', namespace: ns },
+        stringData: { 'cosign.pub': keys.publicKey },
+      });
+      await applyDeployment('inside-site', 'inside-values');
+      await applyOciRelease('inside', {
+        repository: repo,
+        verify: { publicKeySecretRef: { name: 'inside-signing' } },
+      });
+      const first = await until('inside', 'Ready', (r) => ready(r)?.status === 'True', 90_000);
+      const v1 = first.status?.current?.version ?? '';
+      expect(v1).toMatch(new RegExp(`^${repo}@sha256:[0-9a-f]{64}$`));
+      expect(first.status?.current?.pageCount).toBe(8);
+      expect(await published('inside')).toEqual([expect.stringMatching(/signature verified/)]);
+      await eventually('inside site rolled', async () => (await versionAnnotation('inside-site')) === v1);
+
+      // New docs on the platform: a second round rolls the site.
+      await writeFile(join(docs, 'guides', 'install.md'), '# Install\n\nNew instructions.\n');
+      await round();
+      const second = await until(
+        'inside',
+        'a new version',
+        (r) => (r.status?.current?.version ?? v1) !== v1,
+        90_000,
+      );
+      const v2 = second.status?.current?.version ?? '';
+      await eventually(
+        'inside site rolled again',
+        async () => (await versionAnnotation('inside-site')) === v2,
+      );
+
+      // The same docs again: the same digests, nothing uploaded, nothing published.
+      const again = await round();
+      expect(JSON.stringify(again.sync)).toMatch(/unchanged/);
+      await kubectlOk([
+        'annotate',
+        'ser',
+        'inside',
+        '-n',
+        ns,
+        '--overwrite',
+        'staticexport.dev/requested-at=same',
+      ]);
+      const after = await until(
+        'inside',
+        'request handled',
+        (r) => r.status?.lastHandledRequestedAt === 'same',
+      );
+      expect(after.status?.current?.version).toBe(v2);
+      expect(await published('inside')).toHaveLength(2);
+    } finally {
+      await outside.close();
+      await sim.close();
+    }
   });
 });
