@@ -194,11 +194,10 @@ export class StaticExportReleaseReconciler extends Reconciler<
     signal: AbortSignal | undefined,
   ): Promise<ReleaseObserved> {
     if (blocked) return { now, release, blocked };
-    if (ociSource(release) && !release.spec.suspend && !release.metadata.deletionTimestamp)
-      return this.observeOci(release, now, signal);
-    if (!client) return { now, release };
+    const following = ociSource(release) && !release.spec.suspend && !release.metadata.deletionTimestamp;
+    if (!client && !following) return { now, release };
     // A HelmRelease or Application that does not read what the operator writes is the user's to fix
-    // first: nothing is exported for a target that cannot serve it.
+    // first: nothing is exported (or pulled) for a target that cannot serve it.
     const misconfigured = await this.targetProblem(release, signal);
     if (misconfigured)
       return {
@@ -206,6 +205,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
         release,
         blocked: failure('TargetMisconfigured', misconfigured, true, TARGET_RECHECK_MS),
       };
+    if (following || !client) return this.observeOci(release, now, signal);
     const { identity } = client;
     const account = { identity, shareKey: shareKey(identity, release.spec) };
     // A member from here on: a job adopted below is its group's flight.
@@ -255,13 +255,6 @@ export class StaticExportReleaseReconciler extends Reconciler<
     now: Date,
     signal: AbortSignal | undefined,
   ): Promise<ReleaseObserved> {
-    const misconfigured = await this.targetProblem(release, signal);
-    if (misconfigured)
-      return {
-        now,
-        release,
-        blocked: failure('TargetMisconfigured', misconfigured, true, TARGET_RECHECK_MS),
-      };
     let registry: OpenedRegistry | undefined;
     let oci: OciCheck | undefined;
     if (ociCheckDue(release, now)) {

@@ -326,6 +326,23 @@ describe('inside the gap: following a registry tag', () => {
     const absent = await until('nosecret', 'SecretNotFound', (r) => ready(r)?.reason === 'SecretNotFound');
     expect(ready(absent)?.message).toMatch(/absent-login named in spec\.source\.oci\.credentialsSecretRef/);
 
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/dockerconfigjson',
+      metadata: { name: 'other-login', namespace: ns },
+      stringData: {
+        '.dockerconfigjson': JSON.stringify({ auths: { 'elsewhere.example:5000': { auth: 'eDp5' } } }),
+      },
+    });
+    await applyOciRelease('otherlogin', { credentialsSecretRef: { name: 'other-login' } });
+    const other = await until(
+      'otherlogin',
+      'InvalidRegistryCredentials',
+      (r) => ready(r)?.reason === 'InvalidRegistryCredentials',
+    );
+    expect(ready(other)?.message).toContain(`has no auths entry for ${registry.host}`);
+
     const everything = [
       logs.lines.join('\n'),
       JSON.stringify(await getRelease(ns, 'denied')),
