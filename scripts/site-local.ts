@@ -54,14 +54,17 @@ interface EnvVar {
   valueFrom?: { secretKeyRef?: { name: string; key: string; optional?: boolean } };
 }
 
-/** The container's env the way the kubelet builds it; a missing Secret or key fails the pod. */
+/** The container's env the way the kubelet builds it; a missing Secret or key fails the pod unless optional. */
 export function containerEnv(container: { env?: EnvVar[] }, secrets: SecretData): Record<string, string> {
   const env: Record<string, string> = {};
   for (const v of container.env ?? []) {
     const ref = v.valueFrom?.secretKeyRef;
     if (ref) {
       const value = secrets[ref.name]?.[ref.key];
-      if (value === undefined) throw new Error(`secret ${ref.name} has no key ${ref.key}`);
+      if (value === undefined) {
+        if (ref.optional) continue;
+        throw new Error(`secret ${ref.name} has no key ${ref.key}`);
+      }
       env[v.name] = value;
     } else {
       env[v.name] = v.value ?? '';
