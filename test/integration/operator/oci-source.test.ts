@@ -56,7 +56,7 @@ beforeAll(async () => {
     metricsHost: '127.0.0.1',
     metricsPort: 0,
     // No admin API base URL: only the registry is reachable.
-    workDir: await mkdtemp(join(tmpdir(), 'oci-gap-work-')),
+    workDir: join(work, 'operator'),
     queue: { baseDelayMs: 200, maxDelayMs: 2_000 },
   });
   await applyLogin('registry-login', USER.password);
