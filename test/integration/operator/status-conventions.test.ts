@@ -174,7 +174,7 @@ describe('kubectl get', () => {
   const table = async (args: string[]) =>
     (await kubectlOk(['get', ...args, '-n', ns])).split('\n').map((l) => l.trim().split(/\s{2,}/));
 
-  it('shows Ready, Status (the Ready message) and Age; -o wide adds Version and Renewal', async () => {
+  it('shows Ready, Status (the Ready message) and Age; -o wide adds Version, Renewal, Domain and Repository', async () => {
     const ready = await watchRelease(
       'site',
       'Ready',
@@ -184,8 +184,18 @@ describe('kubectl get', () => {
     expect(header).toEqual(['NAME', 'READY', 'STATUS', 'AGE']);
     expect(row?.slice(0, 3)).toEqual(['site', 'True', condition(ready, 'Ready')?.message]);
     const [wideHeader, wideRow] = await table(['ser', 'site', '-o', 'wide']);
-    expect(wideHeader).toEqual(['NAME', 'READY', 'STATUS', 'AGE', 'VERSION', 'RENEWAL', 'DOMAIN']);
-    expect(wideRow?.slice(4)).toEqual([
+    expect(wideHeader).toEqual([
+      'NAME',
+      'READY',
+      'STATUS',
+      'AGE',
+      'VERSION',
+      'RENEWAL',
+      'DOMAIN',
+      'REPOSITORY',
+    ]);
+    // A platform release has no registry repository: its last column is empty, so only the first three are compared.
+    expect(wideRow?.slice(4, 7)).toEqual([
       ready.status?.current?.version,
       ready.status?.current?.renewalTime,
       'docs.example.com',
