@@ -12,6 +12,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          globalSetup: ['test/support/go-tools-setup.ts'],
           testTimeout: 30_000,
         },
       },
@@ -19,7 +20,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/support/control-plane-setup.ts'],
+          globalSetup: ['test/support/go-tools-setup.ts', 'test/support/control-plane-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 300_000,
           fileParallelism: false,

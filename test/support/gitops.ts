@@ -1,23 +1,14 @@
 // The GitOps tools' real CRDs (Flux's HelmRelease v2, Argo CD's Application v1alpha1), as each
 // project generates and ships them in its Go module (scripts/go-tools fetches and caches them), and
 // the examples under examples/ as tests apply them.
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { StaticExportRelease } from '../../src/crd/index.ts';
+import { goTool } from './go-tools.ts';
 import { eventually, kubectlOk, ROOT } from './kube.ts';
 import { getRelease } from './resources.ts';
-
-const GO_TOOLS = join(ROOT, 'scripts/go-tools/build.sh');
-
-/** The path of a file scripts/go-tools provides (built or fetched once, then cached). */
-export async function goTool(name: string): Promise<string> {
-  const { stdout } = await promisify(execFile)('bash', [GO_TOOLS, name], { maxBuffer: 1 << 20 });
-  return stdout.trim();
-}
 
 export const GITOPS_CRDS = {
   helmRelease: { tool: 'flux-helmrelease-crd', name: 'helmreleases.helm.toolkit.fluxcd.io' },

@@ -6,17 +6,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { runProcess } from '../../scripts/run-process.ts';
+import { goTool } from './go-tools.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/** Path of a Go-built tool from scripts/go-tools/tools.env (built on first use, minutes on a fresh machine). */
-export async function goTool(name: string): Promise<string> {
-  const result = await runProcess(join(ROOT, 'scripts/go-tools/build.sh'), [name]);
-  if (result.code !== 0) throw new Error(`building ${name} failed:\n${result.stderr.slice(-3000)}`);
-  return result.stdout.trim();
-}
+export { goTool };
 
 /** How long a first build of the registry may take (the Go module download and compile). */
 export const GO_TOOL_BUILD_TIMEOUT_MS = 15 * 60_000;

@@ -2,6 +2,7 @@
 // small Go checker in test/support/kstatus-check, built by scripts/go-tools/build.sh) and the Argo CD
 // health check (examples/argocd/health.lua) in a Lua 5.1 interpreter, as Argo CD runs it.
 import { join } from 'node:path';
+import { goTool } from './go-tools.ts';
 import { ROOT, run } from './kube.ts';
 
 export interface KstatusResult {
@@ -11,20 +12,9 @@ export interface KstatusResult {
   message: string;
 }
 
-let checker: Promise<string> | undefined;
-
-/** Builds the checker once per source change (cached outside the repo) and returns its path. */
-function kstatusChecker(): Promise<string> {
-  checker ??= run(join(ROOT, 'scripts', 'go-tools', 'build.sh'), ['kstatus-check']).then((r) => {
-    if (r.code !== 0) throw new Error(`building kstatus-check failed: ${r.stderr}`);
-    return r.stdout.trim();
-  });
-  return checker;
-}
-
 /** kstatus's verdict on each object (as `kubectl get -o json` or the API returns them). */
 export async function kstatus(objects: readonly unknown[]): Promise<KstatusResult[]> {
-  const r = await run(await kstatusChecker(), [], JSON.stringify(objects));
+  const r = await run(await goTool('kstatus-check'), [], JSON.stringify(objects));
   if (r.code !== 0) throw new Error(`kstatus-check failed (${r.code}): ${r.stderr}`);
   return r.stdout
     .split('\n')
