@@ -2,53 +2,35 @@
 // for, and what status and events the outcomes leave. Pure functions, no registry.
 import { describe, expect, it } from 'vitest';
 import { failure, nextStep } from '../../../src/controllers/failures.ts';
-import { decide, type Observed, type Status } from '../../../src/controllers/static-export-release/decide.ts';
+import { decide, type Status } from '../../../src/controllers/static-export-release/decide.ts';
 import {
   afterOciGateFailed,
   afterOciPublish,
   ociCheckDue,
 } from '../../../src/controllers/static-export-release/oci.ts';
+import { REQUESTED_AT_ANNOTATION, staticExportReleaseSpecSchema } from '../../../src/crd/index.ts';
 import {
-  REQUESTED_AT_ANNOTATION,
-  type StaticExportRelease,
-  staticExportReleaseSpecSchema,
-} from '../../../src/crd/index.ts';
+  at,
+  MIN,
+  NOW,
+  observed,
+  release as platformRelease,
+  type ReleaseOptions,
+} from '../../support/release-fixtures.ts';
 
-const NOW = new Date('2026-11-22T12:00:00Z');
-const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs).toISOString();
-const MIN = 60_000;
 const REPO = 'registry.internal:5000/docs/site';
 const D1 = `sha256:${'1'.repeat(64)}`;
 const D2 = `sha256:${'2'.repeat(64)}`;
 const C1 = `sha256-${'a'.repeat(64)}`;
 const C2 = `sha256-${'b'.repeat(64)}`;
 
-function release(
-  opts: { status?: Status; generation?: number; annotations?: Record<string, string>; oci?: object } = {},
-): StaticExportRelease {
-  return {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'StaticExportRelease',
-    metadata: {
-      name: 'docs',
-      namespace: 'web',
-      uid: 'uid-1',
-      generation: opts.generation ?? 1,
-      ...(opts.annotations ? { annotations: opts.annotations } : {}),
-    },
-    spec: staticExportReleaseSpecSchema.parse({
-      source: { oci: { repository: REPO, interval: '5m', ...opts.oci } },
-      target: { valuesSecret: { name: 'values' } },
-    }),
-    ...(opts.status ? { status: opts.status } : {}),
-  };
-}
-
-const observed = (r: StaticExportRelease, extra: Partial<Observed> = {}): Observed => ({
-  now: NOW,
-  release: r,
-  ...extra,
-});
+/** A registry-source release (no domain, no admin key) following REPO every 5 minutes. */
+const release = ({ oci, ...opts }: Omit<ReleaseOptions, 'spec' | 'base'> & { oci?: object } = {}) =>
+  platformRelease({
+    ...opts,
+    base: { target: { valuesSecret: { name: 'values' } } },
+    spec: { source: { oci: { repository: REPO, interval: '5m', ...oci } } },
+  });
 
 /** Serving D1, tag last resolved a minute ago. */
 const serving = (overrides: Partial<Status> = {}): Status => ({

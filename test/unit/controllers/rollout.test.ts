@@ -20,28 +20,11 @@ import {
   type Workload,
   type WorkloadObject,
 } from '../../../src/targets/workloads.ts';
+import { at, MIN, NOW, release as platformRelease, V1, V2 } from '../../support/release-fixtures.ts';
 
-const NOW = new Date('2026-11-22T12:00:00Z');
-const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs).toISOString();
-const V1 = `sha256-${'1'.repeat(64)}`;
-const V2 = `sha256-${'2'.repeat(64)}`;
-const MIN = 60_000;
 const VERSION = 'staticexport.dev/version';
 
-function release(status: Status, spec: Record<string, unknown> = {}): StaticExportRelease {
-  return {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'StaticExportRelease',
-    metadata: { name: 'docs', namespace: 'web', uid: 'uid-1', generation: 1 },
-    spec: staticExportReleaseSpecSchema.parse({
-      domain: 'docs.example.com',
-      credentialsSecretRef: { name: 'key' },
-      target: { valuesSecret: { name: 'values' } },
-      ...spec,
-    }),
-    status,
-  };
-}
+const release = (status: Status, spec: Record<string, unknown> = {}) => platformRelease({ status, spec });
 
 type Current = NonNullable<Status['current']>;
 

@@ -3,49 +3,21 @@
 import { describe, expect, it } from 'vitest';
 import type { ExportStatus, GeneratedBundle } from '../../../src/api/index.ts';
 import { NotFoundError } from '../../../src/api/index.ts';
-import {
-  decide,
-  JOIN_WAIT_MS,
-  type Observed,
-  type Status,
-} from '../../../src/controllers/static-export-release/decide.ts';
+import { decide, JOIN_WAIT_MS, type Status } from '../../../src/controllers/static-export-release/decide.ts';
 import { SharedExports, shareKey } from '../../../src/controllers/static-export-release/shared-exports.ts';
+import { REQUESTED_AT_ANNOTATION } from '../../../src/crd/index.ts';
 import {
-  REQUESTED_AT_ANNOTATION,
-  type StaticExportRelease,
-  staticExportReleaseSpecSchema,
-} from '../../../src/crd/index.ts';
+  at,
+  observed,
+  release as platformRelease,
+  type ReleaseOptions,
+  V1,
+} from '../../support/release-fixtures.ts';
 
-const NOW = new Date('2026-11-22T12:00:00Z');
-const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs).toISOString();
-const V1 = `sha256-${'1'.repeat(64)}`;
-
-function release(opts: { status?: Status; annotations?: Record<string, string>; spec?: object } = {}) {
-  const r: StaticExportRelease = {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'StaticExportRelease',
-    metadata: {
-      name: 'docs',
-      namespace: 'staging',
-      generation: 1,
-      ...(opts.annotations ? { annotations: opts.annotations } : {}),
-    },
-    spec: staticExportReleaseSpecSchema.parse({
-      domain: 'docs.example.com',
-      credentialsSecretRef: { name: 'key' },
-      target: { valuesSecret: { name: 'values' } },
-      ...opts.spec,
-    }),
-    ...(opts.status ? { status: opts.status } : {}),
-  };
-  return r;
-}
-
-const obs = (r: StaticExportRelease, extra: Partial<Observed> = {}): Observed => ({
-  now: NOW,
-  release: r,
-  ...extra,
-});
+/** staging/docs, no uid. */
+const release = (opts: Pick<ReleaseOptions, 'status' | 'annotations' | 'spec'> = {}) =>
+  platformRelease({ ...opts, namespace: 'staging', uid: null });
+const obs = observed;
 
 /** Served V1 from job-old, exported a day ago. */
 const served: Status = {

@@ -8,56 +8,12 @@ import {
   DEFAULT_TUNABLES,
   decide,
   exportPollDelayMs,
-  type Observed,
   renewalTime,
   type Status,
 } from '../../../src/controllers/static-export-release/decide.ts';
 import { judgeNewContent } from '../../../src/controllers/static-export-release/publish-gate.ts';
-import {
-  REQUESTED_AT_ANNOTATION,
-  type StaticExportRelease,
-  staticExportReleaseSpecSchema,
-} from '../../../src/crd/index.ts';
-
-const NOW = new Date('2026-11-22T12:00:00Z');
-const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs).toISOString();
-const V1 = `sha256-${'1'.repeat(64)}`;
-const V2 = `sha256-${'2'.repeat(64)}`;
-const MIN = 60_000;
-
-function release(
-  opts: {
-    spec?: Record<string, unknown>;
-    status?: Status;
-    generation?: number;
-    annotations?: Record<string, string>;
-  } = {},
-): StaticExportRelease {
-  return {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'StaticExportRelease',
-    metadata: {
-      name: 'docs',
-      namespace: 'web',
-      uid: 'uid-1',
-      generation: opts.generation ?? 1,
-      ...(opts.annotations ? { annotations: opts.annotations } : {}),
-    },
-    spec: staticExportReleaseSpecSchema.parse({
-      domain: 'docs.example.com',
-      credentialsSecretRef: { name: 'key' },
-      target: { valuesSecret: { name: 'values' } },
-      ...opts.spec,
-    }),
-    ...(opts.status ? { status: opts.status } : {}),
-  };
-}
-
-const observed = (r: StaticExportRelease, extra: Partial<Observed> = {}): Observed => ({
-  now: NOW,
-  release: r,
-  ...extra,
-});
+import { REQUESTED_AT_ANNOTATION } from '../../../src/crd/index.ts';
+import { at, MIN, NOW, observed, release, V1, V2 } from '../../support/release-fixtures.ts';
 
 /** A release that serves V1, link renewed in 20 minutes, last export finished an hour ago. */
 const serving = (overrides: Partial<Status> = {}): Status => ({

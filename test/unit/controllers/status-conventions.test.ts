@@ -9,56 +9,11 @@ import {
   afterPublish,
   afterStart,
   decide,
-  type Observed,
   type Status,
 } from '../../../src/controllers/static-export-release/decide.ts';
-import {
-  type AgentJob,
-  RECONCILE_REQUEST_ANNOTATION,
-  type StaticExportRelease,
-  staticExportReleaseSpecSchema,
-} from '../../../src/crd/index.ts';
+import { type AgentJob, RECONCILE_REQUEST_ANNOTATION } from '../../../src/crd/index.ts';
 import type { Workload } from '../../../src/targets/workloads.ts';
-
-const NOW = new Date('2026-11-22T12:00:00Z');
-const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs).toISOString();
-const V1 = `sha256-${'1'.repeat(64)}`;
-const V2 = `sha256-${'2'.repeat(64)}`;
-const MIN = 60_000;
-
-function release(
-  opts: {
-    spec?: Record<string, unknown>;
-    status?: Status;
-    generation?: number;
-    annotations?: Record<string, string>;
-  } = {},
-): StaticExportRelease {
-  return {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'StaticExportRelease',
-    metadata: {
-      name: 'docs',
-      namespace: 'web',
-      uid: 'uid-1',
-      generation: opts.generation ?? 1,
-      ...(opts.annotations ? { annotations: opts.annotations } : {}),
-    },
-    spec: staticExportReleaseSpecSchema.parse({
-      domain: 'docs.example.com',
-      credentialsSecretRef: { name: 'key' },
-      target: { valuesSecret: { name: 'values' } },
-      ...opts.spec,
-    }),
-    ...(opts.status ? { status: opts.status } : {}),
-  };
-}
-
-const observed = (r: StaticExportRelease, extra: Partial<Observed> = {}): Observed => ({
-  now: NOW,
-  release: r,
-  ...extra,
-});
+import { at, MIN, NOW, observed, release, V1, V2 } from '../../support/release-fixtures.ts';
 
 const serving = (overrides: Partial<Status> = {}): Status => ({
   observedGeneration: 1,

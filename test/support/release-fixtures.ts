@@ -1,0 +1,57 @@
+// Shared builders for the pure decide tests of StaticExportRelease: a fixed clock, content
+// versions, a release object and the observed state decide() reads. Each test file keeps its own
+// status fixtures (what "serving" means differs per source).
+import type { Observed, Status } from '../../src/controllers/static-export-release/decide.ts';
+import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../src/crd/index.ts';
+
+export const NOW = new Date('2026-11-22T12:00:00Z');
+/** An ISO time `offsetMs` from NOW. */
+export const at = (offsetMs: number) => new Date(NOW.getTime() + offsetMs).toISOString();
+export const MIN = 60_000;
+export const V1 = `sha256-${'1'.repeat(64)}`;
+export const V2 = `sha256-${'2'.repeat(64)}`;
+
+/** The spec of a platform-source release (the admin API with a key). */
+export const PLATFORM_SPEC = {
+  domain: 'docs.example.com',
+  credentialsSecretRef: { name: 'key' },
+  target: { valuesSecret: { name: 'values' } },
+};
+
+export interface ReleaseOptions {
+  /** Merged over `base`. */
+  spec?: object;
+  /** The spec fields `spec` is merged over; PLATFORM_SPEC unless given. */
+  base?: object;
+  status?: Status;
+  generation?: number;
+  annotations?: Record<string, string>;
+  namespace?: string;
+  /** The object's uid; null leaves it out. */
+  uid?: string | null;
+}
+
+/** web/docs, generation 1, with the spec parsed (defaults applied) as the API server would. */
+export function release(opts: ReleaseOptions = {}): StaticExportRelease {
+  const uid = opts.uid === undefined ? 'uid-1' : opts.uid;
+  return {
+    apiVersion: 'staticexport.dev/v1alpha1',
+    kind: 'StaticExportRelease',
+    metadata: {
+      name: 'docs',
+      namespace: opts.namespace ?? 'web',
+      ...(uid === null ? {} : { uid }),
+      generation: opts.generation ?? 1,
+      ...(opts.annotations ? { annotations: opts.annotations } : {}),
+    },
+    spec: staticExportReleaseSpecSchema.parse({ ...(opts.base ?? PLATFORM_SPEC), ...opts.spec }),
+    ...(opts.status ? { status: opts.status } : {}),
+  };
+}
+
+/** What decide() observes at NOW for `r`, plus `extra`. */
+export const observed = (r: StaticExportRelease, extra: Partial<Observed> = {}): Observed => ({
+  now: NOW,
+  release: r,
+  ...extra,
+});
