@@ -55,3 +55,30 @@ export const observed = (r: StaticExportRelease, extra: Partial<Observed> = {}):
   release: r,
   ...extra,
 });
+
+type ExportStatus = NonNullable<Status['export']>;
+type CurrentStatus = NonNullable<Status['current']>;
+
+/** Serving V1 from export se_1 (finished 59 minutes ago), link renewed in 20 minutes. */
+export const servingV1 = (
+  exportExtra: Partial<ExportStatus> = {},
+  current: Partial<CurrentStatus> = {},
+): Status => ({
+  observedGeneration: 1,
+  export: {
+    jobId: 'se_1',
+    state: 'completed',
+    startedAt: at(-60 * MIN),
+    finishedAt: at(-59 * MIN),
+    ...exportExtra,
+  },
+  current: {
+    version: V1,
+    jobId: 'se_1',
+    expiresAt: at(30 * MIN),
+    renewalTime: at(20 * MIN),
+    appliedAt: at(-59 * MIN),
+    ...current,
+  },
+  history: [{ version: V1, jobId: 'se_1', appliedAt: at(-59 * MIN) }],
+});

@@ -20,7 +20,15 @@ import {
   type Workload,
   type WorkloadObject,
 } from '../../../src/targets/workloads.ts';
-import { at, MIN, NOW, release as platformRelease, V1, V2 } from '../../support/release-fixtures.ts';
+import {
+  at,
+  MIN,
+  NOW,
+  release as platformRelease,
+  servingV1,
+  V1,
+  V2,
+} from '../../support/release-fixtures.ts';
 
 const VERSION = 'staticexport.dev/version';
 
@@ -29,19 +37,7 @@ const release = (status: Status, spec: Record<string, unknown> = {}) => platform
 type Current = NonNullable<Status['current']>;
 
 /** Serving `version`; the last rollout as given. */
-const serving = (current: Partial<Current> = {}): Status => ({
-  observedGeneration: 1,
-  export: { jobId: 'se_1', state: 'completed', startedAt: at(-60 * MIN), finishedAt: at(-59 * MIN) },
-  current: {
-    version: V1,
-    jobId: 'se_1',
-    expiresAt: at(30 * MIN),
-    renewalTime: at(20 * MIN),
-    appliedAt: at(-59 * MIN),
-    ...current,
-  },
-  history: [{ version: V1, jobId: 'se_1', appliedAt: at(-59 * MIN) }],
-});
+const serving = (current: Partial<Current> = {}): Status => servingV1({}, current);
 
 const done: RolloutProgress = { state: 'done' };
 const workload = (

@@ -13,26 +13,11 @@ import {
 } from '../../../src/controllers/static-export-release/decide.ts';
 import { judgeNewContent } from '../../../src/controllers/static-export-release/publish-gate.ts';
 import { REQUESTED_AT_ANNOTATION } from '../../../src/crd/index.ts';
-import { at, MIN, NOW, observed, release, V1, V2 } from '../../support/release-fixtures.ts';
+import { at, MIN, NOW, observed, release, servingV1, V1, V2 } from '../../support/release-fixtures.ts';
 
 /** A release that serves V1, link renewed in 20 minutes, last export finished an hour ago. */
 const serving = (overrides: Partial<Status> = {}): Status => ({
-  observedGeneration: 1,
-  export: {
-    jobId: 'se_1',
-    state: 'completed',
-    progress: 100,
-    startedAt: at(-60 * MIN),
-    finishedAt: at(-59 * MIN),
-  },
-  current: {
-    version: V1,
-    jobId: 'se_1',
-    expiresAt: at(30 * MIN),
-    renewalTime: at(20 * MIN),
-    appliedAt: at(-59 * MIN),
-  },
-  history: [{ version: V1, jobId: 'se_1', appliedAt: at(-59 * MIN) }],
+  ...servingV1({ progress: 100 }),
   ...overrides,
 });
 

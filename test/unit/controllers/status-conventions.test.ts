@@ -13,25 +13,10 @@ import {
 } from '../../../src/controllers/static-export-release/decide.ts';
 import { type AgentJob, RECONCILE_REQUEST_ANNOTATION } from '../../../src/crd/index.ts';
 import type { Workload } from '../../../src/targets/workloads.ts';
-import { at, MIN, NOW, observed, release, V1, V2 } from '../../support/release-fixtures.ts';
+import { at, MIN, NOW, observed, release, servingV1, V1, V2 } from '../../support/release-fixtures.ts';
 
 const serving = (overrides: Partial<Status> = {}): Status => ({
-  observedGeneration: 1,
-  export: {
-    jobId: 'se_1',
-    state: 'completed',
-    startedAt: at(-60 * MIN),
-    finishedAt: at(-59 * MIN),
-    generation: 1,
-  },
-  current: {
-    version: V1,
-    jobId: 'se_1',
-    expiresAt: at(30 * MIN),
-    renewalTime: at(20 * MIN),
-    appliedAt: at(-59 * MIN),
-  },
-  history: [{ version: V1, jobId: 'se_1', appliedAt: at(-59 * MIN) }],
+  ...servingV1({ generation: 1 }),
   ...overrides,
 });
 
