@@ -4,17 +4,10 @@
 // operator used (by endpoint), the 429s it drew (goal 0), the exports started (one per domain
 // when releases share them), the bundle downloads, and the time until all are Ready.
 // Env: BENCH_SHARED_RELEASES (default 100), BENCH_SHARED_DOMAINS (default 10).
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
-import { ControlPlane } from '../scripts/control-plane/control-plane.ts';
-import { localOperatorArgs } from '../scripts/operator-args.ts';
-import { startSimulator } from '../src/simulator/index.ts';
-import { buildCli, ROOT } from './build.ts';
+import { startLocalStack } from './local-stack.ts';
 
 const ADMIN_ENDPOINTS = ['start', 'status', 'bundle'] as const;
 
@@ -22,47 +15,14 @@ export async function sharedKeyScenario(): Promise<void> {
   const count = Number(process.env.BENCH_SHARED_RELEASES ?? 100);
   const domains = Number(process.env.BENCH_SHARED_DOMAINS ?? 10);
   const exportMs = Number(process.env.BENCH_SHARED_EXPORT_SECONDS ?? 30) * 1000;
-  const cli = await buildCli();
-  const dir = mkdtempSync(join(tmpdir(), 'bench-shared-'));
-  const cp = await ControlPlane.start(join(dir, 'cluster'));
-  const sim = await startSimulator({
-    exportDurationMs: exportMs,
-    linkTtlSeconds: 24 * 3600,
-    requestsPerMinute: 100,
-  });
-  const kubectl = (args: string[], input?: string) =>
-    execFileSync(join(ROOT, '.tools/bin/kubectl'), ['--kubeconfig', cp.kubeconfig, ...args], {
-      input,
-      encoding: 'utf8',
-      maxBuffer: 64 << 20,
-    });
   // The operator's own limit at its default (90 per key and minute).
-  const operator = spawn(
-    process.execPath,
-    [
-      cli,
-      ...localOperatorArgs({
-        kubeconfig: cp.kubeconfig,
-        apiBaseUrl: sim.baseUrl,
-        workDir: join(dir, 'work'),
-        logLevel: 'warn',
-      }),
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  const { dir, sim, kubectl, stop } = await startLocalStack({
+    prefix: 'bench-shared-',
+    simulator: () => ({ exportDurationMs: exportMs, linkTtlSeconds: 24 * 3600, requestsPerMinute: 100 }),
+    namespace: 'bench',
+    maxBuffer: 64 << 20,
+  });
   try {
-    kubectl(['apply', '--server-side', '-f', join(ROOT, 'crds')]);
-    kubectl(['wait', '--for=condition=Established', '-f', join(ROOT, 'crds')]);
-    kubectl(['create', 'namespace', 'bench']);
-    kubectl([
-      '-n',
-      'bench',
-      'create',
-      'secret',
-      'generic',
-      'admin-key',
-      `--from-literal=apiKey=${sim.adminKey}`,
-    ]);
     await sleep(2_000);
     const docs = Array.from({ length: count }, (_, i) =>
       stringify({
@@ -120,9 +80,7 @@ export async function sharedKeyScenario(): Promise<void> {
       `  timeline                    exports started ${secondsIn('start', (t) => Math.min(...t))}-${secondsIn('start', (t) => Math.max(...t))} s after creation, last bundle link at ${secondsIn('bundle', (t) => Math.max(...t))} s`,
     );
   } finally {
-    operator.kill('SIGTERM');
-    await sim.close();
-    await cp.stop();
+    await stop();
     await rm(dir, { recursive: true, force: true });
   }
 }

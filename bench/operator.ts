@@ -4,20 +4,17 @@
 // Env: BENCH_RELEASES (default 1000), BENCH_STEADY_SECONDS (default 60), BENCH_CPU_PROF (a directory
 // for the operator's CPU profile).
 // Targets (issue 12): all Ready within 30 s per 1,000 releases (time per release flat up to 3,000), peak RSS < 150 MB, <= 8 writes per release, 0 writes in steady state.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
-import { ControlPlane } from '../scripts/control-plane/control-plane.ts';
-import { localOperatorArgs } from '../scripts/operator-args.ts';
+import type { ControlPlane } from '../scripts/control-plane/control-plane.ts';
 import type { Condition } from '../src/crd/index.ts';
 import { GROUP_VERSION, SER_PLURAL } from '../src/crd/index.ts';
 import { Informer, type KubeObject } from '../src/runtime/informer.ts';
 import { KubeClient } from '../src/runtime/kube-client.ts';
-import { startSimulator } from '../src/simulator/index.ts';
-import { buildCli, ROOT } from './build.ts';
+import { startLocalStack } from './local-stack.ts';
 import { sharedKeyScenario } from './operator-shared.ts';
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE']);
@@ -82,47 +79,18 @@ export async function run(): Promise<void> {
  * prints only the operator's resident memory at the end (the idle footprint).
  */
 export async function scenario(count: number, steadySeconds: number, idleOnly: boolean): Promise<void> {
-  const cli = await buildCli();
-  const dir = mkdtempSync(join(tmpdir(), 'bench-operator-'));
-  const cp = await ControlPlane.start(join(dir, 'cluster'));
-  const sim = await startSimulator({ exportDurationMs: 0, linkTtlSeconds: 24 * 3600 });
-  const kubectl = (args: string[], input?: string) =>
-    execFileSync(join(ROOT, '.tools/bin/kubectl'), ['--kubeconfig', cp.kubeconfig, ...args], {
-      input,
-      encoding: 'utf8',
-      maxBuffer: 256 << 20,
-    });
-  const operator = spawn(
-    process.execPath,
-    [
-      // BENCH_CPU_PROF=<dir>: the operator writes a V8 CPU profile there when it exits.
-      ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []),
-      cli,
-      ...localOperatorArgs({
-        kubeconfig: cp.kubeconfig,
-        apiBaseUrl: sim.baseUrl,
-        workDir: join(dir, 'work'),
-        logLevel: 'warn',
-        // The figures are the operator's own cost: the simulator here has no per-minute limit.
-        apiRequestsPerMinute: 0,
-      }),
-      ...(process.env.BENCH_CONCURRENCY ? ['--concurrency', process.env.BENCH_CONCURRENCY] : []),
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  const { cp, sim, operator, kubectl, stop } = await startLocalStack({
+    prefix: 'bench-operator-',
+    simulator: () => ({ exportDurationMs: 0, linkTtlSeconds: 24 * 3600 }),
+    namespace: 'bench',
+    maxBuffer: 256 << 20,
+    // BENCH_CPU_PROF=<dir>: the operator writes a V8 CPU profile there when it exits.
+    nodeArgs: process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [],
+    // The figures are the operator's own cost: the simulator here has no per-minute limit.
+    operator: { apiRequestsPerMinute: 0 },
+    operatorArgs: process.env.BENCH_CONCURRENCY ? ['--concurrency', process.env.BENCH_CONCURRENCY] : [],
+  });
   try {
-    kubectl(['apply', '--server-side', '-f', join(ROOT, 'crds')]);
-    kubectl(['wait', '--for=condition=Established', '-f', join(ROOT, 'crds')]);
-    kubectl(['create', 'namespace', 'bench']);
-    kubectl([
-      '-n',
-      'bench',
-      'create',
-      'secret',
-      'generic',
-      'admin-key',
-      `--from-literal=apiKey=${sim.adminKey}`,
-    ]);
     // Readiness from a watch, not a `kubectl get` each second: listing thousands of releases every
     // second would load the 2 cores the operator and the API server share with the benchmark.
     const kube = await KubeClient.create(cp.kubeconfig);
@@ -229,11 +197,7 @@ export async function scenario(count: number, steadySeconds: number, idleOnly: b
     );
     console.log(`steady-state admin API calls  ${sim.requests.length - apiCallsFrom}`);
   } finally {
-    const exited = new Promise((resolve) => operator.once('exit', resolve));
-    operator.kill('SIGTERM');
     // Its CPU profile (BENCH_CPU_PROF) is written as it exits.
-    await Promise.race([exited, sleep(40_000)]);
-    await sim.close();
-    await cp.stop();
+    await stop(40_000);
   }
 }

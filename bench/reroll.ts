@@ -3,17 +3,15 @@
 // exports complete at once (duration 0). Each round changes the docs, sets the trigger annotation
 // and times until the chart Deployment's pod template carries the new version (seen by a watch).
 // Env: BENCH_TRIGGERS (default 20). Goal: p50 under 1 s.
-import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
-import { ControlPlane } from '../scripts/control-plane/control-plane.ts';
-import { localOperatorArgs } from '../scripts/operator-args.ts';
 import { KubeClient, resourcePath } from '../src/runtime/kube-client.ts';
-import { DEFAULT_DOCS_DIR, startSimulator } from '../src/simulator/index.ts';
-import { buildCli, ROOT } from './build.ts';
+import { DEFAULT_DOCS_DIR } from '../src/simulator/index.ts';
+import { ROOT } from './build.ts';
+import { startLocalStack } from './local-stack.ts';
 
 const VERSION = 'staticexport.dev/version';
 const DEPLOYMENT = 'docs-static-export-site';
@@ -28,45 +26,19 @@ const percentile = (sorted: number[], p: number) =>
 
 export async function run(): Promise<void> {
   const triggers = Number(process.env.BENCH_TRIGGERS ?? 20);
-  const cli = await buildCli();
-  const dir = mkdtempSync(join(tmpdir(), 'bench-reroll-'));
+  const { dir, cp, kubectl, stop } = await startLocalStack({
+    prefix: 'bench-reroll-',
+    // The docs are a copy: each round edits them.
+    simulator: (scratch) => {
+      cpSync(DEFAULT_DOCS_DIR, join(scratch, 'docs'), { recursive: true });
+      return { exportDurationMs: 0, linkTtlSeconds: 24 * 3600, docsDir: join(scratch, 'docs') };
+    },
+    namespace: 'docs',
+  });
   const docs = join(dir, 'docs');
-  cpSync(DEFAULT_DOCS_DIR, docs, { recursive: true });
-  const cp = await ControlPlane.start(join(dir, 'cluster'));
-  const sim = await startSimulator({ exportDurationMs: 0, linkTtlSeconds: 24 * 3600, docsDir: docs });
-  const kubectl = (args: string[], input?: string) =>
-    execFileSync(join(ROOT, '.tools/bin/kubectl'), ['--kubeconfig', cp.kubeconfig, ...args], {
-      input,
-      encoding: 'utf8',
-    });
-  const operator = spawn(
-    process.execPath,
-    [
-      cli,
-      ...localOperatorArgs({
-        kubeconfig: cp.kubeconfig,
-        apiBaseUrl: sim.baseUrl,
-        workDir: join(dir, 'work'),
-        logLevel: 'warn',
-      }),
-    ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
   const kube = await KubeClient.create(cp.kubeconfig);
   const watching = new AbortController();
   try {
-    kubectl(['apply', '--server-side', '-f', join(ROOT, 'crds')]);
-    kubectl(['wait', '--for=condition=Established', '-f', join(ROOT, 'crds')]);
-    kubectl(['create', 'namespace', 'docs']);
-    kubectl([
-      '-n',
-      'docs',
-      'create',
-      'secret',
-      'generic',
-      'admin-key',
-      `--from-literal=apiKey=${sim.adminKey}`,
-    ]);
     execFileSync(
       join(ROOT, '.tools/bin/helm'),
       [
@@ -154,8 +126,6 @@ export async function run(): Promise<void> {
   } finally {
     watching.abort();
     await kube.close();
-    operator.kill('SIGTERM');
-    await sim.close();
-    await cp.stop();
+    await stop();
   }
 }

@@ -1,0 +1,95 @@
+// The local stack the operator benchmarks share: a scratch directory, the local control plane, a
+// simulator, and the operator from the built CLI, with the CRDs installed and an `admin-key`
+// Secret holding the simulator's key in one namespace. Nothing else is set up here (workloads,
+// releases and watches are each benchmark's own).
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ControlPlane } from '../scripts/control-plane/control-plane.ts';
+import { type LocalOperator, localOperatorArgs } from '../scripts/operator-args.ts';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../src/simulator/index.ts';
+import { buildCli, ROOT } from './build.ts';
+
+export interface LocalStackOptions {
+  /** Prefix of the scratch directory under the system temp directory. */
+  prefix: string;
+  /** The simulator's options, given the scratch directory (for files it should read). */
+  simulator: (dir: string) => SimulatorOptions;
+  /** Created, with the `admin-key` Secret in it. */
+  namespace: string;
+  /** Operator settings beyond the kubeconfig, simulator, work directory and log level `warn`. */
+  operator?: Pick<LocalOperator, 'apiRequestsPerMinute'>;
+  /** Node arguments before the CLI (a CPU profile, say). */
+  nodeArgs?: string[];
+  /** Operator arguments after the local ones. */
+  operatorArgs?: string[];
+  /** kubectl's output buffer (listing thousands of releases needs more than the default). */
+  maxBuffer?: number;
+}
+
+export interface LocalStack {
+  dir: string;
+  cp: ControlPlane;
+  sim: Simulator;
+  operator: ChildProcess;
+  kubectl: (args: string[], input?: string) => string;
+  /** Stops the operator (waiting up to `exitWaitMs` for it to exit), the simulator and the control plane. */
+  stop: (exitWaitMs?: number) => Promise<void>;
+}
+
+export async function startLocalStack(o: LocalStackOptions): Promise<LocalStack> {
+  const cli = await buildCli();
+  const dir = mkdtempSync(join(tmpdir(), o.prefix));
+  const simOptions = o.simulator(dir);
+  const cp = await ControlPlane.start(join(dir, 'cluster'));
+  const sim = await startSimulator(simOptions);
+  const kubectl = (args: string[], input?: string) =>
+    execFileSync(join(ROOT, '.tools/bin/kubectl'), ['--kubeconfig', cp.kubeconfig, ...args], {
+      input,
+      encoding: 'utf8',
+      ...(o.maxBuffer ? { maxBuffer: o.maxBuffer } : {}),
+    });
+  const operator = spawn(
+    process.execPath,
+    [
+      ...(o.nodeArgs ?? []),
+      cli,
+      ...localOperatorArgs({
+        kubeconfig: cp.kubeconfig,
+        apiBaseUrl: sim.baseUrl,
+        workDir: join(dir, 'work'),
+        logLevel: 'warn',
+        ...o.operator,
+      }),
+      ...(o.operatorArgs ?? []),
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const stop = async (exitWaitMs = 0) => {
+    const exited = new Promise((resolve) => operator.once('exit', resolve));
+    operator.kill('SIGTERM');
+    if (exitWaitMs > 0) await Promise.race([exited, sleep(exitWaitMs)]);
+    await sim.close();
+    await cp.stop();
+  };
+  try {
+    kubectl(['apply', '--server-side', '-f', join(ROOT, 'crds')]);
+    kubectl(['wait', '--for=condition=Established', '-f', join(ROOT, 'crds')]);
+    kubectl(['create', 'namespace', o.namespace]);
+    kubectl([
+      '-n',
+      o.namespace,
+      'create',
+      'secret',
+      'generic',
+      'admin-key',
+      `--from-literal=apiKey=${sim.adminKey}`,
+    ]);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { dir, cp, sim, operator, kubectl, stop };
+}
