@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { stringify } from 'yaml';
 import { ControlPlane } from '../scripts/control-plane/control-plane.ts';
 import { type LocalOperator, localOperatorArgs } from '../scripts/operator-args.ts';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../src/simulator/index.ts';
@@ -93,3 +94,18 @@ export async function startLocalStack(o: LocalStackOptions): Promise<LocalStack>
   }
   return { dir, cp, sim, operator, kubectl, stop };
 }
+
+/** `count` releases site-0… in namespace bench as one YAML stream, release i exporting `domain(i)` with the admin key. */
+export const benchReleases = (count: number, domain: (i: number) => string): string =>
+  Array.from({ length: count }, (_, i) =>
+    stringify({
+      apiVersion: 'staticexport.dev/v1alpha1',
+      kind: 'StaticExportRelease',
+      metadata: { name: `site-${i}`, namespace: 'bench' },
+      spec: {
+        domain: domain(i),
+        credentialsSecretRef: { name: 'admin-key' },
+        target: { valuesSecret: { name: `site-${i}-values` } },
+      },
+    }),
+  ).join('---\n');

@@ -6,8 +6,7 @@
 // Env: BENCH_SHARED_RELEASES (default 100), BENCH_SHARED_DOMAINS (default 10).
 import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stringify } from 'yaml';
-import { startLocalStack } from './local-stack.ts';
+import { benchReleases, startLocalStack } from './local-stack.ts';
 
 const ADMIN_ENDPOINTS = ['start', 'status', 'bundle'] as const;
 
@@ -24,18 +23,7 @@ export async function sharedKeyScenario(): Promise<void> {
   });
   try {
     await sleep(2_000);
-    const docs = Array.from({ length: count }, (_, i) =>
-      stringify({
-        apiVersion: 'staticexport.dev/v1alpha1',
-        kind: 'StaticExportRelease',
-        metadata: { name: `site-${i}`, namespace: 'bench' },
-        spec: {
-          domain: `docs-${i % domains}.example.com`,
-          credentialsSecretRef: { name: 'admin-key' },
-          target: { valuesSecret: { name: `site-${i}-values` } },
-        },
-      }),
-    ).join('---\n');
+    const docs = benchReleases(count, (i) => `docs-${i % domains}.example.com`);
     const from = sim.requests.length;
     const createdAt = sim.now();
     const started = performance.now();

@@ -8,13 +8,12 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stringify } from 'yaml';
 import type { ControlPlane } from '../scripts/control-plane/control-plane.ts';
 import type { Condition } from '../src/crd/index.ts';
 import { GROUP_VERSION, SER_PLURAL } from '../src/crd/index.ts';
 import { Informer, type KubeObject } from '../src/runtime/informer.ts';
 import { KubeClient } from '../src/runtime/kube-client.ts';
-import { startLocalStack } from './local-stack.ts';
+import { benchReleases, startLocalStack } from './local-stack.ts';
 import { sharedKeyScenario } from './operator-shared.ts';
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE']);
@@ -116,18 +115,7 @@ export async function scenario(count: number, steadySeconds: number, idleOnly: b
     await sleep(2_000);
     const before = await requestCounts(cp);
 
-    const docs = Array.from({ length: count }, (_, i) =>
-      stringify({
-        apiVersion: 'staticexport.dev/v1alpha1',
-        kind: 'StaticExportRelease',
-        metadata: { name: `site-${i}`, namespace: 'bench' },
-        spec: {
-          domain: `site-${i}.example.com`,
-          credentialsSecretRef: { name: 'admin-key' },
-          target: { valuesSecret: { name: `site-${i}-values` } },
-        },
-      }),
-    ).join('---\n');
+    const docs = benchReleases(count, (i) => `site-${i}.example.com`);
     const pids = (
       JSON.parse(readFileSync(join(cp.dir, 'state.json'), 'utf8')) as { pids: Record<string, number> }
     ).pids;
