@@ -8,7 +8,8 @@ describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('npm run demo', () =>
     const r = await run(process.execPath, [`${ROOT}/scripts/demo.ts`, '--once']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/docs\s+True\s+sha256-[0-9a-f]{64}\s+20\d\d-\S+Z/);
+    // `kubectl get -o wide`: NAME READY STATUS (the Ready message) AGE VERSION RENEWAL DOMAIN …
+    expect(r.stdout).toMatch(/docs\s+True\s+.+\s+sha256-[0-9a-f]{64}\s+20\d\d-\S+Z\s+docs\.example\.com/);
     expect(r.stdout).toMatch(/renewalTime\s+20\d\d-/);
     expect(r.stdout).toContain('Published');
     expect(r.stdout).not.toMatch(/sig=/);
