@@ -1,42 +1,30 @@
 // `static-export mirror push|save|load|sync` through the real CLI against the simulator and a real
 // Distribution registry; the results read back by skopeo.
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
 import { ANNOTATIONS } from '../../../src/oci/image.ts';
-import { RegistryClient } from '../../../src/oci/registry.ts';
-import { DEFAULT_DOCS_DIR, type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import {
-  GO_TOOL_BUILD_TIMEOUT_MS,
-  goTool,
-  startRegistry,
-  type TestRegistry,
-} from '../../support/registry.ts';
+import type { RegistryClient } from '../../../src/oci/registry.ts';
+import { DEFAULT_DOCS_DIR, type Simulator } from '../../../src/simulator/index.ts';
+import { type MirrorStack, startMirrorStack } from '../../support/mirror-stack.ts';
+import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
 import { exportBundle } from '../bundle/sim-export.ts';
 import { jsonEvents, runCli } from './run-cli.ts';
 
+let stack: MirrorStack | undefined;
 let work: string;
 let sim: Simulator;
 let registry: TestRegistry;
 let client: RegistryClient;
 
 beforeAll(async () => {
-  await goTool('registry');
-  work = await mkdtemp(join(tmpdir(), 'mirror-oci-test-'));
-  sim = await startSimulator({ exportDurationMs: 0 });
-  registry = await startRegistry();
-  client = new RegistryClient({ registry: registry.host });
+  stack = await startMirrorStack('mirror-oci-test-');
+  ({ work, sim, registry, client } = stack);
 }, GO_TOOL_BUILD_TIMEOUT_MS);
 
-afterAll(async () => {
-  await client?.close();
-  await registry?.close();
-  await sim?.close();
-  if (work) await rm(work, { recursive: true, force: true });
-});
+afterAll(() => stack?.close());
 
 // Each test runs the CLI several times (a process start is seconds on a busy machine).
 const SLOW = { timeout: 240_000 };

@@ -1,22 +1,18 @@
 // `mirror push|load|sync --sign-key` through the real CLI against the simulator and a real
 // Distribution registry, the signatures checked by the real cosign CLI and by verifyManifest.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RegistryClient } from '../../../src/oci/registry.ts';
+import type { RegistryClient } from '../../../src/oci/registry.ts';
 import { signatureTag, verifyManifest } from '../../../src/oci/sign.ts';
-import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import {
-  GO_TOOL_BUILD_TIMEOUT_MS,
-  goTool,
-  startRegistry,
-  type TestRegistry,
-} from '../../support/registry.ts';
+import type { Simulator } from '../../../src/simulator/index.ts';
+import { type MirrorStack, startMirrorStack } from '../../support/mirror-stack.ts';
+import { GO_TOOL_BUILD_TIMEOUT_MS, goTool, type TestRegistry } from '../../support/registry.ts';
 import { cosignVerify, openssl, opensslKeyPair } from '../../support/signing.ts';
 import { exportBundle } from '../bundle/sim-export.ts';
 import { jsonEvents, runCli } from './run-cli.ts';
 
+let stack: MirrorStack | undefined;
 let work: string;
 let sim: Simulator;
 let registry: TestRegistry;
@@ -29,12 +25,9 @@ let publicKeyFile: string;
 let keySecret: string;
 
 beforeAll(async () => {
-  await goTool('registry');
   cosign = await goTool('cosign');
-  work = await mkdtemp(join(tmpdir(), 'mirror-sign-test-'));
-  sim = await startSimulator({ exportDurationMs: 0 });
-  registry = await startRegistry();
-  client = new RegistryClient({ registry: registry.host });
+  stack = await startMirrorStack('mirror-sign-test-');
+  ({ work, sim, registry, client } = stack);
   const pair = await opensslKeyPair(work, 'site');
   keyFile = pair.privateFile;
   publicKeyFile = pair.publicFile;
@@ -42,12 +35,7 @@ beforeAll(async () => {
   keySecret = pair.private.split('\n')[1] ?? '';
 }, GO_TOOL_BUILD_TIMEOUT_MS);
 
-afterAll(async () => {
-  await client?.close();
-  await registry?.close();
-  await sim?.close();
-  if (work) await rm(work, { recursive: true, force: true });
-});
+afterAll(() => stack?.close());
 
 // Each test runs the CLI several times (a process start is seconds on a busy machine).
 const SLOW = { timeout: 240_000 };
