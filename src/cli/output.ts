@@ -37,6 +37,16 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(1)} ${units[unit]}`;
 }
 
+/** A bundle download's progress, `received` of `total` bytes (when known); a new key each quarter. */
+export function downloadProgress(received: number, total: number | undefined): ProgressUpdate {
+  const percent = total ? (received / total) * 100 : undefined;
+  return {
+    key: `download:${percent === undefined ? '' : Math.floor(percent / 25)}`,
+    ...(percent === undefined ? {} : { percent }),
+    text: `downloading ${formatBytes(received)}${total ? ` of ${formatBytes(total)}` : ''}`,
+  };
+}
+
 function bar(percent: number): string {
   const filled = Math.round((Math.max(0, Math.min(100, percent)) / 100) * BAR_WIDTH);
   return `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${String(Math.floor(percent)).padStart(3)}%`;

@@ -24,7 +24,7 @@ import {
   cliLogger,
   integer,
 } from '../options.ts';
-import { formatBytes, formatElapsed, Reporter } from '../output.ts';
+import { downloadProgress, formatBytes, formatElapsed, Reporter } from '../output.ts';
 import { exportScheduleDelay, fixedDelay, pollUntil } from '../poll.ts';
 import { type SiteGateFlags, siteGate, siteGateOptions } from '../site-gate.ts';
 
@@ -132,14 +132,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
       },
       gate: siteGate(flags, flags.out),
       logger,
-      onProgress: (received, total) => {
-        const percent = total ? (received / total) * 100 : undefined;
-        out.progress({
-          key: `download:${percent === undefined ? '' : Math.floor(percent / 25)}`,
-          ...(percent === undefined ? {} : { percent }),
-          text: `downloading ${formatBytes(received)}${total ? ` of ${formatBytes(total)}` : ''}`,
-        });
-      },
+      onProgress: (received, total) => out.progress(downloadProgress(received, total)),
     });
     out.event('fetched', {
       version: fetched.version,

@@ -15,7 +15,7 @@ import {
 import type { CliContext } from '../context.ts';
 import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { BUNDLE_ENV_HELP, bundleUrlFrom, checkDomain, cliLogger, ENV, integer } from '../options.ts';
-import { formatBytes, Reporter } from '../output.ts';
+import { downloadProgress, formatBytes, Reporter } from '../output.ts';
 import {
   REGISTRY_ENV_HELP,
   type RegistryFlags,
@@ -175,14 +175,7 @@ async function packagedSite(
       download: { deadlineMs: flags.timeout * 1000 },
       logger: cliLogger(ctx),
       gate,
-      onProgress: (received, total) => {
-        const percent = total ? (received / total) * 100 : undefined;
-        out.progress({
-          key: `download:${percent === undefined ? '' : Math.floor(percent / 25)}`,
-          ...(percent === undefined ? {} : { percent }),
-          text: `downloading ${formatBytes(received)}${total ? ` of ${formatBytes(total)}` : ''}`,
-        });
-      },
+      onProgress: (received, total) => out.progress(downloadProgress(received, total)),
     });
     out.progress({ key: 'package', text: `packaging version ${fetched.version}` });
     const site = await packageSite(fetched.path, meta, {
