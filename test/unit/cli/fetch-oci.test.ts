@@ -50,24 +50,25 @@ afterAll(async () => {
 });
 
 const ref = () => `${registry.host}/docs/site@${signed.digest}`;
+/** `fetch --oci` of the signed digest into `dest` with the auth file, the signature checked with `publicKeyFile`. */
+const fetchSigned = (dest: string, publicKeyFile: string, extra: string[] = []) =>
+  runCli([
+    'fetch',
+    '--oci',
+    ref(),
+    '--dest',
+    dest,
+    '--authfile',
+    authfile,
+    '--verify-key',
+    publicKeyFile,
+    ...extra,
+  ]);
 
 describe('fetch --oci', () => {
   it('extracts the image at a digest, signature checked, with the registry login from an auth file', async () => {
     const dest = join(work, 'out-1', 'site');
-    const r = await runCli([
-      'fetch',
-      '--oci',
-      ref(),
-      '--dest',
-      dest,
-      '--authfile',
-      authfile,
-      '--verify-key',
-      ours.publicFile,
-      '--expect-version',
-      signed.version,
-      '--json',
-    ]);
+    const r = await fetchSigned(dest, ours.publicFile, ['--expect-version', signed.version, '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(await readFile(join(dest, 'guide', 'start.html'), 'utf8')).toBe('<h1>Start</h1>');
     expect(jsonEvents(r.stdout, 'fetched')[0]).toMatchObject({
@@ -89,17 +90,7 @@ describe('fetch --oci', () => {
 
   it('refuses a signature by another key (exit 5) and leaves --dest untouched', async () => {
     const dest = join(work, 'out-3', 'site');
-    const r = await runCli([
-      'fetch',
-      '--oci',
-      ref(),
-      '--dest',
-      dest,
-      '--authfile',
-      authfile,
-      '--verify-key',
-      theirs.publicFile,
-    ]);
+    const r = await fetchSigned(dest, theirs.publicFile);
     expect(r.code).toBe(5);
     expect(r.stderr).toMatch(/verifies with the public key/);
     await expect(readFile(join(dest, 'index.html'))).rejects.toThrow();

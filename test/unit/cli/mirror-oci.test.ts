@@ -82,34 +82,25 @@ describe('mirror push', SLOW, () => {
     const archive = join(work, 'files.tar.gz');
     const res = await fetch(bundle.bundleUrl);
     await writeFile(archive, Buffer.from(await res.arrayBuffer()));
-    const fromFile = await runCli([
-      'mirror',
-      'push',
-      '--bundle',
-      archive,
-      '--to',
-      `oci://${registry.host}/files/a`,
-      '--domain',
-      'files.example.com',
-      '--json',
-    ]);
+    const push = (source: string[], repository: string) =>
+      runCli([
+        'mirror',
+        'push',
+        ...source,
+        '--to',
+        `oci://${registry.host}/files/${repository}`,
+        '--domain',
+        'files.example.com',
+        '--json',
+      ]);
+    const fromFile = await push(['--bundle', archive], 'a');
     expect(fromFile.code, fromFile.stderr).toBe(0);
     const site = join(work, 'files-site');
     const fetched = await runCli(['fetch', '--dest', site], {
       STATIC_EXPORT_BUNDLE_URL: `file://${archive}`,
     });
     expect(fetched.code, fetched.stderr).toBe(0);
-    const fromSite = await runCli([
-      'mirror',
-      'push',
-      '--site',
-      site,
-      '--to',
-      `oci://${registry.host}/files/b`,
-      '--domain',
-      'files.example.com',
-      '--json',
-    ]);
+    const fromSite = await push(['--site', site], 'b');
     expect(fromSite.code, fromSite.stderr).toBe(0);
     const a = lastEvent(fromFile.stdout, 'pushed');
     const b = lastEvent(fromSite.stdout, 'pushed');

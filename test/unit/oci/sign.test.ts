@@ -50,6 +50,17 @@ let sites = 0;
 const runCosign = (args: string[]) => runSupportCosign(cosign, work, args, { COSIGN_PASSWORD });
 const cosignVerify = (publicKeyFile: string, reference: string) =>
   supportCosignVerify(cosign, work, publicKeyFile, reference);
+/** `cosign sign` with cosign's own key pair, no transparency log, on the plain-HTTP test registry. */
+const cosignSign = (reference: string) =>
+  runCosign([
+    'sign',
+    '--key',
+    cosignKey.privateFile,
+    '--tlog-upload=false',
+    '--allow-http-registry',
+    '--yes',
+    reference,
+  ]);
 
 /** Pushes a fresh site image (distinct content each time) and returns its repository and digest. */
 async function pushSite(repository = 'docs/site', tag = 'latest'): Promise<string> {
@@ -134,15 +145,7 @@ describe('signManifest', () => {
   it('adds its signature beside one cosign made, and both keys verify with cosign and with us', async () => {
     const digest = await pushSite('docs/both');
     const reference = `${registry.host}/docs/both@${digest}`;
-    const cosigned = await runCosign([
-      'sign',
-      '--key',
-      cosignKey.privateFile,
-      '--tlog-upload=false',
-      '--allow-http-registry',
-      '--yes',
-      reference,
-    ]);
+    const cosigned = await cosignSign(reference);
     expect(cosigned.code, cosigned.stderr).toBe(0);
     expect((await signManifest(client, 'docs/both', digest, key.private)).outcome).toBe('signed');
 
@@ -237,15 +240,7 @@ describe('signManifest', () => {
 describe('verifyManifest', () => {
   it('accepts a signature cosign sign --key made, with cosign public key', async () => {
     const digest = await pushSite('docs/cosigned');
-    const signed = await runCosign([
-      'sign',
-      '--key',
-      cosignKey.privateFile,
-      '--tlog-upload=false',
-      '--allow-http-registry',
-      '--yes',
-      `${registry.host}/docs/cosigned@${digest}`,
-    ]);
+    const signed = await cosignSign(`${registry.host}/docs/cosigned@${digest}`);
     expect(signed.code, signed.stderr).toBe(0);
     // The payload cosign signed is byte for byte the one we write.
     const sig = JSON.parse(
