@@ -1,12 +1,17 @@
 // An operator under test: the real controllers in this process (or a child process, for kill
 // tests), a simulator over loopback HTTP, and log capture to check that no secret leaks.
-import { mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { type RunningOperator, startOperator } from '../../src/controllers/manager.ts';
 import { createLogger } from '../../src/log.ts';
-import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.ts';
+import {
+  DEFAULT_DOCS_DIR,
+  type Simulator,
+  type SimulatorOptions,
+  startSimulator,
+} from '../../src/simulator/index.ts';
 import { kubeconfig } from './kube.ts';
 
 export interface Harness {
@@ -15,6 +20,8 @@ export interface Harness {
   logs: string[];
   /** Where the operator downloads bundles. */
   workDir: string;
+  /** The docs the simulator serves: with `editableDocs`, its own copy the test may change. */
+  docsDir: string;
   /**
    * Stops the operator and starts a new one against the same simulator and cluster; `drainMs` 0
    * aborts in-flight reconciles at once, as losing leadership does; `whileDown` runs between the two
@@ -41,10 +48,14 @@ type OperatorOverrides = Partial<Parameters<typeof startOperator>[0]>;
 export async function startHarness(opts: {
   namespaces: string[];
   sim?: SimulatorOptions;
+  /** Serve a copy of the sample docs the test may edit (removed at stop). */
+  editableDocs?: boolean;
   /** A function when the overrides depend on the simulator (its base URL). */
   operator?: OperatorOverrides | ((sim: Simulator) => OperatorOverrides);
 }): Promise<Harness> {
-  const sim = await startSimulator({ exportDurationMs: 1_500, linkTtlSeconds: 600, ...opts.sim });
+  const docsDir = opts.editableDocs ? mkdtempSync(join(tmpdir(), 'docs-')) : DEFAULT_DOCS_DIR;
+  if (opts.editableDocs) cpSync(DEFAULT_DOCS_DIR, docsDir, { recursive: true });
+  const sim = await startSimulator({ exportDurationMs: 1_500, linkTtlSeconds: 600, docsDir, ...opts.sim });
   const { lines, stream } = captureLogs();
   const workDir = mkdtempSync(join(tmpdir(), 'static-export-work-'));
   const overrides = typeof opts.operator === 'function' ? opts.operator(sim) : opts.operator;
@@ -67,6 +78,7 @@ export async function startHarness(opts: {
     operator: await start(),
     logs: lines,
     workDir,
+    docsDir,
     async restartOperator(drainMs, whileDown) {
       await harness.operator.stop(drainMs);
       await whileDown?.();
@@ -75,6 +87,8 @@ export async function startHarness(opts: {
     async stop(drainMs) {
       await harness.operator.stop(drainMs);
       await sim.close();
+      rmSync(workDir, { recursive: true, force: true });
+      if (opts.editableDocs) rmSync(docsDir, { recursive: true, force: true });
     },
   };
   return harness;

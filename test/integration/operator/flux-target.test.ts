@@ -2,12 +2,10 @@
 // generated schema): the examples under examples/flux are applied as they are, and the test
 // asserts exactly what the operator changed on each object and that the presigned link is in the
 // values Secret and nowhere else.
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { DEFAULT_DOCS_DIR } from '../../../src/simulator/index.ts';
 import {
   applyObjects,
   decode,
@@ -32,16 +30,14 @@ let docs: string;
 beforeAll(async () => {
   await Promise.all([installCrds(), installGitopsCrd('helmRelease')]);
   ns = await createNamespace('flux');
-  docs = mkdtempSync(join(tmpdir(), 'docs-'));
-  cpSync(DEFAULT_DOCS_DIR, docs, { recursive: true });
-  h = await startHarness({ namespaces: [ns], sim: { docsDir: docs, exportDurationMs: 300 } });
+  h = await startHarness({ namespaces: [ns], editableDocs: true, sim: { exportDurationMs: 300 } });
+  docs = h.docsDir;
   await applySecret(ns, 'docs-admin-key', { apiKey: h.sim.adminKey });
 });
 
 afterAll(async () => {
   await h?.stop();
   if (ns) await kubectl(['delete', 'namespace', ns, '--wait=false']);
-  if (docs) rmSync(docs, { recursive: true, force: true });
 });
 
 const OPERATOR = 'static-export-operator';

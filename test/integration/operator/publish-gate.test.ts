@@ -1,12 +1,10 @@
 // The publish gate on the real control plane: a bad export (the simulator's site faults) is not
 // published, the served version keeps serving, and the user sees why with the numbers.
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { DEFAULT_DOCS_DIR } from '../../../src/simulator/index.ts';
 import {
   createNamespace,
   eventsFor,
@@ -25,9 +23,8 @@ let docs: string;
 beforeAll(async () => {
   await installCrds();
   ns = await createNamespace('gate');
-  docs = mkdtempSync(join(tmpdir(), 'docs-'));
-  cpSync(DEFAULT_DOCS_DIR, docs, { recursive: true });
-  h = await startHarness({ namespaces: [ns], sim: { docsDir: docs, exportDurationMs: 300 } });
+  h = await startHarness({ namespaces: [ns], editableDocs: true, sim: { exportDurationMs: 300 } });
+  docs = h.docsDir;
   await applySecret(ns, 'admin-key', { apiKey: h.sim.adminKey });
 });
 

@@ -1,13 +1,11 @@
 // The operator re-rolls what serves a release, on the real control plane: the site chart installed
 // by real Helm 4 and Helm 3 in existing-Secret mode next to a StaticExportRelease, the real
 // Deployment controller making ReplicaSets, kwok making their pods Ready.
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { DEFAULT_DOCS_DIR } from '../../../src/simulator/index.ts';
 import { CHART_DIR, type HelmName, helm, valuesFile } from '../../support/chart.ts';
 import {
   createNamespace,
@@ -31,9 +29,8 @@ let docs: string;
 beforeAll(async () => {
   await installCrds();
   ns = await createNamespace('rollout');
-  docs = mkdtempSync(join(tmpdir(), 'docs-'));
-  cpSync(DEFAULT_DOCS_DIR, docs, { recursive: true });
-  h = await startHarness({ namespaces: [ns], sim: { docsDir: docs, exportDurationMs: 300 } });
+  h = await startHarness({ namespaces: [ns], editableDocs: true, sim: { exportDurationMs: 300 } });
+  docs = h.docsDir;
   await applySecret(ns, 'admin-key', { apiKey: h.sim.adminKey });
 });
 

@@ -1,6 +1,6 @@
 // The StaticExportRelease controller on the real control plane, against the simulator through the
 // production client: what a user sees in status, events, the values Secret and the simulator log.
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,6 @@ import { parse } from 'yaml';
 import { fetchBundle } from '../../../src/bundle/index.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { KubeClient, resourcePath } from '../../../src/runtime/kube-client.ts';
-import { DEFAULT_DOCS_DIR } from '../../../src/simulator/index.ts';
 import {
   createNamespace,
   eventsFor,
@@ -34,9 +33,8 @@ let kube: KubeClient;
 beforeAll(async () => {
   await installCrds();
   ns = await createNamespace('ser');
-  docs = mkdtempSync(join(tmpdir(), 'docs-'));
-  cpSync(DEFAULT_DOCS_DIR, docs, { recursive: true });
-  h = await startHarness({ namespaces: [ns], sim: { docsDir: docs } });
+  h = await startHarness({ namespaces: [ns], editableDocs: true });
+  docs = h.docsDir;
   await applySecret(ns, 'admin-key', { apiKey: h.sim.adminKey });
   kube = await KubeClient.create(kubeconfig());
 });
