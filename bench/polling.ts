@@ -6,8 +6,12 @@
 // and 30 min, with linear progress, progress that stalls at 90 % for the last third, and none.
 // "first": nothing known of the site (also what the CLI does); "repeat": the site's previous
 // export (the first one) is in status. Calls are status calls (start and bundle are the same for all).
-// Goals: ≤ half the sample's calls from 2 min on, lag ≤ 10 % of the duration and ≤ 15 s, never more
-// calls than the sample for short exports.
+// Goals (issue 12, for its two models, linear and stall): ≤ half the sample's calls from 2 min on,
+// lag ≤ 10 % of the duration and ≤ 15 s, never more calls than the sample for short exports. The
+// "none" rows are ours and have no goal: without progress there is nothing to estimate from, and
+// seeing the end within 15 s takes a poll at least every 15 s (the backoff's ceiling).
+// The sample polls at 10 s steps from its start and the simulator completes exactly on time, so
+// with durations that are multiples of 10 s its lag is always 0: its best case, not its average.
 import { AdminApiClient } from '../src/api/index.ts';
 import {
   afterStart,
@@ -100,6 +104,7 @@ export async function run(): Promise<void> {
   const client = new AdminApiClient({ baseUrl: sim.baseUrl, apiKey: sim.adminKey });
   const rows: string[] = [];
   const misses: string[] = [];
+  const ungoaled: string[] = [];
   try {
     for (const model of MODELS) {
       sim.setExportProgress(model);
@@ -111,6 +116,10 @@ export async function run(): Promise<void> {
         rows.push(
           `| ${label(durationMs)} | ${model} | ${base.calls} | ${seconds(base.lagMs)} s | ${first.calls} | ${seconds(first.lagMs)} s | ${repeat.calls} | ${seconds(repeat.lagMs)} s |`,
         );
+        if (model === 'none') {
+          ungoaled.push(`${label(durationMs)} first ${first.calls} calls, lag ${seconds(first.lagMs)} s`);
+          continue;
+        }
         const lagGoal = Math.min(15 * S, durationMs / 10);
         for (const [name, o] of [
           ['first', first],
@@ -136,4 +145,8 @@ export async function run(): Promise<void> {
   console.log('|---|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
   console.log(misses.length ? `goals missed:\n  ${misses.join('\n  ')}` : 'all goals met');
+  console.log(`none: no goal (no progress to estimate from): ${ungoaled.join('; ')}`);
+  console.log(
+    "The sample's lag is 0 because every duration is a multiple of its 10 s interval: its best case (5 s on average).",
+  );
 }

@@ -373,13 +373,15 @@ export const exportStatusSchema = z.object({
     .array(
       z.object({
         at: timestamp().describe('When the poll was made.'),
-        progress: z.number().describe('The progress (0-100) the platform reported.'),
+        progress: z
+          .number()
+          .describe('The progress (0-100) the platform reported; 0 while the job was queued.'),
       }),
     )
     .max(SAMPLE_LIMIT)
     .optional()
     .describe(
-      "Progress seen by the operator's polls: the first value and the latest changes. The poll schedule estimates when the job ends from them.",
+      "Progress seen by the operator's polls: the first value and the latest changes (the last look at 0 % only until progress was seen twice). The poll schedule estimates when the job ends from them.",
     ),
   joined: z
     .boolean()

@@ -46,10 +46,14 @@ describe('export polling', () => {
     expect(took[0]).toBeLessThan(EXPORT_MS / 1000 + 1.5);
     // The progress the polls saw is in status (the first value and the latest changes).
     expect(first.status?.export?.progressSamples?.length).toBeGreaterThanOrEqual(1);
-    // Nothing was known: a first look at once, then backing off and going by progress. A fixed
-    // one-second interval would have made 4-5 calls as well; what matters is the next export.
-    const firstPolls = h.sim.requests.filter((r) => r.path.endsWith(`/jobs/${firstJob}`)).length;
-    expect(firstPolls).toBeLessThanOrEqual(6);
+    // Nothing was known: a first look after a second, whose progress (measured from the start)
+    // points to the end, then that end. A fixed one-second interval would have made 4-5 calls.
+    const firstStart = h.sim.requests.find((r) => r.endpoint === 'start')?.time ?? 0;
+    const firstPolls = h.sim.requests
+      .filter((r) => r.path.endsWith(`/jobs/${firstJob}`))
+      .map((r) => r.time - firstStart);
+    expect(firstPolls[0]).toBeGreaterThanOrEqual(900);
+    expect(firstPolls.length).toBeLessThanOrEqual(3);
 
     await kubectlOk(['annotate', 'ser', 'site', '-n', ns, '--overwrite', 'staticexport.dev/requested-at=2']);
     const second = await until(published(firstJob), 'second export published');

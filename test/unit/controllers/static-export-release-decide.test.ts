@@ -143,8 +143,8 @@ describe('an export in flight', () => {
     });
     expect(condition(d.status, 'Ready')).toMatchObject({ status: 'False', reason: 'Exporting' });
     expect(d.status.export?.progressSamples).toEqual([{ at: NOW.toISOString(), progress: 40 }]);
-    // One progress value gives no rate yet: back off from the start (2 s ago).
-    expect(d.requeueAfterMs).toBe(2_000);
+    // One progress value, measured from the start (2 s ago): 40 % says 3 s more.
+    expect(d.requeueAfterMs).toBe(3_000);
   });
 
   it('polls next when the progress seen so far says the export ends', () => {
@@ -155,7 +155,7 @@ describe('an export in flight', () => {
       observed(release({ status }), { poll: { kind: 'job', state: 'running', progress: 40 } }),
     );
     expect(d.status.export?.progressSamples?.map((p) => p.progress)).toEqual([10, 40]);
-    // Far from the end: half way there (60 s), which is also the ceiling.
+    // Far from the end: the ceiling (60 s).
     expect(d.requeueAfterMs).toBe(60_000);
     // 30 s before that end: at the end.
     expect(exportPollDelayMs(d.status, new Date(NOW.getTime() + 90_000))).toBe(30_000);
@@ -165,8 +165,8 @@ describe('an export in flight', () => {
     const status = inFlight('queued', 0, { exportDurationsSeconds: [40, 45, 600] });
     // The median (45 s), not the outlier.
     expect(exportPollDelayMs(status, NOW)).toBe(45_000);
-    // Nothing known: a quarter second (small sites are done at once).
-    expect(exportPollDelayMs(inFlight('queued', 0), NOW)).toBe(250);
+    // Nothing known: a second (small sites are done by then).
+    expect(exportPollDelayMs(inFlight('queued', 0), NOW)).toBe(1_000);
   });
 
   it('records how long a completed export took: by the platform timestamps, else from the start', () => {
