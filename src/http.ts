@@ -5,6 +5,7 @@
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { pipeline } from 'node:stream/promises';
+import { createSecureContext } from 'node:tls';
 
 export type HttpTimeoutPhase = 'connect' | 'headers' | 'body';
 
@@ -66,7 +67,14 @@ export class HttpAgent {
     this.options = options;
     const pool = { keepAlive: true, timeout: KEEP_ALIVE_MS, maxSockets: options.maxSockets ?? Infinity };
     this.plain = new http.Agent(pool);
-    this.secure = new https.Agent({ ...pool, ...options.tls });
+    // One TLS context for every connection: given only the certificates, Node parses them (and the
+    // root store) again for each new connection.
+    const { rejectUnauthorized, ...material } = options.tls ?? {};
+    this.secure = new https.Agent({
+      ...pool,
+      secureContext: createSecureContext(material),
+      ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
+    });
   }
 
   /**

@@ -145,13 +145,12 @@ export class BundleCache {
   private async download(source: string, d: CacheFetch): Promise<CachedBundle> {
     const suffix = randomBytes(4).toString('hex');
     const incoming = join(this.o.dir, `.incoming-${suffix}.tar.gz`);
-    const verify = join(this.o.dir, `.verify-${suffix}`);
     // An archive larger than the whole cache is verified but not kept.
     const keep = this.o.maxBytes > 0 && (d.expectedSize === undefined || d.expectedSize <= this.o.maxBytes);
     try {
       const fetched = await fetchBundle({
         url: d.url,
-        dest: verify,
+        // Verified as it streams by, nothing extracted: the files are the site chart's to write.
         ...(keep ? { archiveCopy: incoming } : {}),
         ...(d.expectedSize === undefined ? {} : { expectedSize: d.expectedSize }),
         ...(d.renewUrl ? { renewUrl: d.renewUrl } : {}),
@@ -180,7 +179,7 @@ export class BundleCache {
       }
       return strip(meta);
     } finally {
-      await Promise.all([rm(incoming, { force: true }), rm(verify, { recursive: true, force: true })]);
+      await rm(incoming, { force: true });
     }
   }
 

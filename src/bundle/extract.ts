@@ -7,7 +7,8 @@ import { Parser, type ReadEntry } from 'tar';
 import { assertReplaceable, MARKER_FILE, siblingPath, swapInto } from './destination.ts';
 import { BundleError } from './errors.ts';
 import { type BundleLimits, resolveLimits } from './limits.ts';
-import { TreeWriter } from './tree-writer.ts';
+import type { SiteSummary } from './site-check.ts';
+import { DiskSink, NO_SINK, type TreeSink, TreeWriter } from './tree-writer.ts';
 import type { ContentSummary } from './version.ts';
 
 export interface ExtractOptions {
@@ -18,8 +19,13 @@ export interface ExtractOptions {
   uncompressed?: boolean;
 }
 
+/** What an archive holds: its content version and counts, and the site's pages. */
+export interface ArchiveSummary extends ContentSummary {
+  site: SiteSummary;
+}
+
 /** Content extracted into a temp dir beside the destination, not yet visible there. */
-export interface StagedExtraction extends ContentSummary {
+export interface StagedExtraction extends ArchiveSummary {
   dir: string;
   /** Moves the content into the destination, replacing what was there; returns the destination. */
   commit(): Promise<string>;
@@ -253,31 +259,42 @@ class ExtractSink extends Writable {
   }
 }
 
-/** Extracts a tar.gz stream into `dir`; nothing is still writing there when this settles. */
+/** Unpacks a tar.gz (or plain tar) stream into `sink`; nothing is still writing there when this settles. */
 async function unpackInto(
   source: Readable,
-  dir: string,
+  sink: TreeSink,
   limits: BundleLimits,
   uncompressed = false,
-): Promise<ContentSummary> {
-  const writer = new TreeWriter(dir);
-  writer.init();
-  if (uncompressed) {
-    try {
+): Promise<ArchiveSummary> {
+  const writer = new TreeWriter(sink);
+  try {
+    if (uncompressed) {
       // No compression, no ratio to watch: the caps on files and bytes still hold.
       await pipeline(source, new ExtractSink(writer, limits, () => Number.POSITIVE_INFINITY));
-    } finally {
-      writer.stop();
+    } else {
+      const inflate = createGunzip({ chunkSize: INFLATE_CHUNK });
+      await pipeline(source, inflate, new ExtractSink(writer, limits, () => inflate.bytesWritten));
     }
-    return writer.summary();
-  }
-  const inflate = createGunzip({ chunkSize: INFLATE_CHUNK });
-  try {
-    await pipeline(source, inflate, new ExtractSink(writer, limits, () => inflate.bytesWritten));
   } finally {
     writer.stop();
   }
-  return writer.summary();
+  return { ...writer.summary(), site: writer.site() };
+}
+
+/**
+ * Checks an archive stream as `stageExtraction` would (safety policy, caps, content version,
+ * pages) without writing anything: for a verification whose files nobody reads.
+ */
+export async function inspectArchive(
+  source: Readable,
+  options: ExtractOptions = {},
+): Promise<ArchiveSummary> {
+  try {
+    return await unpackInto(source, NO_SINK, resolveLimits(options.limits), options.uncompressed);
+  } catch (error) {
+    source.destroy();
+    throw toBundleError(error);
+  }
 }
 
 /**
@@ -305,7 +322,12 @@ export async function stageExtraction(
   const staged = dir;
   const discard = () => rm(staged, { recursive: true, force: true });
   try {
-    const summary = await unpackInto(source, staged, resolveLimits(options.limits), options.uncompressed);
+    const summary = await unpackInto(
+      source,
+      new DiskSink(staged),
+      resolveLimits(options.limits),
+      options.uncompressed,
+    );
     return {
       ...summary,
       dir: staged,

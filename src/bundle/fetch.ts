@@ -3,15 +3,18 @@ import { pipeline, Transform } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { Logger } from '../log.ts';
 import { type DownloadOptions, openDownload } from './download.ts';
-import { assertVersion, stageExtraction } from './extract.ts';
+import { assertVersion, inspectArchive, stageExtraction } from './extract.ts';
 import { type BundleLimits, resolveLimits } from './limits.ts';
-import { type SiteSummary, summarizeSite } from './site-check.ts';
+import type { SiteSummary } from './site-check.ts';
 
 export interface FetchBundleOptions {
   /** Presigned `bundleUrl` (or a `file:` URL of a mirrored archive). */
   url: string;
-  /** Directory that ends up holding the site; replaced as a whole, never left half-written. */
-  dest: string;
+  /**
+   * Directory that ends up holding the site; replaced as a whole, never left half-written.
+   * Without it the bundle is verified only and nothing is extracted (the operator's cache).
+   */
+  dest?: string;
   /** Replace `dest` even when it holds content this tool did not extract there. */
   force?: boolean;
   /** `sizeBytes` from generate-bundle when known. */
@@ -43,14 +46,18 @@ export interface FetchedBundle {
   files: number;
   /** Pages and root index of the extracted site (what publish gates check). */
   site: SiteSummary;
-  /** Absolute path of the destination. */
-  path: string;
+  /** Absolute path of the destination (absent when only verified). */
+  path?: string;
 }
 
 /**
  * The one pipeline the CLI and the operator share: download (resumable, renewable) straight into
  * safe extraction, then verify size, digest and version before the content replaces `dest`.
  */
+export function fetchBundle(
+  options: FetchBundleOptions & { dest: string },
+): Promise<FetchedBundle & { path: string }>;
+export function fetchBundle(options: FetchBundleOptions): Promise<FetchedBundle>;
 export async function fetchBundle(options: FetchBundleOptions): Promise<FetchedBundle> {
   const limits = resolveLimits(options.limits);
   const { body, done } = openDownload({
@@ -68,15 +75,20 @@ export async function fetchBundle(options: FetchBundleOptions): Promise<FetchedB
   // Errors travel both ways: a failed download fails the extraction, a refused archive stops the download.
   if (copy) pipeline(body, copy.tee, () => {});
   // A download failure reaches the extraction as its source's error and is rethrown as is.
-  const staged = await stageExtraction(copy ? copy.tee : body, options.dest, {
-    limits,
-    ...(options.force ? { force: true } : {}),
-  });
+  const source = copy ? copy.tee : body;
+  const staged =
+    options.dest === undefined
+      ? {
+          ...(await inspectArchive(source, { limits })),
+          commit: async () => undefined,
+          discard: async () => {},
+        }
+      : await stageExtraction(source, options.dest, { limits, ...(options.force ? { force: true } : {}) });
   try {
     const download = await done;
     await copy?.written();
     assertVersion(staged.version, options.expectVersion);
-    const site = await summarizeSite(staged.dir);
+    const { site } = staged;
     await options.gate?.(site);
     const path = await staged.commit();
     options.logger?.info(
@@ -95,7 +107,7 @@ export async function fetchBundle(options: FetchBundleOptions): Promise<FetchedB
       sizeBytes: download.sizeBytes,
       files: staged.files,
       site,
-      path,
+      ...(path === undefined ? {} : { path }),
     };
   } catch (error) {
     await staged.discard();

@@ -13,20 +13,28 @@ const PAGE = /\.html?$/i;
 // The error page is served for missing URLs, not as content: a site of only a 404 page is empty.
 const ERROR_PAGE = '404.html';
 
-/** Walks an extracted site (directory entries only, no file reads). */
-export async function summarizeSite(root: string): Promise<SiteSummary> {
+/** The summary of a site given its regular files' relative paths (`/` separators). */
+export function siteSummaryOf(files: Iterable<string>): SiteSummary {
   let pages = 0;
   let hasIndex = false;
+  for (const rel of files) {
+    if (!PAGE.test(rel) || rel === ERROR_PAGE) continue;
+    pages += 1;
+    if (rel === 'index.html') hasIndex = true;
+  }
+  return { pages, hasIndex };
+}
+
+/** Walks an extracted site (directory entries only, no file reads). */
+export async function summarizeSite(root: string): Promise<SiteSummary> {
+  const files: string[] = [];
   const pending = [''];
   for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
     for (const entry of await readdir(join(root, dir), { withFileTypes: true })) {
       const rel = dir ? `${dir}/${entry.name}` : entry.name;
       if (entry.isDirectory()) pending.push(rel);
-      else if (entry.isFile() && PAGE.test(entry.name) && rel !== ERROR_PAGE) {
-        pages += 1;
-        if (rel === 'index.html') hasIndex = true;
-      }
+      else if (entry.isFile()) files.push(rel);
     }
   }
-  return { pages, hasIndex };
+  return siteSummaryOf(files);
 }

@@ -16,6 +16,7 @@ import {
 import { join } from 'node:path';
 import { MARKER_CONTENT, MARKER_FILE } from './destination.ts';
 import { BundleError } from './errors.ts';
+import { type SiteSummary, siteSummaryOf } from './site-check.ts';
 import { type ContentSummary, versionOf } from './version.ts';
 
 // World-readable whatever the archive or the umask say: the web server may run as another user,
@@ -42,40 +43,58 @@ type Op =
 
 interface OpenFile {
   path: string;
-  fd: number;
+  handle: number;
   /** Created with the first data: most entries of a many-file bundle may be empty. */
   hash: Hash | undefined;
   size: number;
 }
 
 /**
- * Writes archive entries (already admitted by the safety policy) under `root`, one at a time:
- * entries are queued while the tar parser runs, then `flush()` writes them, so the parser never
- * gets further ahead than the disk. Tracks what it wrote, with content digests computed on the
- * way, which gives the content version without reading the files back.
- *
- * The writes are synchronous: a bundle is mostly small files, and three thread-pool round trips
- * per file (open, write, close) made extraction several times slower than tar on a busy machine.
- * A flush covers one inflated chunk (64 KiB: at most 128 entries), which bounds how long it holds
- * the event loop; the staging directory is local.
+ * Where a TreeWriter's entries land. The writer decides (order, replacement, safety); the sink only
+ * carries it out. Paths are relative and already admitted; a path is cleared (`remove`) before it
+ * is created again.
  */
-export class TreeWriter {
-  private readonly tree = new Map<string, Node>();
-  private ops: Op[] = [];
-  private current: OpenFile | undefined;
-  private stopped = false;
-  /** Whether the umask strips bits of FILE_MODE, so each file needs an explicit chmod. */
-  private chmodFiles = true;
-  private readonly root: string;
+export interface TreeSink {
+  dir(path: string): void;
+  /** Creates an empty file; returns the handle its data and close use. */
+  file(path: string): number;
+  write(handle: number, chunks: readonly Buffer[], length: number): void;
+  close(handle: number): void;
+  symlink(path: string, target: string): void;
+  link(path: string, target: string): void;
+  remove(path: string, isDir: boolean): void;
+}
 
+/**
+ * Nothing is written: the archive is parsed, checked and digested only (what a verification needs,
+ * at a fraction of the cost of writing thousands of files and removing them again).
+ */
+export const NO_SINK: TreeSink = {
+  dir() {},
+  file: () => -1,
+  write() {},
+  close() {},
+  symlink() {},
+  link() {},
+  remove() {},
+};
+
+/**
+ * The local disk under `root`, synchronously: a bundle is mostly small files, and three
+ * thread-pool round trips per file (open, write, close) made extraction several times slower than
+ * tar on a busy machine. A flush covers one inflated chunk (64 KiB: at most 128 entries), which
+ * bounds how long it holds the event loop; the staging directory is local.
+ */
+export class DiskSink implements TreeSink {
+  private readonly root: string;
+  /** Whether the umask strips bits of FILE_MODE, so each file needs an explicit chmod. */
+  private readonly chmodFiles: boolean;
+
+  /** Makes `root` world-readable and writes the marker (which also probes the umask). */
   constructor(root: string) {
     this.root = root;
-  }
-
-  /** Makes the root world-readable and writes the marker (which also probes the umask). */
-  init(): void {
-    chmodSync(this.root, DIR_MODE);
-    const fd = openSync(join(this.root, MARKER_FILE), 'wx', FILE_MODE);
+    chmodSync(root, DIR_MODE);
+    const fd = openSync(join(root, MARKER_FILE), 'wx', FILE_MODE);
     try {
       writeSync(fd, MARKER_CONTENT);
       this.chmodFiles = (fstatSync(fd).mode & 0o777) !== FILE_MODE;
@@ -83,6 +102,66 @@ export class TreeWriter {
     } finally {
       closeSync(fd);
     }
+  }
+
+  dir(path: string): void {
+    const abs = join(this.root, path);
+    mkdirSync(abs, { mode: DIR_MODE });
+    // mkdir's mode is filtered by the umask.
+    chmodSync(abs, DIR_MODE);
+  }
+
+  file(path: string): number {
+    // `wx`: the path was just cleared, so an existing one means something raced us; never follow it.
+    return openSync(join(this.root, path), 'wx', FILE_MODE);
+  }
+
+  write(fd: number, chunks: readonly Buffer[], length: number): void {
+    // Regular files on a local disk take the whole write; loop anyway rather than assume it.
+    let written = chunks.length === 1 ? writeSync(fd, chunks[0] as Buffer) : writevSync(fd, [...chunks]);
+    while (written < length) {
+      const rest = Buffer.concat(chunks).subarray(written);
+      written += writeSync(fd, rest);
+    }
+  }
+
+  close(fd: number): void {
+    try {
+      if (this.chmodFiles) fchmodSync(fd, FILE_MODE);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  symlink(path: string, target: string): void {
+    symlinkSync(target, join(this.root, path));
+  }
+
+  link(path: string, target: string): void {
+    linkSync(join(this.root, target), join(this.root, path));
+  }
+
+  remove(path: string, isDir: boolean): void {
+    if (isDir) rmSync(join(this.root, path), { recursive: true });
+    else unlinkSync(join(this.root, path));
+  }
+}
+
+/**
+ * Lays archive entries (already admitted by the safety policy) into a sink, one at a time: entries
+ * are queued while the tar parser runs, then `flush()` writes them, so the parser never gets
+ * further ahead than the disk. Tracks what it wrote, with content digests computed on the way,
+ * which gives the content version and the site's pages without reading anything back.
+ */
+export class TreeWriter {
+  private readonly tree = new Map<string, Node>();
+  private ops: Op[] = [];
+  private current: OpenFile | undefined;
+  private stopped = false;
+  private readonly sink: TreeSink;
+
+  constructor(sink: TreeSink) {
+    this.sink = sink;
   }
 
   dir(path: string): void {
@@ -111,7 +190,7 @@ export class TreeWriter {
     for (let i = 0; i < ops.length && !this.stopped; i++) {
       const op = ops[i] as Op;
       if (op.op === 'data') {
-        // Consecutive chunks of one file go to the disk in one call.
+        // Consecutive chunks of one file go to the sink in one call.
         const chunks = [op.chunk];
         while (ops[i + 1]?.op === 'data') chunks.push((ops[++i] as { chunk: Buffer }).chunk);
         this.write(chunks);
@@ -129,7 +208,7 @@ export class TreeWriter {
     this.current = undefined;
     if (file) {
       try {
-        closeSync(file.fd);
+        this.sink.close(file.handle);
       } catch {
         // Already failing: the staging directory is removed next.
       }
@@ -148,8 +227,9 @@ export class TreeWriter {
     return { version: versionOf(this.tree), files, bytes };
   }
 
-  private abs(path: string): string {
-    return join(this.root, path);
+  /** The site's pages and root index, as a walk of what was written would find them. */
+  site(): SiteSummary {
+    return siteSummaryOf([...this.tree].filter(([, node]) => node.kind === 'file').map(([path]) => path));
   }
 
   private apply(op: Exclude<Op, { op: 'data' }>): void {
@@ -161,20 +241,14 @@ export class TreeWriter {
         return;
       case 'file': {
         this.prepare(op.path);
-        // `wx`: the path was just cleared, so an existing one means something raced us; never follow it.
-        const fd = openSync(this.abs(op.path), 'wx', FILE_MODE);
-        this.current = { path: op.path, fd, hash: undefined, size: 0 };
+        this.current = { path: op.path, handle: this.sink.file(op.path), hash: undefined, size: 0 };
         return;
       }
       case 'end': {
         const file = this.current;
         if (!file) return;
         this.current = undefined;
-        try {
-          if (this.chmodFiles) fchmodSync(file.fd, FILE_MODE);
-        } finally {
-          closeSync(file.fd);
-        }
+        this.sink.close(file.handle);
         this.tree.set(
           file.path,
           file.hash ? { kind: 'file', digest: file.hash.digest('hex'), size: file.size } : EMPTY_FILE,
@@ -183,7 +257,7 @@ export class TreeWriter {
       }
       case 'symlink':
         this.prepare(op.path);
-        symlinkSync(op.target, this.abs(op.path));
+        this.sink.symlink(op.path, op.target);
         this.tree.set(op.path, {
           kind: 'symlink',
           digest: createHash('sha256').update(op.target).digest('hex'),
@@ -191,7 +265,7 @@ export class TreeWriter {
         return;
       case 'link': {
         this.prepare(op.path);
-        linkSync(this.abs(op.target), this.abs(op.path));
+        this.sink.link(op.path, op.target);
         // The policy admits links to files extracted before only.
         const target = this.tree.get(op.target);
         if (target) this.tree.set(op.path, target);
@@ -210,12 +284,7 @@ export class TreeWriter {
       length += chunk.length;
     }
     file.size += length;
-    // Regular files on a local disk take the whole write; loop anyway rather than assume it.
-    let written = chunks.length === 1 ? writeSync(file.fd, chunks[0] as Buffer) : writevSync(file.fd, chunks);
-    while (written < length) {
-      const rest = Buffer.concat(chunks).subarray(written);
-      written += writeSync(file.fd, rest);
-    }
+    this.sink.write(file.handle, chunks, length);
   }
 
   /** Makes room for a new entry at `path`: parents exist as directories, nothing is at `path`. */
@@ -224,12 +293,10 @@ export class TreeWriter {
     const existing = this.tree.get(path);
     if (!existing) return;
     // A later entry replaces an earlier one, as tar does; a hardlinked file keeps its other name.
+    this.sink.remove(path, existing.kind === 'dir');
     if (existing.kind === 'dir') {
-      rmSync(this.abs(path), { recursive: true });
       const prefix = `${path}/`;
       for (const key of this.tree.keys()) if (key.startsWith(prefix)) this.tree.delete(key);
-    } else {
-      unlinkSync(this.abs(path));
     }
     this.tree.delete(path);
   }
@@ -251,10 +318,7 @@ export class TreeWriter {
   }
 
   private makeDir(path: string): void {
-    const abs = this.abs(path);
-    mkdirSync(abs, { mode: DIR_MODE });
-    // mkdir's mode is filtered by the umask.
-    chmodSync(abs, DIR_MODE);
+    this.sink.dir(path);
     this.tree.set(path, DIR);
   }
 }

@@ -83,7 +83,7 @@ async function fetchImage(reference: string, flags: FetchFlags, ctx: CliContext)
     }
   }
   const { pullSiteImage } = await import('../../oci/pull.ts');
-  const { assertVersion, summarizeSite } = await import('../../bundle/index.ts');
+  const { assertVersion } = await import('../../bundle/index.ts');
   const client = await registryClientFor(ref, flags, ctx, { timeoutMs: flags.timeout * 1000 });
   try {
     const { staged, verified } = await pullSiteImage(client, ref.repository, ref.digest, flags.dest, {
@@ -93,7 +93,7 @@ async function fetchImage(reference: string, flags: FetchFlags, ctx: CliContext)
     });
     try {
       assertVersion(staged.version, flags.expectVersion);
-      const site = await summarizeSite(staged.dir);
+      const { site } = staged;
       await siteGate(flags, flags.dest)(site);
       const path = await staged.commit();
       out.event('fetched', {

@@ -3,7 +3,7 @@
 // registry client (and undici under it) is loaded only once a release follows a registry.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { type BundleLimits, type SiteSummary, summarizeSite } from '../../bundle/index.ts';
+import type { BundleLimits, SiteSummary } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { type AuthFile, authConfigCredentials, type RegistryCredentials } from '../../oci/auth.ts';
 import { OciError } from '../../oci/errors.ts';
@@ -165,7 +165,7 @@ export async function pullSite(
   try {
     return {
       version: staged.version,
-      site: await summarizeSite(staged.dir),
+      site: staged.site,
       sizeBytes: staged.bytes,
       verified,
     };

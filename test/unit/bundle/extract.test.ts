@@ -7,7 +7,8 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MARKER_FILE } from '../../../src/bundle/destination.ts';
 import { BundleError } from '../../../src/bundle/errors.ts';
-import { extractTarGz } from '../../../src/bundle/extract.ts';
+import { extractTarGz, inspectArchive, stageExtraction } from '../../../src/bundle/extract.ts';
+import { summarizeSite } from '../../../src/bundle/site-check.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
 import { run } from '../../support/kube.ts';
 import { siteEntries, type TarEntrySpec, tarGz } from '../../support/tar-fixtures.ts';
@@ -65,6 +66,11 @@ async function expectRefused(
   expect(await listing(dest)).toEqual(PREVIOUS);
   // No temp or old directories are left beside the destination, and nothing escaped into the parent.
   expect((await readdir(work)).sort()).toEqual(['site']);
+  // A verification that writes nothing (the operator's cache) refuses it for the same reason.
+  const inspected = await inspectArchive(chunked(archive), { limits }).catch((e: unknown) => e);
+  expect(inspected).toBeInstanceOf(BundleError);
+  expect((inspected as BundleError).reason).toBe(reason);
+  expect((await readdir(work)).sort()).toEqual(['site']);
   return error as BundleError;
 }
 
@@ -95,6 +101,32 @@ describe('extractTarGz', () => {
     );
     expect(await readlink(join(dest, 'guides/latest'))).toBe('../index.html');
     expect(await readFile(join(dest, 'copy.html'), 'utf8')).toBe('<h1>Home</h1>');
+  });
+
+  it('inspecting writes nothing and reports what extracting reports, pages as a walk of the site finds them', async () => {
+    const archive = tarGz([
+      ...siteEntries(),
+      { path: 'guides/latest', type: 'symlink', linkpath: '../index.html' },
+      { path: 'copy.html', type: 'hardlink', linkpath: 'index.html' },
+      { path: '404.html', content: 'not found' },
+      { path: 'docs/404.html', content: 'a page of its own' },
+      { path: 'old/', type: 'dir' },
+      { path: 'old/gone.html', content: 'replaced below' },
+      { path: 'old', content: 'now a file' },
+    ]);
+    const inspected = await inspectArchive(chunked(archive));
+    expect(await readdir(work)).toEqual([]);
+    const staged = await stageExtraction(chunked(archive), dest);
+    try {
+      const { dir: _, commit: __, discard: ___, ...extracted } = staged;
+      expect(inspected).toEqual(extracted);
+      expect(inspected.site).toEqual(await summarizeSite(staged.dir));
+      // index, start, the copy and docs/404 (not the root error page, not the replaced file, not the symlink).
+      expect(inspected.site).toEqual({ pages: 4, hasIndex: true });
+      expect(inspected.version).toBe((await contentVersion(staged.dir)).version);
+    } finally {
+      await staged.discard();
+    }
   });
 
   it('refuses `..` traversal', async () => {
