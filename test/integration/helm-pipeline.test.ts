@@ -3,15 +3,15 @@
 // `helm upgrade --reset-then-reuse-values -f v.yaml`. The link travels in a file (never --set: commas
 // split it and it shows in process listings); the new version rolls the pods; values given earlier
 // are kept; the link is in the chart's Secret and not in the Deployment or the ConfigMap.
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { DEFAULT_DOCS_DIR, type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
 import { CHART_DIR, type HelmName, helm, scratchDir, valuesFile } from '../support/chart.ts';
 import { decode, getObject } from '../support/gitops.ts';
 import { createNamespace, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
+import { sampleDocsCopy } from '../support/temp.ts';
 import { runCli } from '../unit/cli/run-cli.ts';
 
 let sim: Simulator;
@@ -19,14 +19,12 @@ let docs: string;
 const namespaces: string[] = [];
 
 beforeAll(async () => {
-  docs = mkdtempSync(join(tmpdir(), 'docs-'));
-  cpSync(DEFAULT_DOCS_DIR, docs, { recursive: true });
+  docs = sampleDocsCopy();
   sim = await startSimulator({ docsDir: docs, exportDurationMs: 300 });
 });
 
 afterAll(async () => {
   await sim?.close();
-  rmSync(docs, { recursive: true, force: true });
   for (const ns of namespaces) await kubectl(['delete', 'namespace', ns, '--wait=false']);
 });
 

@@ -3,8 +3,7 @@
 // link renewals, the Flux and Argo CD targets and an agent job. The API server's audit log says
 // what it asked for: nothing may be refused, and the chart may grant nothing the run did not use.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse, stringify } from 'yaml';
@@ -23,6 +22,7 @@ import { applyObjects, example, installGitopsCrd, type KubeDoc } from '../suppor
 import { createNamespace, eventually, installCrds, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
 import { type Harness, startHarness } from '../support/operator.ts';
 import { applyAgentJob, applyRelease, applySecret, getAgentJob, getRelease } from '../support/resources.ts';
+import { tempDir } from '../support/temp.ts';
 import { runCli } from '../unit/cli/run-cli.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
@@ -69,7 +69,7 @@ function tokenKubeconfig(token: string): string {
     clusters: { name: string; cluster: Record<string, unknown> }[];
   };
   const cluster = admin.clusters[0];
-  const file = join(mkdtempSync(join(tmpdir(), 'operator-sa-')), 'kubeconfig');
+  const file = join(tempDir('operator-sa-'), 'kubeconfig');
   writeFileSync(
     file,
     stringify({
@@ -432,7 +432,7 @@ describe.runIf(controlPlaneDir)('the Deployment as the chart renders it', () => 
     const container = pod.containers[0] as { args: string[]; env: { name: string; valueFrom?: unknown }[] };
     // The pod's /tmp is an emptyDir: here a fresh directory. The token stands in for the one the
     // kubelet mounts (same ServiceAccount); POD_NAMESPACE is what the downward API gives.
-    const tmp = mkdtempSync(join(tmpdir(), 'operator-pod-'));
+    const tmp = tempDir('operator-pod-');
     const args = container.args.map((a) => a.replace('=/tmp/', `=${tmp}/`));
     expect(container.env.map((e) => e.name)).toEqual(['POD_NAMESPACE']);
     const token = (await kubectlOk(['create', 'token', FULLNAME, '-n', ns, '--duration=1h'])).trim();

@@ -1,11 +1,10 @@
 // The operator as a user runs it, `static-export operator`, in a child process that tests can
 // SIGKILL; its JSON log lines are collected for assertions.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { localOperatorArgs } from '../../scripts/operator-args.ts';
 import { kubeconfig, ROOT } from './kube.ts';
+import { tempDir } from './temp.ts';
 
 export interface OperatorProcessOptions {
   namespaces: string[];
@@ -50,7 +49,7 @@ export class OperatorProcess {
         kubeconfig: kubeconfig(),
         namespaces: o.namespaces,
         apiBaseUrl: o.apiBaseUrl,
-        workDir: mkdtempSync(join(tmpdir(), 'static-export-work-')),
+        workDir: tempDir('static-export-work-'),
         logLevel: 'debug',
         ...(o.trigger ? { trigger: o.trigger } : {}),
         ...(o.leaseNamespace

@@ -1,8 +1,5 @@
 // An operator under test: the real controllers in this process (or a child process, for kill
 // tests), a simulator over loopback HTTP, and log capture to check that no secret leaks.
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { type RunningOperator, startOperator } from '../../src/controllers/manager.ts';
 import { createLogger } from '../../src/log.ts';
@@ -13,12 +10,13 @@ import {
   startSimulator,
 } from '../../src/simulator/index.ts';
 import { kubeconfig } from './kube.ts';
+import { sampleDocsCopy, tempDir } from './temp.ts';
 
 export interface Harness {
   sim: Simulator;
   operator: RunningOperator;
   logs: string[];
-  /** Where the operator downloads bundles. */
+  /** Where the operator downloads bundles (removed when the test file is done). */
   workDir: string;
   /** The docs the simulator serves: with `editableDocs`, its own copy the test may change. */
   docsDir: string;
@@ -45,19 +43,20 @@ export function captureLogs(): { lines: string[]; stream: Writable } {
 
 type OperatorOverrides = Partial<Parameters<typeof startOperator>[0]>;
 
-export async function startHarness(opts: {
+export interface HarnessOptions {
   namespaces: string[];
   sim?: SimulatorOptions;
-  /** Serve a copy of the sample docs the test may edit (removed at stop). */
+  /** Serve a copy of the sample docs the test may edit (removed when the test file is done). */
   editableDocs?: boolean;
   /** A function when the overrides depend on the simulator (its base URL). */
   operator?: OperatorOverrides | ((sim: Simulator) => OperatorOverrides);
-}): Promise<Harness> {
-  const docsDir = opts.editableDocs ? mkdtempSync(join(tmpdir(), 'docs-')) : DEFAULT_DOCS_DIR;
-  if (opts.editableDocs) cpSync(DEFAULT_DOCS_DIR, docsDir, { recursive: true });
+}
+
+export async function startHarness(opts: HarnessOptions): Promise<Harness> {
+  const docsDir = opts.editableDocs ? sampleDocsCopy() : DEFAULT_DOCS_DIR;
   const sim = await startSimulator({ exportDurationMs: 1_500, linkTtlSeconds: 600, docsDir, ...opts.sim });
   const { lines, stream } = captureLogs();
-  const workDir = mkdtempSync(join(tmpdir(), 'static-export-work-'));
+  const workDir = tempDir('static-export-work-');
   const overrides = typeof opts.operator === 'function' ? opts.operator(sim) : opts.operator;
   const start = () =>
     startOperator({
@@ -87,8 +86,6 @@ export async function startHarness(opts: {
     async stop(drainMs) {
       await harness.operator.stop(drainMs);
       await sim.close();
-      rmSync(workDir, { recursive: true, force: true });
-      if (opts.editableDocs) rmSync(docsDir, { recursive: true, force: true });
     },
   };
   return harness;

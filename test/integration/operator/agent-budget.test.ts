@@ -1,40 +1,19 @@
 // The hourly agent-job limit is shared by all AgentJobs of a project and survives an operator
 // restart: the new process counts the jobs the old one created (from their status).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentJob } from '../../../src/crd/index.ts';
-import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
+import { eventually } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { applyAgentJob, getAgentJob } from '../../support/resources.ts';
 
-let ns: string;
-let h: Harness;
-
-beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('budget');
-  h = await startHarness({
-    namespaces: [ns],
-    sim: { agentJobDurationMs: 500 },
-    operator: { agentJobsPerHour: 2 },
-  });
-  await kubectlOk([
-    'create',
-    'secret',
-    'generic',
-    'admin-key',
-    '-n',
-    ns,
-    `--from-literal=apiKey=${h.sim.adminKey}`,
-  ]);
+const h = useOperatorSuite({
+  namespaces: ['budget'],
+  sim: { agentJobDurationMs: 500 },
+  operator: { agentJobsPerHour: 2 },
 });
 
-afterAll(async () => {
-  await h?.stop();
-  await kubectl(['delete', 'namespace', ns, '--wait=false']);
-});
-
-const createJob = (name: string) => applyAgentJob(ns, name, 'proj-shared', `Task ${name}`);
-const getJob = (name: string) => getAgentJob(ns, name);
+const createJob = (name: string) => applyAgentJob(h.ns, name, 'proj-shared', `Task ${name}`);
+const getJob = (name: string) => getAgentJob(h.ns, name);
 const reason = (j: AgentJob) => j.status?.conditions?.find((c) => c.type === 'Ready')?.reason;
 
 describe('shared agent job budget', () => {

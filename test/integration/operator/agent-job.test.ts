@@ -1,36 +1,16 @@
 // The AgentJob controller on the real control plane against the simulator.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentJob } from '../../../src/crd/index.ts';
-import {
-  createNamespace,
-  eventsFor,
-  eventually,
-  installCrds,
-  kubectl,
-  kubectlOk,
-} from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
-import { ADMIN_KEY_SECRET, applyAgentJob, applySecret, getAgentJob } from '../../support/resources.ts';
+import { eventsFor, eventually, kubectlOk } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { applyAgentJob, applySecret, getAgentJob } from '../../support/resources.ts';
 
 const HOUR = 3_600_000;
-let ns: string;
-let h: Harness;
-
-beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('aj');
-  h = await startHarness({ namespaces: [ns], sim: { agentJobDurationMs: 1_000, rateLimitPerHour: 2 } });
-  await applySecret(ns, ADMIN_KEY_SECRET, { apiKey: h.sim.adminKey });
-});
-
-afterAll(async () => {
-  await h?.stop();
-  await kubectl(['delete', 'namespace', ns, '--wait=false']);
-});
+const h = useOperatorSuite({ namespaces: ['aj'], sim: { agentJobDurationMs: 1_000, rateLimitPerHour: 2 } });
 
 const createJob = (name: string, projectId: string, prompt: string) =>
-  applyAgentJob(ns, name, projectId, prompt);
-const getJob = (name: string) => getAgentJob(ns, name);
+  applyAgentJob(h.ns, name, projectId, prompt);
+const getJob = (name: string) => getAgentJob(h.ns, name);
 const ready = (j: AgentJob) => j.status?.conditions?.find((c) => c.type === 'Ready');
 const until = (name: string, what: string, test: (j: AgentJob) => boolean) =>
   eventually(`${name}: ${what}`, async () => {
@@ -53,13 +33,13 @@ describe('AgentJob', () => {
     });
     expect(h.sim.agentJobsCreated('proj-a')).toBe(1);
 
-    expect(await eventsFor(ns, 'fix-typo')).toEqual(
+    expect(await eventsFor(h.ns, 'fix-typo')).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ reason: 'Created' }),
         expect.objectContaining({ reason: 'Completed', note: `Pull request: ${done.status?.prLink}` }),
       ]),
     );
-    expect(await kubectlOk(['get', 'aj', 'fix-typo', '-n', ns])).toContain(done.status?.prLink);
+    expect(await kubectlOk(['get', 'aj', 'fix-typo', '-n', h.ns])).toContain(done.status?.prLink);
   });
 
   it('never creates it again across an operator restart', async () => {
@@ -71,14 +51,14 @@ describe('AgentJob', () => {
   });
 
   it('a rejected key: AuthenticationFailed and nothing created; created once as soon as the Secret is fixed', async () => {
-    await applySecret(ns, 'old-key', { apiKey: 'mint_revokedkey000000000000000000' });
-    await applyAgentJob(ns, 'fix-later', 'proj-c', 'Fix the changelog', 'old-key');
+    await applySecret(h.ns, 'old-key', { apiKey: 'mint_revokedkey000000000000000000' });
+    await applyAgentJob(h.ns, 'fix-later', 'proj-c', 'Fix the changelog', 'old-key');
     const refused = await until('fix-later', 'refused', (j) => ready(j)?.reason === 'AuthenticationFailed');
-    expect(ready(refused)?.message).toContain(`Secret ${ns}/old-key`);
+    expect(ready(refused)?.message).toContain(`Secret ${h.ns}/old-key`);
     expect(h.sim.agentJobsCreated('proj-c')).toBe(0);
 
     // The retry delay is 5 min: the watch on the Secret is what acts on the fix.
-    await applySecret(ns, 'old-key', { apiKey: h.sim.adminKey });
+    await applySecret(h.ns, 'old-key', { apiKey: h.sim.adminKey });
     await until('fix-later', 'created', (j) => Boolean(j.status?.jobId));
     expect(h.sim.agentJobsCreated('proj-c')).toBe(1);
   });

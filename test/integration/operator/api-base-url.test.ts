@@ -3,41 +3,37 @@
 // HTTP server that records whatever reaches it, and an allowed second simulator.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
+import { eventually, kubectlOk } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { applyRelease, applySecret, getAgentJob, getRelease } from '../../support/resources.ts';
 
-let ns: string;
-let h: Harness;
 let other: Simulator;
 let recorder: Server;
 let recorderUrl: string;
 const received: string[] = [];
 
-beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('api-base-url');
-  recorder = createServer((req, res) => {
-    received.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
-    res.writeHead(500).end();
-  });
-  await new Promise<void>((r) => recorder.listen(0, '127.0.0.1', r));
-  recorderUrl = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`;
-  other = await startSimulator({ exportDurationMs: 300, linkTtlSeconds: 600 });
-  h = await startHarness({ namespaces: [ns], operator: { allowedApiBaseUrls: [other.baseUrl] } });
-  await applySecret(ns, 'admin-key', { apiKey: h.sim.adminKey });
-  await applySecret(ns, 'other-key', { apiKey: other.adminKey });
+const h = useOperatorSuite({
+  namespaces: ['api-base-url'],
+  beforeStart: async (s) => {
+    recorder = createServer((req, res) => {
+      received.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((r) => recorder.listen(0, '127.0.0.1', r));
+    recorderUrl = `http://127.0.0.1:${(recorder.address() as AddressInfo).port}`;
+    other = await startSimulator({ exportDurationMs: 300, linkTtlSeconds: 600 });
+    await applySecret(s.ns, 'other-key', { apiKey: other.adminKey });
+  },
+  operator: () => ({ allowedApiBaseUrls: [other.baseUrl] }),
 });
 
 afterAll(async () => {
-  await h?.stop();
   await other?.close();
   recorder?.closeAllConnections();
   await new Promise((r) => recorder?.close(r));
-  await kubectl(['delete', 'namespace', ns, '--wait=false']);
 });
 
 type Condition = { type: string; status: string; reason: string; message: string };
@@ -47,9 +43,12 @@ describe('spec.apiBaseUrl', () => {
   it('a release naming a URL the operator does not allow: ApiBaseUrlNotAllowed, Stalled, and nothing is sent or read', async () => {
     const calls = h.sim.requests.length;
     // The Secret it names does not exist: a SecretNotFound would show the operator read it.
-    await applyRelease(ns, 'foreign', { apiBaseUrl: recorderUrl, credentialsSecretRef: { name: 'missing' } });
+    await applyRelease(h.ns, 'foreign', {
+      apiBaseUrl: recorderUrl,
+      credentialsSecretRef: { name: 'missing' },
+    });
     const ready = await eventually('foreign: ApiBaseUrlNotAllowed', async () => {
-      const cs = (await getRelease(ns, 'foreign')).status?.conditions as Condition[] | undefined;
+      const cs = (await getRelease(h.ns, 'foreign')).status?.conditions as Condition[] | undefined;
       const r = condition(cs, 'Ready');
       return r?.reason === 'ApiBaseUrlNotAllowed' ? { r, stalled: condition(cs, 'Stalled') } : undefined;
     });
@@ -58,10 +57,10 @@ describe('spec.apiBaseUrl', () => {
     expect(ready.stalled?.status).toBe('True');
 
     // The same with the key Secret present: still refused, the key goes nowhere.
-    await applyRelease(ns, 'foreign', { apiBaseUrl: recorderUrl });
-    await applyRelease(ns, 'foreign-2', { apiBaseUrl: `${recorderUrl}/v1` });
+    await applyRelease(h.ns, 'foreign', { apiBaseUrl: recorderUrl });
+    await applyRelease(h.ns, 'foreign-2', { apiBaseUrl: `${recorderUrl}/v1` });
     await eventually('foreign-2: ApiBaseUrlNotAllowed', async () => {
-      const r = condition((await getRelease(ns, 'foreign-2')).status?.conditions as Condition[], 'Ready');
+      const r = condition((await getRelease(h.ns, 'foreign-2')).status?.conditions as Condition[], 'Ready');
       return r?.reason === 'ApiBaseUrlNotAllowed';
     });
     await new Promise((r) => setTimeout(r, 1_000));
@@ -76,7 +75,7 @@ describe('spec.apiBaseUrl', () => {
       stringify({
         apiVersion: 'staticexport.dev/v1alpha1',
         kind: 'AgentJob',
-        metadata: { name: 'foreign', namespace: ns },
+        metadata: { name: 'foreign', namespace: h.ns },
         spec: {
           projectId: 'docs',
           prompt: 'Fix the typo on the home page',
@@ -86,7 +85,7 @@ describe('spec.apiBaseUrl', () => {
       }),
     );
     const r = await eventually('agent job: ApiBaseUrlNotAllowed', async () => {
-      const c = condition((await getAgentJob(ns, 'foreign')).status?.conditions as Condition[], 'Ready');
+      const c = condition((await getAgentJob(h.ns, 'foreign')).status?.conditions as Condition[], 'Ready');
       return c?.reason === 'ApiBaseUrlNotAllowed' ? c : undefined;
     });
     expect(r.message).toContain('spec.apiBaseUrl');
@@ -95,12 +94,12 @@ describe('spec.apiBaseUrl', () => {
 
   it('a release naming a URL on --allowed-api-base-urls is served from there', async () => {
     const calls = other.requests.length;
-    await applyRelease(ns, 'allowed', {
+    await applyRelease(h.ns, 'allowed', {
       apiBaseUrl: other.baseUrl,
       credentialsSecretRef: { name: 'other-key' },
     });
     await eventually('allowed: Published', async () => {
-      const r = condition((await getRelease(ns, 'allowed')).status?.conditions as Condition[], 'Ready');
+      const r = condition((await getRelease(h.ns, 'allowed')).status?.conditions as Condition[], 'Ready');
       return r?.reason === 'Published';
     });
     expect(other.requests.length).toBeGreaterThan(calls);

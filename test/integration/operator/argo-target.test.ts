@@ -3,7 +3,7 @@
 // what the operator changed on the Application and that the presigned link is in the values Secret
 // and nowhere else. Also the alternative, examples/argocd/workload-annotation: its ignoreDifferences
 // name exactly the fields the operator writes on the chart's Deployment.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { findObject, helmTemplate } from '../../support/chart.ts';
 import {
@@ -11,47 +11,35 @@ import {
   decode,
   example,
   getObject,
-  installGitopsCrd,
   type KubeDoc,
   linkNowhereIn,
   readyOf,
   untilRelease,
   withoutVolatile,
 } from '../../support/gitops.ts';
-import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
-import { applySecret, getRelease } from '../../support/resources.ts';
+import { eventually, kubectl, kubectlOk } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { getRelease } from '../../support/resources.ts';
 
-let ns: string;
-let altNs: string;
-let argoNs: string;
-let h: Harness;
-
-beforeAll(async () => {
-  await Promise.all([installCrds(), installGitopsCrd('application')]);
-  ns = await createNamespace('argo-site');
-  altNs = await createNamespace('argo-alt');
-  argoNs = await createNamespace('argocd');
+const h = useOperatorSuite({
+  namespaces: ['argo-site', 'argo-alt'],
+  unwatched: ['argocd'],
+  gitopsCrds: ['application'],
   // Short-lived links: the alternative's renewals roll the Deployment too.
-  h = await startHarness({ namespaces: [ns, altNs], sim: { exportDurationMs: 300, linkTtlSeconds: 6 } });
-  for (const n of [ns, altNs]) await applySecret(n, 'docs-admin-key', { apiKey: h.sim.adminKey });
+  sim: { exportDurationMs: 300, linkTtlSeconds: 6 },
+  adminKeySecret: 'docs-admin-key',
 });
 
-afterAll(async () => {
-  await h?.stop();
-  for (const n of [ns, altNs, argoNs]) if (n) await kubectl(['delete', 'namespace', n, '--wait=false']);
-});
+const names = () => ({ docs: h.ns, argocd: h.unwatched[0] });
 
-const names = () => ({ docs: ns, argocd: argoNs });
-
-const get = (kind: string, name: string, namespace = ns) => getObject(kind, name, namespace);
+const get = (kind: string, name: string, namespace = h.ns) => getObject(kind, name, namespace);
 const until = (name: string, what: string, test: (r: StaticExportRelease) => boolean, ms?: number) =>
-  untilRelease(ns, name, what, test, ms);
+  untilRelease(h.ns, name, what, test, ms);
 
 describe('the argoApplication target, on the real Application v1alpha1 schema', () => {
   it('writes the values Secret and only the staticExport.version parameter of the site source', async () => {
     await applyObjects(example('argocd/application.yaml', names()));
-    const before = await get('application', 'docs', argoNs);
+    const before = await get('application', 'docs', h.unwatched[0]);
     await applyObjects(example('argocd/static-export-release.yaml', names()));
     const r = await until(
       'docs',
@@ -65,7 +53,7 @@ describe('the argoApplication target, on the real Application v1alpha1 schema', 
     expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/.+\?.+/);
     expect(decode(secret.data?.version)).toBe(version);
 
-    const after = await get('application', 'docs', argoNs);
+    const after = await get('application', 'docs', h.unwatched[0]);
     const source = before.spec?.source as { helm: Record<string, unknown> };
     expect(withoutVolatile(after, ['generation'])).toEqual(
       withoutVolatile(
@@ -94,7 +82,7 @@ describe('the argoApplication target, on the real Application v1alpha1 schema', 
 
     linkNowhereIn(link, {
       application: JSON.stringify(after),
-      release: JSON.stringify(await getRelease(ns, 'docs')),
+      release: JSON.stringify(await getRelease(h.ns, 'docs')),
       events: await kubectlOk(['get', 'events.events.k8s.io', '-A', '-o', 'json']),
       logs: h.logs.join('\n'),
     });
@@ -116,26 +104,32 @@ describe('the argoApplication target, on the real Application v1alpha1 schema', 
     const other = { repoURL: 'https://github.com/example/config', targetRevision: 'main', path: 'extra' };
     const { source: _, ...rest } = spec;
     await applyObjects([
-      { ...app, metadata: { name: 'multi', namespace: argoNs }, spec: { ...rest, sources: [other, site] } },
+      {
+        ...app,
+        metadata: { name: 'multi', namespace: h.unwatched[0] },
+        spec: { ...rest, sources: [other, site] },
+      },
     ]);
     const [release] = example('argocd/static-export-release.yaml', names()) as [KubeDoc];
     await applyObjects([
       {
         ...release,
-        metadata: { name: 'multi', namespace: ns },
+        metadata: { name: 'multi', namespace: h.ns },
         spec: {
           ...(release.spec as object),
-          target: { argoApplication: { name: 'multi', namespace: argoNs, secretName: 'docs-values' } },
+          target: {
+            argoApplication: { name: 'multi', namespace: h.unwatched[0], secretName: 'docs-values' },
+          },
         },
       },
     ]);
     // Both releases name the same Secret: the second is refused, the Application untouched.
     const refused = await until('multi', 'TargetFailed', (x) => readyOf(x)?.reason === 'TargetFailed');
-    expect(readyOf(refused)?.message).toContain(`Secret ${ns}/docs-values exists and is not managed`);
-    expect((await get('application', 'multi', argoNs)).spec?.sources).toEqual([other, site]);
+    expect(readyOf(refused)?.message).toContain(`Secret ${h.ns}/docs-values exists and is not managed`);
+    expect((await get('application', 'multi', h.unwatched[0])).spec?.sources).toEqual([other, site]);
 
     await kubectlOk([
-      ...['patch', 'application', 'multi', '-n', argoNs, '--type=json', '-p'],
+      ...['patch', 'application', 'multi', '-n', h.unwatched[0], '--type=json', '-p'],
       JSON.stringify([
         {
           op: 'replace',
@@ -149,7 +143,7 @@ describe('the argoApplication target, on the real Application v1alpha1 schema', 
       'ser',
       'multi',
       '-n',
-      ns,
+      h.ns,
       '--type=json',
       '-p',
       '[{"op":"remove","path":"/spec/target/argoApplication/secretName"}]',
@@ -159,7 +153,7 @@ describe('the argoApplication target, on the real Application v1alpha1 schema', 
       'Ready',
       (x) => readyOf(x)?.status === 'True' && !!x.status?.current?.version,
     );
-    const sources = (await get('application', 'multi', argoNs)).spec?.sources as {
+    const sources = (await get('application', 'multi', h.unwatched[0])).spec?.sources as {
       helm?: { parameters?: unknown };
     }[];
     expect(sources[0]).toEqual(other);
@@ -175,8 +169,11 @@ describe('the argoApplication target, on the real Application v1alpha1 schema', 
       applyObjects([
         {
           ...release,
-          metadata: { name, namespace: ns },
-          spec: { ...(release.spec as object), target: { argoApplication: { name, namespace: argoNs } } },
+          metadata: { name, namespace: h.ns },
+          spec: {
+            ...(release.spec as object),
+            target: { argoApplication: { name, namespace: h.unwatched[0] } },
+          },
         },
       ]);
     const misconfigured = (name: string, text: string) =>
@@ -199,31 +196,31 @@ describe('the argoApplication target, on the real Application v1alpha1 schema', 
     await applyObjects([
       {
         ...app,
-        metadata: { name: 'elsewhere', namespace: argoNs },
+        metadata: { name: 'elsewhere', namespace: h.unwatched[0] },
         spec: { ...spec, destination: { server: 'https://kubernetes.default.svc', namespace: 'web' } },
       },
     ]);
     await apply('elsewhere');
-    await misconfigured('elsewhere', `deploys into namespace web, but the values Secret is in ${ns}`);
+    await misconfigured('elsewhere', `deploys into namespace web, but the values Secret is in ${h.ns}`);
 
-    await applyObjects([{ ...app, metadata: { name: 'unread', namespace: argoNs } }]);
+    await applyObjects([{ ...app, metadata: { name: 'unread', namespace: h.unwatched[0] } }]);
     await apply('unread');
     const m = await misconfigured(
       'unread',
       'has no source setting staticExport.existingSecret to unread-values',
     );
     expect(readyOf(m)?.message).toContain(snippet.replace('nowhere', 'unread'));
-    expect(await kubectl(['get', 'secret', 'unread-values', '-n', ns])).toMatchObject({ code: 1 });
-    expect((await get('application', 'unread', argoNs)).spec).toEqual(spec);
+    expect(await kubectl(['get', 'secret', 'unread-values', '-n', h.ns])).toMatchObject({ code: 1 });
+    expect((await get('application', 'unread', h.unwatched[0])).spec).toEqual(spec);
   });
 });
 
 describe('the alternative: the operator rolls the Deployment, the Application ignores those annotations', () => {
   it("ignoreDifferences names exactly the operator's fields on the chart's Deployment, and RespectIgnoreDifferences is on", async () => {
-    const alt = { docs: altNs, argocd: argoNs };
+    const alt = { docs: h.namespaces[1], argocd: h.unwatched[0] };
     const [app] = example('argocd/workload-annotation/application.yaml', alt) as [KubeDoc];
-    await applyObjects([{ ...app, metadata: { name: 'annotated', namespace: argoNs } }]);
-    const spec = (await get('application', 'annotated', argoNs)).spec as {
+    await applyObjects([{ ...app, metadata: { name: 'annotated', namespace: h.unwatched[0] } }]);
+    const spec = (await get('application', 'annotated', h.unwatched[0])).spec as {
       ignoreDifferences: { group: string; kind: string; jsonPointers: string[] }[];
       syncPolicy: { syncOptions: string[] };
       source: { helm: { valuesObject: object } };
@@ -231,14 +228,16 @@ describe('the alternative: the operator rolls the Deployment, the Application ig
     expect(spec.syncPolicy.syncOptions).toContain('RespectIgnoreDifferences=true');
 
     // The chart's Deployment as Argo CD renders it from the Application's values; the operator rolls it.
-    const rendered = await helmTemplate('helm4', spec.source.helm.valuesObject, 'docs', { namespace: altNs });
+    const rendered = await helmTemplate('helm4', spec.source.helm.valuesObject, 'docs', {
+      namespace: h.namespaces[1],
+    });
     expect(rendered.code, rendered.stderr).toBe(0);
     const deployment = findObject(rendered.objects, 'Deployment');
-    await applyObjects([{ ...deployment, metadata: { ...deployment.metadata, namespace: altNs } }]);
+    await applyObjects([{ ...deployment, metadata: { ...deployment.metadata, namespace: h.namespaces[1] } }]);
     await applyObjects(example('argocd/workload-annotation/static-export-release.yaml', alt));
     // Published, rolled, and a renewal rolled too: both annotations the operator writes are there.
     const live = await eventually('both annotations', async () => {
-      const d = await get('deployment', deployment.metadata.name, altNs);
+      const d = await get('deployment', deployment.metadata.name, h.namespaces[1]);
       const a = (d.spec as { template: { metadata: { annotations?: Record<string, string> } } }).template
         .metadata.annotations;
       return a?.['staticexport.dev/version'] && a['staticexport.dev/renewed-at'] ? d : undefined;

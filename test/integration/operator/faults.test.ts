@@ -1,43 +1,24 @@
 // Each class of admin API failure gives the condition a user can act on, and the release recovers
 // once the cause is gone. Real control plane, simulator faults, production client.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createNamespace,
-  eventsFor,
-  eventually,
-  installCrds,
-  kubectl,
-  kubectlOk,
-} from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
+import { describe, expect, it } from 'vitest';
+import { eventsFor, eventually, kubectl, kubectlOk } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
 
-let ns: string;
-let h: Harness;
 const NON_ENTERPRISE_KEY = 'mint_starterplan0000000000000000';
-
-beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('faults');
+const h = useOperatorSuite({
+  namespaces: ['faults'],
   // There before the operator starts: a Secret change is a reason to try again, and the first
   // test counts calls.
-  await secret('revoked', 'mint_revokedkey000000000000000000');
-  h = await startHarness({
-    namespaces: [ns],
-    sim: { exportDurationMs: 300, nonEnterpriseKeys: [NON_ENTERPRISE_KEY] },
-  });
-  await secret('good', h.sim.adminKey);
+  beforeStart: (s) => applySecret(s.ns, 'revoked', { apiKey: 'mint_revokedkey000000000000000000' }),
+  sim: { exportDurationMs: 300, nonEnterpriseKeys: [NON_ENTERPRISE_KEY] },
+  adminKeySecret: 'good',
 });
 
-afterAll(async () => {
-  await h?.stop();
-  await kubectl(['delete', 'namespace', ns, '--wait=false']);
-});
-
-const secret = (name: string, apiKey: string) => applySecret(ns, name, { apiKey });
+const secret = (name: string, apiKey: string) => applySecret(h.ns, name, { apiKey });
 const release = (name: string, spec: Record<string, unknown> = {}) =>
-  applyRelease(ns, name, { credentialsSecretRef: { name: 'good' }, ...spec });
-const conditions = async (name: string) => (await getRelease(ns, name)).status?.conditions ?? [];
+  applyRelease(h.ns, name, { credentialsSecretRef: { name: 'good' }, ...spec });
+const conditions = async (name: string) => (await getRelease(h.ns, name)).status?.conditions ?? [];
 
 async function waitReason(name: string, reason: string, timeoutMs = 60_000) {
   return eventually(
@@ -52,14 +33,14 @@ async function waitReason(name: string, reason: string, timeoutMs = 60_000) {
 }
 
 const retry = (name: string, value: string) =>
-  kubectlOk(['annotate', 'ser', name, '-n', ns, '--overwrite', `staticexport.dev/requested-at=${value}`]);
+  kubectlOk(['annotate', 'ser', name, '-n', h.ns, '--overwrite', `staticexport.dev/requested-at=${value}`]);
 
 describe('admin API failures', () => {
   it('a rejected key: AuthenticationFailed, Stalled, no hot loop; recovers as soon as the Secret holds a good key', async () => {
     const before = h.sim.requests.length;
     await release('auth', { credentialsSecretRef: { name: 'revoked' } });
     const { ready, stalled } = await waitReason('auth', 'AuthenticationFailed');
-    expect(ready.message).toContain(`Secret ${ns}/revoked`);
+    expect(ready.message).toContain(`Secret ${h.ns}/revoked`);
     expect(stalled?.status).toBe('True');
     // One refused call, and none after it: not even the one its own status write used to trigger.
     await new Promise((r) => setTimeout(r, 2_000));
@@ -124,7 +105,7 @@ describe('admin API failures', () => {
     await release('corrupt');
     const { ready } = await waitReason('corrupt', 'BundleInvalid');
     expect(ready.message).toMatch(/could not be fetched or verified/);
-    expect((await kubectl(['get', 'secret', 'corrupt-values', '-n', ns])).code).not.toBe(0);
+    expect((await kubectl(['get', 'secret', 'corrupt-values', '-n', h.ns])).code).not.toBe(0);
     h.sim.setFaults([]);
     await waitReason('corrupt', 'Published');
   });
@@ -133,11 +114,11 @@ describe('admin API failures', () => {
     h.sim.setExportDurationMs(4_000);
     await release('vanish');
     await eventually('export job started', async () => {
-      return (await getRelease(ns, 'vanish')).status?.export?.jobId;
+      return (await getRelease(h.ns, 'vanish')).status?.export?.jobId;
     });
     h.sim.setFaults(['status:404:1:1']);
     await waitReason('vanish', 'Published', 30_000);
     h.sim.setExportDurationMs(300);
-    expect((await eventsFor(ns, 'vanish')).map((e) => e.reason)).toContain('ExportVanished');
+    expect((await eventsFor(h.ns, 'vanish')).map((e) => e.reason)).toContain('ExportVanished');
   });
 });

@@ -4,14 +4,13 @@
 // values Secret and nowhere else.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import {
   applyObjects,
   decode,
   example,
   getObject,
-  installGitopsCrd,
   type KubeDoc,
   linkNowhereIn,
   readyOf,
@@ -19,41 +18,32 @@ import {
   untilRelease,
   withoutVolatile,
 } from '../../support/gitops.ts';
-import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
-import { applySecret, getRelease } from '../../support/resources.ts';
+import { eventually, kubectl, kubectlOk } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { getRelease } from '../../support/resources.ts';
 
-let ns: string;
-let h: Harness;
-let docs: string;
-
-beforeAll(async () => {
-  await Promise.all([installCrds(), installGitopsCrd('helmRelease')]);
-  ns = await createNamespace('flux');
-  h = await startHarness({ namespaces: [ns], editableDocs: true, sim: { exportDurationMs: 300 } });
-  docs = h.docsDir;
-  await applySecret(ns, 'docs-admin-key', { apiKey: h.sim.adminKey });
-});
-
-afterAll(async () => {
-  await h?.stop();
-  if (ns) await kubectl(['delete', 'namespace', ns, '--wait=false']);
+const h = useOperatorSuite({
+  namespaces: ['flux'],
+  gitopsCrds: ['helmRelease'],
+  editableDocs: true,
+  sim: { exportDurationMs: 300 },
+  adminKeySecret: 'docs-admin-key',
 });
 
 const OPERATOR = 'static-export-operator';
 
-const get = (kind: string, name: string, namespace = ns) => getObject(kind, name, namespace);
+const get = (kind: string, name: string, namespace = h.ns) => getObject(kind, name, namespace);
 const until = (name: string, what: string, test: (r: StaticExportRelease) => boolean, ms?: number) =>
-  untilRelease(ns, name, what, test, ms);
+  untilRelease(h.ns, name, what, test, ms);
 
 describe('the fluxHelmRelease target, on the real HelmRelease v2 schema', () => {
   let link = '';
 
   it('writes the values Secret and the version ConfigMap, and only requestedAt on the HelmRelease', async () => {
-    const objects = example('flux/helmrelease.yaml', { docs: ns });
+    const objects = example('flux/helmrelease.yaml', { docs: h.ns });
     await applyObjects(objects);
     const before = await get('helmrelease', 'docs');
-    await applyObjects(example('flux/static-export-release.yaml', { docs: ns }));
+    await applyObjects(example('flux/static-export-release.yaml', { docs: h.ns }));
     const r = await until(
       'docs',
       'Ready',
@@ -99,17 +89,17 @@ describe('the fluxHelmRelease target, on the real HelmRelease v2 schema', () => 
     linkNowhereIn(link, {
       helmRelease: JSON.stringify(await get('helmrelease', 'docs')),
       configMap: JSON.stringify(await get('configmap', 'docs-version')),
-      release: JSON.stringify(await getRelease(ns, 'docs')),
-      events: await kubectlOk(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json']),
+      release: JSON.stringify(await getRelease(h.ns, 'docs')),
+      events: await kubectlOk(['get', 'events.events.k8s.io', '-n', h.ns, '-o', 'json']),
       logs: h.logs.join('\n'),
     });
   });
 
   it('new content: the ConfigMap gets the new version and the HelmRelease a new requestedAt, its spec still untouched', async () => {
     const before = await get('helmrelease', 'docs');
-    const served = (await getRelease(ns, 'docs')).status?.current?.version;
-    writeFileSync(join(docs, 'news.md'), '# News\n\nA page that was not there before.\n');
-    await trigger(ns, 'docs', 'new');
+    const served = (await getRelease(h.ns, 'docs')).status?.current?.version;
+    writeFileSync(join(h.docsDir, 'news.md'), '# News\n\nA page that was not there before.\n');
+    await trigger(h.ns, 'docs', 'new');
     const r = await until(
       'docs',
       'a new version',
@@ -127,10 +117,18 @@ describe('the fluxHelmRelease target, on the real HelmRelease v2 schema', () => 
   });
 
   it('a ConfigMap edited by someone else is written back', async () => {
-    const served = (await getRelease(ns, 'docs')).status?.current?.version;
-    await kubectlOk(['patch', 'configmap', 'docs-version', '-n', ns, '-p', '{"data":{"version":"edited"}}']);
+    const served = (await getRelease(h.ns, 'docs')).status?.current?.version;
+    await kubectlOk([
+      'patch',
+      'configmap',
+      'docs-version',
+      '-n',
+      h.ns,
+      '-p',
+      '{"data":{"version":"edited"}}',
+    ]);
     // The ConfigMap is not watched: the next reconcile (here a trigger) finds it and repairs it.
-    await trigger(ns, 'docs', 'repair');
+    await trigger(h.ns, 'docs', 'repair');
     await eventually(
       'version written back',
       async () => (await get('configmap', 'docs-version')).data?.version === served,
@@ -140,10 +138,10 @@ describe('the fluxHelmRelease target, on the real HelmRelease v2 schema', () => 
 
 describe('a HelmRelease that cannot serve what the operator writes', () => {
   const release = (name: string, helmRelease: string): KubeDoc => {
-    const [r] = example('flux/static-export-release.yaml', { docs: ns });
+    const [r] = example('flux/static-export-release.yaml', { docs: h.ns });
     return {
       ...(r as KubeDoc),
-      metadata: { name, namespace: ns },
+      metadata: { name, namespace: h.ns },
       spec: {
         ...((r as KubeDoc).spec as object),
         target: { fluxHelmRelease: { name: helmRelease } },
@@ -161,7 +159,7 @@ describe('a HelmRelease that cannot serve what the operator writes', () => {
     await applyObjects([release('lonely', 'lonely-site')]);
     const r = await misconfigured('lonely', 'does not exist');
     const message = readyOf(r)?.message ?? '';
-    expect(message).toContain(`HelmRelease ${ns}/lonely-site (helm.toolkit.fluxcd.io/v2) does not exist`);
+    expect(message).toContain(`HelmRelease ${h.ns}/lonely-site (helm.toolkit.fluxcd.io/v2) does not exist`);
     // The defaults: <release>-values and <release>-version.
     expect(message).toContain(
       [
@@ -177,16 +175,16 @@ describe('a HelmRelease that cannot serve what the operator writes', () => {
       ].join('\n'),
     );
     expect(r.status?.conditions?.find((c) => c.type === 'Stalled')?.status).toBe('True');
-    expect(await kubectl(['get', 'secret', 'lonely-values', '-n', ns])).toMatchObject({ code: 1 });
-    expect(await kubectl(['get', 'configmap', 'lonely-version', '-n', ns])).toMatchObject({ code: 1 });
+    expect(await kubectl(['get', 'secret', 'lonely-values', '-n', h.ns])).toMatchObject({ code: 1 });
+    expect(await kubectl(['get', 'configmap', 'lonely-version', '-n', h.ns])).toMatchObject({ code: 1 });
     expect(h.sim.exportJobsStarted()).toBe(started);
   });
 
   it('not reading the ConfigMap: the message says what is missing; once fixed, the release serves', async () => {
-    const [hr] = example('flux/helmrelease.yaml', { docs: ns });
+    const [hr] = example('flux/helmrelease.yaml', { docs: h.ns });
     const spec = (hr as KubeDoc).spec as Record<string, unknown>;
     const { valuesFrom: _, ...withoutValuesFrom } = spec;
-    await applyObjects([{ ...hr, metadata: { name: 'half', namespace: ns }, spec: withoutValuesFrom }]);
+    await applyObjects([{ ...hr, metadata: { name: 'half', namespace: h.ns }, spec: withoutValuesFrom }]);
     await applyObjects([release('half', 'half')]);
     const r = await misconfigured('half', 'spec.valuesFrom has no entry');
     expect(readyOf(r)?.message).toContain(
@@ -194,7 +192,7 @@ describe('a HelmRelease that cannot serve what the operator writes', () => {
     );
     const fixed = {
       ...hr,
-      metadata: { name: 'half', namespace: ns },
+      metadata: { name: 'half', namespace: h.ns },
       spec: {
         ...spec,
         values: { staticExport: { enabled: true, existingSecret: 'half-values' } },

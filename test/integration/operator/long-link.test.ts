@@ -1,33 +1,20 @@
 // A bundle link that lives for weeks: its renewal is more than 24.8 days away, longer than a Node
 // timer holds. The release must wait for it, not reconcile again and again.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNamespace, eventually, installCrds, kubectl } from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
-import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+import { describe, expect, it } from 'vitest';
+import { eventually } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { applyRelease, getRelease } from '../../support/resources.ts';
 
 const DAY_S = 86_400;
-let ns: string;
-let h: Harness;
+const h = useOperatorSuite({ namespaces: ['long-link'], sim: { linkTtlSeconds: 37 * DAY_S } });
 
-beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('long-link');
-  h = await startHarness({ namespaces: [ns], sim: { linkTtlSeconds: 37 * DAY_S } });
-  await applySecret(ns, 'admin-key', { apiKey: h.sim.adminKey });
-});
-
-afterAll(async () => {
-  await h?.stop();
-  await kubectl(['delete', 'namespace', ns, '--wait=false']);
-});
-
-const reconciles = () => h.logs.filter((l) => l.includes('"decided"') && l.includes(`${ns}/weeks`)).length;
+const reconciles = () => h.logs.filter((l) => l.includes('"decided"') && l.includes(`${h.ns}/weeks`)).length;
 
 describe('a link valid for 37 days', () => {
   it('is published with its renewal weeks away, and the release then rests until it', async () => {
-    await applyRelease(ns, 'weeks', { renewBefore: '1h' });
+    await applyRelease(h.ns, 'weeks', { renewBefore: '1h' });
     const ready = await eventually('weeks: Ready', async () => {
-      const r = await getRelease(ns, 'weeks');
+      const r = await getRelease(h.ns, 'weeks');
       return r.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? r : undefined;
     });
     const renewalInDays =

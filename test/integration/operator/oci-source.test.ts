@@ -18,16 +18,9 @@ import { siteLayer } from '../../../src/oci/layer.ts';
 import { RegistryClient } from '../../../src/oci/registry.ts';
 import { signManifest } from '../../../src/oci/sign.ts';
 import { DEFAULT_DOCS_DIR, startSimulator } from '../../../src/simulator/index.ts';
-import {
-  createNamespace,
-  eventsFor,
-  eventually,
-  installCrds,
-  kubeconfig,
-  kubectl,
-  kubectlOk,
-} from '../../support/kube.ts';
+import { eventsFor, eventually, kubeconfig, kubectl, kubectlOk } from '../../support/kube.ts';
 import { captureLogs } from '../../support/operator.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
 import { getRelease } from '../../support/resources.ts';
 import { jsonEvents, runCli } from '../../unit/cli/run-cli.ts';
@@ -35,7 +28,8 @@ import { jsonEvents, runCli } from '../../unit/cli/run-cli.ts';
 const USER = { username: 'mirror', password: 'registry-pass-Zq81xV' };
 const REPO = 'docs/site';
 
-let ns: string;
+// No admin API here: the file runs the operator itself, following the registry alone.
+const suite = useOperatorSuite({ namespaces: ['oci-gap'], sim: false });
 let registry: TestRegistry;
 let pusher: RegistryClient;
 let operator: RunningOperator;
@@ -43,15 +37,13 @@ let work: string;
 const logs = captureLogs();
 
 beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('oci-gap');
   registry = await startRegistry({ user: USER });
   pusher = new RegistryClient({ registry: registry.host, credentials: USER, retries: 0 });
   work = await mkdtemp(join(tmpdir(), 'oci-gap-'));
   operator = await startOperator({
     logger: createLogger({ level: 'debug', destination: logs.stream }),
     kubeconfig: kubeconfig(),
-    namespaces: [ns],
+    namespaces: [suite.ns],
     concurrency: 2,
     metricsHost: '127.0.0.1',
     metricsPort: 0,
@@ -67,7 +59,6 @@ afterAll(async () => {
   await pusher?.close();
   await registry?.close();
   if (work) await rm(work, { recursive: true, force: true });
-  if (ns) await kubectl(['delete', 'namespace', ns, '--wait=false']);
 });
 
 /** A site of `pages` HTML pages (index.html included unless `noIndex`), its text varied by `label`. */
@@ -100,7 +91,7 @@ async function applyLogin(name: string, password: string) {
     apiVersion: 'v1',
     kind: 'Secret',
     type: 'kubernetes.io/dockerconfigjson',
-    metadata: { name, namespace: ns },
+    metadata: { name, namespace: suite.ns },
     stringData: { '.dockerconfigjson': dockerConfig(password) },
   });
 }
@@ -113,7 +104,7 @@ function applyOciRelease(
   return apply({
     apiVersion: 'staticexport.dev/v1alpha1',
     kind: 'StaticExportRelease',
-    metadata: { name, namespace: ns },
+    metadata: { name, namespace: suite.ns },
     spec: {
       source: {
         oci: {
@@ -135,7 +126,7 @@ function until(name: string, what: string, test: (r: StaticExportRelease) => boo
   return eventually(
     `${name}: ${what}`,
     async () => {
-      const r = await getRelease(ns, name);
+      const r = await getRelease(suite.ns, name);
       return test(r) ? r : undefined;
     },
     timeoutMs,
@@ -143,7 +134,9 @@ function until(name: string, what: string, test: (r: StaticExportRelease) => boo
 }
 
 async function values(name: string) {
-  const s = JSON.parse(await kubectlOk(['get', 'secret', `${name}-values`, '-n', ns, '-o', 'json'])) as {
+  const s = JSON.parse(
+    await kubectlOk(['get', 'secret', `${name}-values`, '-n', suite.ns, '-o', 'json']),
+  ) as {
     data: Record<string, string>;
   };
   const decoded = Object.fromEntries(
@@ -159,7 +152,7 @@ function applyDeployment(name: string, valuesSecret: string) {
   return apply({
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name, namespace: ns, labels: { 'staticexport.dev/values-secret': valuesSecret } },
+    metadata: { name, namespace: suite.ns, labels: { 'staticexport.dev/values-secret': valuesSecret } },
     spec: {
       replicas: 1,
       selector: { matchLabels: { app: name } },
@@ -173,13 +166,13 @@ function applyDeployment(name: string, valuesSecret: string) {
 
 const versionAnnotation = async (name: string) =>
   (
-    JSON.parse(await kubectlOk(['get', 'deployment', name, '-n', ns, '-o', 'json'])) as {
+    JSON.parse(await kubectlOk(['get', 'deployment', name, '-n', suite.ns, '-o', 'json'])) as {
       spec: { template: { metadata: { annotations?: Record<string, string> } } };
     }
   ).spec.template.metadata.annotations?.['staticexport.dev/version'];
 
 const published = async (name: string) =>
-  (await eventsFor(ns, name)).filter((e) => e.reason === 'Published').map((e) => e.note);
+  (await eventsFor(suite.ns, name)).filter((e) => e.reason === 'Published').map((e) => e.note);
 
 describe('inside the gap: following a registry tag', () => {
   it('publishes the tag, rolls the site on a new push, and changes nothing for the same content', async () => {
@@ -226,13 +219,13 @@ describe('inside the gap: following a registry tag', () => {
     const again = await push(await makeSite('two', 4));
     expect(again.digest).toBe(v2.digest);
     expect(again.blobs.map((b) => b.outcome)).toEqual(['exists', 'exists']);
-    const before = await getRelease(ns, 'gap');
+    const before = await getRelease(suite.ns, 'gap');
     await kubectlOk([
       'annotate',
       'ser',
       'gap',
       '-n',
-      ns,
+      suite.ns,
       '--overwrite',
       'staticexport.dev/requested-at=again',
     ]);
@@ -273,7 +266,7 @@ describe('inside the gap: following a registry tag', () => {
     await apply({
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: 'site-signing', namespace: ns },
+      metadata: { name: 'site-signing', namespace: suite.ns },
       stringData: { 'cosign.pub': ours.publicKey },
     });
     await push(await makeSite('unsigned'), 'signed');
@@ -289,7 +282,7 @@ describe('inside the gap: following a registry tag', () => {
     expect(unsigned.status?.current).toBeUndefined();
     expect(ready(unsigned)?.message).toMatch(/is not signed/);
     expect(ready(unsigned)?.message).toMatch(/spec\.source\.oci\.verify\.publicKeySecretRef/);
-    expect((await kubectl(['get', 'secret', 'signed-values', '-n', ns])).code).not.toBe(0);
+    expect((await kubectl(['get', 'secret', 'signed-values', '-n', suite.ns])).code).not.toBe(0);
 
     // Signed with another key: still refused.
     const other = await push(await makeSite('other-key'), 'signed');
@@ -330,7 +323,7 @@ describe('inside the gap: following a registry tag', () => {
       apiVersion: 'v1',
       kind: 'Secret',
       type: 'kubernetes.io/dockerconfigjson',
-      metadata: { name: 'other-login', namespace: ns },
+      metadata: { name: 'other-login', namespace: suite.ns },
       stringData: {
         '.dockerconfigjson': JSON.stringify({ auths: { 'elsewhere.example:5000': { auth: 'eDp5' } } }),
       },
@@ -345,9 +338,9 @@ describe('inside the gap: following a registry tag', () => {
 
     const everything = [
       logs.lines.join('\n'),
-      JSON.stringify(await getRelease(ns, 'denied')),
-      JSON.stringify(await eventsFor(ns, 'denied')),
-      JSON.stringify(await eventsFor(ns, 'gap')),
+      JSON.stringify(await getRelease(suite.ns, 'denied')),
+      JSON.stringify(await eventsFor(suite.ns, 'denied')),
+      JSON.stringify(await eventsFor(suite.ns, 'gap')),
     ].join('\n');
     for (const secret of [
       USER.password,
@@ -427,7 +420,7 @@ describe('inside the gap, end to end through the CLI', () => {
       await apply({
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name: 'inside-signing', namespace: ns },
+        metadata: { name: 'inside-signing', namespace: suite.ns },
         stringData: { 'cosign.pub': keys.publicKey },
       });
       await applyDeployment('inside-site', 'inside-values');
@@ -465,7 +458,7 @@ describe('inside the gap, end to end through the CLI', () => {
         'ser',
         'inside',
         '-n',
-        ns,
+        suite.ns,
         '--overwrite',
         'staticexport.dev/requested-at=same',
       ]);

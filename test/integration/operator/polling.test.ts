@@ -1,27 +1,15 @@
 // How often the operator polls an export job on the real control plane: the schedule of
 // src/api/poll-schedule.ts, fed by status (progress samples, previous durations), seen in the
 // simulator's request log.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
-import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+import { trigger } from '../../support/gitops.ts';
+import { eventually } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { applyRelease, getRelease } from '../../support/resources.ts';
 
 const EXPORT_MS = 4_000;
-let ns: string;
-let h: Harness;
-
-beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('polling');
-  h = await startHarness({ namespaces: [ns], sim: { exportDurationMs: EXPORT_MS } });
-  await applySecret(ns, 'admin-key', { apiKey: h.sim.adminKey });
-});
-
-afterAll(async () => {
-  await h?.stop();
-  await kubectl(['delete', 'namespace', ns, '--wait=false']);
-});
+const h = useOperatorSuite({ namespaces: ['polling'], sim: { exportDurationMs: EXPORT_MS } });
 
 /** Ready, with an export other than `jobId` finished (identical content keeps status.current). */
 const published = (jobId?: string) => (r: StaticExportRelease) =>
@@ -31,13 +19,13 @@ const published = (jobId?: string) => (r: StaticExportRelease) =>
 
 const until = (test: (r: StaticExportRelease) => boolean, what: string) =>
   eventually(what, async () => {
-    const r = await getRelease(ns, 'site');
+    const r = await getRelease(h.ns, 'site');
     return test(r) ? r : undefined;
   });
 
 describe('export polling', () => {
   it('polls by progress, records how long the export took, and first looks at the next one when it should end', async () => {
-    await applyRelease(ns, 'site');
+    await applyRelease(h.ns, 'site');
     const first = await until(published(), 'first export published');
     const firstJob = first.status?.export?.jobId ?? '';
     const took = first.status?.exportDurationsSeconds ?? [];
@@ -55,7 +43,7 @@ describe('export polling', () => {
     expect(firstPolls[0]).toBeGreaterThanOrEqual(900);
     expect(firstPolls.length).toBeLessThanOrEqual(3);
 
-    await kubectlOk(['annotate', 'ser', 'site', '-n', ns, '--overwrite', 'staticexport.dev/requested-at=2']);
+    await trigger(h.ns, 'site', '2');
     const second = await until(published(firstJob), 'second export published');
     const secondJob = second.status?.export?.jobId ?? '';
     expect(second.status?.exportDurationsSeconds).toHaveLength(2);

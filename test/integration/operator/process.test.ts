@@ -1,52 +1,33 @@
 // The operator process as deployed: killed at each step of an export it resumes without a second
 // export job; two replicas elect one leader; the watch survives an API server restart.
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { ControlPlane } from '../../../scripts/control-plane/control-plane.ts';
-import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
+import { trigger } from '../../support/gitops.ts';
+import { eventually, kubectlOk } from '../../support/kube.ts';
 import { OperatorProcess } from '../../support/operator-process.ts';
-import {
-  ADMIN_KEY_SECRET,
-  applyAgentJob,
-  applyRelease,
-  applySecret,
-  getAgentJob,
-  getRelease,
-} from '../../support/resources.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { applyAgentJob, applyRelease, getAgentJob, getRelease } from '../../support/resources.ts';
 
-let ns: string;
-let sim: Simulator;
 const running: OperatorProcess[] = [];
-
-beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('proc');
-  sim = await startSimulator({ exportDurationMs: 3_000 });
-  await applySecret(ns, ADMIN_KEY_SECRET, { apiKey: sim.adminKey });
-});
+const suite = useOperatorSuite({ namespaces: ['proc'], sim: { exportDurationMs: 3_000 }, operator: false });
 
 afterEach(async () => {
   await Promise.all(running.splice(0).map((p) => p.kill()));
-  sim.setFaults([]);
-});
-
-afterAll(async () => {
-  await sim?.close();
-  await kubectl(['delete', 'namespace', ns, '--wait=false']);
+  suite.sim.setFaults([]);
 });
 
 function operator(leaseNamespace?: string): OperatorProcess {
   const p = OperatorProcess.start({
-    namespaces: [ns],
-    apiBaseUrl: sim.baseUrl,
+    namespaces: [suite.ns],
+    apiBaseUrl: suite.sim.baseUrl,
     ...(leaseNamespace ? { leaseNamespace } : {}),
   });
   running.push(p);
   return p;
 }
 
-const release = (name: string) => applyRelease(ns, name, { domain: `${name}.example.com` });
-const get = (name: string) => getRelease(ns, name);
+const release = (name: string) => applyRelease(suite.ns, name, { domain: `${name}.example.com` });
+const get = (name: string) => getRelease(suite.ns, name);
 const ready = (name: string) =>
   eventually(`${name} Ready`, async () => {
     const r = await get(name);
@@ -61,29 +42,31 @@ describe('SIGKILL at each step', () => {
   ];
   it.each(steps)('resumes %s without a second export job', async (_step, faults, reached) => {
     const name = `kill-${faults.length ? faults[0]?.split(':')[0] : 'poll'}`;
-    sim.setFaults(faults);
-    const before = sim.exportJobsStarted();
+    suite.sim.setFaults(faults);
+    const before = suite.sim.exportJobsStarted();
     const first = operator();
     await release(name);
     await eventually('export job id in status', async () => (await get(name)).status?.export?.jobId);
     await first.waitFor(reached);
     await first.kill('SIGKILL');
-    sim.setFaults([]);
+    suite.sim.setFaults([]);
 
     operator();
     const r = await ready(name);
     expect(r.status?.current?.jobId).toBe(r.status?.export?.jobId);
-    expect(sim.exportJobsStarted() - before).toBe(1);
+    expect(suite.sim.exportJobsStarted() - before).toBe(1);
   });
 });
 
 describe('two replicas', () => {
   it('only the leader reconciles; the standby takes over within the lease duration after the leader is killed', async () => {
-    const a = operator(ns);
-    const b = operator(ns);
+    const a = operator(suite.ns);
+    const b = operator(suite.ns);
     const holder = async () =>
       (
-        JSON.parse(await kubectlOk(['get', 'lease', 'static-export-operator', '-n', ns, '-o', 'json'])) as {
+        JSON.parse(
+          await kubectlOk(['get', 'lease', 'static-export-operator', '-n', suite.ns, '-o', 'json']),
+        ) as {
           spec: { holderIdentity?: string };
         }
       ).spec.holderIdentity;
@@ -91,10 +74,10 @@ describe('two replicas', () => {
     const [leader, standby] = leaderId.endsWith(`-${a.pid}`) ? [a, b] : [b, a];
     expect(leaderId.endsWith(`-${leader.pid}`)).toBe(true);
 
-    const before = sim.exportJobsStarted();
+    const before = suite.sim.exportJobsStarted();
     await release('elected');
     await ready('elected');
-    expect(sim.exportJobsStarted() - before).toBe(1);
+    expect(suite.sim.exportJobsStarted() - before).toBe(1);
     expect(leader.lines.some((l) => l.includes('"release":') && l.includes('elected'))).toBe(true);
     expect(standby.lines.some((l) => l.includes('"msg":"decided"'))).toBe(false);
 
@@ -111,7 +94,7 @@ describe('two replicas', () => {
     expect(next).toBeTruthy();
     // lease 4 s + one retry period (1 s) + scheduling slack
     expect(Date.now() - killedAt).toBeLessThan(8_000);
-    await kubectlOk(['annotate', 'ser', 'elected', '-n', ns, 'staticexport.dev/requested-at=after-failover']);
+    await trigger(suite.ns, 'elected', 'after-failover');
     await eventually(
       'new leader handles the trigger',
       async () => (await get('elected')).status?.lastHandledRequestedAt === 'after-failover',
@@ -122,10 +105,12 @@ describe('two replicas', () => {
 
 describe('shutdown and restarts', () => {
   it('on SIGTERM drains, releases the Lease and exits 0', async () => {
-    const p = operator(ns);
+    const p = operator(suite.ns);
     const lease = async () =>
       (
-        JSON.parse(await kubectlOk(['get', 'lease', 'static-export-operator', '-n', ns, '-o', 'json'])) as {
+        JSON.parse(
+          await kubectlOk(['get', 'lease', 'static-export-operator', '-n', suite.ns, '-o', 'json']),
+        ) as {
           spec: { holderIdentity?: string };
         }
       ).spec.holderIdentity;
@@ -136,10 +121,10 @@ describe('shutdown and restarts', () => {
   });
 
   it('an AgentJob survives a SIGKILL while active: polled to completion, created once', async () => {
-    sim.setAgentJobDurationMs(4_000);
+    suite.sim.setAgentJobDurationMs(4_000);
     const first = operator();
-    await applyAgentJob(ns, 'killed-agent', 'proj-kill', 'Rewrite the intro');
-    const getJob = () => getAgentJob(ns, 'killed-agent');
+    await applyAgentJob(suite.ns, 'killed-agent', 'proj-kill', 'Rewrite the intro');
+    const getJob = () => getAgentJob(suite.ns, 'killed-agent');
     await eventually('job id recorded', async () => (await getJob()).status?.jobId);
     await first.kill('SIGKILL');
     operator();
@@ -148,7 +133,7 @@ describe('shutdown and restarts', () => {
       return j.status?.state === 'completed' ? j : undefined;
     });
     expect(done.status?.prLink).toMatch(/pull\/\d+$/);
-    expect(sim.agentJobsCreated('proj-kill')).toBe(1);
+    expect(suite.sim.agentJobsCreated('proj-kill')).toBe(1);
   });
 });
 

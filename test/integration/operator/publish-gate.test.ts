@@ -2,49 +2,28 @@
 // published, the served version keeps serving, and the user sees why with the numbers.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import {
-  createNamespace,
-  eventsFor,
-  eventually,
-  installCrds,
-  kubectl,
-  kubectlOk,
-} from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
-import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+import { trigger as requestExport } from '../../support/gitops.ts';
+import { eventsFor, eventually, kubectlOk } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { applyRelease, getRelease } from '../../support/resources.ts';
 
-let ns: string;
-let h: Harness;
-let docs: string;
-
-beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('gate');
-  h = await startHarness({ namespaces: [ns], editableDocs: true, sim: { exportDurationMs: 300 } });
-  docs = h.docsDir;
-  await applySecret(ns, 'admin-key', { apiKey: h.sim.adminKey });
-});
-
-afterAll(async () => {
-  await h?.stop();
-  await kubectl(['delete', 'namespace', ns, '--wait=false']);
-});
+const h = useOperatorSuite({ namespaces: ['gate'], editableDocs: true, sim: { exportDurationMs: 300 } });
 
 const ready = (r: StaticExportRelease) => r.status?.conditions?.find((c) => c.type === 'Ready');
 const stalled = (r: StaticExportRelease) => r.status?.conditions?.find((c) => c.type === 'Stalled');
 
 function until(what: string, test: (r: StaticExportRelease) => boolean) {
   return eventually(`gated: ${what}`, async () => {
-    const r = await getRelease(ns, 'gated');
+    const r = await getRelease(h.ns, 'gated');
     return test(r) ? r : undefined;
   });
 }
 
 async function servedValuesVersion(): Promise<string> {
-  const s = JSON.parse(await kubectlOk(['get', 'secret', 'gated-values', '-n', ns, '-o', 'json'])) as {
+  const s = JSON.parse(await kubectlOk(['get', 'secret', 'gated-values', '-n', h.ns, '-o', 'json'])) as {
     data: Record<string, string>;
   };
   const values = parse(Buffer.from(s.data['values.yaml'] ?? '', 'base64').toString()) as {
@@ -53,8 +32,7 @@ async function servedValuesVersion(): Promise<string> {
   return values.staticExport.version;
 }
 
-const trigger = (value: string) =>
-  kubectlOk(['annotate', 'ser', 'gated', '-n', ns, '--overwrite', `staticexport.dev/requested-at=${value}`]);
+const trigger = (value: string) => requestExport(h.ns, 'gated', value);
 
 /** Waits until the export asked for by `trigger(value)` was handled, and returns the release. */
 const handled = (value: string) =>
@@ -65,7 +43,7 @@ const handled = (value: string) =>
 
 describe('publish gate', () => {
   it('refuses bad exports while the served version keeps serving, and publishes good ones again', async () => {
-    await applyRelease(ns, 'gated');
+    await applyRelease(h.ns, 'gated');
     const first = await until('Ready', (r) => ready(r)?.status === 'True');
     const v1 = first.status?.current?.version;
     expect(first.status?.current?.pageCount).toBe(8);
@@ -83,7 +61,7 @@ describe('publish gate', () => {
     expect(stalled(empty)).toBeUndefined();
     expect(empty.status?.current).toEqual(first.status?.current);
     expect(await servedValuesVersion()).toBe(v1);
-    const warning = (await eventsFor(ns, 'gated')).find((e) => e.reason === 'PublishGateFailed');
+    const warning = (await eventsFor(h.ns, 'gated')).find((e) => e.reason === 'PublishGateFailed');
     expect(warning?.type).toBe('Warning');
     expect(warning?.note).toContain('it has 0 pages, fewer than the minimum of 1');
     // Handled: no new export until the next trigger (no interval here).
@@ -93,7 +71,7 @@ describe('publish gate', () => {
 
     // A good export with new content is published again.
     h.sim.setFaults([]);
-    writeFileSync(join(docs, 'getting-started.md'), '# Getting started\n\nNew content.\n');
+    writeFileSync(join(h.docsDir, 'getting-started.md'), '# Getting started\n\nNew content.\n');
     await trigger('good');
     const good = await handled('good');
     expect(ready(good)).toMatchObject({ status: 'True', reason: 'Published' });
@@ -112,7 +90,7 @@ describe('publish gate', () => {
     expect(await servedValuesVersion()).toBe(v2);
 
     // Overridden for this release: the spec change re-exports, and the smaller site is published.
-    await applyRelease(ns, 'gated', { publishGate: { maxPageDrop: '80%' } });
+    await applyRelease(h.ns, 'gated', { publishGate: { maxPageDrop: '80%' } });
     const overridden = await until(
       'published with the override',
       (r) => ready(r)?.reason === 'Published' && r.status?.current?.pageCount === 2,

@@ -1,36 +1,17 @@
 // The operator keeps under the admin API's per-minute request limit by waiting for a slot, so
 // the platform never has to refuse it (VENDOR-FACTS: about 100 requests per minute, then 429).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNamespace, eventually, installCrds, kubectl } from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
-import {
-  ADMIN_KEY_SECRET,
-  applyAgentJob,
-  applyRelease,
-  applySecret,
-  getAgentJob,
-  getRelease,
-} from '../../support/resources.ts';
+import { describe, expect, it } from 'vitest';
+import { eventually } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { applyAgentJob, applyRelease, getAgentJob, getRelease } from '../../support/resources.ts';
 
 const LIMIT = 4;
-let ns: string;
-let h: Harness;
-
-beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('request-limit');
-  h = await startHarness({
-    namespaces: [ns],
-    sim: { exportDurationMs: 0, requestsPerMinute: LIMIT },
-    operator: { apiRequestsPerMinute: LIMIT },
-  });
-  await applySecret(ns, ADMIN_KEY_SECRET, { apiKey: h.sim.adminKey });
-});
-
-afterAll(async () => {
+const h = useOperatorSuite({
+  namespaces: ['request-limit'],
+  sim: { exportDurationMs: 0, requestsPerMinute: LIMIT },
+  operator: { apiRequestsPerMinute: LIMIT },
   // A reconcile is waiting for a slot: abort it rather than wait out the drain.
-  await h?.stop(0);
-  await kubectl(['delete', 'namespace', ns, '--wait=false']);
+  drainMs: 0,
 });
 
 const adminCalls = () => h.sim.requests.filter((r) => r.endpoint !== 'download');
@@ -40,14 +21,14 @@ describe('per-minute admin API limit', () => {
     // Each release needs a start, a status poll and a bundle link: three releases need nine calls
     // (three sites: releases of one site would share their export and its calls).
     for (const name of ['one', 'two', 'three'])
-      await applyRelease(ns, name, { domain: `${name}.example.com` });
+      await applyRelease(h.ns, name, { domain: `${name}.example.com` });
     await eventually('the limit used up', async () => adminCalls().length >= LIMIT);
     await new Promise((r) => setTimeout(r, 3_000));
     expect(adminCalls()).toHaveLength(LIMIT);
     expect(adminCalls().filter((r) => r.status === 429)).toEqual([]);
     const ready = await Promise.all(
       ['one', 'two', 'three'].map(async (n) =>
-        (await getRelease(ns, n)).status?.conditions?.find((c) => c.type === 'Ready'),
+        (await getRelease(h.ns, n)).status?.conditions?.find((c) => c.type === 'Ready'),
       ),
     );
     // Waiting is not a failure: nothing says RateLimited.
@@ -56,9 +37,9 @@ describe('per-minute admin API limit', () => {
   });
 
   it('does not mark an AgentJob Creating while no request may be sent (a crash would leave it in doubt)', async () => {
-    await applyAgentJob(ns, 'later', 'proj-limit', 'Fix a typo');
+    await applyAgentJob(h.ns, 'later', 'proj-limit', 'Fix a typo');
     const readyReason = async () =>
-      (await getAgentJob(ns, 'later')).status?.conditions?.find((c) => c.type === 'Ready')?.reason;
+      (await getAgentJob(h.ns, 'later')).status?.conditions?.find((c) => c.type === 'Ready')?.reason;
     const reconciled = async () =>
       /controller="agentjob"/.test(
         await h.operator.metrics.registry.getSingleMetricAsString('static_export_reconcile_total'),

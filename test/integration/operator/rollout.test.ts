@@ -3,41 +3,18 @@
 // Deployment controller making ReplicaSets, kwok making their pods Ready.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { CHART_DIR, type HelmName, helm, valuesFile } from '../../support/chart.ts';
-import {
-  createNamespace,
-  eventsFor,
-  eventually,
-  installCrds,
-  kubeconfig,
-  kubectl,
-  kubectlOk,
-} from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
-import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+import { eventsFor, eventually, kubeconfig, kubectlOk } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { applyRelease, getRelease } from '../../support/resources.ts';
 
 const VERSION = 'staticexport.dev/version';
 const RENEWED_AT = 'staticexport.dev/renewed-at';
 
-let ns: string;
-let h: Harness;
-let docs: string;
-
-beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('rollout');
-  h = await startHarness({ namespaces: [ns], editableDocs: true, sim: { exportDurationMs: 300 } });
-  docs = h.docsDir;
-  await applySecret(ns, 'admin-key', { apiKey: h.sim.adminKey });
-});
-
-afterAll(async () => {
-  await h?.stop();
-  if (ns) await kubectl(['delete', 'namespace', ns, '--wait=false']);
-});
+const h = useOperatorSuite({ namespaces: ['rollout'], editableDocs: true, sim: { exportDurationMs: 300 } });
 
 interface Deployment {
   metadata: { name: string; generation: number; labels?: Record<string, string> };
@@ -46,12 +23,12 @@ interface Deployment {
 }
 
 const deployment = async (name: string) =>
-  JSON.parse(await kubectlOk(['get', 'deployment', name, '-n', ns, '-o', 'json'])) as Deployment;
+  JSON.parse(await kubectlOk(['get', 'deployment', name, '-n', h.ns, '-o', 'json'])) as Deployment;
 const annotationsOf = (d: Deployment) => d.spec.template.metadata.annotations ?? {};
 
 /** The ReplicaSets of a Deployment, by the version annotation their pods carry. */
 async function replicaSets(deploymentName: string) {
-  const list = JSON.parse(await kubectlOk(['get', 'rs', '-n', ns, '-o', 'json'])) as {
+  const list = JSON.parse(await kubectlOk(['get', 'rs', '-n', h.ns, '-o', 'json'])) as {
     items: (Deployment & { metadata: { ownerReferences?: { name: string }[] } })[];
   };
   return list.items
@@ -67,7 +44,7 @@ async function until(name: string, what: string, test: (r: StaticExportRelease) 
   return eventually(
     `${name}: ${what}`,
     async () => {
-      const r = await getRelease(ns, name);
+      const r = await getRelease(h.ns, name);
       return test(r) ? r : undefined;
     },
     ms,
@@ -75,7 +52,7 @@ async function until(name: string, what: string, test: (r: StaticExportRelease) 
 }
 
 const trigger = (name: string, value: string) =>
-  kubectlOk(['annotate', 'ser', name, '-n', ns, '--overwrite', `staticexport.dev/requested-at=${value}`]);
+  kubectlOk(['annotate', 'ser', name, '-n', h.ns, '--overwrite', `staticexport.dev/requested-at=${value}`]);
 
 async function helmInstall(bin: HelmName, release: string, values: object, verb = 'install') {
   const r = await helm(bin, [
@@ -85,7 +62,7 @@ async function helmInstall(bin: HelmName, release: string, values: object, verb 
     '--kubeconfig',
     kubeconfig(),
     '--namespace',
-    ns,
+    h.ns,
     '-f',
     await valuesFile(values),
   ]);
@@ -104,7 +81,7 @@ function applyDeployment(
       kind: 'Deployment',
       metadata: {
         name,
-        namespace: ns,
+        namespace: h.ns,
         ...(opts.valuesSecret ? { labels: { 'staticexport.dev/values-secret': opts.valuesSecret } } : {}),
       },
       spec: {
@@ -141,12 +118,14 @@ describe('re-rolling the site chart', () => {
   it('rolls the chart Deployments (Helm 4 and Helm 3) to the published version, and again for changed docs only', async () => {
     await helmInstall('helm4', 'docs', siteValues);
     await helmInstall('helm3', 'docs3', siteValues);
-    await applyRelease(ns, 'site');
+    await applyRelease(h.ns, 'site');
     const first = await until('site', 'Ready', (r) => readyOf(r)?.status === 'True');
     const v1 = first.status?.current?.version ?? '';
 
     // The Secret the chart reads holds what its pods need, under the keys the chart reads.
-    const secret = JSON.parse(await kubectlOk(['get', 'secret', 'site-values', '-n', ns, '-o', 'json'])) as {
+    const secret = JSON.parse(
+      await kubectlOk(['get', 'secret', 'site-values', '-n', h.ns, '-o', 'json']),
+    ) as {
       data: Record<string, string>;
     };
     expect(Buffer.from(secret.data.version ?? '', 'base64').toString()).toBe(v1);
@@ -168,7 +147,7 @@ describe('re-rolling the site chart', () => {
         { kind: 'Deployment', name: helm3, generation: (await deployment(helm3)).metadata.generation },
       ]),
     });
-    expect((await eventsFor(ns, 'site')).map((e) => e.reason)).toEqual(
+    expect((await eventsFor(h.ns, 'site')).map((e) => e.reason)).toEqual(
       expect.arrayContaining(['RollingOut', 'RolledOut']),
     );
     const generation = (await deployment(helm4)).metadata.generation;
@@ -185,7 +164,7 @@ describe('re-rolling the site chart', () => {
     expect(await replicaSets(helm4)).toHaveLength(replicaSetsBefore);
 
     // Changed docs: a new version, a new ReplicaSet carrying it.
-    writeFileSync(join(docs, 'rollout-page.md'), '# Rolled\n\nA page added by the rollout test.\n');
+    writeFileSync(join(h.docsDir, 'rollout-page.md'), '# Rolled\n\nA page added by the rollout test.\n');
     await trigger('site', 'changed');
     const second = await until('site', 'new version', (r) => r.status?.current?.version !== v1);
     const v2 = second.status?.current?.version ?? '';
@@ -204,7 +183,7 @@ describe('re-rolling the site chart', () => {
   });
 
   it('a chart installed once the release is Ready is rolled to the served version at once, not at the next renewal', async () => {
-    const served = (await getRelease(ns, 'site')).status?.current?.version;
+    const served = (await getRelease(h.ns, 'site')).status?.current?.version;
     await helmInstall('helm4', 'late', siteValues);
     // Links live 600 s here: the next renewal is minutes away, the watch on labelled workloads is not.
     await eventually(
@@ -212,12 +191,12 @@ describe('re-rolling the site chart', () => {
       async () => annotationsOf(await deployment('late-static-export-site'))[VERSION] === served,
       15_000,
     );
-    const r = await helm('helm4', ['uninstall', 'late', '--kubeconfig', kubeconfig(), '-n', ns]);
+    const r = await helm('helm4', ['uninstall', 'late', '--kubeconfig', kubeconfig(), '-n', h.ns]);
     expect(r.code, r.stderr).toBe(0);
   });
 
   it('helm upgrade with unchanged values keeps the operator annotation (Helm 4 and Helm 3)', async () => {
-    const served = (await getRelease(ns, 'site')).status?.current?.version;
+    const served = (await getRelease(h.ns, 'site')).status?.current?.version;
     const before: Record<string, number> = {
       [helm4]: (await deployment(helm4)).metadata.generation,
       [helm3]: (await deployment(helm3)).metadata.generation,
@@ -231,7 +210,7 @@ describe('re-rolling the site chart', () => {
     }
     // The operator alone owns the field (Helm never set it).
     const managed = JSON.parse(
-      await kubectlOk(['get', 'deployment', helm4, '-n', ns, '-o', 'json', '--show-managed-fields']),
+      await kubectlOk(['get', 'deployment', helm4, '-n', h.ns, '-o', 'json', '--show-managed-fields']),
     ) as { metadata: { managedFields: { manager: string; fieldsV1?: object }[] } };
     const owners = managed.metadata.managedFields
       .filter((f) => JSON.stringify(f.fieldsV1 ?? {}).includes(`f:${VERSION}`))
@@ -245,8 +224,8 @@ describe('link renewal', () => {
     await applyDeployment('renew-rollout', { valuesSecret: 'renew-rollout-values' });
     await applyDeployment('renew-none', { valuesSecret: 'renew-none-values' });
     // Links live 600 s in this simulator: renewed 10 s after each publish.
-    await applyRelease(ns, 'renew-rollout', { renewBefore: '590s' });
-    await applyRelease(ns, 'renew-none', { renewBefore: '590s', rollout: { onLinkRenewal: 'None' } });
+    await applyRelease(h.ns, 'renew-rollout', { renewBefore: '590s' });
+    await applyRelease(h.ns, 'renew-none', { renewBefore: '590s', rollout: { onLinkRenewal: 'None' } });
     for (const name of ['renew-rollout', 'renew-none'])
       await until(name, 'renewed', (r) => Boolean(r.status?.current?.renewedAt), 60_000);
 
@@ -258,20 +237,20 @@ describe('link renewal', () => {
       const a = annotationsOf(await deployment('renew-rollout'));
       return a[RENEWED_AT] !== undefined && a[VERSION] === rolling.status?.current?.version;
     });
-    expect((await eventsFor(ns, 'renew-rollout')).map((e) => e.note)).toEqual(
+    expect((await eventsFor(h.ns, 'renew-rollout')).map((e) => e.note)).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^Rolling Deployment\/renew-rollout for the link renewed at /),
       ]),
     );
     expect(renewedAt).toBeDefined();
 
-    const none = await getRelease(ns, 'renew-none');
+    const none = await getRelease(h.ns, 'renew-none');
     const noneDeployment = await deployment('renew-none');
     expect(annotationsOf(noneDeployment)[VERSION]).toBe(none.status?.current?.version);
     expect(annotationsOf(noneDeployment)[RENEWED_AT]).toBeUndefined();
     expect(none.status?.current?.rollout?.renewedAt).toBeUndefined();
-    expect((await eventsFor(ns, 'renew-none')).map((e) => e.reason)).toContain('LinkRenewed');
-    for (const name of ['renew-rollout', 'renew-none']) await kubectlOk(['delete', 'ser', name, '-n', ns]);
+    expect((await eventsFor(h.ns, 'renew-none')).map((e) => e.reason)).toContain('LinkRenewed');
+    for (const name of ['renew-rollout', 'renew-none']) await kubectlOk(['delete', 'ser', name, '-n', h.ns]);
   });
 });
 
@@ -279,7 +258,7 @@ describe('a rollout that cannot complete', () => {
   it('is reported: Ready=False RolloutStalled naming the workload, a Warning event', async () => {
     // Its pods can never be scheduled: no node has this label.
     await applyDeployment('stuck', { nodeSelector: { 'staticexport.dev/test': 'no-such-node' } });
-    await applyRelease(ns, 'stuck', {
+    await applyRelease(h.ns, 'stuck', {
       rollout: { workloadRefs: [{ kind: 'Deployment', name: 'stuck' }], timeout: '3s' },
     });
     const stalled = await until('stuck', 'RolloutStalled', (r) => readyOf(r)?.reason === 'RolloutStalled');
@@ -291,7 +270,7 @@ describe('a rollout that cannot complete', () => {
       /^Published sha256-[0-9a-f]{64}, but its rollout does not complete: Deployment\/stuck \(.*\) not rolled out within spec.rollout.timeout 3s/,
     );
     expect(annotationsOf(await deployment('stuck'))[VERSION]).toBe(stalled.status?.current?.version);
-    expect((await eventsFor(ns, 'stuck')).filter((e) => e.reason === 'RolloutStalled')).toHaveLength(1);
+    expect((await eventsFor(h.ns, 'stuck')).filter((e) => e.reason === 'RolloutStalled')).toHaveLength(1);
 
     // Fixed (the pods can run): the rollout completes and the release is Ready again.
     await kubectlOk([
@@ -299,7 +278,7 @@ describe('a rollout that cannot complete', () => {
       'deployment',
       'stuck',
       '-n',
-      ns,
+      h.ns,
       '--type=json',
       '-p',
       '[{"op":"remove","path":"/spec/template/spec/nodeSelector"}]',
@@ -312,9 +291,9 @@ describe('a rollout that cannot complete', () => {
 describe('spec.rollout.workloadRefs', () => {
   it('a workloadRef added to a served release is rolled to the served version at once', async () => {
     await applyDeployment('plain', {});
-    await applyRelease(ns, 'refs');
+    await applyRelease(h.ns, 'refs');
     const served = await until('refs', 'Ready', (r) => readyOf(r)?.status === 'True');
-    await applyRelease(ns, 'refs', { rollout: { workloadRefs: [{ kind: 'Deployment', name: 'plain' }] } });
+    await applyRelease(h.ns, 'refs', { rollout: { workloadRefs: [{ kind: 'Deployment', name: 'plain' }] } });
     // Links live 600 s here: not at the next renewal, but right after the spec change's export.
     await eventually(
       'plain carries the served version',
@@ -324,12 +303,12 @@ describe('spec.rollout.workloadRefs', () => {
   });
 
   it('a workloadRef to a Deployment that does not exist is reported', async () => {
-    await applyRelease(ns, 'missing', {
+    await applyRelease(h.ns, 'missing', {
       rollout: { workloadRefs: [{ kind: 'Deployment', name: 'nowhere' }] },
     });
     const r = await until('missing', 'WorkloadNotFound', (x) => readyOf(x)?.reason === 'WorkloadNotFound');
     expect(readyOf(r)?.message).toBe(
-      `spec.rollout.workloadRefs names Deployment/nowhere, not found in namespace ${ns}: create it or remove the reference`,
+      `spec.rollout.workloadRefs names Deployment/nowhere, not found in namespace ${h.ns}: create it or remove the reference`,
     );
   });
 });

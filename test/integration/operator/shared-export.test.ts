@@ -2,44 +2,29 @@
 // production release of one site (two namespaces, two Secrets holding the same key) share one
 // export job, one bundle link and one download; a trigger on either re-exports both; releases
 // whose export options differ never share; an operator restart mid-export keeps them on one job.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import type { RecordedRequest } from '../../../src/simulator/index.ts';
-import {
-  createNamespace,
-  eventsFor,
-  eventually,
-  installCrds,
-  kubectl,
-  kubectlOk,
-} from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
+import { eventsFor, eventually, kubectlOk } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
 
-let prod: string;
-let staging: string;
-let h: Harness;
+const h = useOperatorSuite({
+  namespaces: ['share-prod', 'share-staging'],
+  // Long enough to apply a second release while the first one's export runs.
+  sim: { exportDurationMs: 4_000 },
+  // The simulator by another name: the same key there is another account (never shared with).
+  operator: (sim) => ({ allowedApiBaseUrls: [otherAccountUrl(sim.baseUrl)] }),
+  adminKeySecret: null,
+});
+const prod = () => h.namespaces[0];
+const staging = () => h.namespaces[1];
 
 beforeAll(async () => {
-  await installCrds();
-  prod = await createNamespace('share-prod');
-  staging = await createNamespace('share-staging');
-  // Long enough to apply a second release while the first one's export runs.
-  h = await startHarness({
-    namespaces: [prod, staging],
-    sim: { exportDurationMs: 4_000 },
-    // The simulator by another name: the same key there is another account (never shared with).
-    operator: (sim) => ({ allowedApiBaseUrls: [otherAccountUrl(sim.baseUrl)] }),
-  });
   // The same key in two Secrets of different names: compared by content, not by reference.
-  await applySecret(prod, 'admin-key', { apiKey: h.sim.adminKey });
-  await applySecret(staging, 'platform-key', { apiKey: h.sim.adminKey });
-});
-
-afterAll(async () => {
-  await h?.stop();
-  await Promise.all([prod, staging].map((ns) => ns && kubectl(['delete', 'namespace', ns, '--wait=false'])));
+  await applySecret(prod(), 'admin-key', { apiKey: h.sim.adminKey });
+  await applySecret(staging(), 'platform-key', { apiKey: h.sim.adminKey });
 });
 
 const otherAccountUrl = (baseUrl: string) => baseUrl.replace('127.0.0.1', 'localhost');
@@ -78,38 +63,38 @@ describe('one export per site at a time', () => {
   it('a release of the same site and key in another namespace joins the job in flight: one start, one link, one download', async () => {
     const mark = h.sim.requests.length;
     const started = h.sim.exportJobsStarted();
-    await applyRelease(prod, 'docs', { domain: 'join.example.com' });
-    const first = await until(prod, 'docs', 'export started', (r) => Boolean(r.status?.export?.jobId));
+    await applyRelease(prod(), 'docs', { domain: 'join.example.com' });
+    const first = await until(prod(), 'docs', 'export started', (r) => Boolean(r.status?.export?.jobId));
     const jobId = first.status?.export?.jobId;
-    await applyRelease(staging, 'docs', stagingSpec('join.example.com'));
+    await applyRelease(staging(), 'docs', stagingSpec('join.example.com'));
 
-    const joined = await until(staging, 'docs', 'joined', (r) => r.status?.export?.jobId === jobId);
+    const joined = await until(staging(), 'docs', 'joined', (r) => r.status?.export?.jobId === jobId);
     expect(joined.status?.export?.joined).toBe(true);
     expect(first.status?.export?.joined).toBeUndefined();
 
     const [p, s] = await Promise.all([
-      until(prod, 'docs', 'Ready', (r) => readyOf(r)?.status === 'True'),
-      until(staging, 'docs', 'Ready', (r) => readyOf(r)?.status === 'True'),
+      until(prod(), 'docs', 'Ready', (r) => readyOf(r)?.status === 'True'),
+      until(staging(), 'docs', 'Ready', (r) => readyOf(r)?.status === 'True'),
     ]);
     expect(h.sim.exportJobsStarted() - started).toBe(1);
     expect(s.status?.current?.jobId).toBe(jobId);
     expect(s.status?.current?.version).toBe(p.status?.current?.version);
-    expect(await versionIn(staging, 'docs-values')).toBe(p.status?.current?.version);
-    expect(await versionIn(prod, 'docs-values')).toBe(p.status?.current?.version);
+    expect(await versionIn(staging(), 'docs-values')).toBe(p.status?.current?.version);
+    expect(await versionIn(prod(), 'docs-values')).toBe(p.status?.current?.version);
     // The platform was asked once for the link and the operator downloaded the bundle once.
     expect(calls(mark, 'start')).toBe(1);
     expect(calls(mark, 'bundle')).toBe(1);
     expect(calls(mark, 'download')).toBe(1);
-    expect((await eventsFor(staging, 'docs')).map((e) => e.reason)).toEqual(
+    expect((await eventsFor(staging(), 'docs')).map((e) => e.reason)).toEqual(
       expect.arrayContaining(['ExportJoined', 'Published']),
     );
-    expect((await eventsFor(staging, 'docs')).map((e) => e.reason)).not.toContain('ExportStarted');
+    expect((await eventsFor(staging(), 'docs')).map((e) => e.reason)).not.toContain('ExportStarted');
     // The key is compared by digest: neither it nor anything naming the other namespace's Secret is logged.
     expect(h.logs.join('\n')).not.toContain(h.sim.adminKey);
   });
 
   it('a trigger on either release starts one new export, which both publish', async () => {
-    const before = await getRelease(prod, 'docs');
+    const before = await getRelease(prod(), 'docs');
     const started = h.sim.exportJobsStarted();
     const mark = h.sim.requests.length;
     await kubectlOk([
@@ -117,12 +102,12 @@ describe('one export per site at a time', () => {
       'ser',
       'docs',
       '-n',
-      staging,
+      staging(),
       '--overwrite',
       'staticexport.dev/requested-at=refresh-1',
     ]);
     const s = await until(
-      staging,
+      staging(),
       'docs',
       'trigger handled',
       (r) =>
@@ -131,7 +116,7 @@ describe('one export per site at a time', () => {
         Boolean(r.status.export?.finishedAt),
     );
     const p = await until(
-      prod,
+      prod(),
       'docs',
       'joined the new export and finished it',
       (r) => r.status?.export?.jobId === s.status?.export?.jobId && Boolean(r.status?.export?.finishedAt),
@@ -147,16 +132,16 @@ describe('one export per site at a time', () => {
 
   it('releases whose export options differ never share a job', async () => {
     const started = h.sim.exportJobsStarted();
-    await applyRelease(prod, 'labelled', { domain: 'options.example.com' });
-    await until(prod, 'labelled', 'export started', (r) => Boolean(r.status?.export?.jobId));
+    await applyRelease(prod(), 'labelled', { domain: 'options.example.com' });
+    await until(prod(), 'labelled', 'export started', (r) => Boolean(r.status?.export?.jobId));
     await applyRelease(
-      staging,
+      staging(),
       'labelled',
       stagingSpec('options.example.com', { export: { versionLabel: 'staging-preview' } }),
     );
     const [p, s] = await Promise.all([
-      until(prod, 'labelled', 'Ready', (r) => readyOf(r)?.status === 'True'),
-      until(staging, 'labelled', 'Ready', (r) => readyOf(r)?.status === 'True'),
+      until(prod(), 'labelled', 'Ready', (r) => readyOf(r)?.status === 'True'),
+      until(staging(), 'labelled', 'Ready', (r) => readyOf(r)?.status === 'True'),
     ]);
     expect(h.sim.exportJobsStarted() - started).toBe(2);
     expect(s.status?.current?.jobId).not.toBe(p.status?.current?.jobId);
@@ -169,19 +154,19 @@ describe('one export per site at a time', () => {
     const mark = h.sim.requests.length;
     // Both at once: one of them starts, the other waits for its job id and joins.
     await Promise.all([
-      applyRelease(prod, 'restart', { domain: 'restart.example.com' }),
-      applyRelease(staging, 'restart', stagingSpec('restart.example.com')),
+      applyRelease(prod(), 'restart', { domain: 'restart.example.com' }),
+      applyRelease(staging(), 'restart', stagingSpec('restart.example.com')),
     ]);
-    const p = await until(prod, 'restart', 'exporting', (r) => Boolean(r.status?.export?.jobId));
+    const p = await until(prod(), 'restart', 'exporting', (r) => Boolean(r.status?.export?.jobId));
     const jobId = p.status?.export?.jobId;
-    await until(staging, 'restart', 'on the same job', (r) => r.status?.export?.jobId === jobId);
+    await until(staging(), 'restart', 'on the same job', (r) => r.status?.export?.jobId === jobId);
     expect(h.sim.exportJobsStarted() - started).toBe(1);
     expect(h.sim.exportJob(jobId ?? '')?.status).not.toBe('completed');
 
     await h.restartOperator(0);
     const [rp, rs] = await Promise.all([
-      until(prod, 'restart', 'Ready', (r) => readyOf(r)?.status === 'True'),
-      until(staging, 'restart', 'Ready', (r) => readyOf(r)?.status === 'True'),
+      until(prod(), 'restart', 'Ready', (r) => readyOf(r)?.status === 'True'),
+      until(staging(), 'restart', 'Ready', (r) => readyOf(r)?.status === 'True'),
     ]);
     expect(rp.status?.current?.jobId).toBe(jobId);
     expect(rs.status?.current?.jobId).toBe(jobId);
@@ -193,49 +178,51 @@ describe('one export per site at a time', () => {
   it('a release created while the operator is down joins the job in flight another release records, even when it is reconciled first', async () => {
     const started = h.sim.exportJobsStarted();
     const mark = h.sim.requests.length;
-    await applyRelease(prod, 'downtime', { domain: 'downtime.example.com' });
-    const p = await until(prod, 'downtime', 'exporting', (r) => Boolean(r.status?.export?.jobId));
+    await applyRelease(prod(), 'downtime', { domain: 'downtime.example.com' });
+    const p = await until(prod(), 'downtime', 'exporting', (r) => Boolean(r.status?.export?.jobId));
     const jobId = p.status?.export?.jobId ?? '';
     expect(h.sim.exportJob(jobId)?.status).not.toBe('completed');
 
     // Only the production release's status knows the job when the new operator starts; the staging
     // release, new to it, is reconciled at once (no job of its own to poll first).
-    await h.restartOperator(0, () => applyRelease(staging, 'downtime', stagingSpec('downtime.example.com')));
-    const s = await until(staging, 'downtime', 'Ready', (r) => readyOf(r)?.status === 'True');
-    const rp = await until(prod, 'downtime', 'Ready', (r) => readyOf(r)?.status === 'True');
+    await h.restartOperator(0, () =>
+      applyRelease(staging(), 'downtime', stagingSpec('downtime.example.com')),
+    );
+    const s = await until(staging(), 'downtime', 'Ready', (r) => readyOf(r)?.status === 'True');
+    const rp = await until(prod(), 'downtime', 'Ready', (r) => readyOf(r)?.status === 'True');
     expect(s.status?.current?.jobId).toBe(jobId);
     expect(s.status?.export?.joined).toBe(true);
     expect(rp.status?.current?.jobId).toBe(jobId);
     expect(h.sim.exportJobsStarted() - started).toBe(1);
     expect(calls(mark, 'start')).toBe(1);
-    expect((await eventsFor(staging, 'downtime')).map((e) => e.reason)).toContain('ExportJoined');
-    expect((await eventsFor(staging, 'downtime')).map((e) => e.reason)).not.toContain('ExportStarted');
+    expect((await eventsFor(staging(), 'downtime')).map((e) => e.reason)).toContain('ExportJoined');
+    expect((await eventsFor(staging(), 'downtime')).map((e) => e.reason)).not.toContain('ExportStarted');
   });
 
   it('after a restart, a job in flight recorded by a release of another account or other options is never joined', async () => {
     const started = h.sim.exportJobsStarted();
-    await applyRelease(prod, 'apart', { domain: 'apart.example.com' });
-    const p = await until(prod, 'apart', 'exporting', (r) => Boolean(r.status?.export?.jobId));
+    await applyRelease(prod(), 'apart', { domain: 'apart.example.com' });
+    const p = await until(prod(), 'apart', 'exporting', (r) => Boolean(r.status?.export?.jobId));
     const jobId = p.status?.export?.jobId;
 
     await h.restartOperator(0, async () => {
       await applyRelease(
-        staging,
+        staging(),
         'apart-options',
         stagingSpec('apart.example.com', { export: { versionLabel: 'preview' } }),
       );
       await applyRelease(
-        staging,
+        staging(),
         'apart-account',
         stagingSpec('apart.example.com', { apiBaseUrl: otherAccountUrl(h.sim.baseUrl) }),
       );
     });
     const others = await Promise.all(
       ['apart-options', 'apart-account'].map((n) =>
-        until(staging, n, 'Ready', (r) => readyOf(r)?.status === 'True'),
+        until(staging(), n, 'Ready', (r) => readyOf(r)?.status === 'True'),
       ),
     );
-    await until(prod, 'apart', 'Ready', (r) => readyOf(r)?.status === 'True');
+    await until(prod(), 'apart', 'Ready', (r) => readyOf(r)?.status === 'True');
     for (const r of others) {
       expect(r.status?.current?.jobId).not.toBe(jobId);
       expect(r.status?.export?.joined).toBeUndefined();

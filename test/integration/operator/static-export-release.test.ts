@@ -1,53 +1,27 @@
 // The StaticExportRelease controller on the real control plane, against the simulator through the
 // production client: what a user sees in status, events, the values Secret and the simulator log.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { fetchBundle } from '../../../src/bundle/index.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { KubeClient, resourcePath } from '../../../src/runtime/kube-client.ts';
-import {
-  createNamespace,
-  eventsFor,
-  eventually,
-  installCrds,
-  kubeconfig,
-  kubectl,
-  kubectlOk,
-} from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
+import { resourcePath } from '../../../src/runtime/kube-client.ts';
+import { eventsFor, eventually, kubectl, kubectlOk } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
 import {
   applyRelease as applyReleaseIn,
   applySecret,
   getRelease as getReleaseIn,
 } from '../../support/resources.ts';
+import { tempDir } from '../../support/temp.ts';
 
-let ns: string;
-let h: Harness;
-let docs: string;
-let kube: KubeClient;
-
-beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('ser');
-  h = await startHarness({ namespaces: [ns], editableDocs: true });
-  docs = h.docsDir;
-  await applySecret(ns, 'admin-key', { apiKey: h.sim.adminKey });
-  kube = await KubeClient.create(kubeconfig());
-});
-
-afterAll(async () => {
-  await kube?.close();
-  await h?.stop();
-  await kubectl(['delete', 'namespace', ns, '--wait=false']);
-});
+const h = useOperatorSuite({ namespaces: ['ser'], editableDocs: true, kubeClient: true });
 
 const applyRelease = (name: string, spec?: Record<string, unknown>, annotations?: Record<string, string>) =>
-  applyReleaseIn(ns, name, spec, annotations);
-const getRelease = (name: string) => getReleaseIn(ns, name);
+  applyReleaseIn(h.ns, name, spec, annotations);
+const getRelease = (name: string) => getReleaseIn(h.ns, name);
 
 const readyOf = (r: StaticExportRelease) => r.status?.conditions?.find((c) => c.type === 'Ready');
 
@@ -68,7 +42,7 @@ async function until(
 }
 
 async function valuesOf(name: string) {
-  const s = JSON.parse(await kubectlOk(['get', 'secret', `${name}-values`, '-n', ns, '-o', 'json'])) as {
+  const s = JSON.parse(await kubectlOk(['get', 'secret', `${name}-values`, '-n', h.ns, '-o', 'json'])) as {
     metadata: { resourceVersion: string; ownerReferences?: { kind: string; name: string }[] };
     data: Record<string, string>;
   };
@@ -82,10 +56,10 @@ async function valuesOf(name: string) {
   };
 }
 
-const eventsOf = (name: string) => eventsFor(ns, name);
+const eventsOf = (name: string) => eventsFor(h.ns, name);
 
 const trigger = (name: string, value: string) =>
-  kubectlOk(['annotate', 'ser', name, '-n', ns, '--overwrite', `staticexport.dev/requested-at=${value}`]);
+  kubectlOk(['annotate', 'ser', name, '-n', h.ns, '--overwrite', `staticexport.dev/requested-at=${value}`]);
 
 describe('StaticExportRelease', () => {
   it('exports, verifies and publishes: Ready with version and renewal, values Secret written, one export job', async () => {
@@ -106,13 +80,13 @@ describe('StaticExportRelease', () => {
     expect(values.version).toBe(r.status?.current?.version);
     expect(owners).toEqual([expect.objectContaining({ kind: 'StaticExportRelease', name: 'site' })]);
     // The link in the values serves exactly the version in status.
-    const fetched = await fetchBundle({ url: values.bundleUrl, dest: mkdtempSync(join(tmpdir(), 'check-')) });
+    const fetched = await fetchBundle({ url: values.bundleUrl, dest: tempDir('check-') });
     expect(fetched.version).toBe(values.version);
 
     const reasons = (await eventsOf('site')).map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['ExportStarted', 'ExportCompleted', 'Published']));
 
-    const table = await kubectlOk(['get', 'ser', 'site', '-n', ns]);
+    const table = await kubectlOk(['get', 'ser', 'site', '-n', h.ns]);
     expect(table).toContain(r.status?.current?.version);
   });
 
@@ -132,7 +106,7 @@ describe('StaticExportRelease', () => {
     expect((await valuesOf('site')).resourceVersion).toBe(firstValues.resourceVersion);
     expect((await eventsOf('site')).map((e) => e.reason)).toContain('Unchanged');
 
-    writeFileSync(join(docs, 'getting-started.md'), '# Getting started\n\nNew content for this test.\n');
+    writeFileSync(join(h.docsDir, 'getting-started.md'), '# Getting started\n\nNew content for this test.\n');
     await trigger('site', 'new-content');
     const changed = await until(
       'site',
@@ -195,12 +169,12 @@ describe('StaticExportRelease', () => {
     expect((await valuesOf('renew')).values.bundleUrl).not.toBe(firstUrl);
     expect((await eventsOf('renew')).map((e) => e.reason)).toContain('LinkRenewed');
     h.sim.setLinkTtlSeconds(600);
-    await kubectlOk(['delete', 'ser', 'renew', '-n', ns]);
+    await kubectlOk(['delete', 'ser', 'renew', '-n', h.ns]);
   });
 
   it('repairs a deleted values Secret', async () => {
     const before = await getRelease('site');
-    await kubectlOk(['delete', 'secret', 'site-values', '-n', ns]);
+    await kubectlOk(['delete', 'secret', 'site-values', '-n', h.ns]);
     const repaired = await eventually(
       'values Secret back',
       async () => await valuesOf('site').catch(() => undefined),
@@ -212,10 +186,10 @@ describe('StaticExportRelease', () => {
   it('says which Secret is missing, and acts as soon as it exists', async () => {
     await applyRelease('nokey', { credentialsSecretRef: { name: 'later-key' } });
     const r = await until('nokey', 'SecretNotFound', (x) => readyOf(x)?.reason === 'SecretNotFound');
-    expect(readyOf(r)?.message).toContain(`Secret ${ns}/later-key`);
+    expect(readyOf(r)?.message).toContain(`Secret ${h.ns}/later-key`);
     expect(r.status?.conditions?.find((c) => c.type === 'Stalled')?.status).toBe('True');
     // No trigger: the operator watches the Secrets its releases name.
-    await applySecret(ns, 'later-key', { token: h.sim.adminKey });
+    await applySecret(h.ns, 'later-key', { token: h.sim.adminKey });
     const wrongKey = await until(
       'nokey',
       'SecretKeyNotFound',
@@ -229,29 +203,29 @@ describe('StaticExportRelease', () => {
   it('removes what it created when the release is deleted', async () => {
     await applyRelease('gone');
     await until('gone', 'Ready', (x) => readyOf(x)?.status === 'True');
-    await kubectlOk(['delete', 'ser', 'gone', '-n', ns]);
+    await kubectlOk(['delete', 'ser', 'gone', '-n', h.ns]);
     await eventually(
       'values Secret garbage-collected',
-      async () => (await kubectl(['get', 'secret', 'gone-values', '-n', ns])).code !== 0,
+      async () => (await kubectl(['get', 'secret', 'gone-values', '-n', h.ns])).code !== 0,
     );
   });
 
   it('deleted during a slow download: the download stops, no values Secret is written, the work directory is left empty', async () => {
-    const secrets = resourcePath('v1', 'secrets', ns);
-    const since = (await kube.list(secrets)).metadata.resourceVersion;
+    const secrets = resourcePath('v1', 'secrets', h.ns);
+    const since = (await h.kube.list(secrets)).metadata.resourceVersion;
     h.sim.setFaults(['download:delay=5000:1']);
     try {
       await applyRelease('deleted');
       await eventually('downloading', async () =>
-        h.logs.some((l) => l.includes(`"release":"${ns}/deleted"`) && l.includes('"mode":"NewContent"')),
+        h.logs.some((l) => l.includes(`"release":"${h.ns}/deleted"`) && l.includes('"mode":"NewContent"')),
       );
-      await kubectlOk(['delete', 'ser', 'deleted', '-n', ns]);
+      await kubectlOk(['delete', 'ser', 'deleted', '-n', h.ns]);
       // Past the delay: a download that went on would have written by now.
       await new Promise((r) => setTimeout(r, 6_000));
       const added: string[] = [];
       const watching = AbortSignal.timeout(2_000);
       try {
-        for await (const e of kube.watch<{ metadata: { name: string } }>(
+        for await (const e of h.kube.watch<{ metadata: { name: string } }>(
           secrets,
           { resourceVersion: since },
           watching,
@@ -288,7 +262,7 @@ describe('StaticExportRelease', () => {
   it('reports seconds until each link expires and admin API calls on /metrics', async () => {
     const text = await (await fetch(`http://127.0.0.1:${h.operator.metricsPort}/metrics`)).text();
     const expiry = new RegExp(
-      `static_export_link_expiry_seconds\\{namespace="${ns}",name="site"\\} (\\d+(\\.\\d+)?)`,
+      `static_export_link_expiry_seconds\\{namespace="${h.ns}",name="site"\\} (\\d+(\\.\\d+)?)`,
     ).exec(text);
     expect(Number(expiry?.[1])).toBeGreaterThan(60);
     expect(text).toMatch(
@@ -302,8 +276,8 @@ describe('StaticExportRelease', () => {
 
   it('never puts the key or a bundle link in status, events or logs', async () => {
     const everything = [
-      await kubectlOk(['get', 'ser', '-n', ns, '-o', 'json']),
-      await kubectlOk(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json']),
+      await kubectlOk(['get', 'ser', '-n', h.ns, '-o', 'json']),
+      await kubectlOk(['get', 'events.events.k8s.io', '-n', h.ns, '-o', 'json']),
       h.logs.join('\n'),
     ].join('\n');
     expect(h.logs.length).toBeGreaterThan(10);

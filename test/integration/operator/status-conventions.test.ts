@@ -2,12 +2,11 @@
 // read from the real control plane while the operator works on them: InProgress while exporting
 // or running, Current when Ready, Failed when stalled, and InProgress before the operator first
 // acted on an object (status.observedGeneration -1).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentJob, StaticExportRelease } from '../../../src/crd/index.ts';
-import { createNamespace, eventually, installCrds, kubectl, kubectlOk } from '../../support/kube.ts';
-import { type Harness, startHarness } from '../../support/operator.ts';
+import { eventually, kubectlOk } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
 import {
-  ADMIN_KEY_SECRET,
   applyAgentJob,
   applyRelease,
   applySecret,
@@ -16,24 +15,13 @@ import {
 } from '../../support/resources.ts';
 import { argoHealth, kstatus } from '../../support/status-tools.ts';
 
-let ns: string;
-/** A namespace the operator does not watch: objects there are never reconciled. */
-let unwatched: string;
-let h: Harness;
-
-beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('kstatus');
-  unwatched = await createNamespace('kstatus-idle');
+const h = useOperatorSuite({
+  namespaces: ['kstatus'],
+  /** A namespace the operator does not watch: objects there are never reconciled. */
+  unwatched: ['kstatus-idle'],
   // Long enough to see the export and the agent job under way.
-  h = await startHarness({ namespaces: [ns], sim: { exportDurationMs: 4_000, agentJobDurationMs: 4_000 } });
-  await applySecret(ns, ADMIN_KEY_SECRET, { apiKey: h.sim.adminKey });
-  await applySecret(ns, 'revoked', { apiKey: 'mint_revokedkey000000000000000000' });
-});
-
-afterAll(async () => {
-  await h?.stop();
-  await kubectl(['delete', 'namespace', ns, unwatched, '--wait=false']);
+  sim: { exportDurationMs: 4_000, agentJobDurationMs: 4_000 },
+  beforeStart: (s) => applySecret(s.ns, 'revoked', { apiKey: 'mint_revokedkey000000000000000000' }),
 });
 
 type Obj = StaticExportRelease | AgentJob;
@@ -55,22 +43,22 @@ const watchRelease = (
   eventually(
     `${name}: ${what}`,
     async () => {
-      const r = await getRelease(ns, name);
+      const r = await getRelease(h.ns, name);
       return test(r) ? r : undefined;
     },
     timeoutMs,
   );
 const watchJob = (name: string, what: string, test: (j: AgentJob) => boolean) =>
   eventually(`${name}: ${what}`, async () => {
-    const j = await getAgentJob(ns, name);
+    const j = await getAgentJob(h.ns, name);
     return test(j) ? j : undefined;
   });
 
 describe('before the operator acts on an object', () => {
   it('status.observedGeneration is -1: kstatus says InProgress (not Current), Argo CD Progressing', async () => {
-    await applyRelease(unwatched, 'new');
-    await applyAgentJob(unwatched, 'new', 'proj-k', 'Fix the typo');
-    for (const obj of [await getRelease(unwatched, 'new'), await getAgentJob(unwatched, 'new')]) {
+    await applyRelease(h.unwatched[0], 'new');
+    await applyAgentJob(h.unwatched[0], 'new', 'proj-k', 'Fix the typo');
+    for (const obj of [await getRelease(h.unwatched[0], 'new'), await getAgentJob(h.unwatched[0], 'new')]) {
       expect(obj.status?.observedGeneration, obj.kind).toBe(-1);
       const v = await verdicts(obj);
       expect(v.kstatus, obj.kind).toBe('InProgress');
@@ -82,7 +70,7 @@ describe('before the operator acts on an object', () => {
 
 describe('StaticExportRelease', () => {
   it('InProgress while exporting (Reconciling=True), Current when Ready (no Reconciling, no Stalled)', async () => {
-    await applyRelease(ns, 'site');
+    await applyRelease(h.ns, 'site');
     const exporting = await watchRelease(
       'site',
       'Reconciling',
@@ -111,7 +99,7 @@ describe('StaticExportRelease', () => {
       'ser',
       'site',
       '-n',
-      ns,
+      h.ns,
       '--overwrite',
       `reconcile.fluxcd.io/requestedAt=${at}`,
     ]);
@@ -127,13 +115,13 @@ describe('StaticExportRelease', () => {
     const done = await watchRelease('site', 'exported again', (r) => !condition(r, 'Reconciling'));
     expect((await verdicts(done)).kstatus).toBe('Current');
     // The same value again asks for nothing.
-    await kubectlOk(['annotate', 'ser', 'site', '-n', ns, 'note=unrelated']);
+    await kubectlOk(['annotate', 'ser', 'site', '-n', h.ns, 'note=unrelated']);
     await new Promise((r) => setTimeout(r, 1_500));
     expect(h.sim.exportJobsStarted()).toBe(before + 1);
   });
 
   it('Failed when stalled (a revoked key: Stalled=True, no Reconciling), Degraded in Argo CD', async () => {
-    await applyRelease(ns, 'locked', { credentialsSecretRef: { name: 'revoked' } });
+    await applyRelease(h.ns, 'locked', { credentialsSecretRef: { name: 'revoked' } });
     const locked = await watchRelease('locked', 'Stalled', (r) => condition(r, 'Stalled')?.status === 'True');
     expect(condition(locked, 'Stalled')?.reason).toBe('AuthenticationFailed');
     expect(condition(locked, 'Reconciling')).toBeUndefined();
@@ -146,7 +134,7 @@ describe('StaticExportRelease', () => {
 
 describe('AgentJob', () => {
   it('InProgress while running, Current when completed', async () => {
-    await applyAgentJob(ns, 'fix', 'proj-k', 'Fix the typo');
+    await applyAgentJob(h.ns, 'fix', 'proj-k', 'Fix the typo');
     const running = await watchJob('fix', 'running', (j) => condition(j, 'Reconciling')?.status === 'True');
     const during = await verdicts(running);
     expect(during.kstatus).toBe('InProgress');
@@ -161,7 +149,7 @@ describe('AgentJob', () => {
   });
 
   it('Failed when the agent failed (Stalled=True), Degraded in Argo CD', async () => {
-    await applyAgentJob(ns, 'doomed', 'proj-k', 'Please fail at this');
+    await applyAgentJob(h.ns, 'doomed', 'proj-k', 'Please fail at this');
     const failed = await watchJob('doomed', 'failed', (j) => condition(j, 'Stalled')?.status === 'True');
     expect(conditionTypes(failed)).toEqual(['Ready=False', 'Stalled=True']);
     const v = await verdicts(failed);
@@ -172,7 +160,7 @@ describe('AgentJob', () => {
 
 describe('kubectl get', () => {
   const table = async (args: string[]) =>
-    (await kubectlOk(['get', ...args, '-n', ns])).split('\n').map((l) => l.trim().split(/\s{2,}/));
+    (await kubectlOk(['get', ...args, '-n', h.ns])).split('\n').map((l) => l.trim().split(/\s{2,}/));
 
   it('shows Ready, Status (the Ready message) and Age; -o wide adds Version, Renewal, Domain and Repository', async () => {
     const ready = await watchRelease(

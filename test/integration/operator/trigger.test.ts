@@ -2,41 +2,37 @@
 // trigger` is the client. A valid call exports again; forged, replayed, oversized, unknown and
 // rate-limited calls are refused with their status and change nothing; the token shows nowhere.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { REQUESTED_AT_ANNOTATION, type StaticExportRelease } from '../../../src/crd/index.ts';
-import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { MAX_BODY_BYTES, SIGNATURE_HEADER, sign, TIMESTAMP_HEADER } from '../../../src/trigger/contract.ts';
-import { createNamespace, eventually, installCrds, kubectl, kubectlOk, ROOT } from '../../support/kube.ts';
+import { eventually, kubectlOk, ROOT } from '../../support/kube.ts';
 import { OperatorProcess } from '../../support/operator-process.ts';
-import { ADMIN_KEY_SECRET, applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+import { tempDir } from '../../support/temp.ts';
 import { type CliResult, runCli } from '../../unit/cli/run-cli.ts';
 
 const TOKEN = `tt-${randomBytes(24).toString('hex')}`;
 const TOKEN_SECRET = 'pipeline-trigger';
 const PER_MINUTE = 2;
 
-let ns: string;
-let unwatched: string;
-let sim: Simulator;
+const suite = useOperatorSuite({
+  namespaces: ['trigger'],
+  unwatched: ['trigger-other'],
+  sim: { exportDurationMs: 300 },
+  operator: false,
+});
 let operator: OperatorProcess;
 let receiver: string;
 let tokenFile: string;
 const cliOutput: string[] = [];
-const scratch: string[] = [];
-
-function scratchDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  scratch.push(dir);
-  return dir;
-}
 
 /** The token as a pipeline keeps it: a file written with a final newline. */
 function fileWith(text: string): string {
-  const file = join(scratchDir('trigger-token-'), 'token');
+  const file = join(tempDir('trigger-token-'), 'token');
   writeFileSync(file, `${text}\n`, { mode: 0o600 });
   return file;
 }
@@ -61,7 +57,7 @@ function signed(name: string, c: Call = {}): { url: string; init: RequestInit } 
   const timestamp = String(c.timestamp ?? Math.floor(Date.now() / 1000));
   const body = c.body ?? Buffer.from(JSON.stringify({ id: randomBytes(8).toString('hex') }));
   return {
-    url: `${receiver}/hooks/${c.namespace ?? ns}/${name}`,
+    url: `${receiver}/hooks/${c.namespace ?? suite.ns}/${name}`,
     init: {
       method: 'POST',
       headers: {
@@ -85,12 +81,12 @@ const isReady = (r: StaticExportRelease) =>
 
 /** A release that accepts triggers (or not), published once: later exports are the trigger's doing. */
 async function publishedRelease(name: string, tokenSecret: string | null = TOKEN_SECRET) {
-  await applyRelease(ns, name, {
+  await applyRelease(suite.ns, name, {
     domain: `${name}.example.com`,
     ...(tokenSecret ? { trigger: { tokenSecretRef: { name: tokenSecret } } } : {}),
   });
   return eventually(`${name} Ready`, async () => {
-    const r = await getRelease(ns, name);
+    const r = await getRelease(suite.ns, name);
     return isReady(r) && r.status?.observedGeneration === r.metadata.generation ? r : undefined;
   });
 }
@@ -98,7 +94,7 @@ async function publishedRelease(name: string, tokenSecret: string | null = TOKEN
 /** The triggered export done: the annotation's value handled and the release Ready. */
 const settled = (name: string) =>
   eventually(`${name}: the requested export handled`, async () => {
-    const r = await getRelease(ns, name);
+    const r = await getRelease(suite.ns, name);
     return requestedAt(r) && r.status?.lastHandledRequestedAt === requestedAt(r) && isReady(r)
       ? r
       : undefined;
@@ -106,23 +102,18 @@ const settled = (name: string) =>
 
 /** Nothing happened to the release: no annotation change, no export started for it. */
 async function untouched(name: string, before: StaticExportRelease) {
-  const now = await getRelease(ns, name);
+  const now = await getRelease(suite.ns, name);
   expect(requestedAt(now)).toBe(requestedAt(before));
   expect(now.status?.export?.jobId).toBe(before.status?.export?.jobId);
 }
 
 beforeAll(async () => {
-  await installCrds();
-  ns = await createNamespace('trigger');
-  unwatched = await createNamespace('trigger-other');
-  sim = await startSimulator({ exportDurationMs: 300 });
-  await applySecret(ns, ADMIN_KEY_SECRET, { apiKey: sim.adminKey });
   // Written with a newline, as `kubectl create secret --from-file` of an echoed file is.
-  await applySecret(ns, TOKEN_SECRET, { token: `${TOKEN}\n` });
+  await applySecret(suite.ns, TOKEN_SECRET, { token: `${TOKEN}\n` });
   tokenFile = fileWith(TOKEN);
   operator = OperatorProcess.start({
-    namespaces: [ns],
-    apiBaseUrl: sim.baseUrl,
+    namespaces: [suite.ns],
+    apiBaseUrl: suite.sim.baseUrl,
     trigger: { requestsPerMinute: PER_MINUTE },
   });
   const started = await operator.waitFor(/"triggerPort":\d+/);
@@ -131,25 +122,24 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await operator?.kill('SIGTERM');
-  await sim?.close();
-  for (const n of [ns, unwatched]) if (n) await kubectl(['delete', 'namespace', n, '--wait=false']);
-  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('a valid call', () => {
   it('through `static-export trigger` exports again, like the requested-at annotation, with an event', async () => {
     const before = await publishedRelease('valid');
-    const started = sim.exportJobsStarted();
-    const r = await trigger(`${ns}/valid`);
+    const started = suite.sim.exportJobsStarted();
+    const r = await trigger(`${suite.ns}/valid`);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^Export requested for ${ns}/valid at \\d{4}-\\d\\d-\\d\\dT`));
+    expect(r.stdout).toMatch(new RegExp(`^Export requested for ${suite.ns}/valid at \\d{4}-\\d\\d-\\d\\dT`));
 
     const after = await settled('valid');
     const annotated = requestedAt(after);
     expect(after.status?.export?.jobId).not.toBe(before.status?.export?.jobId);
-    expect(sim.exportJobsStarted()).toBe(started + 1);
+    expect(suite.sim.exportJobsStarted()).toBe(started + 1);
 
-    const events = JSON.parse(await kubectlOk(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json'])) as {
+    const events = JSON.parse(
+      await kubectlOk(['get', 'events.events.k8s.io', '-n', suite.ns, '-o', 'json']),
+    ) as {
       items: { reason: string; note: string; regarding: { name: string } }[];
     };
     const accepted = events.items.filter(
@@ -167,18 +157,18 @@ describe('the README', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const snippet = /For example with curl and openssl:\n\n```sh\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(snippet).toContain('/hooks/docs/docs');
-    const dir = scratchDir('trigger-readme-');
+    const dir = tempDir('trigger-readme-');
     writeFileSync(join(dir, 'token.txt'), `${TOKEN}\n`);
     const r = await runProcess(
       'bash',
-      ['-euo', 'pipefail', '-c', snippet?.replace('/hooks/docs/docs', `/hooks/${ns}/readme`) ?? ''],
+      ['-euo', 'pipefail', '-c', snippet?.replace('/hooks/docs/docs', `/hooks/${suite.ns}/readme`) ?? ''],
       {
         cwd: dir,
         env: { PATH: process.env.PATH ?? '', URL: receiver },
       },
     );
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ message: `export requested for ${ns}/readme` });
+    expect(JSON.parse(r.stdout)).toMatchObject({ message: `export requested for ${suite.ns}/readme` });
     await settled('readme');
 
     const json = await runCli([
@@ -188,13 +178,13 @@ describe('the README', () => {
       receiver,
       '--token-file',
       tokenFile,
-      `${ns}/readme`,
+      `${suite.ns}/readme`,
     ]);
     cliOutput.push(json.stdout, json.stderr);
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual({
       event: 'triggered',
-      release: `${ns}/readme`,
+      release: `${suite.ns}/readme`,
       requestedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });
   });
@@ -203,16 +193,16 @@ describe('the README', () => {
 describe('refused calls change nothing', () => {
   it('forged: a wrong token (exit 3), or a body other than the one signed, get 401', async () => {
     const before = await publishedRelease('forged');
-    const wrong = await trigger(`${ns}/forged`, fileWith(`tt-${randomBytes(24).toString('hex')}`));
+    const wrong = await trigger(`${suite.ns}/forged`, fileWith(`tt-${randomBytes(24).toString('hex')}`));
     expect(wrong.code).toBe(3);
     expect(wrong.stderr).toContain(
-      `error: the receiver refused the call for ${ns}/forged: signature does not match`,
+      `error: the receiver refused the call for ${suite.ns}/forged: signature does not match`,
     );
     const tampered = await post(
       signed('forged', { body: Buffer.from('{"id":"b"}'), signedBody: Buffer.from('{"id":"a"}') }),
     );
     expect(tampered).toEqual({ status: 401, message: 'signature does not match' });
-    const unsigned = await fetch(`${receiver}/hooks/${ns}/forged`, { method: 'POST', body: '{}' });
+    const unsigned = await fetch(`${receiver}/hooks/${suite.ns}/forged`, { method: 'POST', body: '{}' });
     expect(unsigned.status).toBe(401);
     expect(((await unsigned.json()) as { message: string }).message).toMatch(/^sign the call: x-timestamp/);
     await untouched('forged', before);
@@ -258,25 +248,25 @@ describe('refused calls change nothing', () => {
   });
 
   it('unknown: no such release (exit 2), a release without spec.trigger, an unwatched namespace get 404', async () => {
-    const missing = await trigger(`${ns}/no-such-release`);
+    const missing = await trigger(`${suite.ns}/no-such-release`);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(
-      `the receiver knows no release ${ns}/no-such-release that accepts triggers`,
+      `the receiver knows no release ${suite.ns}/no-such-release that accepts triggers`,
     );
     const before = await publishedRelease('no-trigger', null);
     expect(await post(signed('no-trigger'))).toEqual({
       status: 404,
-      message: `no StaticExportRelease ${ns}/no-trigger accepts triggers here`,
+      message: `no StaticExportRelease ${suite.ns}/no-trigger accepts triggers here`,
     });
     await untouched('no-trigger', before);
-    expect((await post(signed('valid', { namespace: unwatched }))).status).toBe(404);
+    expect((await post(signed('valid', { namespace: suite.unwatched[0] }))).status).toBe(404);
   });
 
   it('rate limited: past the per-release limit, 429 (exit 6) with Retry-After', async () => {
     await publishedRelease('limited');
-    for (let i = 0; i < PER_MINUTE; i++) expect((await trigger(`${ns}/limited`)).code).toBe(0);
+    for (let i = 0; i < PER_MINUTE; i++) expect((await trigger(`${suite.ns}/limited`)).code).toBe(0);
     const last = await settled('limited');
-    const limited = await trigger(`${ns}/limited`);
+    const limited = await trigger(`${suite.ns}/limited`);
     expect(limited.code).toBe(6);
     expect(limited.stderr).toMatch(
       /error: rate limited: the receiver takes few calls per release; retry after \d+ s/,
@@ -303,8 +293,8 @@ describe('refused calls change nothing', () => {
 describe('the token', () => {
   it('is in no log line, event, status or CLI output', async () => {
     const everything = [
-      await kubectlOk(['get', 'ser', '-n', ns, '-o', 'json']),
-      await kubectlOk(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json']),
+      await kubectlOk(['get', 'ser', '-n', suite.ns, '-o', 'json']),
+      await kubectlOk(['get', 'events.events.k8s.io', '-n', suite.ns, '-o', 'json']),
       operator.lines.join('\n'),
       ...cliOutput,
     ].join('\n');

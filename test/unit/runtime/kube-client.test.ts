@@ -1,11 +1,11 @@
 // The Kubernetes REST client against a real HTTP server on loopback: timeouts and stream decoding.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubeClient } from '../../../src/runtime/kube-client.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -27,7 +27,7 @@ async function serve(
   server = createServer((req, res) => void handler(req, res).catch(() => res.destroy()));
   await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
-  const file = join(mkdtempSync(join(tmpdir(), 'kube-client-')), 'kubeconfig');
+  const file = join(tempDir('kube-client-'), 'kubeconfig');
   writeFileSync(
     file,
     `apiVersion: v1

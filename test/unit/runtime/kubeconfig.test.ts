@@ -1,11 +1,11 @@
 // Finding the API server and credentials: kubeconfig files (inline data, relative paths, token
 // files, basic auth), the in-cluster service account, exec plugins through client-node.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadKubeAccess } from '../../../src/runtime/kubeconfig.ts';
+import { tempDir } from '../../support/temp.ts';
 
 const CA = '-----BEGIN CERTIFICATE-----\nca\n-----END CERTIFICATE-----\n';
 const CERT = '-----BEGIN CERTIFICATE-----\nclient\n-----END CERTIFICATE-----\n';
@@ -15,7 +15,7 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 function kubeconfig(
   user: object,
   cluster: object = { server: 'https://10.0.0.1:6443' },
-  dir = mkdtempSync(join(tmpdir(), 'kc-')),
+  dir = tempDir('kc-'),
 ) {
   const file = join(dir, 'config');
   writeFileSync(
@@ -48,7 +48,7 @@ describe('loadKubeAccess', () => {
   });
 
   it('resolves file paths relative to the kubeconfig and reads a token file again on each call', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kc-'));
+    const dir = tempDir('kc-');
     mkdirSync(join(dir, 'pki'));
     writeFileSync(join(dir, 'pki/ca.crt'), CA);
     writeFileSync(join(dir, 'token'), 'first\n');
@@ -80,16 +80,16 @@ describe('loadKubeAccess', () => {
     expect(await (await loadKubeAccess(undefined, { KUBECONFIG: file })).headers()).toEqual({
       authorization: 'Bearer from-env',
     });
-    const home = mkdtempSync(join(tmpdir(), 'home-'));
+    const home = tempDir('home-');
     mkdirSync(join(home, '.kube'));
     kubeconfig({ token: 'from-home' }, undefined, join(home, '.kube'));
     expect(await (await loadKubeAccess(undefined, { HOME: home })).headers()).toEqual({
       authorization: 'Bearer from-home',
     });
-    const sa = mkdtempSync(join(tmpdir(), 'sa-'));
+    const sa = tempDir('sa-');
     writeFileSync(join(sa, 'token'), 'pod-token');
     writeFileSync(join(sa, 'ca.crt'), CA);
-    const empty = mkdtempSync(join(tmpdir(), 'home-'));
+    const empty = tempDir('home-');
     const pod = await loadKubeAccess(
       undefined,
       { HOME: empty, KUBERNETES_SERVICE_HOST: 'fd00::1', KUBERNETES_SERVICE_PORT: '443' },
@@ -101,7 +101,7 @@ describe('loadKubeAccess', () => {
   });
 
   it('says what is missing: no kubeconfig at all, no current context, an undefined cluster', async () => {
-    const empty = mkdtempSync(join(tmpdir(), 'home-'));
+    const empty = tempDir('home-');
     await expect(loadKubeAccess(undefined, { HOME: empty }, empty)).rejects.toThrow(
       /no kubeconfig: pass --kubeconfig, set KUBECONFIG/,
     );
