@@ -4,6 +4,7 @@
 // releases and watches are each benchmark's own).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -74,6 +75,7 @@ export async function startLocalStack(o: LocalStackOptions): Promise<LocalStack>
     if (exitWaitMs > 0) await Promise.race([exited, sleep(exitWaitMs)]);
     await sim.close();
     await cp.stop();
+    await rm(dir, { recursive: true, force: true });
   };
   try {
     kubectl(['apply', '--server-side', '-f', join(ROOT, 'crds')]);
