@@ -1,24 +1,14 @@
 // The image's single layer: a tar of a site directory written so that the same files always give
-// the same bytes (and so the same layer digest): entries sorted by path, mtime 0, uid/gid 0 with
-// no user names, mode 0755 for directories and 0644 for files (whatever the disk says), ustar
-// headers with PAX records only for paths or link targets longer than ustar holds. Uncompressed:
-// the bytes then depend on nothing but the content (a compressor's output may change between zlib
-// versions), and pushing is hashing plus sending.
+// the same bytes (and so the same layer digest): entries sorted by path, mtime 0, and the portable
+// headers of src/tar.ts. Uncompressed: the bytes then depend on nothing but the content (a
+// compressor's output may change between zlib versions), and pushing is hashing plus sending.
 import { createHash } from 'node:crypto';
 import { open, readdir, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MARKER_FILE } from '../bundle/destination.ts';
+import { type TarEntry, type TarItem, tarSize, tarStream } from '../tar.ts';
 import { OciError } from './errors.ts';
 import type { BlobSource } from './registry.ts';
-
-/** One tar entry as this module writes it. */
-export interface TarEntry {
-  /** Relative path with `/` separators (directories without a trailing slash). */
-  path: string;
-  kind: 'dir' | 'file' | 'symlink';
-  size: number;
-  target?: string;
-}
 
 export interface SiteLayer extends BlobSource {
   /** Regular files in the layer. */
@@ -27,11 +17,9 @@ export interface SiteLayer extends BlobSource {
   contentBytes: number;
 }
 
-const BLOCK = 512;
-/** Two zero blocks end a tar archive. */
-export const TAR_END_BYTES = 2 * BLOCK;
 const READ_CHUNK = 1024 * 1024;
-const MODE = { dir: 0o755, file: 0o644, symlink: 0o777 } as const;
+/** Files from this size on are streamed into the layer; smaller ones are read whole. */
+const STREAM_FROM = 64 * 1024;
 
 async function listEntries(root: string): Promise<TarEntry[]> {
   const entries: TarEntry[] = [];
@@ -59,80 +47,6 @@ async function listEntries(root: string): Promise<TarEntry[]> {
   return entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-function writeString(block: Buffer, offset: number, length: number, value: string): void {
-  block.write(value, offset, Math.min(length, Buffer.byteLength(value)), 'utf8');
-}
-
-function writeOctal(block: Buffer, offset: number, length: number, value: number): void {
-  block.write(`${value.toString(8).padStart(length - 1, '0')}\0`, offset, length, 'ascii');
-}
-
-function header(name: string, type: string, size: number, mode: number, linkname = ''): Buffer {
-  const block = Buffer.alloc(BLOCK);
-  writeString(block, 0, 100, name);
-  writeOctal(block, 100, 8, mode);
-  writeOctal(block, 108, 8, 0);
-  writeOctal(block, 116, 8, 0);
-  writeOctal(block, 124, 12, size);
-  writeOctal(block, 136, 12, 0);
-  block.write(type, 156, 1, 'ascii');
-  writeString(block, 157, 100, linkname);
-  block.write('ustar\0' + '00', 257, 8, 'ascii');
-  // Checksum: sum of the header bytes with the checksum field read as spaces.
-  block.fill(0x20, 148, 156);
-  let sum = 0;
-  for (const byte of block) sum += byte;
-  block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 8, 'ascii');
-  return block;
-}
-
-function paxRecord(key: string, value: string): string {
-  const body = ` ${key}=${value}\n`;
-  let length = Buffer.byteLength(body) + 1;
-  // The length counts its own digits.
-  while (String(length).length + Buffer.byteLength(body) !== length)
-    length = String(length).length + Buffer.byteLength(body);
-  return `${length}${body}`;
-}
-
-/** Zero bytes after `size` bytes of data up to the next 512-byte block. */
-export function tarPadding(size: number): number {
-  return (BLOCK - (size % BLOCK)) % BLOCK;
-}
-
-/** Header blocks of one entry (a PAX header first when a name does not fit ustar). */
-export function tarHeaders(entry: TarEntry): Buffer[] {
-  const name = entry.kind === 'dir' ? `${entry.path}/` : entry.path;
-  const target = entry.target ?? '';
-  const records: string[] = [];
-  if (Buffer.byteLength(name) > 100) records.push(paxRecord('path', name));
-  if (Buffer.byteLength(target) > 100) records.push(paxRecord('linkpath', target));
-  // Octal size field holds up to 8 GiB - 1.
-  if (entry.size > 0o77777777777) records.push(paxRecord('size', String(entry.size)));
-  const blocks: Buffer[] = [];
-  if (records.length > 0) {
-    const pax = Buffer.from(records.join(''), 'utf8');
-    blocks.push(
-      header('PaxHeaders/entry', 'x', pax.length, 0o644),
-      pax,
-      Buffer.alloc(tarPadding(pax.length)),
-    );
-  }
-  const type = entry.kind === 'dir' ? '5' : entry.kind === 'symlink' ? '2' : '0';
-  const size = entry.kind === 'file' ? Math.min(entry.size, 0o77777777777) : 0;
-  blocks.push(header(name.slice(0, 100), type, size, MODE[entry.kind], target.slice(0, 100)));
-  return blocks;
-}
-
-function layerSize(entries: TarEntry[]): number {
-  let size = 2 * BLOCK;
-  for (const entry of entries) {
-    for (const block of tarHeaders(entry)) size += block.length;
-    if (entry.kind === 'file') size += entry.size + tarPadding(entry.size);
-  }
-  return size;
-}
-
 async function* fileBytes(path: string, size: number, buffer: Buffer): AsyncGenerator<Uint8Array> {
   const handle = await open(path, 'r');
   try {
@@ -149,49 +63,31 @@ async function* fileBytes(path: string, size: number, buffer: Buffer): AsyncGene
   }
 }
 
-async function* layerBytes(root: string, entries: TarEntry[]): AsyncGenerator<Uint8Array> {
+/** The layer's entries with their contents, each file read only when its turn comes. */
+async function* layerItems(root: string, entries: TarEntry[]): AsyncGenerator<TarItem> {
   const buffer = Buffer.allocUnsafe(READ_CHUNK);
-  // Small headers are gathered so a many-file site is not sent one 512-byte chunk at a time.
-  let batch: Buffer[] = [];
-  let batched = 0;
-  const flush = function* (): Generator<Uint8Array> {
-    if (batched > 0) yield Buffer.concat(batch, batched);
-    batch = [];
-    batched = 0;
-  };
   for (const entry of entries) {
-    for (const block of tarHeaders(entry)) {
-      batch.push(block);
-      batched += block.length;
-    }
-    if (entry.kind === 'file' && entry.size > 0) {
-      if (entry.size >= 64 * 1024) {
-        yield* flush();
-        yield* fileBytes(join(root, entry.path), entry.size, buffer);
-      } else {
-        const small = Buffer.allocUnsafe(entry.size);
-        const handle = await open(join(root, entry.path), 'r');
-        try {
-          const { bytesRead } = await handle.read(small, 0, entry.size, 0);
-          if (bytesRead !== entry.size)
-            throw new OciError('InvalidImage', `${entry.path} changed while it was being packaged`);
-        } finally {
-          await handle.close();
-        }
-        batch.push(small);
-        batched += small.length;
+    if (entry.kind !== 'file' || entry.size === 0) {
+      yield entry;
+    } else if (entry.size >= STREAM_FROM) {
+      yield { ...entry, content: fileBytes(join(root, entry.path), entry.size, buffer) };
+    } else {
+      const small = Buffer.allocUnsafe(entry.size);
+      const handle = await open(join(root, entry.path), 'r');
+      try {
+        const { bytesRead } = await handle.read(small, 0, entry.size, 0);
+        if (bytesRead !== entry.size)
+          throw new OciError('InvalidImage', `${entry.path} changed while it was being packaged`);
+      } finally {
+        await handle.close();
       }
-      const pad = tarPadding(entry.size);
-      if (pad > 0) {
-        batch.push(Buffer.alloc(pad));
-        batched += pad;
-      }
+      yield { ...entry, content: small };
     }
-    if (batched >= READ_CHUNK) yield* flush();
   }
-  batch.push(Buffer.alloc(2 * BLOCK));
-  batched += 2 * BLOCK;
-  yield* flush();
+}
+
+function layerBytes(root: string, entries: TarEntry[]): AsyncGenerator<Uint8Array> {
+  return tarStream(layerItems(root, entries));
 }
 
 /** Skips the first `offset` bytes of a stream (a resumed upload). */
@@ -220,7 +116,7 @@ export async function siteLayer(root: string): Promise<SiteLayer> {
     hash.update(chunk);
     size += chunk.length;
   }
-  const expected = layerSize(entries);
+  const expected = tarSize(entries);
   if (size !== expected)
     throw new OciError('InvalidImage', `files under ${root} changed while they were being packaged`);
   let files = 0;

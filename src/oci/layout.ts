@@ -5,8 +5,8 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
+import { TAR_END_BYTES, tarHeaders, tarPadding } from '../tar.ts';
 import { OciError } from './errors.ts';
-import { TAR_END_BYTES, tarHeaders, tarPadding } from './layer.ts';
 import { isTag } from './reference.ts';
 import { type BlobSource, bufferSource, type Descriptor, digestOf, MEDIA_TYPES } from './registry.ts';
 

@@ -1,15 +1,18 @@
 // Renders a docs folder into a static site and packs it as bundle.tar.gz, the way the vendor's
 // export looks: `a/b.md` -> `a/b.html`, shared assets, an index and a sitemap with extensionless
-// URLs. Everything is staged on disk so bundle size never matters for memory.
+// URLs. The archive is written straight from memory (pages, assets, the docs' other files) through
+// gzip to the job's file; benchmark padding is streamed, so bundle size never matters for memory.
 
 import { createCipheriv, createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
-import { create as createTar } from 'tar';
+import { createGzip } from 'node:zlib';
+import { type TarItem, tarStream } from '../tar.ts';
 import type { SiteFault } from './faults.ts';
-import { escapeHtml, renderMarkdown } from './markdown.ts';
+import { escapeHtml, type RenderedMarkdown, renderMarkdown } from './markdown.ts';
 
 /** The sample docs folder shipped with the package (`sample-docs/` at the package root). */
 export const DEFAULT_DOCS_DIR = fileURLToPath(new URL('../../sample-docs/', import.meta.url));
@@ -75,10 +78,7 @@ interface Page {
   body: string;
 }
 
-function layout(page: Page, nav: Page[], domain: string): string {
-  const links = nav
-    .map((p) => `<li><a href="${escapeHtml(p.urlPath)}">${escapeHtml(p.title)}</a></li>`)
-    .join('\n');
+function layout(page: Page, links: string, domain: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -117,24 +117,44 @@ const PAD_CHUNK = 1 << 20;
 const PAD_FILE_MAX = 16 * PAD_CHUNK;
 
 /**
- * Writes `bytes` of incompressible but deterministic data (an AES-CTR keystream over zeros), so
- * padded re-exports of the same content still contain identical files. Streams with backpressure.
+ * `bytes` of incompressible but deterministic data (an AES-CTR keystream over zeros), so padded
+ * re-exports of the same content still contain identical files. Produced as it is read.
  */
-async function writePadFile(path: string, bytes: number, index: number): Promise<void> {
+async function* padStream(bytes: number, index: number): AsyncGenerator<Uint8Array> {
   const key = createHash('sha256').update(`pad-${index}`).digest().subarray(0, 16);
   const cipher = createCipheriv('aes-128-ctr', key, Buffer.alloc(16));
   const zeros = Buffer.alloc(PAD_CHUNK);
-  const out = createWriteStream(path);
-  const done = new Promise<void>((resolve, reject) => {
-    out.on('finish', resolve);
-    out.on('error', reject);
-  });
   for (let left = bytes; left > 0; left -= PAD_CHUNK) {
-    const chunk = cipher.update(left >= PAD_CHUNK ? zeros : zeros.subarray(0, left));
-    if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', resolve));
+    yield cipher.update(left >= PAD_CHUNK ? zeros : zeros.subarray(0, left));
   }
-  out.end();
-  await done;
+}
+
+/** Rendered Markdown by file path, reused while the file's size and times stay the same. */
+const renderedPages = new Map<
+  string,
+  { size: bigint; mtimeNs: bigint; ctimeNs: bigint; page: RenderedMarkdown }
+>();
+const RENDERED_PAGES_MAX = 1000;
+// File times come from a coarse clock: a file written again within a tick of its last change may
+// keep its times. A file is cached only once its last change is well behind (as git does).
+const SETTLED_NS = 2_000_000_000n;
+
+async function renderPage(path: string): Promise<RenderedMarkdown> {
+  const info = await stat(path, { bigint: true });
+  const cached = renderedPages.get(path);
+  if (cached?.size === info.size && cached.mtimeNs === info.mtimeNs && cached.ctimeNs === info.ctimeNs)
+    return cached.page;
+  // Read after the stat: a change in between gives new times, so the next export reads again.
+  const page = renderMarkdown(await readFile(path, 'utf8'));
+  renderedPages.delete(path);
+  // ctime: when the file last changed, whatever its mtime was set to.
+  if (BigInt(Date.now()) * 1_000_000n - info.ctimeNs > SETTLED_NS) {
+    renderedPages.set(path, { size: info.size, mtimeNs: info.mtimeNs, ctimeNs: info.ctimeNs, page });
+    // Oldest first: the entries of docs folders no longer exported go.
+    if (renderedPages.size > RENDERED_PAGES_MAX)
+      renderedPages.delete(renderedPages.keys().next().value as string);
+  }
+  return page;
 }
 
 export interface RenderBundleOptions {
@@ -176,7 +196,7 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
 
   const pages: Page[] = [];
   for (const source of sources) {
-    const rendered = renderMarkdown(await readFile(join(options.docsDir, source), 'utf8'));
+    const rendered = await renderPage(join(options.docsDir, source));
     const base = source.slice(0, -'.md'.length);
     pages.push({
       source,
@@ -187,78 +207,65 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
     });
   }
 
-  const siteDir = join(options.workDir, 'site');
-  const files = new Map<string, string | Buffer>();
-  for (const page of pages) files.set(page.output, layout(page, pages, options.domain));
+  const files = new Map<string, TarItem>();
+  const inHand = (path: string, text: string | Buffer): void => {
+    const content = typeof text === 'string' ? Buffer.from(text) : text;
+    files.set(path, { path, kind: 'file', size: content.length, content });
+  };
+  // The navigation every page shows, and the list a generated index holds.
+  const links = pages
+    .map((p) => `<li><a href="${escapeHtml(p.urlPath)}">${escapeHtml(p.title)}</a></li>`)
+    .join('\n');
+  for (const page of pages) inHand(page.output, layout(page, links, options.domain));
   if (!files.has('index.html')) {
-    const list = pages
-      .map((p) => `<li><a href="${escapeHtml(p.urlPath)}">${escapeHtml(p.title)}</a></li>`)
-      .join('\n');
     const index: Page = {
       source: '',
       output: 'index.html',
       urlPath: '/',
       title: options.domain,
-      body: `<h1>${escapeHtml(options.domain)}</h1>\n<ul>\n${list}\n</ul>`,
+      body: `<h1>${escapeHtml(options.domain)}</h1>\n<ul>\n${links}\n</ul>`,
     };
-    files.set('index.html', layout(index, pages, options.domain));
+    inHand('index.html', layout(index, links, options.domain));
   }
   const pageCount = options.siteFault ? spoilSite(files, options.siteFault) : pages.length;
-  files.set('assets/site.css', SITE_CSS);
-  files.set('assets/site.js', SITE_JS);
-  files.set('sitemap.xml', sitemap(pages, options.domain));
-
-  const written: string[] = [];
-  for (const [rel, content] of files) {
-    await mkdir(dirname(join(siteDir, rel)), { recursive: true });
-    await writeFile(join(siteDir, rel), content);
-    written.push(rel);
-  }
+  inHand('assets/site.css', SITE_CSS);
+  inHand('assets/site.js', SITE_JS);
+  inHand('sitemap.xml', sitemap(pages, options.domain));
   for (const rel of options.paths?.length ? [] : listing.files) {
-    if (files.has(rel)) continue;
-    await mkdir(dirname(join(siteDir, rel)), { recursive: true });
-    await copyFile(join(options.docsDir, rel), join(siteDir, rel));
-    written.push(rel);
+    if (!files.has(rel)) inHand(rel, await readFile(join(options.docsDir, rel)));
   }
   const padBytes = Math.max(0, Math.floor(options.padBytes ?? 0));
-  if (padBytes > 0) await mkdir(join(siteDir, 'assets/media'), { recursive: true });
   for (let i = 0, left = padBytes; left > 0; i++, left -= PAD_FILE_MAX) {
-    const rel = `assets/media/blob-${String(i).padStart(3, '0')}.bin`;
-    await writePadFile(join(siteDir, rel), Math.min(left, PAD_FILE_MAX), i);
-    written.push(rel);
+    const path = `assets/media/blob-${String(i).padStart(3, '0')}.bin`;
+    const size = Math.min(left, PAD_FILE_MAX);
+    files.set(path, { path, kind: 'file', size, content: padStream(size, i) });
   }
-  written.sort();
+  const written = [...files.keys()].sort();
 
   // Directory entries first (so plain `tar xz` recreates them with sane modes), then files.
   const dirs = new Set<string>();
   for (const rel of written) {
-    for (let d = dirname(rel); d !== '.'; d = dirname(d)) dirs.add(d);
+    for (let d = posix.dirname(rel); d !== '.'; d = posix.dirname(d)) dirs.add(d);
   }
   // An empty export still carries its directory entries: an archive of directories only.
   const archived = options.siteFault?.kind === 'empty' ? [] : written;
-  const entries = [...[...dirs].sort(), ...archived];
+  const items: TarItem[] = [
+    ...[...dirs].sort().map((path): TarItem => ({ path, kind: 'dir', size: 0 })),
+    ...archived.map((path) => files.get(path) as TarItem),
+  ];
   const archivePath = join(options.workDir, 'bundle.tar.gz');
-  await createTar(
-    {
-      file: archivePath,
-      cwd: siteDir,
-      // Padding is incompressible: the fastest level keeps large benchmark bundles quick to build.
-      gzip: { level: padBytes > 0 ? 1 : 6 },
-      portable: true,
-      noDirRecurse: true,
-      // node-tar reads up to 16 MiB per file chunk by default; smaller reads keep memory flat.
-      maxReadSize: 1 << 20,
-      mtime: options.mtime,
-    },
-    entries,
+  const out = createWriteStream(archivePath);
+  await pipeline(
+    tarStream(items, { mtime: options.mtime }),
+    // Padding is incompressible: the fastest level keeps large benchmark bundles quick to build.
+    createGzip({ level: padBytes > 0 ? 1 : 6 }),
+    out,
   );
-  await rm(siteDir, { recursive: true, force: true });
-  const { size } = await stat(archivePath);
-  return { archivePath, sizeBytes: size, files: archived, pageCount };
+  return { archivePath, sizeBytes: out.bytesWritten, files: archived, pageCount };
 }
 
 /** Removes HTML pages from the site's files as `fault` says; returns how many pages are left. */
-function spoilSite(files: Map<string, string | Buffer>, fault: SiteFault): number {
+function spoilSite(files: Map<string, TarItem>, fault: SiteFault): number {
   const html = [...files.keys()].filter((f) => f.endsWith('.html'));
   const keep =
     fault.kind === 'empty'
