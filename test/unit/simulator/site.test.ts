@@ -1,4 +1,4 @@
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Parser } from 'tar';
@@ -83,6 +83,26 @@ describe('rendered bundles', () => {
         .get('guides/install.html')
         ?.content.equals(before.files.get('guides/install.html')?.content ?? Buffer.alloc(0)),
     ).toBe(false);
+  });
+
+  it('a page rewritten at the same size shows its new text, also when its mtime is put back', async () => {
+    const page = join(docs, 'guides/upgrade.md');
+    const text = async () => (await exportFiles()).files.get('guides/upgrade.html')?.content.toString();
+    await writeFile(page, '# Upgrade\n\nVersion one.\n');
+    expect(await text()).toContain('Version one.');
+    // The same size, with an mtime that can be put back to the nanosecond.
+    await writeFile(page, '# Upgrade\n\nVersion two.\n');
+    const restored = new Date('2026-01-01T00:00:00Z');
+    await utimes(page, restored, restored);
+    expect(await text()).toContain('Version two.');
+    // Rendered pages are reused once their last change is two seconds behind.
+    await new Promise((r) => setTimeout(r, 2100));
+    expect(await text()).toContain('Version two.');
+    expect(await text()).toContain('Version two.');
+    // As a checkout or `cp -p` may: new text, the same size and mtime.
+    await writeFile(page, '# Upgrade\n\nVersion six.\n');
+    await utimes(page, restored, restored);
+    expect(await text()).toContain('Version six.');
   });
 
   it('exports only the requested paths', async () => {
