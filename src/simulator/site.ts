@@ -240,15 +240,15 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
     const size = Math.min(left, PAD_FILE_MAX);
     files.set(path, { path, kind: 'file', size, content: padStream(size, i) });
   }
-  const written = [...files.keys()].sort();
+  const names = [...files.keys()].sort();
 
   // Directory entries first (so plain `tar xz` recreates them with sane modes), then files.
   const dirs = new Set<string>();
-  for (const rel of written) {
+  for (const rel of names) {
     for (let d = posix.dirname(rel); d !== '.'; d = posix.dirname(d)) dirs.add(d);
   }
   // An empty export still carries its directory entries: an archive of directories only.
-  const archived = options.siteFault?.kind === 'empty' ? [] : written;
+  const archived = options.siteFault?.kind === 'empty' ? [] : names;
   const items: TarItem[] = [
     ...[...dirs].sort().map((path): TarItem => ({ path, kind: 'dir', size: 0 })),
     ...archived.map((path) => files.get(path) as TarItem),
