@@ -19,6 +19,26 @@ export interface ExtractOptions {
   uncompressed?: boolean;
 }
 
+/**
+ * Where admitted archive entries go: a TreeWriter (files on a sink: the disk, or none) or the OCI
+ * layer writer (a layer streamed to a registry). Entries arrive in archive order, already checked
+ * by the safety policy; `flush` runs after each inflated chunk and may return a promise to hold
+ * back the inflater and the download until the entries' bytes are taken.
+ */
+export interface EntryWriter {
+  dir(path: string): void;
+  /** A regular file of `size` bytes; its data follows, then `end`. */
+  file(path: string, size: number): void;
+  data(chunk: Buffer): void;
+  end(): void;
+  symlink(path: string, target: string): void;
+  /** A hard link to a regular file written before. */
+  link(path: string, target: string): void;
+  flush(): void | Promise<void>;
+  /** Nothing more is written (a refusal or a failure). */
+  stop(): void;
+}
+
 /** What an archive holds: its content version and counts, and the site's pages. */
 export interface ArchiveSummary extends ContentSummary {
   site: SiteSummary;
@@ -167,13 +187,13 @@ const NESTED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x2f, 
 class ExtractSink extends Writable {
   private readonly parser = new Parser({ strict: true, zstd: false });
   private readonly admit: ReturnType<typeof createEntryPolicy>;
-  private readonly writer: TreeWriter;
+  private readonly writer: EntryWriter;
   private readonly limits: BundleLimits;
   private readonly compressedBytes: () => number;
   private failure: unknown;
   private inflated = 0;
 
-  constructor(writer: TreeWriter, limits: BundleLimits, compressedBytes: () => number) {
+  constructor(writer: EntryWriter, limits: BundleLimits, compressedBytes: () => number) {
     super();
     this.writer = writer;
     this.limits = limits;
@@ -199,12 +219,12 @@ class ExtractSink extends Writable {
       );
     }
     if (!this.failure) this.parser.write(chunk);
-    callback(this.flush());
+    this.flush(callback);
   }
 
   override _final(callback: (error?: Error | null) => void): void {
     if (!this.failure) this.parser.end();
-    callback(this.flush());
+    this.flush(callback);
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
@@ -212,16 +232,25 @@ class ExtractSink extends Writable {
     callback(error);
   }
 
-  /** Writes what the parser queued; returns the first failure, if any. */
-  private flush(): BundleError | null {
+  /** Writes what the parser queued, then calls back with the first failure, if any. */
+  private flush(callback: (error?: Error | null) => void): void {
+    const done = () => callback(this.failure ? toBundleError(this.failure) : null);
+    let taken: Promise<void> | undefined;
     if (!this.failure) {
       try {
-        this.writer.flush();
+        taken = this.writer.flush() ?? undefined;
       } catch (error) {
         this.fail(error);
       }
     }
-    return this.failure ? toBundleError(this.failure) : null;
+    if (!taken) {
+      done();
+      return;
+    }
+    taken.then(done, (error: unknown) => {
+      this.fail(error);
+      done();
+    });
   }
 
   private fail(error: unknown): void {
@@ -252,10 +281,33 @@ class ExtractSink extends Writable {
         return;
       default:
         // The policy admits regular files only besides the types above.
-        this.writer.file(path);
+        this.writer.file(path, entry.size);
         entry.on('data', (chunk: Buffer) => this.writer.data(chunk));
         entry.on('end', () => this.writer.end());
     }
+  }
+}
+
+/**
+ * Parses a tar.gz stream (a plain tar with `uncompressed`) under the safety policy and caps, and
+ * hands the admitted entries to `writer`; nothing is still writing when this settles.
+ */
+export async function unpackWith(
+  source: Readable,
+  writer: EntryWriter,
+  limits: BundleLimits,
+  options: { uncompressed?: boolean; inflateChunk?: number } = {},
+): Promise<void> {
+  try {
+    if (options.uncompressed) {
+      // No compression, no ratio to watch: the caps on files and bytes still hold.
+      await pipeline(source, new ExtractSink(writer, limits, () => Number.POSITIVE_INFINITY));
+    } else {
+      const inflate = createGunzip({ chunkSize: options.inflateChunk ?? INFLATE_CHUNK });
+      await pipeline(source, inflate, new ExtractSink(writer, limits, () => inflate.bytesWritten));
+    }
+  } finally {
+    writer.stop();
   }
 }
 
@@ -267,17 +319,7 @@ async function unpackInto(
   uncompressed = false,
 ): Promise<ArchiveSummary> {
   const writer = new TreeWriter(sink);
-  try {
-    if (uncompressed) {
-      // No compression, no ratio to watch: the caps on files and bytes still hold.
-      await pipeline(source, new ExtractSink(writer, limits, () => Number.POSITIVE_INFINITY));
-    } else {
-      const inflate = createGunzip({ chunkSize: INFLATE_CHUNK });
-      await pipeline(source, inflate, new ExtractSink(writer, limits, () => inflate.bytesWritten));
-    }
-  } finally {
-    writer.stop();
-  }
+  await unpackWith(source, writer, limits, { uncompressed });
   return { ...writer.summary(), site: writer.site() };
 }
 

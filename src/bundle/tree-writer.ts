@@ -16,6 +16,7 @@ import {
 import { join } from 'node:path';
 import { MARKER_CONTENT, MARKER_FILE } from './destination.ts';
 import { BundleError } from './errors.ts';
+import type { EntryWriter } from './extract.ts';
 import { type SiteSummary, siteSummaryOf } from './site-check.ts';
 import { type ContentSummary, versionOf } from './version.ts';
 
@@ -153,7 +154,7 @@ export class DiskSink implements TreeSink {
  * further ahead than the disk. Tracks what it wrote, with content digests computed on the way,
  * which gives the content version and the site's pages without reading anything back.
  */
-export class TreeWriter {
+export class TreeWriter implements EntryWriter {
   private readonly tree = new Map<string, Node>();
   private ops: Op[] = [];
   private current: OpenFile | undefined;
@@ -167,7 +168,7 @@ export class TreeWriter {
   dir(path: string): void {
     this.ops.push({ op: 'dir', path });
   }
-  file(path: string): void {
+  file(path: string, _size?: number): void {
     this.ops.push({ op: 'file', path });
   }
   data(chunk: Buffer): void {

@@ -45,6 +45,17 @@ export interface BlobSource {
   size: number;
   /** The bytes from `offset` (default 0) to the end. */
   open(offset?: number): Readable | AsyncIterable<Uint8Array>;
+  /** Bytes already sent in an open upload (`stageBlob`): pushing commits it instead of reading `open`. */
+  staged?: StagedUpload;
+}
+
+/**
+ * An upload whose bytes have been sent but not committed: the registry holds them under no digest
+ * (nothing can reference them) until `commit`; `cancel` drops them. Either settles it for good.
+ */
+export interface StagedUpload {
+  commit(digest: string): Promise<void>;
+  cancel(): Promise<void>;
 }
 
 export type UploadOutcome = 'exists' | 'mounted' | 'uploaded';
@@ -358,8 +369,14 @@ export class RegistryClient {
    * above it).
    */
   async pushBlob(repository: string, source: BlobSource, mountFrom: string[] = []): Promise<UploadOutcome> {
-    if ((await this.blobSize(repository, source.digest)) !== undefined)
+    if ((await this.blobSize(repository, source.digest)) !== undefined) {
+      await source.staged?.cancel();
       return this.report(repository, source, 'exists');
+    }
+    if (source.staged) {
+      await source.staged.commit(source.digest);
+      return this.report(repository, source, 'uploaded');
+    }
     let location: string | undefined;
     for (const from of mountFrom.filter((name) => name !== repository)) {
       const res = await this.call({
@@ -403,6 +420,68 @@ export class RegistryClient {
       await this.finishUpload(repository, location, source, undefined, 0);
     }
     return this.report(repository, source, 'uploaded');
+  }
+
+  /**
+   * Sends a blob whose digest and size are not known yet (bytes produced while they go up): one
+   * streamed PATCH, as skopeo sends layers. The digest goes with the commit (the distribution API
+   * takes it only at the final PUT), which the returned upload does once the caller knows it.
+   */
+  async stageBlob(repository: string, body: Readable | AsyncIterable<Uint8Array>): Promise<StagedUpload> {
+    const location = await this.startUpload(repository);
+    const scope = [`repository:${repository}:pull,push`];
+    // Best effort: a registry keeps an abandoned upload only until it purges stale ones.
+    const cancel = async (at: string) => {
+      const gone = await this.call({
+        method: 'DELETE',
+        path: at,
+        scope,
+        expect: [204, 404],
+        what: `cancel an upload to ${repository}`,
+      }).catch(() => undefined);
+      if (gone) await drain(gone.body);
+    };
+    let next: string;
+    try {
+      const res = await this.call({
+        method: 'PATCH',
+        path: location,
+        scope,
+        headers: { 'content-type': 'application/octet-stream' },
+        body,
+        expect: [202],
+        what: `upload blob to ${repository}`,
+      });
+      await drain(res.body);
+      next = this.uploadLocation(res);
+    } catch (error) {
+      await cancel(location);
+      throw error;
+    }
+    let settled = false;
+    return {
+      commit: async (digest) => {
+        if (settled)
+          throw new OciError('Usage', `the upload of ${digest} to ${repository} is settled already`);
+        settled = true;
+        const url = new URL(next);
+        url.searchParams.set('digest', digest);
+        const done = await this.call({
+          method: 'PUT',
+          path: url.toString(),
+          scope,
+          headers: { 'content-length': '0' },
+          expect: [201],
+          what: `upload blob ${digest} to ${repository}`,
+        });
+        await drain(done.body);
+      },
+      cancel: async () => {
+        if (settled) return;
+        settled = true;
+        await cancel(next);
+      },
+    };
   }
 
   /** Stores a manifest under a tag or its digest; returns its digest (checked against the registry's). */

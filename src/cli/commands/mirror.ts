@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Command, InvalidArgumentError } from 'commander';
 import { DEFAULT_GATE } from '../../bundle/publish-gate.ts';
-import type { PackagedSite } from '../../oci/index.ts';
+import type { StagedSite } from '../../oci/bundle-layer.ts';
+import type { PackagedSite, RegistryClient } from '../../oci/index.ts';
 import {
   type BundleLimitFlags,
   bundleLimitOptions,
@@ -119,25 +120,43 @@ function siteSourceOptions(command: Command): Command {
   return bundleLimitOptions(command);
 }
 
+/** Annotations of the image from the flags. */
+function siteMeta(flags: SiteSourceFlags) {
+  return {
+    domain: flags.domain,
+    ...(flags.exportJobId ? { exportJobId: flags.exportJobId } : {}),
+    ...(flags.created ? { created: flags.created } : {}),
+  };
+}
+
+/** The bundle link (--url or the environment) or a file: URL (--bundle); undefined for --site. */
+async function bundleSource(flags: SiteSourceFlags, ctx: CliContext): Promise<string | undefined> {
+  const given = [flags.url, flags.bundle, flags.site].filter((v) => v !== undefined).length;
+  if (given > 1) throw usageError('give only one of --url, --bundle or --site.');
+  if (flags.site !== undefined) return undefined;
+  if (flags.bundle !== undefined) {
+    if (!(await stat(flags.bundle).catch(() => undefined))?.isFile()) {
+      throw usageError(`--bundle ${flags.bundle} is not a file: give a bundle .tar.gz.`);
+    }
+    return pathToFileURL(resolve(flags.bundle)).toString();
+  }
+  return bundleUrlFrom(flags.url, ctx);
+}
+
 /** Downloads/verifies/extracts the chosen source (or reads the given site) and packages it. */
 async function packagedSite(
   flags: SiteSourceFlags,
   ctx: CliContext,
   out: Reporter,
 ): Promise<{ site: PackagedSite; cleanup: () => Promise<void> }> {
-  const given = [flags.url, flags.bundle, flags.site].filter((v) => v !== undefined).length;
-  if (given > 1) throw usageError('give only one of --url, --bundle or --site.');
+  const url = await bundleSource(flags, ctx);
   const { packageSite } = await import('../../oci/index.ts');
   const { contentVersion } = await import('../../bundle/version.ts');
   // The publish gate of fetch/export: an empty or broken site never becomes a version in a registry.
   const gate = siteGate(flags, undefined);
-  const meta = {
-    domain: flags.domain,
-    ...(flags.exportJobId ? { exportJobId: flags.exportJobId } : {}),
-    ...(flags.created ? { created: flags.created } : {}),
-  };
-  if (flags.site !== undefined) {
-    const dir = resolve(flags.site);
+  const meta = siteMeta(flags);
+  if (url === undefined) {
+    const dir = resolve(flags.site as string);
     if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
       throw usageError(
         `--site ${flags.site} is not a directory: give the directory an extracted site is in.`,
@@ -154,15 +173,6 @@ async function packagedSite(
       }),
       cleanup: async () => {},
     };
-  }
-  let url: string;
-  if (flags.bundle !== undefined) {
-    if (!(await stat(flags.bundle).catch(() => undefined))?.isFile()) {
-      throw usageError(`--bundle ${flags.bundle} is not a file: give a bundle .tar.gz.`);
-    }
-    url = pathToFileURL(resolve(flags.bundle)).toString();
-  } else {
-    url = bundleUrlFrom(flags.url, ctx);
   }
   const { fetchBundle } = await import('../../bundle/index.ts');
   const scratch = await mkdtemp(join(tmpdir(), 'static-export-mirror-'));
@@ -189,6 +199,43 @@ async function packagedSite(
   }
 }
 
+/**
+ * A bundle (--url, --bundle) packaged while it downloads, its layer uploaded to `repository` as it
+ * is built (see stageBundleImage). Undefined for --site, and for a bundle whose entries are not in
+ * the layer's order, which packagedSite then extracts (downloading it again).
+ */
+async function stagedSite(
+  flags: SiteSourceFlags,
+  ctx: CliContext,
+  out: Reporter,
+  client: RegistryClient,
+  repository: string,
+): Promise<StagedSite | undefined> {
+  const url = await bundleSource(flags, ctx);
+  if (url === undefined) return undefined;
+  const { openDownload } = await import('../../bundle/download.ts');
+  const { resolveLimits } = await import('../../bundle/limits.ts');
+  const { stageBundleImage } = await import('../../oci/bundle-layer.ts');
+  const logger = cliLogger(ctx);
+  const limits = resolveLimits(limitsFrom(flags));
+  const staged = await stageBundleImage({
+    download: openDownload({
+      url,
+      maxBytes: limits.maxArchiveBytes,
+      deadlineMs: flags.timeout * 1000,
+      logger,
+      onProgress: (received, total) => out.progress(downloadProgress(received, total)),
+    }),
+    client,
+    repository,
+    limits,
+    meta: siteMeta(flags),
+    gate: siteGate(flags, undefined),
+  });
+  if (!staged) logger.info('bundle entries are not in the layer order: extracting the bundle instead');
+  return staged;
+}
+
 interface PushFlags extends SiteSourceFlags, RegistryFlags, SigningFlags {
   to: string;
   tag?: string[];
@@ -205,10 +252,14 @@ async function runPush(flags: PushFlags, ctx: CliContext): Promise<void> {
     throw usageError('--to names a repository (oci://registry/repository); give moving tags with --tag.');
   }
   const hook = await signingHook(flags, (signed) => reportSigned(out, signed));
-  const { site, cleanup } = await packagedSite(flags, ctx, out);
-  let client: Awaited<ReturnType<typeof registryClientFor>> | undefined;
+  const client = await registryClientFor(target, flags, ctx);
+  let staged: StagedSite | undefined;
+  let cleanup = async () => {};
   try {
-    client = await registryClientFor(target, flags, ctx);
+    staged = await stagedSite(flags, ctx, out, client, target.repository);
+    let site: PackagedSite;
+    if (staged) site = staged;
+    else ({ site, cleanup } = await packagedSite(flags, ctx, out));
     const result = await publishSite(client, target.repository, site, {
       tags: flags.tag ?? [],
       ...(hook ? { afterManifest: hook } : {}),
@@ -236,7 +287,9 @@ async function runPush(flags: PushFlags, ctx: CliContext): Promise<void> {
     if (pruned.length > 0)
       out.info(`Pruned ${pruned.length} old version(s): ${pruned.map((p) => p.tag).join(', ')}`);
   } finally {
-    await client?.close();
+    // A version the repository had already: its streamed layer is not kept.
+    await staged?.release();
+    await client.close();
     await cleanup();
   }
 }
