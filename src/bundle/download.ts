@@ -37,13 +37,19 @@ export interface DownloadOptions {
    */
   deadlineMs?: number;
   signal?: AbortSignal;
+  /**
+   * Hash the archive (default). `false` skips it for a caller that checks the content itself
+   * (gzip's CRC, the tar structure, the size) and has no use for the archive's digest.
+   */
+  digest?: boolean;
   logger?: Logger;
   onProgress?: (received: number, total: number | undefined) => void;
 }
 
-export interface DownloadResult {
+/** `Sha256` is undefined for a download opened with `digest: false`. */
+export interface DownloadResult<Sha256 extends string | undefined = string> {
   /** Hex sha256 of the archive bytes. */
-  sha256: string;
+  sha256: Sha256;
   sizeBytes: number;
   /** HTTP requests made (1 when nothing went wrong). */
   attempts: number;
@@ -51,11 +57,11 @@ export interface DownloadResult {
   renewals: number;
 }
 
-export interface Download {
+export interface Download<Sha256 extends string | undefined = string> {
   /** The archive bytes, in order, each delivered once across resumes. */
   body: Readable;
   /** Settles after `body` has been fully read: the digest and size, or why the download failed. */
-  done: Promise<DownloadResult>;
+  done: Promise<DownloadResult<Sha256>>;
 }
 
 interface Counters {
@@ -263,9 +269,9 @@ async function* verified(
   source: AsyncIterable<Buffer>,
   options: DownloadOptions,
   counters: Counters,
-  finish: (result: DownloadResult) => void,
+  finish: (result: DownloadResult<string | undefined>) => void,
 ): AsyncGenerator<Buffer> {
-  const hash = createHash('sha256');
+  const hash = options.digest === false ? undefined : createHash('sha256');
   const maxBytes = options.maxBytes ?? DEFAULT_LIMITS.maxArchiveBytes;
   let size = 0;
   for await (const chunk of source) {
@@ -274,7 +280,7 @@ async function* verified(
       throw new BundleError('SizeMismatch', `received more than the expected ${options.expectedSize} bytes`);
     }
     if (size > maxBytes) throw new BundleError('TooLarge', `the bundle exceeds ${maxBytes} bytes`);
-    hash.update(chunk);
+    hash?.update(chunk);
     options.onProgress?.(size, options.expectedSize);
     yield chunk;
   }
@@ -284,7 +290,7 @@ async function* verified(
       `received ${size} bytes but the bundle is ${options.expectedSize} bytes`,
     );
   }
-  const sha256 = hash.digest('hex');
+  const sha256 = hash?.digest('hex');
   if (options.expectSha256 !== undefined && sha256 !== options.expectSha256.toLowerCase()) {
     throw new BundleError('DigestMismatch', `archive sha256 is ${sha256}, expected ${options.expectSha256}`);
   }
@@ -296,17 +302,24 @@ async function* verified(
  * asks `renewUrl` for a fresh link when the current one is refused, and verifies size and digest.
  * Memory stays flat: bytes flow to whoever reads `body`.
  */
-export function openDownload(options: DownloadOptions): Download {
+export function openDownload(
+  options: DownloadOptions & { digest: false; expectSha256?: never },
+): Download<undefined>;
+export function openDownload(options: DownloadOptions): Download;
+export function openDownload(options: DownloadOptions): Download<string | undefined> {
   const counters: Counters = { attempts: 0, renewals: 0 };
   const { signal, expired } = deadlineSignal(options);
   const bounded = { ...options, signal };
-  let settle!: { resolve: (r: DownloadResult) => void; reject: (e: unknown) => void };
-  const done = new Promise<DownloadResult>((resolve, reject) => {
+  let settle!: {
+    resolve: (r: DownloadResult<string | undefined>) => void;
+    reject: (e: unknown) => void;
+  };
+  const done = new Promise<DownloadResult<string | undefined>>((resolve, reject) => {
     settle = { resolve, reject };
   });
   // The caller may never await `done` when reading `body` already failed.
   done.catch(() => undefined);
-  let result: DownloadResult | undefined;
+  let result: DownloadResult<string | undefined> | undefined;
   const source = options.url.startsWith('file:')
     ? fileChunks(options.url, counters)
     : httpChunks(bounded, counters);

@@ -32,6 +32,9 @@ export interface StreamedLayer {
 
 // Layer bytes waiting for the upload before the parser is held back.
 const OUTPUT_BUFFER = 512 * 1024;
+// Larger than the extraction's: nothing waits on a disk here, and per-chunk costs (zlib calls,
+// parser writes, socket writes) cost about 12% more CPU time with 64 KiB.
+const INFLATE_CHUNK = 256 * 1024;
 // File data below this size joins the headers around it in one chunk instead of going on alone.
 const SMALL_DATA = 16 * 1024;
 
@@ -202,8 +205,8 @@ export class LayerWriter implements EntryWriter {
 }
 
 export interface StageBundleOptions {
-  /** The bundle archive as it downloads (`openDownload`). */
-  download: Download;
+  /** The bundle archive as it downloads (`openDownload`; its digest is not needed). */
+  download: Download<string | undefined>;
   client: RegistryClient;
   repository: string;
   limits: BundleLimits;
@@ -231,7 +234,7 @@ export async function stageBundleImage(options: StageBundleOptions): Promise<Sta
   const writer = new LayerWriter();
   // The first failure is the one reported: the other side then fails because it was stopped.
   let failure: { error: unknown } | undefined;
-  const parsing = unpackWith(download.body, writer, options.limits).then(
+  const parsing = unpackWith(download.body, writer, options.limits, { inflateChunk: INFLATE_CHUNK }).then(
     () => writer.finish(),
     (error: unknown) => {
       failure ??= { error };

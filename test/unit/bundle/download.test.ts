@@ -71,6 +71,18 @@ describe('openDownload', () => {
     });
   });
 
+  it('skips the digest when asked, still checking the size', async () => {
+    const { body, done } = openDownload({
+      url: bundle.bundleUrl,
+      expectedSize: bundle.sizeBytes,
+      digest: false,
+    });
+    expect((await readAll(body)).equals(archive)).toBe(true);
+    expect(await done).toEqual({ sha256: undefined, sizeBytes: archive.length, attempts: 1, renewals: 0 });
+    const short = openDownload({ url: bundle.bundleUrl, expectedSize: bundle.sizeBytes + 1, digest: false });
+    await expect(readAll(short.body)).rejects.toMatchObject({ reason: 'SizeMismatch' });
+  });
+
   it('resumes with Range after dropped connections', async () => {
     sim.setFaults(['download:truncate:1:2']);
     const before = downloads().length;

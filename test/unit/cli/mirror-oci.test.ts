@@ -10,6 +10,7 @@ import type { RegistryClient } from '../../../src/oci/registry.ts';
 import { DEFAULT_DOCS_DIR, type Simulator } from '../../../src/simulator/index.ts';
 import { type MirrorStack, startMirrorStack } from '../../support/mirror-stack.ts';
 import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
+import { tarGz } from '../../support/tar-fixtures.ts';
 import { exportBundle } from '../bundle/sim-export.ts';
 import { jsonEvents, runCli } from './run-cli.ts';
 
@@ -107,6 +108,42 @@ describe('mirror push', SLOW, () => {
     expect(b.version).toBe(a.version);
     // Same content and metadata: the same manifest, so the same digest.
     expect(b.digest).toBe(a.digest);
+  });
+
+  it('gives the same image from a bundle listing its files out of order (extracted instead, with a warning)', async () => {
+    const archive = join(work, 'unordered.tar.gz');
+    await writeFile(
+      archive,
+      tarGz([
+        { path: 'z/last.html', content: '<p>z</p>' },
+        { path: 'index.html', content: '<h1>Home</h1>' },
+        { path: 'a/first.html', content: '<p>a</p>' },
+      ]),
+    );
+    const push = (source: string[], repository: string) =>
+      runCli([
+        'mirror',
+        'push',
+        ...source,
+        '--to',
+        `oci://${registry.host}/unordered/${repository}`,
+        '--domain',
+        'unordered.example.com',
+        '--json',
+      ]);
+    const fromBundle = await push(['--bundle', archive], 'a');
+    expect(fromBundle.code, fromBundle.stderr).toBe(0);
+    expect(fromBundle.stderr).toContain('out of the layer order');
+    const site = join(work, 'unordered-site');
+    const fetched = await runCli(['fetch', '--dest', site], {
+      STATIC_EXPORT_BUNDLE_URL: `file://${archive}`,
+    });
+    expect(fetched.code, fetched.stderr).toBe(0);
+    const fromSite = await push(['--site', site], 'b');
+    expect(fromSite.code, fromSite.stderr).toBe(0);
+    const a = lastEvent(fromBundle.stdout, 'pushed');
+    expect(a).toMatchObject({ pushed: true, uploaded: 2 });
+    expect(lastEvent(fromSite.stdout, 'pushed').digest).toBe(a.digest);
   });
 
   it.each([
