@@ -1,4 +1,4 @@
-// `mirror push` of the simulator's 200 MiB bundle (download, verify, extract, package, push) to a
+// `mirror push` of the simulator's 200 MiB bundle (download, verify, package, push: one pass) to a
 // local Distribution registry, against `skopeo copy` of the same image from an OCI directory
 // (skopeo only reads and uploads: the strongest baseline), same run, alternating, each copy into
 // an empty registry; then an
