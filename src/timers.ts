@@ -63,3 +63,40 @@ export function wait(ms: number, ...signals: (AbortSignal | undefined)[]): Promi
 export function timeoutSignal(ms: number): AbortSignal {
   return AbortSignal.timeout(Math.min(Math.max(0, ms), MAX_TIMER_MS));
 }
+
+/** A signal aborted at a deadline or by a parent signal; `dispose` when the work is over. */
+export interface Deadline {
+  signal: AbortSignal;
+  /** Whether the deadline (not the parent) aborted it. */
+  expired(): boolean;
+  /** Clears the timer and the parent's listener: a finished call holds nothing until its deadline. */
+  dispose(): void;
+}
+
+/**
+ * `AbortSignal.any([parent, AbortSignal.timeout(ms)])` without what that keeps: the timeout's timer
+ * and signal live until the deadline (half an hour for a download), and the combined signal stays
+ * registered with a long-lived parent. Under thousands of calls those add up to megabytes.
+ */
+export function deadline(ms: number, parent?: AbortSignal): Deadline {
+  const controller = new AbortController();
+  let expired = false;
+  const onParentAbort = () => controller.abort(parent?.reason);
+  const timer = setLongTimeout(
+    () => {
+      expired = !controller.signal.aborted;
+      controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+    },
+    ms,
+    { unref: true },
+  );
+  const dispose = () => {
+    timer.clear();
+    parent?.removeEventListener('abort', onParentAbort);
+  };
+  if (parent?.aborted) {
+    dispose();
+    controller.abort(parent.reason);
+  } else parent?.addEventListener('abort', onParentAbort, { once: true });
+  return { signal: controller.signal, expired: () => expired, dispose };
+}

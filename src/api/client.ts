@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { HttpAgent, HttpTimeoutError, readText } from '../http.ts';
 import type { Logger } from '../log.ts';
 import { describeUrl, registerSecret } from '../redact.ts';
-import { timeoutSignal, wait } from '../timers.ts';
+import { type Deadline, deadline, wait } from '../timers.ts';
 import { AgentJobBudget } from './budget.ts';
 import {
   AdminApiError,
@@ -420,8 +420,19 @@ export class AdminApiClient {
   }
 
   private async attempt(spec: CallSpec<z.ZodType>, signal: AbortSignal | undefined): Promise<unknown> {
-    const deadline = timeoutSignal(this.timeouts.requestMs);
-    const combined = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    const limit = deadline(this.timeouts.requestMs, signal);
+    try {
+      return await this.send(spec, signal, limit);
+    } finally {
+      limit.dispose();
+    }
+  }
+
+  private async send(
+    spec: CallSpec<z.ZodType>,
+    signal: AbortSignal | undefined,
+    limit: Deadline,
+  ): Promise<unknown> {
     const headers: Record<string, string> = {
       authorization: this.#authorization,
       accept: 'application/json',
@@ -441,7 +452,7 @@ export class AdminApiClient {
         method: spec.method,
         headers,
         ...(body !== undefined ? { body } : {}),
-        signal: combined,
+        signal: limit.signal,
       });
       status = res.statusCode;
       retryAfter = res.headers['retry-after'];
@@ -457,7 +468,7 @@ export class AdminApiClient {
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (err instanceof AdminApiError) throw err;
-      const failure = this.transportError(spec.operation, err, deadline.aborted);
+      const failure = this.transportError(spec.operation, err, limit.expired());
       this.onCall?.(spec.operation, failure.kind === 'Timeout' ? 'timeout' : 'network', elapsed());
       throw failure;
     }

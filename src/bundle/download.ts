@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../log.ts';
 import { describeUrl } from '../redact.ts';
+import { deadline } from '../timers.ts';
 import { BundleError, type BundleErrorReason } from './errors.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_LIMITS } from './limits.ts';
 
@@ -82,15 +83,6 @@ function parseContentRange(
 
 function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
-}
-
-/** Aborted on the caller's signal or at the deadline; `expired()` tells which. */
-function deadlineSignal(options: DownloadOptions): { signal: AbortSignal; expired: () => boolean } {
-  const deadline = AbortSignal.timeout(options.deadlineMs ?? DEFAULT_DEADLINE_MS);
-  return {
-    signal: options.signal ? AbortSignal.any([options.signal, deadline]) : deadline,
-    expired: () => deadline.aborted && !options.signal?.aborted,
-  };
 }
 
 /** Turns the abort caused by the deadline into a Timeout, whatever was waiting when it fired. */
@@ -308,7 +300,8 @@ export function openDownload(
 export function openDownload(options: DownloadOptions): Download;
 export function openDownload(options: DownloadOptions): Download<string | undefined> {
   const counters: Counters = { attempts: 0, renewals: 0 };
-  const { signal, expired } = deadlineSignal(options);
+  // Aborted on the caller's signal or at the deadline; `expired()` tells which.
+  const { signal, expired, dispose } = deadline(options.deadlineMs ?? DEFAULT_DEADLINE_MS, options.signal);
   const bounded = { ...options, signal };
   let settle!: {
     resolve: (r: DownloadResult<string | undefined>) => void;
@@ -333,7 +326,10 @@ export function openDownload(options: DownloadOptions): Download<string | undefi
   body.on('end', () =>
     result ? settle.resolve(result) : settle.reject(new Error('download ended without a result')),
   );
-  body.on('close', () => settle.reject(new BundleError('Network', 'download stopped before the end')));
+  body.on('close', () => {
+    dispose();
+    settle.reject(new BundleError('Network', 'download stopped before the end'));
+  });
   return { body, done };
 }
 
