@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -71,10 +72,70 @@ export async function credentialsFromAuthFiles(
         `auth file ${file} cannot be read (${code ?? 'not JSON'}): fix or remove it, or pass --authfile`,
       );
     }
-    const creds = authConfigCredentials(parsed, registry, file);
+    const helper = helperFor(parsed, registry);
+    // Docker's order: a registry's own helper, the file's entry, then the default store.
+    const creds =
+      (helper.own && (await fromHelper(helper.own, registry, file, env))) ||
+      authConfigCredentials(parsed, registry, file) ||
+      (helper.store && (await fromHelper(helper.store, registry, file, env)));
     if (creds) return { ...creds, source: file };
   }
   return undefined;
+}
+
+/** The credential helpers an auth file names for `registry`: its own (`credHelpers`), the default (`credsStore`). */
+function helperFor(config: AuthFile, registry: string): { own?: string; store?: string } {
+  const own = Object.entries(config.credHelpers ?? {}).find(([key]) => authKeyMatches(key, registry))?.[1];
+  return { ...(own ? { own } : {}), ...(config.credsStore ? { store: config.credsStore } : {}) };
+}
+
+const HELPER_TIMEOUT_MS = 30_000;
+// What docker-credential-* helpers print when they hold nothing for the server.
+const NOT_FOUND = /credentials not found/i;
+
+/**
+ * Asks `docker-credential-<name> get` (the Docker credential helper protocol: the server on stdin,
+ * `{"Username","Secret"}` on stdout), as `docker login` with a helper or store left them.
+ */
+async function fromHelper(
+  name: string,
+  registry: string,
+  file: string,
+  env: NodeJS.ProcessEnv,
+): Promise<RegistryCredentials | undefined> {
+  const program = `docker-credential-${name}`;
+  const { stdout, failure } = await new Promise<{ stdout: string; failure?: string }>((resolve) => {
+    const child = execFile(program, ['get'], { env, timeout: HELPER_TIMEOUT_MS }, (error, out, err) => {
+      if (!error) return resolve({ stdout: out });
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return resolve({ stdout: '', failure: `${program} is not on PATH` });
+      const said = `${out}\n${err}`.trim();
+      if (NOT_FOUND.test(said)) return resolve({ stdout: '' });
+      resolve({
+        stdout: '',
+        failure: `${program} get failed (${error.killed ? 'timed out' : `exit ${error.code}`}): ${said.slice(0, 200)}`,
+      });
+    });
+    child.stdin?.end(registry);
+  });
+  if (failure) {
+    throw new OciError(
+      'Usage',
+      `auth file ${file} names the credential helper ${name} for ${registry}, but ${failure}: install the helper, log in again, or pass --username with --password-stdin`,
+    );
+  }
+  if (!stdout.trim()) return undefined;
+  let answer: { Username?: unknown; Secret?: unknown };
+  try {
+    answer = JSON.parse(stdout) as typeof answer;
+  } catch {
+    throw new OciError('Usage', `${program} get answered something other than JSON for ${registry}`);
+  }
+  if (typeof answer.Username !== 'string' || typeof answer.Secret !== 'string' || !answer.Secret) {
+    throw new OciError('Usage', `${program} get answered without a Username and Secret for ${registry}`);
+  }
+  registerSecret(answer.Secret);
+  return { username: answer.Username, password: answer.Secret };
 }
 
 /** The entry for `registry` in a parsed auth file (`{"auths": …}`), as a Docker config Secret holds it. */

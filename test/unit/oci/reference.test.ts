@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -131,6 +131,49 @@ describe('credentialsFromAuthFiles', () => {
     expect(await credentialsFromAuthFiles('nobody.example', env)).toBeUndefined();
     // Found passwords are known secrets from then on.
     expect(scrub('said bob-password-9')).toBe('said [REDACTED]');
+  });
+
+  it('asks the credential helper a file names (credHelpers before its entry, then credsStore), as docker login left it', async () => {
+    const bin = join(dir, 'bin');
+    await mkdir(bin, { recursive: true });
+    // A helper speaking Docker's protocol: the server on stdin, JSON on stdout, "not found" otherwise.
+    const helper = (name: string, body: string) =>
+      writeFile(join(bin, `docker-credential-${name}`), `#!/bin/sh\nserver=$(cat)\n${body}\n`, {
+        mode: 0o755,
+      });
+    await helper(
+      'vault',
+      `[ "$server" = "registry.internal:5000" ] && { echo '{"ServerURL":"registry.internal:5000","Username":"robot","Secret":"helper-secret-7"}'; exit 0; }\necho "credentials not found in native keychain"; exit 1`,
+    );
+    await helper('broken', 'echo "cannot reach the keyring daemon" >&2; exit 3');
+    const file = join(dir, 'helpers.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        auths: { 'registry.internal:5000': { auth: Buffer.from('stale:entry').toString('base64') } },
+        credHelpers: {
+          'registry.internal:5000': 'vault',
+          'down.example': 'broken',
+          'gone.example': 'missing',
+        },
+        credsStore: 'vault',
+      }),
+    );
+    const env = { PATH: `${bin}:${process.env.PATH}` };
+    expect(await credentialsFromAuthFiles('registry.internal:5000', env, file)).toEqual({
+      username: 'robot',
+      password: 'helper-secret-7',
+      source: file,
+    });
+    expect(scrub('token helper-secret-7')).toBe('token [REDACTED]');
+    // The store answers "not found" for a registry it holds nothing for: anonymous.
+    expect(await credentialsFromAuthFiles('public.example', env, file)).toBeUndefined();
+    await expect(credentialsFromAuthFiles('gone.example', env, file)).rejects.toThrow(
+      /names the credential helper missing for gone\.example, but docker-credential-missing is not on PATH: install the helper/,
+    );
+    await expect(credentialsFromAuthFiles('down.example', env, file)).rejects.toThrow(
+      /docker-credential-broken get failed \(exit 3\): cannot reach the keyring daemon/,
+    );
   });
 
   it('says which auth file is broken', async () => {
