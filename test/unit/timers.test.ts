@@ -1,5 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { deadline, MAX_TIMER_MS, setLongInterval, setLongTimeout, timeoutSignal, wait } from '../../src/timers.ts';
+import {
+  deadline,
+  MAX_TIMER_MS,
+  setLongInterval,
+  setLongTimeout,
+  timeoutSignal,
+  wait,
+} from '../../src/timers.ts';
 
 const DAY = 86_400_000;
 
