@@ -69,6 +69,40 @@ describe('long timers', () => {
     expect(await waiting).toBe(false);
     expect(await wait(10, stop.signal)).toBe(false);
   });
+
+  describe('deadline', () => {
+    it('aborts at the deadline with a TimeoutError, and says the deadline did it', async () => {
+      const d = deadline(1_000, new AbortController().signal);
+      await vi.advanceTimersByTimeAsync(999);
+      expect(d.signal.aborted).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(d.signal.aborted).toBe(true);
+      expect((d.signal.reason as DOMException).name).toBe('TimeoutError');
+      expect(d.expired()).toBe(true);
+    });
+
+    it('aborts with the parent, with its reason, and not as expired', async () => {
+      const parent = new AbortController();
+      const d = deadline(1_000, parent.signal);
+      parent.abort(new Error('deleted'));
+      expect((d.signal.reason as Error).message).toBe('deleted');
+      await vi.advanceTimersByTimeAsync(2_000);
+      expect(d.expired()).toBe(false);
+      const late = deadline(1_000, parent.signal);
+      expect(late.signal.aborted).toBe(true);
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it('once disposed holds no timer and ignores the parent', async () => {
+      const parent = new AbortController();
+      const d = deadline(30 * 60_000, parent.signal);
+      expect(vi.getTimerCount()).toBe(1);
+      d.dispose();
+      expect(vi.getTimerCount()).toBe(0);
+      parent.abort();
+      expect(d.signal.aborted).toBe(false);
+    });
+  });
 });
 
 describe('timeoutSignal', () => {
@@ -76,46 +110,5 @@ describe('timeoutSignal', () => {
     const signal = timeoutSignal(40 * DAY);
     await new Promise((r) => setTimeout(r, 20));
     expect(signal.aborted).toBe(false);
-  });
-});
-
-describe('deadline', () => {
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
-  it('aborts at the deadline with a TimeoutError, and says the deadline did it', async () => {
-    const d = deadline(1_000, new AbortController().signal);
-    await vi.advanceTimersByTimeAsync(999);
-    expect(d.signal.aborted).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(d.signal.aborted).toBe(true);
-    expect((d.signal.reason as DOMException).name).toBe('TimeoutError');
-    expect(d.expired()).toBe(true);
-  });
-
-  it('aborts with the parent, with its reason, and not as expired', async () => {
-    const parent = new AbortController();
-    const d = deadline(1_000, parent.signal);
-    parent.abort(new Error('deleted'));
-    expect((d.signal.reason as Error).message).toBe('deleted');
-    await vi.advanceTimersByTimeAsync(2_000);
-    expect(d.expired()).toBe(false);
-    const late = deadline(1_000, parent.signal);
-    expect(late.signal.aborted).toBe(true);
-    expect(vi.getTimerCount()).toBe(0);
-  });
-
-  it('once disposed holds no timer and ignores the parent', async () => {
-    const parent = new AbortController();
-    const d = deadline(30 * 60_000, parent.signal);
-    expect(vi.getTimerCount()).toBe(1);
-    d.dispose();
-    expect(vi.getTimerCount()).toBe(0);
-    parent.abort();
-    expect(d.signal.aborted).toBe(false);
   });
 });

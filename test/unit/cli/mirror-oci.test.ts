@@ -36,6 +36,25 @@ function lastEvent(stdout: string, name: string): Record<string, unknown> {
   return found[found.length - 1] as Record<string, unknown>;
 }
 
+/** `mirror push` of `source` into `oci://<registry>/<group>/<repository>` as `domain`, printing JSON. */
+const pushInto = (group: string, domain: string) => (source: string[], repository: string) =>
+  runCli([
+    'mirror',
+    'push',
+    ...source,
+    '--to',
+    `oci://${registry.host}/${group}/${repository}`,
+    '--domain',
+    domain,
+    '--json',
+  ]);
+
+/** The site of a bundle file, as `fetch` extracts it into `site`. */
+async function extracted(archive: string, site: string): Promise<void> {
+  const fetched = await runCli(['fetch', '--dest', site], { STATIC_EXPORT_BUNDLE_URL: `file://${archive}` });
+  expect(fetched.code, fetched.stderr).toBe(0);
+}
+
 describe('mirror push', SLOW, () => {
   it('pushes a bundle link as an image, tags it, and pushes nothing the second time', async () => {
     const bundle = await exportBundle(sim, 'docs.example.com');
@@ -83,24 +102,11 @@ describe('mirror push', SLOW, () => {
     const archive = join(work, 'files.tar.gz');
     const res = await fetch(bundle.bundleUrl);
     await writeFile(archive, Buffer.from(await res.arrayBuffer()));
-    const push = (source: string[], repository: string) =>
-      runCli([
-        'mirror',
-        'push',
-        ...source,
-        '--to',
-        `oci://${registry.host}/files/${repository}`,
-        '--domain',
-        'files.example.com',
-        '--json',
-      ]);
+    const push = pushInto('files', 'files.example.com');
     const fromFile = await push(['--bundle', archive], 'a');
     expect(fromFile.code, fromFile.stderr).toBe(0);
     const site = join(work, 'files-site');
-    const fetched = await runCli(['fetch', '--dest', site], {
-      STATIC_EXPORT_BUNDLE_URL: `file://${archive}`,
-    });
-    expect(fetched.code, fetched.stderr).toBe(0);
+    await extracted(archive, site);
     const fromSite = await push(['--site', site], 'b');
     expect(fromSite.code, fromSite.stderr).toBe(0);
     const a = lastEvent(fromFile.stdout, 'pushed');
@@ -120,25 +126,12 @@ describe('mirror push', SLOW, () => {
         { path: 'a/first.html', content: '<p>a</p>' },
       ]),
     );
-    const push = (source: string[], repository: string) =>
-      runCli([
-        'mirror',
-        'push',
-        ...source,
-        '--to',
-        `oci://${registry.host}/unordered/${repository}`,
-        '--domain',
-        'unordered.example.com',
-        '--json',
-      ]);
+    const push = pushInto('unordered', 'unordered.example.com');
     const fromBundle = await push(['--bundle', archive], 'a');
     expect(fromBundle.code, fromBundle.stderr).toBe(0);
     expect(fromBundle.stderr).toContain('out of the layer order');
     const site = join(work, 'unordered-site');
-    const fetched = await runCli(['fetch', '--dest', site], {
-      STATIC_EXPORT_BUNDLE_URL: `file://${archive}`,
-    });
-    expect(fetched.code, fetched.stderr).toBe(0);
+    await extracted(archive, site);
     const fromSite = await push(['--site', site], 'b');
     expect(fromSite.code, fromSite.stderr).toBe(0);
     const a = lastEvent(fromBundle.stdout, 'pushed');
