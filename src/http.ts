@@ -151,12 +151,12 @@ export class HttpAgent {
   }
 }
 
-/** The whole body as text; more than `maxBytes` destroys it and throws what `tooLarge` returns. */
-export async function readText(
+/** The whole body; more than `maxBytes` destroys it and throws what `tooLarge` returns. */
+export async function readBytes(
   body: IncomingMessage,
   maxBytes = Infinity,
   tooLarge: () => Error = () => new Error(`response body over ${maxBytes} bytes`),
-): Promise<string> {
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -167,5 +167,14 @@ export async function readText(
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** The whole body as text (see readBytes). */
+export async function readText(
+  body: IncomingMessage,
+  maxBytes = Infinity,
+  tooLarge?: () => Error,
+): Promise<string> {
+  return (await readBytes(body, maxBytes, tooLarge)).toString('utf8');
 }

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HttpAgent, readText } from '../http.ts';
+import { HttpAgent, readBytes, readText } from '../http.ts';
 import { registerSecret } from '../redact.ts';
 import { basicAuthorization, type Challenge, parseChallenge, type RegistryCredentials } from './auth.ts';
 import { OciError } from './errors.ts';
@@ -115,20 +115,6 @@ const MAX_JSON_BYTES = 4 * 1024 * 1024;
 
 function tooLarge(): OciError {
   return new OciError('Protocol', `registry answer over ${MAX_JSON_BYTES} bytes`);
-}
-
-async function readBytes(body: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_JSON_BYTES) {
-      body.destroy();
-      throw tooLarge();
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }
 
 const DEFAULT_CHUNK = 64 * 1024 * 1024;
@@ -291,7 +277,7 @@ export class RegistryClient {
       await drain(res.body);
       return undefined;
     }
-    const bytes = await readBytes(res.body);
+    const bytes = await readBytes(res.body, MAX_JSON_BYTES, tooLarge);
     const digest = sha256(bytes);
     if (isDigest(reference) && digest !== reference) {
       throw new OciError('Protocol', `manifest ${repository}@${reference} has digest ${digest}`);
@@ -352,7 +338,9 @@ export class RegistryClient {
         await drain(res.body);
         return tags;
       }
-      const body = JSON.parse((await readBytes(res.body)).toString('utf8')) as { tags?: string[] | null };
+      const body = JSON.parse(await readText(res.body, MAX_JSON_BYTES, tooLarge)) as {
+        tags?: string[] | null;
+      };
       tags.push(...(body.tags ?? []));
       // Link: </v2/<name>/tags/list?n=1000&last=x>; rel="next"
       const link = header(res, 'link');
@@ -716,7 +704,7 @@ export class RegistryClient {
         status: res.statusCode,
       });
     }
-    const body = JSON.parse((await readBytes(res.body)).toString('utf8')) as {
+    const body = JSON.parse(await readText(res.body, MAX_JSON_BYTES, tooLarge)) as {
       token?: string;
       access_token?: string;
       expires_in?: number;
