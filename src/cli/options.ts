@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { AdminApiClient } from '../api/index.ts';
 import { isContentVersion } from '../bundle/version.ts';
@@ -6,6 +5,7 @@ import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
 import { createLogger, type Logger } from '../log.ts';
 import type { CliContext } from './context.ts';
 import { CliError, EXIT, usageError } from './exit-codes.ts';
+import { readFlagFile } from './flag-file.ts';
 
 export const ENV = {
   apiUrl: 'STATIC_EXPORT_API_URL',
@@ -65,14 +65,7 @@ function resolveApiUrl(flags: ApiFlags, ctx: CliContext): string {
 
 async function readApiKey(flags: ApiFlags, ctx: CliContext): Promise<string> {
   if (flags.keyFile !== undefined) {
-    let text: string;
-    try {
-      text = await readFile(flags.keyFile, 'utf8');
-    } catch (error) {
-      throw usageError(
-        `--key-file ${flags.keyFile} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}.`,
-      );
-    }
+    const text = (await readFlagFile('--key-file', flags.keyFile)).toString('utf8');
     // Files written with `echo` end with a newline; anything else inside is left for key validation.
     return text.replace(/\r?\n$/, '');
   }

@@ -1,11 +1,11 @@
 // Registry flags shared by the `mirror` subcommands that talk to a registry, and the client they
 // make: credentials from flags/env or the Docker/Podman auth file, TLS trust, plain http.
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { OciReference, RegistryClient } from '../oci/index.ts';
 import { registerSecret } from '../redact.ts';
 import type { CliContext } from './context.ts';
 import { CliError, EXIT, usageError } from './exit-codes.ts';
+import { readFlagFile } from './flag-file.ts';
 
 export const REGISTRY_ENV = {
   username: 'STATIC_EXPORT_REGISTRY_USERNAME',
@@ -68,16 +68,7 @@ export async function registryClientFor(
     username !== undefined && password
       ? { username, password }
       : await credentialsFromAuthFiles(ref.registry, ctx.env, flags.authfile);
-  let ca: Buffer | undefined;
-  if (flags.caFile !== undefined) {
-    try {
-      ca = await readFile(flags.caFile);
-    } catch (error) {
-      throw usageError(
-        `--ca-file ${flags.caFile} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}.`,
-      );
-    }
-  }
+  const ca = flags.caFile === undefined ? undefined : await readFlagFile('--ca-file', flags.caFile);
   return new RegistryClient({
     registry: ref.registry,
     ...(credentials

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import {
   type BundleLimitFlags,
@@ -10,6 +9,7 @@ import {
 } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
 import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
+import { readFlagFile } from '../flag-file.ts';
 import { BUNDLE_ENV_HELP, bundleUrlFrom, cliLogger, contentVersionArg, ENV, integer } from '../options.ts';
 import { formatBytes, Reporter } from '../output.ts';
 import {
@@ -72,16 +72,8 @@ async function fetchImage(reference: string, flags: FetchFlags, ctx: CliContext)
     );
   }
   await checkDestination('--dest', flags.dest, flags.force);
-  let publicKey: Buffer | undefined;
-  if (flags.verifyKey !== undefined) {
-    try {
-      publicKey = await readFile(flags.verifyKey);
-    } catch (error) {
-      throw usageError(
-        `--verify-key ${flags.verifyKey} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}.`,
-      );
-    }
-  }
+  const publicKey =
+    flags.verifyKey === undefined ? undefined : await readFlagFile('--verify-key', flags.verifyKey);
   const { pullSiteImage } = await import('../../oci/pull.ts');
   const { assertVersion } = await import('../../bundle/index.ts');
   const client = await registryClientFor(ref, flags, ctx, { timeoutMs: flags.timeout * 1000 });

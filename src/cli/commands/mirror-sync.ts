@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { RegistryClient } from '../../oci/registry.ts';
 import type { DomainResult, SyncEvent } from '../../oci/sync.ts';
 import { type BundleLimitFlags, bundleLimitOptions, limitsFrom } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
-import { CliError, EXIT, EXIT_CODES_HELP, type ExitCode, exitCodeFor, usageError } from '../exit-codes.ts';
+import { CliError, EXIT, EXIT_CODES_HELP, type ExitCode, exitCodeFor } from '../exit-codes.ts';
+import { readFlagFile } from '../flag-file.ts';
 import { API_ENV_HELP, type ApiFlags, apiClient, apiOptions, cliLogger, integer } from '../options.ts';
 import { formatBytes, Reporter } from '../output.ts';
 import {
@@ -66,14 +66,7 @@ function exitCodeOf(result: DomainResult, exportFailed: (e: unknown) => boolean)
 async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
   const logger = cliLogger(ctx);
-  let text: string;
-  try {
-    text = await readFile(flags.config, 'utf8');
-  } catch (error) {
-    throw usageError(
-      `--config ${flags.config} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}.`,
-    );
-  }
+  const text = (await readFlagFile('--config', flags.config)).toString('utf8');
   const { parseSyncConfig, syncDomains, SyncExportFailed } = await import('../../oci/sync.ts');
   const { config, targets } = parseSyncConfig(text, flags.config);
   const hook = await signingHook(flags, (signed) => reportSigned(out, signed));

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { type Command, InvalidArgumentError } from 'commander';
 import { registerSecret } from '../../redact.ts';
 import {
@@ -12,6 +11,7 @@ import {
 } from '../../trigger/contract.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
+import { readFlagFile } from '../flag-file.ts';
 import { integer } from '../options.ts';
 import { Reporter } from '../output.ts';
 
@@ -46,11 +46,7 @@ async function readToken(flags: TriggerFlags, ctx: CliContext): Promise<string> 
   let from: string;
   if (flags.tokenFile !== undefined) {
     from = `--token-file ${flags.tokenFile}`;
-    try {
-      raw = await readFile(flags.tokenFile, 'utf8');
-    } catch (error) {
-      throw usageError(`${from} cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}.`);
-    }
+    raw = (await readFlagFile('--token-file', flags.tokenFile)).toString('utf8');
   } else {
     from = TRIGGER_TOKEN_ENV;
     raw = ctx.env[TRIGGER_TOKEN_ENV];
