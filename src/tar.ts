@@ -18,6 +18,11 @@ export interface TarItem extends TarEntry {
   content?: Uint8Array | AsyncIterable<Uint8Array>;
 }
 
+/** A streamed entry gave more or fewer bytes than its header announced: the archive is broken. */
+export class TarContentSizeError extends Error {
+  override readonly name = 'TarContentSizeError';
+}
+
 const BLOCK = 512;
 /** Two zero blocks end a tar archive. */
 export const TAR_END_BYTES = 2 * BLOCK;
@@ -148,7 +153,9 @@ export async function* tarStream(
       }
     }
     if (item.kind === 'file' && written !== item.size)
-      throw new Error(`tar entry ${item.path}: ${written} bytes of content for a size of ${item.size}`);
+      throw new TarContentSizeError(
+        `tar entry ${item.path}: ${written} bytes of content for a size of ${item.size}`,
+      );
     const pad = item.kind === 'file' ? tarPadding(item.size) : 0;
     if (pad > 0) add(Buffer.alloc(pad));
     if (batched >= BATCH_BYTES) yield* flush();

@@ -4,8 +4,9 @@
 // each blob as a byte range of the file: nothing is extracted or held in memory.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
-import { finished } from 'node:stream/promises';
-import { TAR_END_BYTES, tarHeaders, tarPadding } from '../tar.ts';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { TarContentSizeError, type TarItem, tarPadding, tarStream } from '../tar.ts';
 import { OciError } from './errors.ts';
 import { isTag } from './reference.ts';
 import { type BlobSource, bufferSource, type Descriptor, digestOf, MEDIA_TYPES } from './registry.ts';
@@ -76,49 +77,37 @@ export async function saveLayoutArchive(
   );
   blobs.sort((a, b) => (a.digest < b.digest ? -1 : 1));
 
+  const file = (name: string, content: Uint8Array | AsyncIterable<Uint8Array>, size: number): TarItem => ({
+    path: name,
+    kind: 'file',
+    size,
+    content,
+  });
+  const items: TarItem[] = [
+    file('oci-layout', layoutFile, layoutFile.length),
+    file('index.json', index, index.length),
+    { path: 'blobs', kind: 'dir', size: 0 },
+    { path: 'blobs/sha256', kind: 'dir', size: 0 },
+    // Opened one at a time, as the tar reaches each blob.
+    ...blobs.map((blob) =>
+      file(`blobs/sha256/${blob.digest.slice('sha256:'.length)}`, lazily(blob), blob.size),
+    ),
+  ];
   const tmp = `${path}.partial`;
-  const out = createWriteStream(tmp);
-  const write = async (chunk: Uint8Array): Promise<void> => {
-    if (!out.write(chunk))
-      await new Promise<void>((resolve, reject) => {
-        out.once('drain', resolve);
-        out.once('error', reject);
-      });
-  };
-  const file = async (name: string, size: number, body: AsyncIterable<Uint8Array> | Uint8Array[]) => {
-    for (const block of tarHeaders({ path: name, kind: 'file', size })) await write(block);
-    let written = 0;
-    for await (const chunk of body) {
-      written += chunk.length;
-      await write(chunk);
-    }
-    if (written !== size)
-      throw new OciError('InvalidImage', `${name}: wrote ${written} bytes, expected ${size}`);
-    const pad = tarPadding(size);
-    if (pad > 0) await write(Buffer.alloc(pad));
-  };
   try {
-    await file('oci-layout', layoutFile.length, [layoutFile]);
-    await file('index.json', index.length, [index]);
-    for (const dir of ['blobs', 'blobs/sha256']) {
-      for (const block of tarHeaders({ path: dir, kind: 'dir', size: 0 })) await write(block);
-    }
-    for (const blob of blobs) {
-      await file(
-        `blobs/sha256/${blob.digest.slice('sha256:'.length)}`,
-        blob.size,
-        blob.open() as AsyncIterable<Uint8Array>,
-      );
-    }
-    await write(Buffer.alloc(TAR_END_BYTES));
-    out.end();
-    await finished(out);
+    await pipeline(Readable.from(tarStream(items)), createWriteStream(tmp));
     await rename(tmp, path);
   } catch (error) {
-    out.destroy();
     await rm(tmp, { force: true });
+    // A blob that gave more or fewer bytes than its descriptor says.
+    if (error instanceof TarContentSizeError)
+      throw new OciError('InvalidImage', error.message, { cause: error });
     throw error;
   }
+}
+
+async function* lazily(blob: BlobSource): AsyncIterable<Uint8Array> {
+  yield* blob.open() as AsyncIterable<Uint8Array>;
 }
 
 /** Where each regular file's bytes sit in a tar file. */
