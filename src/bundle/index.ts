@@ -16,9 +16,11 @@ export {
 } from './download.ts';
 export { BundleError, type BundleErrorReason, isBundleError } from './errors.ts';
 export {
+  type ArchiveSummary,
   assertVersion,
   type ExtractOptions,
   extractTarGz,
+  inspectArchive,
   type StagedExtraction,
   stageExtraction,
 } from './extract.ts';

@@ -1,7 +1,6 @@
 // The operator process: both controllers wired to the runtime (informers -> work queues ->
 // reconcilers), behind leader election, with events, metrics and health endpoints.
 
-import { rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { AgentJobBudget, DEFAULT_API_REQUESTS_PER_MINUTE } from '../api/index.ts';
@@ -139,9 +138,6 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
 
   // Each process owns its work directory: opening the cache removes what a crash mid-download left.
 
-  // Registry sources' images are extracted and checked in here; a killed process left its own.
-  const ociPulls = join(cfg.workDir, 'oci-pulls');
-  await rm(ociPulls, { recursive: true, force: true });
   const cache = await BundleCache.open({
     dir: join(cfg.workDir, BUNDLE_CACHE_DIR),
     maxBytes: cfg.bundleCacheBytes ?? DEFAULT_BUNDLE_CACHE_BYTES,
@@ -174,7 +170,6 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     logger: log,
     cache,
     shared,
-    workDir: ociPulls,
     ...(cfg.download ? { download: cfg.download } : {}),
     ...(cfg.startOutcomeWaitMs === undefined
       ? {}

@@ -1,7 +1,14 @@
 // Reading one site image back (what follows a registry inside the gap: the operator and the site
 // chart's `fetch --oci`): its manifest, its cosign signature when a key is given, and its one tar
-// layer, extracted under the bundle caps. Its version annotation, when present, must match its files.
-import { type BundleLimits, type StagedExtraction, stageExtraction } from '../bundle/index.ts';
+// layer, extracted (or only checked) under the bundle caps. Its version annotation, when present, must match its files.
+import type { Readable } from 'node:stream';
+import {
+  type ArchiveSummary,
+  type BundleLimits,
+  inspectArchive,
+  type StagedExtraction,
+  stageExtraction,
+} from '../bundle/index.ts';
 import { OciError } from './errors.ts';
 import { ANNOTATIONS } from './image.ts';
 import type { RegistryClient } from './registry.ts';
@@ -31,6 +38,12 @@ export interface PulledImage {
   verified: boolean;
 }
 
+export interface InspectedImage {
+  /** What the layer holds (checked as an extraction would be, nothing written). */
+  summary: ArchiveSummary;
+  verified: boolean;
+}
+
 /** Pulls `repository@digest` into a staging directory beside `dest` (see stageExtraction). */
 export async function pullSiteImage(
   client: RegistryClient,
@@ -39,6 +52,52 @@ export async function pullSiteImage(
   dest: string,
   options: PullSiteOptions = {},
 ): Promise<PulledImage> {
+  const staged = await readSiteLayer(
+    client,
+    repository,
+    digest,
+    options,
+    (blob, uncompressed) =>
+      stageExtraction(blob, dest, {
+        uncompressed,
+        ...(options.force ? { force: true } : {}),
+        ...(options.limits ? { limits: options.limits } : {}),
+      }),
+    (refused) => refused.discard(),
+  );
+  return { staged, verified: options.publicKey !== undefined };
+}
+
+/**
+ * Checks `repository@digest` as `pullSiteImage` does (signature, one layer, the bundle caps, the
+ * version annotation) from the stream alone: for the operator, which publishes the reference and
+ * never serves the files itself.
+ */
+export async function inspectSiteImage(
+  client: RegistryClient,
+  repository: string,
+  digest: string,
+  options: Omit<PullSiteOptions, 'force'> = {},
+): Promise<InspectedImage> {
+  const summary = await readSiteLayer(client, repository, digest, options, (blob, uncompressed) =>
+    inspectArchive(blob, { uncompressed, ...(options.limits ? { limits: options.limits } : {}) }),
+  );
+  return { summary, verified: options.publicKey !== undefined };
+}
+
+/**
+ * The manifest of `repository@digest`, its signature when a key is given, and its one tar layer
+ * handed to `read`; what `read` found must match the image's version annotation (else `refuse`
+ * undoes it and the image is InvalidImage).
+ */
+async function readSiteLayer<T extends { version: string }>(
+  client: RegistryClient,
+  repository: string,
+  digest: string,
+  options: PullSiteOptions,
+  read: (blob: Readable, uncompressed: boolean) => Promise<T>,
+  refuse: (found: T) => Promise<void> = async () => {},
+): Promise<T> {
   const where = `${client.registry}/${repository}@${digest}`;
   const manifest = await client.getManifest(repository, digest);
   if (!manifest) throw new OciError('NotFound', `manifest ${where} does not exist`);
@@ -66,19 +125,14 @@ export async function pullSiteImage(
       `${where} is not a site image: expected one tar layer, found ${layers.map((l) => l.mediaType).join(', ') || 'none'}`,
     );
   }
-  const blob = await client.getBlob(repository, layer.digest);
-  const staged = await stageExtraction(blob, dest, {
-    uncompressed: !gzip,
-    ...(options.force ? { force: true } : {}),
-    ...(options.limits ? { limits: options.limits } : {}),
-  });
+  const found = await read(await client.getBlob(repository, layer.digest), !gzip);
   const claimed = parsed.annotations?.[ANNOTATIONS.version];
-  if (claimed !== undefined && claimed !== staged.version) {
-    await staged.discard();
+  if (claimed !== undefined && claimed !== found.version) {
+    await refuse(found);
     throw new OciError(
       'InvalidImage',
-      `${where}: its annotation ${ANNOTATIONS.version} says ${claimed}, its files are ${staged.version}`,
+      `${where}: its annotation ${ANNOTATIONS.version} says ${claimed}, its files are ${found.version}`,
     );
   }
-  return { staged, verified: options.publicKey !== undefined };
+  return found;
 }

@@ -1,8 +1,6 @@
 // Effects of the registry source (spec.source.oci): the Secrets it names, the registry client, the
-// tag's digest, and the pull of one image (manifest, signature, layer) into a checked site. The
+// tag's digest, and the check of one image (manifest, signature, layer) into a site summary. The
 // registry client (and undici under it) is loaded only once a release follows a registry.
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import type { BundleLimits, SiteSummary } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { type AuthFile, authConfigCredentials, type RegistryCredentials } from '../../oci/auth.ts';
@@ -140,36 +138,20 @@ export interface PulledSite {
 }
 
 /**
- * Pulls the image at `digest` (signature checked when a key is set) into the work directory,
- * summarises it for the publish gate and removes it again.
+ * Checks the image at `digest` (signature when a key is set, the bundle caps) and summarises it for
+ * the publish gate, from the registry's stream: nothing is written to disk.
  */
 export async function pullSite(
   opened: OpenedRegistry,
   digest: string,
-  o: { workDir: string; uid: string; limits?: Partial<BundleLimits> },
+  o: { limits?: Partial<BundleLimits> } = {},
 ): Promise<PulledSite> {
-  const { pullSiteImage } = await import('../../oci/pull.ts');
-  const { staged, verified } = await pullSiteImage(
-    opened.client,
-    opened.repository,
-    digest,
-    join(o.workDir, `${o.uid}-${randomBytes(4).toString('hex')}`),
-    {
-      force: true,
-      ...(opened.publicKey === undefined
-        ? {}
-        : { publicKey: opened.publicKey, publicKeyField: 'spec.source.oci.verify.publicKeySecretRef' }),
-      ...(o.limits ? { limits: o.limits } : {}),
-    },
-  );
-  try {
-    return {
-      version: staged.version,
-      site: staged.site,
-      sizeBytes: staged.bytes,
-      verified,
-    };
-  } finally {
-    await staged.discard();
-  }
+  const { inspectSiteImage } = await import('../../oci/pull.ts');
+  const { summary, verified } = await inspectSiteImage(opened.client, opened.repository, digest, {
+    ...(opened.publicKey === undefined
+      ? {}
+      : { publicKey: opened.publicKey, publicKeyField: 'spec.source.oci.verify.publicKeySecretRef' }),
+    ...(o.limits ? { limits: o.limits } : {}),
+  });
+  return { version: summary.version, site: summary.site, sizeBytes: summary.bytes, verified };
 }

@@ -84,8 +84,6 @@ export interface ReleaseReconcilerOptions extends ReconcilerDeps {
   tunables?: Tunables;
   /** The operator's cache of labelled workloads: a kind it holds none of for a Secret is not listed. */
   labelledWorkloads?: LabelledWorkloads;
-  /** Where registry sources' images are extracted and checked (removed afterwards). */
-  workDir: string;
   /** Registry client settings for spec.source.oci (tests: short timeouts). */
   registry?: { timeoutMs?: number };
   /**
@@ -338,11 +336,11 @@ export class StaticExportReleaseReconciler extends Reconciler<
     if (!registry) return { requeueAfterMs: 0 };
     let pulled: Awaited<ReturnType<typeof pullSite>>;
     try {
-      pulled = await pullSite(registry, action.digest, {
-        workDir: this.o.workDir,
-        uid: release.metadata.uid ?? '00000000-0000-0000-0000-000000000000',
-        ...(this.o.download?.limits ? { limits: this.o.download.limits } : {}),
-      });
+      pulled = await pullSite(
+        registry,
+        action.digest,
+        this.o.download?.limits ? { limits: this.o.download.limits } : {},
+      );
     } catch (e) {
       if (signal?.aborted) throw e;
       return this.fail(run, status, withinInterval(release, classifyError(e, secretRefText(release))), e);

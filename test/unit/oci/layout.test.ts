@@ -46,7 +46,7 @@ describe('saveLayoutArchive', () => {
   let warnings: string[];
   const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
   beforeEach(async () => {
-    dir = await tempDir('layout-test-');
+    dir = tempDir('layout-test-');
     warnings = [];
     process.on('warning', onWarning);
   });
