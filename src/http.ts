@@ -2,10 +2,14 @@
 // Bundle downloads use them too, so the process holds one HTTP stack: the undici package (the
 // stack of Node's built-in fetch, loaded again as a package) added about 25 MB to the operator's
 // resident memory for the same job (README, "Footprint").
-import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import https from 'node:https';
+import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import { pipeline } from 'node:stream/promises';
-import { createSecureContext } from 'node:tls';
+
+// Not `import` statements: Node's ES module wrapper of node:http reads every export, which loads
+// the undici behind http's lazy WebSocket getters (about 14 MB of RSS and 60 ms of start-up for
+// a CLI run). https and tls load only for an https origin (the root store alone is megabytes).
+const http = process.getBuiltinModule('node:http');
 
 export type HttpTimeoutPhase = 'connect' | 'headers' | 'body';
 
@@ -59,22 +63,31 @@ const KEEP_ALIVE_MS = 4_000;
 /** Keep-alive connection pools for http and https origins, with undici-style timeouts. */
 export class HttpAgent {
   private readonly options: HttpAgentOptions;
-  private readonly plain: http.Agent;
-  private readonly secure: https.Agent;
+  private readonly plain: Agent;
+  private secureAgent: HttpsAgent | undefined;
   private closed = false;
 
   constructor(options: HttpAgentOptions) {
     this.options = options;
-    const pool = { keepAlive: true, timeout: KEEP_ALIVE_MS, maxSockets: options.maxSockets ?? Infinity };
-    this.plain = new http.Agent(pool);
+    this.plain = new http.Agent(this.pool());
+  }
+
+  private pool() {
+    return { keepAlive: true, timeout: KEEP_ALIVE_MS, maxSockets: this.options.maxSockets ?? Infinity };
+  }
+
+  /** The https pool, made on the first https request. */
+  private get secure(): HttpsAgent {
+    if (this.secureAgent) return this.secureAgent;
     // One TLS context for every connection: given only the certificates, Node parses them (and the
     // root store) again for each new connection.
-    const { rejectUnauthorized, ...material } = options.tls ?? {};
-    this.secure = new https.Agent({
-      ...pool,
-      secureContext: createSecureContext(material),
+    const { rejectUnauthorized, ...material } = this.options.tls ?? {};
+    this.secureAgent = new (process.getBuiltinModule('node:https').Agent)({
+      ...this.pool(),
+      secureContext: process.getBuiltinModule('node:tls').createSecureContext(material),
       ...(rejectUnauthorized === undefined ? {} : { rejectUnauthorized }),
     });
+    return this.secureAgent;
   }
 
   /**
@@ -98,11 +111,10 @@ export class HttpAgent {
     const bodyTimeoutMs = init.bodyTimeoutMs ?? this.options.bodyTimeoutMs;
 
     return new Promise((resolve, reject) => {
-      const req = (isHttps ? https : http).request(target, {
-        method: init.method,
-        headers,
-        agent: isHttps ? this.secure : this.plain,
-      });
+      const options = { method: init.method, headers };
+      const req = isHttps
+        ? process.getBuiltinModule('node:https').request(target, { ...options, agent: this.secure })
+        : http.request(target, { ...options, agent: this.plain });
       let phase: HttpTimeoutPhase = 'connect';
       let response: IncomingMessage | undefined;
       let phaseMs = this.options.connectTimeoutMs;
@@ -147,7 +159,7 @@ export class HttpAgent {
   close(): void {
     this.closed = true;
     this.plain.destroy();
-    this.secure.destroy();
+    this.secureAgent?.destroy();
   }
 }
 

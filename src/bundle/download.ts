@@ -115,7 +115,8 @@ async function get(
   timeoutMs: number,
   signal: AbortSignal | undefined,
 ): Promise<IncomingMessage> {
-  const client = url.startsWith('https:') ? await import('node:https') : await import('node:http');
+  // Not `import()`: see http.ts (node:http's module wrapper loads undici).
+  const client = process.getBuiltinModule(url.startsWith('https:') ? 'node:https' : 'node:http');
   return new Promise((resolve, reject) => {
     const req = client.get(url, { headers, timeout: timeoutMs, ...(signal ? { signal } : {}) }, resolve);
     req.on('timeout', () => req.destroy(new Error(`no data for ${timeoutMs} ms`)));

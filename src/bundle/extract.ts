@@ -4,6 +4,7 @@ import { type Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
+import { collectYoung } from '../gc.ts';
 import { assertReplaceable, MARKER_FILE, siblingPath, swapInto } from './destination.ts';
 import { BundleError } from './errors.ts';
 import { type BundleLimits, resolveLimits } from './limits.ts';
@@ -58,6 +59,9 @@ export interface StagedExtraction extends ArchiveSummary {
 const INFLATE_CHUNK = 64 * 1024;
 // Below this much output the ratio says little (headers of a tiny archive compress very well).
 const RATIO_FLOOR_BYTES = 1024 * 1024;
+// Inflated bytes between young-generation collections (see gc.ts): at 4 MiB a 200 MiB bundle
+// pushed to a registry took 1 full collection instead of 25 (8 MiB: 11-16; 2 MiB: 1, more CPU).
+const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
 
 /** Splits an archive path into safe components, or says why it is refused. */
 function splitArchivePath(raw: string, what: string): string[] {
@@ -208,7 +212,10 @@ class ExtractSink extends Writable {
     if (this.inflated === 0 && NESTED_MAGIC.some((magic) => chunk.subarray(0, magic.length).equals(magic))) {
       this.fail(new BundleError('Corrupt', 'the archive is compressed twice; expected a tar.gz bundle'));
     }
+    const before = this.inflated;
     this.inflated += chunk.length;
+    if (Math.floor(this.inflated / COLLECT_EVERY_BYTES) > Math.floor(before / COLLECT_EVERY_BYTES))
+      collectYoung();
     const ratio = this.inflated / Math.max(1, this.compressedBytes());
     if (this.inflated > RATIO_FLOOR_BYTES && ratio > this.limits.maxCompressionRatio) {
       this.fail(

@@ -1,0 +1,22 @@
+// Stream buffers (socket reads, inflated chunks) live outside V8's heap, held by small objects in
+// it: their memory goes back only when a collection finds those objects dead. Streaming a bundle
+// allocates little else, so the young generation rarely fills and V8 waits for its external
+// memory limit instead, then runs a full mark-compact: one every 10-20 MB streamed (25 for a
+// 200 MiB bundle), with the dead buffers adding about 25 MB to the peak RSS meanwhile. A
+// young-generation collection every few MB streamed frees them for a fraction of that.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+let collect: ((options: { type: 'minor' }) => void) | undefined;
+
+/** Makes `collectYoung` work: for entrypoints (the CLI), before any streaming. */
+export function enableYoungCollections(): void {
+  setFlagsFromString('--expose-gc');
+  // The flag adds `gc` to contexts created after it, not to this one.
+  collect = runInNewContext('gc');
+}
+
+/** A young-generation collection, when enabled (else nothing: tests, library use). */
+export function collectYoung(): void {
+  collect?.({ type: 'minor' });
+}
