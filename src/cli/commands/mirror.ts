@@ -143,18 +143,32 @@ async function bundleSource(flags: SiteSourceFlags, ctx: CliContext): Promise<st
   return bundleUrlFrom(flags.url, ctx);
 }
 
-/** Downloads/verifies/extracts the chosen source (or reads the given site) and packages it. */
-async function packagedSite(
-  flags: SiteSourceFlags,
-  ctx: CliContext,
-  out: Reporter,
-): Promise<{ site: PackagedSite; cleanup: () => Promise<void> }> {
+/** A site version read and checked (gate, content version), its image built on demand. */
+interface PreparedSite {
+  version: string;
+  /** Builds the image (once): push asks only when the registry lacks the version. */
+  packaged(): Promise<PackagedSite>;
+  cleanup(): Promise<void>;
+}
+
+/** Downloads/verifies/extracts the chosen source (or reads the given site); packages it on demand. */
+async function preparedSite(flags: SiteSourceFlags, ctx: CliContext, out: Reporter): Promise<PreparedSite> {
   const url = await bundleSource(flags, ctx);
   const { packageSite } = await import('../../oci/index.ts');
   const { contentVersion } = await import('../../bundle/version.ts');
   // The publish gate of fetch/export: an empty or broken site never becomes a version in a registry.
   const gate = siteGate(flags, undefined);
   const meta = siteMeta(flags);
+  const onDemand = (dir: string, label: string, known: { version: string; pages: number }) => {
+    let packaging: Promise<PackagedSite> | undefined;
+    return () => {
+      if (!packaging) {
+        out.progress({ key: 'package', text: `packaging ${label}` });
+        packaging = packageSite(dir, meta, known);
+      }
+      return packaging;
+    };
+  };
   if (url === undefined) {
     const dir = resolve(flags.site as string);
     if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
@@ -165,12 +179,10 @@ async function packagedSite(
     const { summarizeSite } = await import('../../bundle/site-check.ts');
     const summary = await summarizeSite(dir);
     await gate(summary);
-    out.progress({ key: 'package', text: `packaging ${dir}` });
+    const { version } = await contentVersion(dir);
     return {
-      site: await packageSite(dir, meta, {
-        version: (await contentVersion(dir)).version,
-        pages: summary.pages,
-      }),
+      version,
+      packaged: onDemand(dir, dir, { version, pages: summary.pages }),
       cleanup: async () => {},
     };
   }
@@ -187,12 +199,14 @@ async function packagedSite(
       gate,
       onProgress: (received, total) => out.progress(downloadProgress(received, total)),
     });
-    out.progress({ key: 'package', text: `packaging version ${fetched.version}` });
-    const site = await packageSite(fetched.path, meta, {
+    return {
       version: fetched.version,
-      pages: fetched.site.pages,
-    });
-    return { site, cleanup };
+      packaged: onDemand(fetched.path, `version ${fetched.version}`, {
+        version: fetched.version,
+        pages: fetched.site.pages,
+      }),
+      cleanup,
+    };
   } catch (error) {
     await cleanup();
     throw error;
@@ -202,7 +216,7 @@ async function packagedSite(
 /**
  * A bundle (--url, --bundle) packaged while it downloads, its layer uploaded to `repository` as it
  * is built (see stageBundleImage). Undefined for --site, and for a bundle whose entries are not in
- * the layer's order, which packagedSite then extracts (downloading it again).
+ * the layer's order, which preparedSite then extracts (downloading it again).
  */
 async function stagedSite(
   flags: SiteSourceFlags,
@@ -258,13 +272,17 @@ async function runPush(flags: PushFlags, ctx: CliContext): Promise<void> {
   const hook = await signingHook(flags, (signed) => reportSigned(out, signed));
   const client = await registryClientFor(target, flags, ctx);
   let staged: StagedSite | undefined;
-  let cleanup = async () => {};
+  let prepared: PreparedSite | undefined;
   try {
     staged = await stagedSite(flags, ctx, out, client, target.repository);
-    let site: PackagedSite;
-    if (staged) site = staged;
-    else ({ site, cleanup } = await packagedSite(flags, ctx, out));
-    const result = await publishSite(client, target.repository, site, {
+    // Streamed, the layer is up before its version is known (a digest over the content). Read
+    // first (--site, a bundle out of order), the site is packaged only if the registry lacks it.
+    if (!staged) prepared = await preparedSite(flags, ctx, out);
+    const ready = prepared;
+    const source = ready
+      ? { version: ready.version, image: async () => (await ready.packaged()).image }
+      : (staged as StagedSite);
+    const result = await publishSite(client, target.repository, source, {
       tags: flags.tag ?? [],
       ...(hook ? { afterManifest: hook } : {}),
     });
@@ -282,10 +300,11 @@ async function runPush(flags: PushFlags, ctx: CliContext): Promise<void> {
       uploaded: result.blobs.filter((b) => b.outcome === 'uploaded').length,
       pruned: pruned.map((p) => p.tag),
     });
+    const site = result.pushed ? (staged ?? (await ready?.packaged())) : undefined;
     out.info(
-      result.pushed
+      site
         ? `Pushed version ${site.version} (${site.files} files, ${formatBytes(site.image.layer.size)} layer) as ${reference}`
-        : `Version ${site.version} is already in ${formatOciReference(target)} (${result.digest}): nothing pushed`,
+        : `Version ${result.version} is already in ${formatOciReference(target)} (${result.digest}): nothing pushed`,
     );
     if (result.moved.length > 0) out.info(`Tagged ${result.moved.join(', ')}`);
     if (pruned.length > 0)
@@ -294,7 +313,7 @@ async function runPush(flags: PushFlags, ctx: CliContext): Promise<void> {
     // A version the repository had already: its streamed layer is not kept.
     await staged?.release();
     await client.close();
-    await cleanup();
+    await prepared?.cleanup();
   }
 }
 
@@ -305,8 +324,9 @@ interface SaveFlags extends SiteSourceFlags {
 async function runSave(flags: SaveFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
   const { saveLayoutArchive, versionTag } = await import('../../oci/index.ts');
-  const { site, cleanup } = await packagedSite(flags, ctx, out);
+  const prepared = await preparedSite(flags, ctx, out);
   try {
+    const site = await prepared.packaged();
     await saveLayoutArchive(flags.to, site.image, versionTag(site.version));
     out.event('saved', {
       path: resolve(flags.to),
@@ -316,7 +336,7 @@ async function runSave(flags: SaveFlags, ctx: CliContext): Promise<void> {
     });
     out.info(`Saved version ${site.version} (${site.image.manifestDigest}) to ${flags.to}`);
   } finally {
-    await cleanup();
+    await prepared.cleanup();
   }
 }
 

@@ -116,6 +116,33 @@ describe('mirror push', SLOW, () => {
     expect(b.digest).toBe(a.digest);
   });
 
+  it('asks the registry before packaging a site it read first: an unchanged version is not packaged again', async () => {
+    const site = join(work, 'unchanged-site');
+    await mkdir(join(site, 'guide'), { recursive: true });
+    await writeFile(join(site, 'index.html'), '<h1>Home</h1>');
+    await writeFile(join(site, 'guide', 'index.html'), '<h1>Guide</h1>');
+    // Plain output (no --json): each step is a line on stderr.
+    const push = () =>
+      runCli([
+        'mirror',
+        'push',
+        '--site',
+        site,
+        '--to',
+        `oci://${registry.host}/unchanged/site`,
+        '--domain',
+        'unchanged.example.com',
+      ]);
+    const first = await push();
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain('packaging');
+    expect(first.stderr).toMatch(/Pushed version sha256-/);
+    const second = await push();
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).not.toContain('packaging');
+    expect(second.stderr).toMatch(/is already in .*nothing pushed/);
+  });
+
   it('gives the same image from a bundle listing its files out of order (extracted instead, with a warning)', async () => {
     const archive = join(work, 'unordered.tar.gz');
     await writeFile(
