@@ -107,6 +107,20 @@ describe('Informer', () => {
     expect(filed('a/y')).toEqual(['one']);
     expect(filed('b/x')).toEqual([]);
     expect(informer.byIndex('no such index', 'a/x')).toEqual([]);
+
+    // A value filed under by several objects, then by one again, then by none.
+    s.send('ADDED', cm('a', 'four', 104, { owner: 'x' }));
+    s.send('ADDED', cm('a', 'five', 105, { owner: 'x' }));
+    await until('added', () => informer.get('a', 'five') !== undefined);
+    expect(filed('a/x').sort()).toEqual(['five', 'four', 'three']);
+    s.send('DELETED', cm('a', 'three', 106, { owner: 'x' }));
+    s.send('MODIFIED', cm('a', 'four', 107, { owner: 'y' }));
+    await until('moved', () => filed('a/y').length === 2);
+    expect(filed('a/x')).toEqual(['five']);
+    s.send('MODIFIED', cm('a', 'five', 108, { owner: 'five' }));
+    await until('moved', () => filed('a/five').length === 1);
+    expect(filed('a/x')).toEqual([]);
+    expect(filed('a/y').sort()).toEqual(['four', 'one']);
   });
 
   it('keeps no managedFields in its cache, from the list or from the watch', async () => {
