@@ -4,7 +4,7 @@
 // it. For informers that hold only metadata (Secrets), the objects read or written here are kept
 // and served while the informer still shows the same resourceVersion. Whatever cannot be shown to
 // be current is read from the API server.
-import type { Informer, KubeObject } from './informer.ts';
+import { type Informer, type KubeObject, withoutManagedFields } from './informer.ts';
 
 /**
  * Orders two resourceVersions when both are integers (an etcd revision, as every API server
@@ -76,12 +76,16 @@ export class CachedReader<T extends KubeObject> {
     if (!resourceVersion) return;
     const key = `${namespace ?? ''}/${name}`;
     const seen = this.o.informer.get(namespace, name);
-    // The informer has something newer already: keeping ours would only go stale.
-    if (seen && (compareResourceVersions(seen.metadata.resourceVersion, resourceVersion) ?? 1) > 0) return;
+    const order = seen ? (compareResourceVersions(seen.metadata.resourceVersion, resourceVersion) ?? 1) : -1;
+    // The informer has something newer already (keeping ours would only go stale) or, holding whole
+    // objects, ours (the watch was quicker than the answer): nothing would ever drop a copy kept now.
+    if (order > 0 || (this.o.full && order === 0)) {
+      this.known.delete(key);
+      return;
+    }
     const prev = this.known.get(key);
     if (prev && (compareResourceVersions(prev.metadata.resourceVersion, resourceVersion) ?? -1) > 0) return;
-    delete (obj.metadata as { managedFields?: unknown }).managedFields;
-    this.known.set(key, obj);
+    this.known.set(key, withoutManagedFields(obj));
   }
 
   /** How many written or read objects are held beside the informer's cache. */

@@ -81,6 +81,15 @@ describe('CachedReader over an informer of whole objects', () => {
     expect(fetched).toEqual([]);
   });
 
+  it('keeps no copy of its own write when the watch delivered it before the answer arrived', async () => {
+    const { reader, fetched, send } = await setup(true, [cm('a', 'x', 5, { v: 'listed' })]);
+    await send('MODIFIED', cm('a', 'x', 7, { v: 'written' }));
+    reader.remember(cm('a', 'x', 7, { v: 'written' }));
+    expect(reader.size()).toBe(0);
+    expect((await reader.get('a', 'x')).data).toEqual({ v: 'written' });
+    expect(fetched).toEqual([]);
+  });
+
   it('reads from the API server what the cache does not hold (a 404 stays a 404)', async () => {
     const { reader, fetched } = await setup(true, []);
     await expect(reader.get('a', 'gone')).rejects.toMatchObject({ status: 404 });
