@@ -2,7 +2,7 @@
 // events broadcaster, a repeat of the same (object, type, reason, action, note) within a window
 // updates the first Event's `series` instead of creating another. Recording never throws: an
 // Event is a courtesy, and a reconcile must not fail because one could not be written.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../log.ts';
 import { scrub } from '../redact.ts';
 import type { KubeObject } from './informer.ts';
@@ -95,13 +95,14 @@ export class EventRecorder {
   record(input: EventInput): Promise<void> {
     const note = eventNote(input.note);
     const r = input.regarding;
-    const key = [
-      r.uid ?? `${r.kind}/${r.namespace}/${r.name}`,
-      input.type,
-      input.reason,
-      input.action,
-      note,
-    ].join('\u0000');
+    // A digest rather than the text itself: one is kept per series, a note is up to 1 KiB.
+    const key = createHash('sha256')
+      .update(
+        [r.uid ?? `${r.kind}/${r.namespace}/${r.name}`, input.type, input.reason, input.action, note].join(
+          '\u0000',
+        ),
+      )
+      .digest('base64');
     const now = Date.now();
     const existing = this.series.get(key);
     if (existing && now - existing.firstAt < this.windowMs) {
@@ -118,19 +119,24 @@ export class EventRecorder {
       firstAt: now,
       pending: Promise.resolve(),
     };
-    this.remember(key, entry);
+    this.remember(key, entry, now);
     entry.pending = this.create(entry, input, note);
     return entry.pending;
   }
 
-  private remember(key: string, entry: Series): void {
+  /** How many series are kept (those whose window is still open, at most 4,096). */
+  size(): number {
+    return this.series.size;
+  }
+
+  private remember(key: string, entry: Series, now: number): void {
     this.series.delete(key);
     this.series.set(key, entry);
-    // Oldest first in insertion order: drop the oldest when full.
-    while (this.series.size > CACHE_MAX) {
-      const oldest = this.series.keys().next().value;
-      if (oldest === undefined) break;
-      this.series.delete(oldest);
+    // Oldest first in insertion order: drop those whose window has closed (a repeat starts a new
+    // Event anyway), and the oldest when full.
+    for (const [k, s] of this.series) {
+      if (now - s.firstAt < this.windowMs && this.series.size <= CACHE_MAX) break;
+      this.series.delete(k);
     }
   }
 

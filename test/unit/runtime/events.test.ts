@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { registerSecret } from '../../../src/redact.ts';
 import { EventRecorder, eventNote, REPORTING_CONTROLLER, refTo } from '../../../src/runtime/events.ts';
 import { KubeApiError } from '../../../src/runtime/kube-client.ts';
@@ -28,6 +28,10 @@ const release = refTo({
   apiVersion: 'staticexport.dev/v1alpha1',
   kind: 'StaticExportRelease',
   metadata: { name: 'docs', namespace: 'web', uid: 'u-1', resourceVersion: '7' },
+});
+
+afterEach(() => {
+  vi.useRealTimers();
 });
 
 describe('eventNote', () => {
@@ -96,6 +100,23 @@ describe('EventRecorder', () => {
     await rec.normal(release, 'Published', 'WriteTarget', 'v1');
     expect(api.created).toHaveLength(3);
     expect(api.created[2]?.body.series).toMatchObject({ count: 2 });
+  });
+
+  it('keeps a series only while its window is open', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const api = new FakeEventsApi();
+    const rec = new EventRecorder({ client: api, reportingInstance: 'pod-1', windowMs: 60_000 });
+    await rec.normal(release, 'Published', 'WriteTarget', 'v1');
+    await rec.normal(release, 'Published', 'WriteTarget', 'v2');
+    vi.advanceTimersByTime(30_000);
+    await rec.normal(release, 'Published', 'WriteTarget', 'v3');
+    expect(rec.size()).toBe(3);
+    // The first two windows have closed: the next Event drops them, not the third's.
+    vi.advanceTimersByTime(40_000);
+    await rec.normal(release, 'Published', 'WriteTarget', 'v4');
+    expect(rec.size()).toBe(2);
+    await rec.normal(release, 'Published', 'WriteTarget', 'v3');
+    expect(api.patched).toHaveLength(1);
   });
 
   it('never throws when the API fails', async () => {
