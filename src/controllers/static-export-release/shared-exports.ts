@@ -18,8 +18,11 @@ export interface SharedExport {
 
 interface Group {
   members: Set<string>;
-  /** `by`: the release starting it (until it has a job id); `jk`: its key in `flights`. */
-  flight?: SharedExport & { by?: string; jk?: string };
+  /**
+   * `by`: the release starting it (until it has a job id); `jk`: its key in `flights`. Set to
+   * undefined, never deleted: a delete turns V8's object into a hash table (a group per release).
+   */
+  flight: (SharedExport & { by?: string; jk?: string }) | undefined;
 }
 
 interface PollEntry {
@@ -53,6 +56,11 @@ const FINAL_KEEP_MS = 10 * 60_000;
 const LINK_REUSE_SHARE = 0.1;
 const SWEEP_EVERY = 256;
 
+/** A link may go to another release while most of its lifetime is still ahead. */
+function reusable(link: LinkEntry, now: number): boolean {
+  return now - link.issuedAt <= (link.bundle.expiresAt.getTime() - link.issuedAt) * LINK_REUSE_SHARE;
+}
+
 export interface SharedExportsOptions {
   /** Wakes a release (`namespace/name`) whose group's export started, ended, or whose start was abandoned. */
   wake?: (release: string) => void;
@@ -84,7 +92,7 @@ export class SharedExports {
     this.groupOf.set(release, key);
     let group = this.groups.get(key);
     if (!group) {
-      group = { members: new Set() };
+      group = { members: new Set(), flight: undefined };
       this.groups.set(key, group);
     }
     group.members.add(release);
@@ -151,7 +159,7 @@ export class SharedExports {
     const key = this.groupOf.get(release);
     const group = key === undefined ? undefined : this.groups.get(key);
     if (!group?.flight || group.flight.by !== release || group.flight.jobId !== undefined) return;
-    delete group.flight;
+    group.flight = undefined;
     if (wake) this.wakeOthers(group, release);
   }
 
@@ -231,10 +239,7 @@ export class SharedExports {
     const key = jobKey(identity, jobId);
     const cached = this.links.get(key);
     const now = this.now();
-    if (cached) {
-      const lifetime = cached.bundle.expiresAt.getTime() - cached.issuedAt;
-      if (now - cached.issuedAt <= lifetime * LINK_REUSE_SHARE) return cached.bundle;
-    }
+    if (cached && reusable(cached, now)) return cached.bundle;
     const running = this.inflight.get(`link\u0000${key}`) as Promise<GeneratedBundle> | undefined;
     if (running) return running;
     const p = call();
@@ -248,10 +253,15 @@ export class SharedExports {
     }
   }
 
+  /** How many poll answers and links are kept. */
+  kept(): { polls: number; links: number } {
+    return { polls: this.polls.size, links: this.links.size };
+  }
+
   /** The group's export ended (completed, failed or gone): the next one is started anew; members look now. */
   private land(jk: string, group: Group): void {
     const key = this.flights.get(jk);
-    delete group.flight;
+    group.flight = undefined;
     this.flights.delete(jk);
     this.wakeOthers(group, undefined);
     if (key !== undefined && group.members.size === 0) this.groups.delete(key);
@@ -261,12 +271,15 @@ export class SharedExports {
     for (const m of group.members) if (m !== except) this.wake(m);
   }
 
-  /** Adds an entry; now and then drops expired ones, so the maps stay as small as what is in use. */
+  /**
+   * Adds an entry; now and then drops the ones no longer handed out (polls no longer fresh, links
+   * past their reuse share), so the maps stay as small as what is in use.
+   */
   private remember<E>(map: Map<string, E>, key: string, entry: E): void {
     map.set(key, entry);
     if (++this.writes % SWEEP_EVERY !== 0) return;
     const now = this.now();
     for (const [k, p] of this.polls) if (now >= p.freshUntil) this.polls.delete(k);
-    for (const [k, l] of this.links) if (now >= l.bundle.expiresAt.getTime()) this.links.delete(k);
+    for (const [k, l] of this.links) if (!reusable(l, now)) this.links.delete(k);
   }
 }

@@ -266,6 +266,22 @@ describe('SharedExports', () => {
     expect((await shared.link('acct', 'j1', call)).bundleUrl).toBe('https://b/2');
   });
 
+  it('keeps no link past its share of reuse, even before it expires', async () => {
+    let t = 0;
+    const shared = new SharedExports({ now: () => t });
+    const call = async (): Promise<GeneratedBundle> => ({
+      jobId: 'j',
+      bundleUrl: 'https://b/1',
+      expiresAt: new Date(t + 1_000_000),
+    });
+    // Links are swept every 256 answers kept: 255 now, the 256th after their reuse share ended.
+    for (let i = 0; i < 255; i++) await shared.link('acct', `j${i}`, call);
+    expect(shared.kept().links).toBe(255);
+    t = 100_001;
+    await shared.link('acct', 'j255', call);
+    expect(shared.kept().links).toBe(1);
+  });
+
   it('after a restart a member re-finds the flight from its status; the others join it', () => {
     const shared = new SharedExports();
     shared.enter('prod/docs', 'G');
