@@ -2,9 +2,10 @@
 // exports: time from creation until all are Ready, the operator's peak RSS, API server writes per
 // release, and writes per minute once everything is Ready and nothing changes.
 // Env: BENCH_RELEASES (default 1000), BENCH_STEADY_SECONDS (default 60), BENCH_CPU_PROF (a directory
-// for the operator's CPU profile).
+// for the operator's CPU profile), BENCH_HEAP_SNAPSHOT (a directory for the operator's heap
+// snapshots before the releases are created and at the end, after its peak RSS is read).
 // Targets (issue 12): all Ready within 30 s per 1,000 releases (time per release flat up to 3,000), peak RSS < 150 MB, <= 8 writes per release, 0 writes in steady state.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -65,6 +66,23 @@ function rssMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
+/** Has process `pid` (started with --heapsnapshot-signal=SIGUSR2) write a heap snapshot into `dir`; waits until written. */
+async function heapSnapshot(pid: number, dir: string): Promise<void> {
+  const snapshots = () => readdirSync(dir).filter((f) => f.endsWith('.heapsnapshot'));
+  const before = snapshots().length;
+  process.kill(pid, 'SIGUSR2');
+  // Node writes the file in place: it is done once a new one exists and its size stops changing.
+  let size = -1;
+  for (;;) {
+    await sleep(1_000);
+    const file = snapshots().sort().at(-1);
+    if (snapshots().length <= before || !file) continue;
+    const now = statSync(join(dir, file)).size;
+    if (now === size && now > 0) return;
+    size = now;
+  }
+}
+
 export async function run(): Promise<void> {
   const count = Number(process.env.BENCH_RELEASES ?? 1000);
   const steadySeconds = Number(process.env.BENCH_STEADY_SECONDS ?? 60);
@@ -78,13 +96,17 @@ export async function run(): Promise<void> {
  * prints only the operator's resident memory at the end (the idle footprint).
  */
 export async function scenario(count: number, steadySeconds: number, idleOnly: boolean): Promise<void> {
+  const heapDir = process.env.BENCH_HEAP_SNAPSHOT;
   const { cp, sim, operator, kubectl, stop } = await startLocalStack({
     prefix: 'bench-operator-',
     simulator: () => ({ exportDurationMs: 0, linkTtlSeconds: 24 * 3600 }),
     namespace: 'bench',
     maxBuffer: 256 << 20,
     // BENCH_CPU_PROF=<dir>: the operator writes a V8 CPU profile there when it exits.
-    nodeArgs: process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [],
+    nodeArgs: [
+      ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : []),
+      ...(heapDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`] : []),
+    ],
     // The figures are the operator's own cost: the simulator here has no per-minute limit.
     operator: { apiRequestsPerMinute: 0 },
     operatorArgs: process.env.BENCH_CONCURRENCY ? ['--concurrency', process.env.BENCH_CONCURRENCY] : [],
@@ -113,6 +135,7 @@ export async function scenario(count: number, steadySeconds: number, idleOnly: b
     releases.start();
     await releases.waitForSync();
     await sleep(2_000);
+    if (heapDir) await heapSnapshot(operator.pid ?? 0, heapDir);
     const before = await requestCounts(cp);
 
     const docs = benchReleases(count, (i) => `site-${i}.example.com`);
@@ -149,6 +172,7 @@ export async function scenario(count: number, steadySeconds: number, idleOnly: b
     await kube.close();
     const rss = rssMb(operator.pid ?? 0, 'VmHWM');
     const idle = rssMb(operator.pid ?? 0, 'VmRSS');
+    if (heapDir) await heapSnapshot(operator.pid ?? 0, heapDir);
 
     const verdict = (ok: boolean) => (ok ? 'ok' : 'MISSED');
     if (idleOnly) {
