@@ -1,8 +1,10 @@
 // /metrics, /healthz (the process answers) and /readyz (caller-defined: informers synced and
 // leading or standing by healthily) on one small HTTP server.
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+
+// Not an `import` statement: node:http's ES module wrapper loads undici (see http.ts).
+const { createServer } = process.getBuiltinModule('node:http');
 
 export interface HealthServerOptions {
   host?: string;

@@ -3,7 +3,7 @@
 // does. Every refusal happens before any write; the cheap checks (method, path, size, headers,
 // timestamp, rate limit) before anything is read from the API server. The token never leaves
 // this module: not in responses, logs or events.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RequestLimiter } from '../api/request-limiter.ts';
 import type { EventSink } from '../controllers/types.ts';
@@ -29,6 +29,9 @@ import {
   verify,
   withinWindow,
 } from './contract.ts';
+
+// Not an `import` statement: node:http's ES module wrapper loads undici (see http.ts).
+const { createServer } = process.getBuiltinModule('node:http');
 
 const MAX_TRACKED_RELEASES = 10_000;
 
