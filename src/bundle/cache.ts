@@ -68,6 +68,8 @@ export class BundleCache {
   private readonly bySource = new Map<string, string>();
   private readonly fetching = new Map<string, Running>();
   private readonly now: () => number;
+  /** The entries' sizes summed as they come and go: a sum over all of them per download is quadratic. */
+  private held = 0;
 
   private constructor(options: BundleCacheOptions) {
     this.o = options;
@@ -109,9 +111,7 @@ export class BundleCache {
 
   /** Bytes of archives held. */
   get sizeBytes(): number {
-    let total = 0;
-    for (const e of this.entries.values()) total += e.meta.sizeBytes;
-    return total;
+    return this.held;
   }
 
   /** The verified bundle of `source` (see bundleSource): from the cache, or downloaded once however many ask. */
@@ -184,12 +184,14 @@ export class BundleCache {
   }
 
   private add(meta: Meta, usedAt: number): void {
+    this.held += meta.sizeBytes - (this.entries.get(meta.sha256)?.meta.sizeBytes ?? 0);
     this.entries.set(meta.sha256, { meta, usedAt });
     for (const s of meta.sources) this.bySource.set(s, meta.sha256);
   }
 
   private async drop(sha: string): Promise<void> {
     const e = this.entries.get(sha);
+    this.held -= e?.meta.sizeBytes ?? 0;
     this.entries.delete(sha);
     for (const s of e?.meta.sources ?? []) if (this.bySource.get(s) === sha) this.bySource.delete(s);
     await Promise.all([`${sha}.json`, `${sha}.tar.gz`].map((n) => rm(join(this.o.dir, n), { force: true })));

@@ -323,13 +323,20 @@ export function openDownload(options: DownloadOptions): Download<string | undefi
     }),
     { objectMode: false, highWaterMark: 1024 * 1024 },
   );
-  body.on('error', (error) => settle.reject(error));
-  body.on('end', () =>
-    result ? settle.resolve(result) : settle.reject(new Error('download ended without a result')),
-  );
+  // Settled by the end or an error; a close before either (destroyed) is a download cut short.
+  let settled = false;
+  body.on('error', (error) => {
+    settled = true;
+    settle.reject(error);
+  });
+  body.on('end', () => {
+    settled = true;
+    if (result) settle.resolve(result);
+    else settle.reject(new Error('download ended without a result'));
+  });
   body.on('close', () => {
     dispose();
-    settle.reject(new BundleError('Network', 'download stopped before the end'));
+    if (!settled) settle.reject(new BundleError('Network', 'download stopped before the end'));
   });
   return { body, done };
 }

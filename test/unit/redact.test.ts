@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scrub } from '../../src/redact.ts';
+import { registerSecret, scrub } from '../../src/redact.ts';
 
 const SECRET = /sig=|abc123|hunter2|ghp_token|access_token/;
 
@@ -96,5 +96,23 @@ describe('scrub', () => {
     'a%2Fb stays as written',
   ])('leaves text without secrets as it is: %s', (text) => {
     expect(scrub(text)).toBe(text);
+  });
+
+  it('removes registered secrets wherever they stand, among thousands registered', () => {
+    for (let i = 0; i < 3000; i++) registerSecret(`http://127.0.0.1:1/bundles/se_${i}/bundle.tar.gz`);
+    registerSecret('mint_key0000000001');
+    // The same last characters as the key: both are found.
+    registerSecret('other_key0000000001');
+    registerSecret('short');
+    expect(scrub('mint_key0000000001')).toBe('[REDACTED]');
+    expect(scrub('a mint_key0000000001, b other_key0000000001 c mint_key0000000001')).toBe(
+      'a [REDACTED], b [REDACTED] c [REDACTED]',
+    );
+    expect(scrub('got http://127.0.0.1:1/bundles/se_2999/bundle.tar.gz')).toBe('got [REDACTED]');
+    expect(scrub('got http://127.0.0.1:1/bundles/se_3000/bundle.tar.gz')).toBe(
+      'got http://127.0.0.1:1/bundles/se_3000/bundle.tar.gz',
+    );
+    // Under 8 characters nothing is registered: it would redact ordinary words.
+    expect(scrub('short of time')).toBe('short of time');
   });
 });
