@@ -54,11 +54,11 @@ function inspect(release: StaticExportRelease, target: ValuesSecretTarget, secre
     return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
   };
   const values = decoded(target.key);
-  const version = values === undefined ? undefined : versionIn(values);
+  const { version, bundleUrl } = values === undefined ? {} : staticExportFields(values);
   const chartKeysMatch =
     values !== undefined &&
     decoded(CHART_KEYS.version) === version &&
-    decoded(CHART_KEYS.bundleUrl) === bundleUrlIn(values);
+    decoded(CHART_KEYS.bundleUrl) === bundleUrl;
   const labelled = Object.entries(target.labels ?? {}).every(([k, v]) => secret.metadata.labels?.[k] === v);
   return {
     chartKeysMatch,
@@ -92,22 +92,26 @@ export async function observeValuesSecret(
   return observed;
 }
 
-const versionIn = (values: string) => staticExportField(values, 'version');
-const bundleUrlIn = (values: string) => staticExportField(values, 'bundleUrl');
-
-function staticExportField(values: string, field: 'version' | 'bundleUrl'): string | undefined {
+/** The version and link a values document carries (each absent unless a string); one parse for both. */
+function staticExportFields(values: string): { version?: string; bundleUrl?: string } {
+  let block: Record<string, unknown> | undefined;
   try {
-    const v = (parse(values) as { staticExport?: Record<string, unknown> } | null)?.staticExport?.[field];
-    return typeof v === 'string' ? v : undefined;
+    block = (parse(values) as { staticExport?: Record<string, unknown> } | null)?.staticExport;
   } catch {
-    return undefined;
+    return {};
   }
+  const { version, bundleUrl } = block ?? {};
+  return {
+    ...(typeof version === 'string' ? { version } : {}),
+    ...(typeof bundleUrl === 'string' ? { bundleUrl } : {}),
+  };
 }
 
-export function desiredValuesSecret(
+function desiredValuesSecret(
   release: StaticExportRelease,
   target: ValuesSecretTarget,
   values: StaticExportValues,
+  rendered: string,
 ) {
   return {
     apiVersion: 'v1',
@@ -116,7 +120,7 @@ export function desiredValuesSecret(
     type: 'Opaque',
     // `data`, not `stringData`: server-side apply tracks stringData poorly (it is never stored).
     data: {
-      [target.key]: Buffer.from(renderValuesYaml(values)).toString('base64'),
+      [target.key]: Buffer.from(rendered).toString('base64'),
       [CHART_KEYS.bundleUrl]: Buffer.from(values.bundleUrl).toString('base64'),
       [CHART_KEYS.version]: Buffer.from(values.version).toString('base64'),
       ...(values.ociReference
@@ -135,14 +139,15 @@ export function writeValuesSecret(
   signal?: AbortSignal,
   cache?: OwnedCache,
 ): Promise<boolean> {
+  const rendered = renderValuesYaml(values);
   return writeOwned(
     kube,
     release,
     'Secret',
-    desiredValuesSecret(release, target, values),
+    desiredValuesSecret(release, target, values, rendered),
     (secret) => {
       const seen = inspect(release, target, secret);
-      return seen.values === renderValuesYaml(values) && seen.chartKeysMatch && seen.labelled;
+      return seen.values === rendered && seen.chartKeysMatch && seen.labelled;
     },
     target.field ?? 'spec.target.valuesSecret.name',
     signal,
