@@ -40,11 +40,25 @@ export function insecureApiBaseUrl(url: string, allowInsecure: boolean): string 
   return `${normalizeApiBaseUrl(url)} uses plain http to a host that is not loopback: the admin key would cross the network unencrypted`;
 }
 
+// Answers by question: every reconcile asks about the same few URLs, and each answer parses
+// several. Bounded: spec.apiBaseUrl is anyone's to set.
+const answers = new Map<string, string | undefined>();
+const ANSWERS_MAX = 256;
+
 /**
  * Whether the key may be sent to `url` (from `field`, e.g. spec.apiBaseUrl); a message naming the
  * field and the operator flags that allow it when not.
  */
 export function apiBaseUrlRefusal(url: string, field: string, policy: ApiBaseUrlPolicy): string | undefined {
+  const question = [url, field, policy.allowInsecure, ...policy.allowed].join('\u0000');
+  if (answers.has(question)) return answers.get(question);
+  const answer = refusal(url, field, policy);
+  if (answers.size >= ANSWERS_MAX) answers.clear();
+  answers.set(question, answer);
+  return answer;
+}
+
+function refusal(url: string, field: string, policy: ApiBaseUrlPolicy): string | undefined {
   const normalized = normalizeApiBaseUrl(url);
   if (normalized === undefined) return `${field} ${url} is not an absolute http(s) URL`;
   const allowed = policy.allowed.map(normalizeApiBaseUrl);

@@ -9,6 +9,17 @@ import {
 const policy = (allowed: string[], allowInsecure = false) => ({ allowed, allowInsecure });
 
 describe('apiBaseUrlRefusal', () => {
+  it('answers the same URL again by the policy and field asked with, not by an earlier answer', () => {
+    const url = 'http://api.example.com';
+    expect(apiBaseUrlRefusal(url, 'spec.apiBaseUrl', policy([url], true))).toBeUndefined();
+    expect(apiBaseUrlRefusal(url, 'spec.apiBaseUrl', policy([url]))).toMatch(/^spec.apiBaseUrl .*plain http/);
+    expect(apiBaseUrlRefusal(url, 'The flag', policy([url]))).toMatch(/^The flag .*plain http/);
+    expect(apiBaseUrlRefusal(url, 'spec.apiBaseUrl', policy(['https://other.example.com'], true))).toMatch(
+      /not an admin API base URL/,
+    );
+    expect(apiBaseUrlRefusal(url, 'spec.apiBaseUrl', policy([url], true))).toBeUndefined();
+  });
+
   it('allows the base URLs the operator was given, however they are spelled', () => {
     const p = policy(['https://api.example.com', 'https://eu.example.com/api/']);
     for (const url of [
