@@ -5,18 +5,18 @@
 // 200 MiB bundle), with the dead buffers adding about 25 MB to the peak RSS meanwhile. A
 // young-generation collection every few MB streamed frees them for a fraction of that.
 import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+
+const { runInNewContext } = process.getBuiltinModule('node:vm');
 
 let collect: ((options: { type: 'minor' }) => void) | undefined;
 
-/** Makes `collectYoung` work: for entrypoints (the CLI), before any streaming. */
-export function enableYoungCollections(): void {
-  setFlagsFromString('--expose-gc');
-  // The flag adds `gc` to contexts created after it, not to this one.
-  collect = runInNewContext('gc');
-}
-
-/** A young-generation collection, when enabled (else nothing: tests, library use). */
+/** A young-generation collection (see above). */
 export function collectYoung(): void {
-  collect?.({ type: 'minor' });
+  if (!collect) {
+    // On first use, not at start-up: a process streaming no bundle (--help, an idle operator)
+    // makes no context (2-3 MB of RSS). The flag adds `gc` to contexts created after it.
+    setFlagsFromString('--expose-gc');
+    collect = runInNewContext('gc') as (options: { type: 'minor' }) => void;
+  }
+  collect({ type: 'minor' });
 }

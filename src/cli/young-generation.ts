@@ -4,9 +4,6 @@
 // lower on large bundles (see `npm run bench`) at no measurable speed cost. Fixed before module
 // loading grows it, the operator's new space starts at 2 MB instead of 4 MB, as with
 // `--max-semi-space-size=1` on the command line (which no entrypoint then has to remember).
-// The bundle pipelines also collect it as they stream (see gc.ts).
 import { setFlagsFromString } from 'node:v8';
-import { enableYoungCollections } from '../gc.ts';
 
 setFlagsFromString('--semi-space-growth-factor=1');
-enableYoungCollections();
