@@ -4,7 +4,8 @@
 //   only after `done`, so no two workers ever hold the same key.
 // - `addAfter` delays an add (the earliest pending time wins), `addRateLimited` delays by the
 //   larger of a per-key exponential backoff and a global token bucket, `forget` resets a key's
-//   backoff after a success.
+//   backoff after a success. Delayed keys wait in a heap under one timer (client-go's waiting
+//   queue): a timer per key cost about 450 bytes each, one per release waiting for its renewal.
 import { type LongTimer, setLongTimeout } from '../timers.ts';
 
 export interface WorkQueueOptions {
@@ -47,16 +48,69 @@ export class TokenBucket {
   }
 }
 
-interface Delayed {
+interface Waiting {
+  key: string;
   readyAt: number;
-  timer: LongTimer;
+}
+
+/** A binary min-heap by `readyAt`. */
+class WaitingHeap {
+  private readonly items: Waiting[] = [];
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  peek(): Waiting | undefined {
+    return this.items[0];
+  }
+
+  push(item: Waiting): void {
+    const a = this.items;
+    a.push(item);
+    for (let i = a.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if ((a[parent] as Waiting).readyAt <= item.readyAt) break;
+      a[i] = a[parent] as Waiting;
+      a[parent] = item;
+      i = parent;
+    }
+  }
+
+  pop(): Waiting | undefined {
+    const a = this.items;
+    const top = a[0];
+    const last = a.pop();
+    if (top === undefined || last === undefined || a.length === 0) return top;
+    a[0] = last;
+    for (let i = 0; ; ) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let min = i;
+      if (l < a.length && (a[l] as Waiting).readyAt < (a[min] as Waiting).readyAt) min = l;
+      if (r < a.length && (a[r] as Waiting).readyAt < (a[min] as Waiting).readyAt) min = r;
+      if (min === i) break;
+      a[i] = a[min] as Waiting;
+      a[min] = last;
+      i = min;
+    }
+    return top;
+  }
+
+  clear(): void {
+    this.items.length = 0;
+  }
 }
 
 export class WorkQueue {
   private readonly queue: string[] = [];
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
-  private readonly delayed = new Map<string, Delayed>();
+  /** Key -> when it is due; the heap may also hold superseded (later) times, skipped when due. */
+  private readonly delayed = new Map<string, number>();
+  private readonly waiting = new WaitingHeap();
+  private timer: LongTimer | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
   private readonly failures = new Map<string, number>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
   private readonly bucket: TokenBucket;
@@ -85,20 +139,35 @@ export class WorkQueue {
     }
     const readyAt = Date.now() + ms;
     const pending = this.delayed.get(key);
-    if (pending) {
-      if (pending.readyAt <= readyAt) return;
-      pending.timer.clear();
-    }
+    if (pending !== undefined && pending <= readyAt) return;
+    this.delayed.set(key, readyAt);
+    this.waiting.push({ key, readyAt });
+    if (readyAt < this.timerAt) this.arm(readyAt);
+  }
+
+  /** The one timer, for the earliest due key. */
+  private arm(at: number): void {
+    this.timer?.clear();
+    this.timerAt = at;
     // A pending retry must not keep a finished process alive.
-    const timer = setLongTimeout(
-      () => {
-        this.delayed.delete(key);
-        this.add(key);
-      },
-      ms,
-      { unref: true },
-    );
-    this.delayed.set(key, { readyAt, timer });
+    this.timer = setLongTimeout(() => this.fire(), Math.max(0, at - Date.now()), { unref: true });
+  }
+
+  /** Adds every key that is due, then waits for the next. */
+  private fire(): void {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    for (let next = this.waiting.peek(); next; next = this.waiting.peek()) {
+      if (next.readyAt > now) {
+        this.arm(next.readyAt);
+        return;
+      }
+      this.waiting.pop();
+      if (this.delayed.get(next.key) !== next.readyAt) continue; // superseded by an earlier time
+      this.delayed.delete(next.key);
+      this.add(next.key);
+    }
   }
 
   /** Re-adds a failed key after the larger of its backoff and the global rate limit. */
@@ -145,8 +214,11 @@ export class WorkQueue {
   /** Stops handing out keys; waiting `get` calls resolve to `undefined`, delayed adds are dropped. */
   shutDown(): void {
     this.shuttingDown = true;
-    for (const d of this.delayed.values()) d.timer.clear();
+    this.timer?.clear();
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
     this.delayed.clear();
+    this.waiting.clear();
     for (const w of this.waiters.splice(0)) w(undefined);
   }
 

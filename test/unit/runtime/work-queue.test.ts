@@ -113,6 +113,23 @@ describe('WorkQueue', () => {
     expect(q.len()).toBe(1);
   });
 
+  it('many delayed keys wait under one timer and come due in order of their times', async () => {
+    for (let i = 0; i < 100; i++) q.addAfter(`k${i}`, 1000 + ((i * 37) % 100) * 10);
+    q.addAfter('k5', 500); // an earlier time for a key already waiting replaces its later one
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(q.len()).toBe(1);
+    const due: string[] = [await (q.get() as Promise<string>)];
+    await vi.advanceTimersByTimeAsync(2000);
+    while (q.len() > 0) due.push(await (q.get() as Promise<string>));
+    expect(due).toHaveLength(100);
+    expect(due[0]).toBe('k5');
+    const at = (k: string) => ((Number(k.slice(1)) * 37) % 100) * 10;
+    for (let i = 2; i < due.length; i++)
+      expect(at(due[i] as string)).toBeGreaterThanOrEqual(at(due[i - 1] as string));
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('addAfter with a non-positive delay adds at once', () => {
     q.addAfter('a', 0);
     expect(q.len()).toBe(1);
