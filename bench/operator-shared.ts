@@ -6,7 +6,7 @@
 // Env: BENCH_SHARED_RELEASES (default 100), BENCH_SHARED_DOMAINS (default 10).
 import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { benchReleases, startLocalStack } from './local-stack.ts';
+import { benchReleases, createReleases, startLocalStack } from './local-stack.ts';
 
 const ADMIN_ENDPOINTS = ['start', 'status', 'bundle'] as const;
 
@@ -15,7 +15,7 @@ export async function sharedKeyScenario(): Promise<void> {
   const domains = Number(process.env.BENCH_SHARED_DOMAINS ?? 10);
   const exportMs = Number(process.env.BENCH_SHARED_EXPORT_SECONDS ?? 30) * 1000;
   // The operator's own limit at its default (90 per key and minute).
-  const { dir, sim, kubectl, stop } = await startLocalStack({
+  const { dir, cp, sim, kubectl, stop } = await startLocalStack({
     prefix: 'bench-shared-',
     simulator: () => ({ exportDurationMs: exportMs, linkTtlSeconds: 24 * 3600, requestsPerMinute: 100 }),
     namespace: 'bench',
@@ -27,11 +27,11 @@ export async function sharedKeyScenario(): Promise<void> {
     const from = sim.requests.length;
     const createdAt = sim.now();
     const started = performance.now();
-    kubectl(['create', '-f', '-'], docs);
+    await createReleases(cp.kubeconfig, docs);
     let ready = 0;
     while (ready < count && performance.now() - started < 900_000) {
       await sleep(1_000);
-      const out = kubectl([
+      const out = await kubectl([
         'get',
         'ser',
         '-n',

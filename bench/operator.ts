@@ -15,7 +15,7 @@ import type { Condition } from '../src/crd/index.ts';
 import { GROUP_VERSION, SER_PLURAL } from '../src/crd/index.ts';
 import { Informer, type KubeObject } from '../src/runtime/informer.ts';
 import { KubeClient } from '../src/runtime/kube-client.ts';
-import { benchReleases, startLocalStack } from './local-stack.ts';
+import { benchReleases, createReleases, startLocalStack } from './local-stack.ts';
 import { sharedKeyScenario } from './operator-shared.ts';
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'APPLY', 'DELETE']);
@@ -98,7 +98,7 @@ export async function run(): Promise<void> {
  */
 export async function scenario(count: number, steadySeconds: number, idleOnly: boolean): Promise<void> {
   const heapDir = process.env.BENCH_HEAP_SNAPSHOT;
-  const { cp, sim, operator, kubectl, stop } = await startLocalStack({
+  const { cp, sim, operator, stop } = await startLocalStack({
     prefix: 'bench-operator-',
     simulator: () => ({ exportDurationMs: 0, linkTtlSeconds: 24 * 3600 }),
     namespace: 'bench',
@@ -151,7 +151,7 @@ export async function scenario(count: number, steadySeconds: number, idleOnly: b
     };
     const cpuFrom = Object.fromEntries(Object.entries(processes).map(([k, pid]) => [k, cpuSeconds(pid)]));
     const started = performance.now();
-    kubectl(['create', '-f', '-'], docs);
+    await createReleases(cp.kubeconfig, docs);
     const created = (performance.now() - started) / 1000;
 
     while (ready.size < count && performance.now() - started < Math.max(900_000, count * 600))

@@ -58,7 +58,7 @@ export async function run(): Promise<void> {
       ],
       { encoding: 'utf8', env: { ...process.env, HOME: dir } },
     );
-    kubectl(
+    await kubectl(
       ['apply', '-f', '-'],
       stringify({
         apiVersion: 'staticexport.dev/v1alpha1',
@@ -91,7 +91,7 @@ export async function run(): Promise<void> {
       kubectl(['get', 'ser', 'docs', '-n', 'docs', '-o', 'jsonpath={.status.current.version}']);
     let version = '';
     for (const deadline = Date.now() + 120_000; !version && Date.now() < deadline; await sleep(250))
-      version = served();
+      version = await served();
     if (!version || (await rolledTo(version, 30_000)) === undefined)
       throw new Error('the first version was not published and rolled within 150 s');
 
