@@ -382,7 +382,7 @@ export class RegistryClient {
     }
     location ??= await this.startUpload(repository);
     if (source.size <= this.chunkSize) {
-      await this.finishUpload(repository, location, source, source.open(), source.size);
+      await this.finishUpload(repository, location, source.digest, source.open(), source.size);
     } else {
       const reader = new ChunkedReader(source.open());
       let offset = 0;
@@ -405,7 +405,7 @@ export class RegistryClient {
         location = this.uploadLocation(res);
         offset += length;
       }
-      await this.finishUpload(repository, location, source, undefined, 0);
+      await this.finishUpload(repository, location, source.digest, undefined, 0);
     }
     return this.report(repository, source, 'uploaded');
   }
@@ -452,17 +452,7 @@ export class RegistryClient {
         if (settled)
           throw new OciError('Usage', `the upload of ${digest} to ${repository} is settled already`);
         settled = true;
-        const url = new URL(next);
-        url.searchParams.set('digest', digest);
-        const done = await this.call({
-          method: 'PUT',
-          path: url.toString(),
-          scope,
-          headers: { 'content-length': '0' },
-          expect: [201],
-          what: `upload blob ${digest} to ${repository}`,
-        });
-        await drain(done.body);
+        await this.finishUpload(repository, next, digest, undefined, 0);
       },
       cancel: async () => {
         if (settled) return;
@@ -533,12 +523,12 @@ export class RegistryClient {
   private async finishUpload(
     repository: string,
     location: string,
-    source: BlobSource,
+    digest: string,
     body: Body,
     length: number,
   ): Promise<void> {
     const url = new URL(location);
-    url.searchParams.set('digest', source.digest);
+    url.searchParams.set('digest', digest);
     const res = await this.call({
       method: 'PUT',
       path: url.toString(),
@@ -546,7 +536,7 @@ export class RegistryClient {
       headers: { 'content-type': 'application/octet-stream', 'content-length': String(length) },
       body,
       expect: [201],
-      what: `upload blob ${source.digest} to ${repository}`,
+      what: `upload blob ${digest} to ${repository}`,
     });
     await drain(res.body);
   }
