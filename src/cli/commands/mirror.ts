@@ -151,9 +151,16 @@ interface PreparedSite {
   cleanup(): Promise<void>;
 }
 
-/** Downloads/verifies/extracts the chosen source (or reads the given site); packages it on demand. */
-async function preparedSite(flags: SiteSourceFlags, ctx: CliContext, out: Reporter): Promise<PreparedSite> {
-  const url = await bundleSource(flags, ctx);
+/**
+ * Downloads/verifies/extracts the bundle at `url` (or reads the given site when there is none);
+ * packages it on demand.
+ */
+async function preparedSite(
+  flags: SiteSourceFlags,
+  url: string | undefined,
+  ctx: CliContext,
+  out: Reporter,
+): Promise<PreparedSite> {
   const { packageSite } = await import('../../oci/index.ts');
   const { contentVersion } = await import('../../bundle/version.ts');
   // The publish gate of fetch/export: an empty or broken site never becomes a version in a registry.
@@ -214,18 +221,19 @@ async function preparedSite(flags: SiteSourceFlags, ctx: CliContext, out: Report
 }
 
 /**
- * A bundle (--url, --bundle) packaged while it downloads, its layer uploaded to `repository` as it
- * is built (see stageBundleImage). Undefined for --site, and for a bundle whose entries are not in
- * the layer's order, which preparedSite then extracts (downloading it again).
+ * The bundle at `url` (--url, --bundle) packaged while it downloads, its layer uploaded to
+ * `repository` as it is built (see stageBundleImage). Undefined without a bundle (--site), and for
+ * a bundle whose entries are not in the layer's order, which preparedSite then extracts
+ * (downloading it again).
  */
 async function stagedSite(
+  url: string | undefined,
   flags: SiteSourceFlags,
   ctx: CliContext,
   out: Reporter,
   client: RegistryClient,
   repository: string,
 ): Promise<StagedSite | undefined> {
-  const url = await bundleSource(flags, ctx);
   if (url === undefined) return undefined;
   const { openDownload } = await import('../../bundle/download.ts');
   const { resolveLimits } = await import('../../bundle/limits.ts');
@@ -270,14 +278,15 @@ async function runPush(flags: PushFlags, ctx: CliContext): Promise<void> {
     throw usageError('--to names a repository (oci://registry/repository); give moving tags with --tag.');
   }
   const hook = await signingHook(flags, (signed) => reportSigned(out, signed));
+  const url = await bundleSource(flags, ctx);
   const client = await registryClientFor(target, flags, ctx);
   let staged: StagedSite | undefined;
   let prepared: PreparedSite | undefined;
   try {
-    staged = await stagedSite(flags, ctx, out, client, target.repository);
+    staged = await stagedSite(url, flags, ctx, out, client, target.repository);
     // Streamed, the layer is up before its version is known (a digest over the content). Read
     // first (--site, a bundle out of order), the site is packaged only if the registry lacks it.
-    if (!staged) prepared = await preparedSite(flags, ctx, out);
+    if (!staged) prepared = await preparedSite(flags, url, ctx, out);
     const ready = prepared;
     const source = ready
       ? { version: ready.version, image: async () => (await ready.packaged()).image }
@@ -324,7 +333,7 @@ interface SaveFlags extends SiteSourceFlags {
 async function runSave(flags: SaveFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
   const { saveLayoutArchive, versionTag } = await import('../../oci/index.ts');
-  const prepared = await preparedSite(flags, ctx, out);
+  const prepared = await preparedSite(flags, await bundleSource(flags, ctx), ctx, out);
   try {
     const site = await prepared.packaged();
     await saveLayoutArchive(flags.to, site.image, versionTag(site.version));
