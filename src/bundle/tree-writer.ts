@@ -168,7 +168,7 @@ export class TreeWriter implements EntryWriter {
   dir(path: string): void {
     this.ops.push({ op: 'dir', path });
   }
-  file(path: string, _size?: number): void {
+  file(path: string): void {
     this.ops.push({ op: 'file', path });
   }
   data(chunk: Buffer): void {
