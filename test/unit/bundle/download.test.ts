@@ -37,12 +37,9 @@ afterEach(() => rm(work, { recursive: true, force: true }));
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 const downloads = () => sim.requests.filter((r) => r.endpoint === 'download');
 
-async function readAll(body: Readable, onChunk?: () => void): Promise<Buffer> {
+async function readAll(body: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of body) {
-    onChunk?.();
-    chunks.push(chunk as Buffer);
-  }
+  for await (const chunk of body) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
 
@@ -111,12 +108,13 @@ describe('openDownload', () => {
         renewed += 1;
         return (await generateLink(sim, bundle.jobId)).bundleUrl;
       },
+      // Once bytes flow, move the simulator clock past expiresAt: the resume request meets a 403.
+      onProgress: () => {
+        if (!advanced) sim.advanceTime(3_600_000);
+        advanced = true;
+      },
     });
-    // Once bytes flow, move the simulator clock past expiresAt: the resume request meets a 403.
-    const bytes = await readAll(body, () => {
-      if (!advanced) sim.advanceTime(3_600_000);
-      advanced = true;
-    });
+    const bytes = await readAll(body);
     expect(bytes.equals(archive)).toBe(true);
     expect(renewed).toBe(1);
     expect(await done).toMatchObject({ renewals: 1, sha256: sha256(archive) });
