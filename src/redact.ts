@@ -27,15 +27,51 @@ const ENCODED = /%(?:2[35F]|3[ADF]|40)/i;
 const TAIL = 8;
 const secretsByTail = new Map<string, string[]>();
 const registered = new Map<string, number>();
+let registrations = 0;
 
-/** Registers a secret value (e.g. an API key read from a Secret) so `scrub` removes it anywhere. */
-export function registerSecret(value: string | undefined): void {
-  if (!value || value.length < TAIL || registered.has(value)) return;
-  registered.set(value, registered.size);
+// A secret that expires (a bundle link, a registry token) is forgotten an hour after it expires:
+// messages about a request made with it come well within that, and a long-running operator
+// registers a link per export and a token per registry visit (every interval of every OCI
+// release), which would otherwise be kept for the life of the process.
+const FORGET_AFTER_EXPIRY_MS = 60 * 60_000;
+const SWEEP_EVERY_MS = 60_000;
+/** When each expiring secret is forgotten; secrets without an expiry are not in here. */
+const forgetAt = new Map<string, number>();
+let nextSweep = 0;
+
+/**
+ * Registers a secret value (e.g. an API key read from a Secret) so `scrub` removes it anywhere;
+ * with `expiresAt`, only until an hour after that (a value also registered without one is kept).
+ */
+export function registerSecret(value: string | undefined, expiresAt?: Date | number): void {
+  if (!value || value.length < TAIL) return;
+  const now = Date.now();
+  if (now >= nextSweep) forgetExpired(now);
+  const permanent = registered.has(value) && !forgetAt.has(value);
+  if (expiresAt === undefined) forgetAt.delete(value);
+  else if (!permanent) {
+    const at = Number(expiresAt) + FORGET_AFTER_EXPIRY_MS;
+    forgetAt.set(value, Math.max(at, forgetAt.get(value) ?? at));
+  }
+  if (registered.has(value)) return;
+  registered.set(value, registrations++);
   const tail = value.slice(-TAIL);
   const same = secretsByTail.get(tail);
   if (same) same.push(value);
   else secretsByTail.set(tail, [value]);
+}
+
+function forgetExpired(now: number): void {
+  nextSweep = now + SWEEP_EVERY_MS;
+  for (const [value, at] of forgetAt) {
+    if (at > now) continue;
+    forgetAt.delete(value);
+    registered.delete(value);
+    const tail = value.slice(-TAIL);
+    const rest = (secretsByTail.get(tail) ?? []).filter((s) => s !== value);
+    if (rest.length > 0) secretsByTail.set(tail, rest);
+    else secretsByTail.delete(tail);
+  }
 }
 
 /** The registered secrets `text` contains, in the order they were registered. */

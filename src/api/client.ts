@@ -324,7 +324,7 @@ export class AdminApiClient {
       },
       options.signal,
     );
-    registerSecret(result.bundleUrl);
+    registerSecret(result.bundleUrl, result.expiresAt);
     return { ...result, jobId: result.jobId ?? jobId };
   }
 

@@ -701,9 +701,10 @@ export class RegistryClient {
     };
     const token = body.token ?? body.access_token;
     if (!token) throw new OciError('Protocol', `token service of ${this.registry} answered without a token`);
-    registerSecret(token);
     // Spec default lifetime is 60 s; renew a little early.
-    const lifetime = Math.max(10, (body.expires_in ?? 60) - 10) * 1000;
+    const expiresIn = body.expires_in ?? 60;
+    registerSecret(token, Date.now() + expiresIn * 1000);
+    const lifetime = Math.max(10, expiresIn - 10) * 1000;
     this.tokens.set(scope.join(' '), { token, expiresAt: Date.now() + lifetime });
     return token;
   }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { registerSecret, scrub } from '../../src/redact.ts';
 
 const SECRET = /sig=|abc123|hunter2|ghp_token|access_token/;
@@ -114,5 +114,48 @@ describe('scrub', () => {
     );
     // Under 8 characters nothing is registered: it would redact ordinary words.
     expect(scrub('short of time')).toBe('short of time');
+  });
+
+  describe('expiring secrets', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+    const HOUR = 3_600_000;
+
+    it('forgets a secret an hour after it expires (swept at most once a minute, on a registration)', () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const start = Date.now();
+      registerSecret('link_expiring_0001', start + HOUR);
+      vi.setSystemTime(start + 2 * HOUR - 1000);
+      registerSecret('link_expiring_0002', start + 3 * HOUR);
+      expect(scrub('got link_expiring_0001')).toBe('got [REDACTED]');
+      vi.setSystemTime(start + 2 * HOUR + 61_000);
+      registerSecret('link_expiring_0003', start + 3 * HOUR);
+      expect(scrub('got link_expiring_0001 and link_expiring_0002')).toBe(
+        'got link_expiring_0001 and [REDACTED]',
+      );
+    });
+
+    it('keeps a secret registered again with a later expiry until that one', () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const start = Date.now();
+      registerSecret('token_renewed_0001', start);
+      registerSecret('token_renewed_0001', start + 5 * HOUR);
+      vi.setSystemTime(start + 3 * HOUR);
+      registerSecret('token_renewed_0002', start + 5 * HOUR);
+      expect(scrub('token_renewed_0001')).toBe('[REDACTED]');
+    });
+
+    it('never forgets a secret that was also registered without an expiry', () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const start = Date.now();
+      registerSecret('api_key_for_good_0001');
+      registerSecret('api_key_for_good_0001', start);
+      registerSecret('api_key_for_good_0002', start);
+      registerSecret('api_key_for_good_0002');
+      vi.setSystemTime(start + 100 * HOUR);
+      registerSecret('link_expiring_0004', start + 101 * HOUR);
+      expect(scrub('api_key_for_good_0001 api_key_for_good_0002')).toBe('[REDACTED] [REDACTED]');
+    });
   });
 });
