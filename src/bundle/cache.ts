@@ -1,7 +1,10 @@
 // The operator's bundle cache: each export job's bundle is downloaded and verified once per
-// operator, however many releases publish it. Content-addressed (`<sha256>.tar.gz` and its
-// verification result `<sha256>.json`), bounded in size: the least recently used archives go first.
-// Never holds a link (links are credentials). Survives a restart when the work directory does.
+// operator, however many releases publish it (a shared export, a renewed link). It keeps what the
+// verification found, not the archive: nothing reads an archive again (the site chart's pods
+// download their own), so a bundle streams through the verification without touching the disk.
+// One small file per archive digest (`<sha256>.json`), at most `maxEntries`, the least recently
+// used going first; never a link (links are credentials). Survives a restart when the work
+// directory does.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -26,20 +29,14 @@ interface Meta extends CachedBundle {
   sources: string[];
 }
 
-interface Entry {
-  meta: Meta;
-  usedAt: number;
-}
-
 export interface BundleCacheOptions {
   dir: string;
-  /** Most bytes of archives kept; 0 keeps none (each job is still fetched once at a time). */
-  maxBytes: number;
+  /** Most verification results kept; 0 keeps none (each job is still fetched once at a time). */
+  maxEntries: number;
   limits?: Partial<BundleLimits>;
   logger?: Logger;
   /** Bytes of each archive actually downloaded (not those answered from the cache). */
   onDownloaded?: (bytes: number) => void;
-  now?: () => number;
 }
 
 export interface CacheFetch {
@@ -54,8 +51,11 @@ const SHA256 = /^[0-9a-f]{64}$/;
 
 /** The cache's folder in the operator's work directory. */
 export const BUNDLE_CACHE_DIR = 'bundle-cache';
-/** A few typical sites' bundles; the work directory must hold this beside one download being verified. */
-export const DEFAULT_BUNDLE_CACHE_BYTES = 512 * 1024 ** 2;
+/**
+ * More than the releases of a large installation, so a renewed link never downloads its bundle
+ * again: an entry is a few hundred bytes on disk and in memory.
+ */
+export const DEFAULT_BUNDLE_CACHE_ENTRIES = 10_000;
 
 /** One job of one account, as recorded on disk: a digest, so nothing there names either. */
 export function bundleSource(identity: string, jobId: string): string {
@@ -64,54 +64,45 @@ export function bundleSource(identity: string, jobId: string): string {
 
 export class BundleCache {
   private readonly o: BundleCacheOptions;
-  private readonly entries = new Map<string, Entry>();
+  /** By archive digest, least recently used first (a use moves an entry to the end). */
+  private readonly entries = new Map<string, Meta>();
   private readonly bySource = new Map<string, string>();
   private readonly fetching = new Map<string, Running>();
-  private readonly now: () => number;
-  /** The entries' sizes summed as they come and go: a sum over all of them per download is quadratic. */
-  private held = 0;
 
   private constructor(options: BundleCacheOptions) {
     this.o = options;
-    this.now = options.now ?? Date.now;
   }
 
-  /** Opens (creates) the cache directory: unfinished entries a killed process left are removed. */
+  /**
+   * Opens (creates) the cache directory. Anything but an entry is removed: a temporary file a
+   * killed process left, or an archive an earlier version kept beside its entry.
+   */
   static async open(options: BundleCacheOptions): Promise<BundleCache> {
     const cache = new BundleCache(options);
     await mkdir(options.dir, { recursive: true });
-    const names = await readdir(options.dir);
-    const present = new Set(names);
     let removed = 0;
-    for (const name of names) {
+    const found: { meta: Meta; usedAt: number }[] = [];
+    for (const name of await readdir(options.dir)) {
       const sha = name.slice(0, 64);
-      const complete =
-        SHA256.test(sha) &&
-        ((name === `${sha}.json` && present.has(`${sha}.tar.gz`)) ||
-          (name === `${sha}.tar.gz` && present.has(`${sha}.json`)));
-      if (!complete) {
+      if (!SHA256.test(sha) || name !== `${sha}.json`) {
         await rm(join(options.dir, name), { recursive: true, force: true });
         removed++;
         continue;
       }
-      if (!name.endsWith('.json')) continue;
       try {
         const meta = JSON.parse(await readFile(join(options.dir, name), 'utf8')) as Meta;
         const { mtimeMs } = await stat(join(options.dir, name));
         if (meta.sha256 !== sha || !Array.isArray(meta.sources)) throw new Error('not an entry');
-        cache.add(meta, mtimeMs);
+        found.push({ meta, usedAt: mtimeMs });
       } catch {
         await cache.drop(sha);
       }
     }
-    if (removed) options.logger?.info({ dir: options.dir, removed }, 'removed unfinished downloads');
+    for (const { meta } of found.sort((a, b) => a.usedAt - b.usedAt)) cache.add(meta);
+    if (removed)
+      options.logger?.info({ dir: options.dir, removed }, 'bundle cache: removed files other than entries');
     await cache.evict();
     return cache;
-  }
-
-  /** Bytes of archives held. */
-  get sizeBytes(): number {
-    return this.held;
   }
 
   /** The verified bundle of `source` (see bundleSource): from the cache, or downloaded once however many ask. */
@@ -119,10 +110,10 @@ export class BundleCache {
     const sha = this.bySource.get(source);
     const hit = sha === undefined ? undefined : this.entries.get(sha);
     if (hit) {
-      hit.usedAt = this.now();
+      this.add(hit);
       // The file's time carries the use across a restart; failing to set it changes nothing else.
-      await utimes(join(this.o.dir, `${hit.meta.sha256}.json`), new Date(), new Date()).catch(() => {});
-      return strip(hit.meta);
+      await utimes(join(this.o.dir, `${hit.sha256}.json`), new Date(), new Date()).catch(() => {});
+      return strip(hit);
     }
     let running = this.fetching.get(source);
     if (!running) {
@@ -143,72 +134,56 @@ export class BundleCache {
   }
 
   private async download(source: string, d: CacheFetch): Promise<CachedBundle> {
-    const suffix = randomBytes(4).toString('hex');
-    const incoming = join(this.o.dir, `.incoming-${suffix}.tar.gz`);
-    // An archive larger than the whole cache is verified but not kept.
-    const keep = this.o.maxBytes > 0 && (d.expectedSize === undefined || d.expectedSize <= this.o.maxBytes);
-    try {
-      const fetched = await fetchBundle({
-        url: d.url,
-        // Verified as it streams by, nothing extracted: the files are the site chart's to write.
-        ...(keep ? { archiveCopy: incoming } : {}),
-        ...(d.expectedSize === undefined ? {} : { expectedSize: d.expectedSize }),
-        ...(d.renewUrl ? { renewUrl: d.renewUrl } : {}),
-        ...(d.signal ? { signal: d.signal } : {}),
-        ...(this.o.logger ? { logger: this.o.logger } : {}),
-        ...(this.o.limits ? { limits: this.o.limits } : {}),
-        ...(d.deadlineMs ? { download: { deadlineMs: d.deadlineMs } } : {}),
-      });
-      this.o.onDownloaded?.(fetched.sizeBytes);
-      const existing = this.entries.get(fetched.sha256);
-      const meta: Meta = {
-        sha256: fetched.sha256,
-        sizeBytes: fetched.sizeBytes,
-        version: fetched.version,
-        files: fetched.files,
-        site: fetched.site,
-        sources: [...new Set([...(existing?.meta.sources ?? []), source])],
-      };
-      if (keep && fetched.sizeBytes <= this.o.maxBytes) {
-        if (!existing) await rename(incoming, join(this.o.dir, `${meta.sha256}.tar.gz`));
-        const tmp = join(this.o.dir, `.meta-${suffix}`);
-        await writeFile(tmp, `${JSON.stringify(meta)}\n`);
-        await rename(tmp, join(this.o.dir, `${meta.sha256}.json`));
-        this.add(meta, this.now());
-        await this.evict(meta.sha256);
-      }
-      return strip(meta);
-    } finally {
-      await rm(incoming, { force: true });
+    const fetched = await fetchBundle({
+      url: d.url,
+      // Verified as it streams by, nothing extracted or written: the files are the site chart's to write.
+      ...(d.expectedSize === undefined ? {} : { expectedSize: d.expectedSize }),
+      ...(d.renewUrl ? { renewUrl: d.renewUrl } : {}),
+      ...(d.signal ? { signal: d.signal } : {}),
+      ...(this.o.logger ? { logger: this.o.logger } : {}),
+      ...(this.o.limits ? { limits: this.o.limits } : {}),
+      ...(d.deadlineMs ? { download: { deadlineMs: d.deadlineMs } } : {}),
+    });
+    this.o.onDownloaded?.(fetched.sizeBytes);
+    const existing = this.entries.get(fetched.sha256);
+    const meta: Meta = {
+      sha256: fetched.sha256,
+      sizeBytes: fetched.sizeBytes,
+      version: fetched.version,
+      files: fetched.files,
+      site: fetched.site,
+      sources: [...new Set([...(existing?.sources ?? []), source])],
+    };
+    if (this.o.maxEntries > 0) {
+      const tmp = join(this.o.dir, `.meta-${randomBytes(4).toString('hex')}`);
+      await writeFile(tmp, `${JSON.stringify(meta)}\n`);
+      await rename(tmp, join(this.o.dir, `${meta.sha256}.json`));
+      this.add(meta);
+      await this.evict();
     }
+    return strip(meta);
   }
 
-  private add(meta: Meta, usedAt: number): void {
-    this.held += meta.sizeBytes - (this.entries.get(meta.sha256)?.meta.sizeBytes ?? 0);
-    this.entries.set(meta.sha256, { meta, usedAt });
+  /** Adds or replaces an entry as the most recently used. */
+  private add(meta: Meta): void {
+    this.entries.delete(meta.sha256);
+    this.entries.set(meta.sha256, meta);
     for (const s of meta.sources) this.bySource.set(s, meta.sha256);
   }
 
   private async drop(sha: string): Promise<void> {
     const e = this.entries.get(sha);
-    this.held -= e?.meta.sizeBytes ?? 0;
     this.entries.delete(sha);
-    for (const s of e?.meta.sources ?? []) if (this.bySource.get(s) === sha) this.bySource.delete(s);
-    await Promise.all([`${sha}.json`, `${sha}.tar.gz`].map((n) => rm(join(this.o.dir, n), { force: true })));
+    for (const s of e?.sources ?? []) if (this.bySource.get(s) === sha) this.bySource.delete(s);
+    await rm(join(this.o.dir, `${sha}.json`), { force: true });
   }
 
-  /** Least recently used first, until the archives fit; `keep` (just added) goes last. */
-  private async evict(keep?: string): Promise<void> {
-    let total = this.sizeBytes;
-    if (total <= this.o.maxBytes) return;
-    const order = [...this.entries.values()].sort(
-      (a, b) => Number(a.meta.sha256 === keep) - Number(b.meta.sha256 === keep) || a.usedAt - b.usedAt,
-    );
-    for (const e of order) {
-      if (total <= this.o.maxBytes) break;
-      total -= e.meta.sizeBytes;
-      await this.drop(e.meta.sha256);
-      this.o.logger?.debug({ sha256: e.meta.sha256, sizeBytes: e.meta.sizeBytes }, 'bundle cache: evicted');
+  /** Least recently used first, until the entries fit (the one just added is the most recent). */
+  private async evict(): Promise<void> {
+    for (const sha of this.entries.keys()) {
+      if (this.entries.size <= this.o.maxEntries) break;
+      await this.drop(sha);
+      this.o.logger?.debug({ sha256: sha }, 'bundle cache: evicted');
     }
   }
 }

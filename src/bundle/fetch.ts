@@ -1,6 +1,3 @@
-import { createWriteStream } from 'node:fs';
-import { pipeline, Transform } from 'node:stream';
-import { finished } from 'node:stream/promises';
 import type { Logger } from '../log.ts';
 import { type DownloadOptions, openDownload } from './download.ts';
 import { assertVersion, inspectArchive, stageExtraction } from './extract.ts';
@@ -33,8 +30,6 @@ export interface FetchBundleOptions {
   gate?: (site: SiteSummary) => void | Promise<void>;
   /** Download tuning: retries, backoff, idle timeout, overall deadline. */
   download?: Pick<DownloadOptions, 'retries' | 'maxRenewals' | 'backoffMs' | 'timeoutMs' | 'deadlineMs'>;
-  /** Also writes the archive bytes to this file as they stream by (the operator's bundle cache). */
-  archiveCopy?: string;
 }
 
 export interface FetchedBundle {
@@ -71,22 +66,17 @@ export async function fetchBundle(options: FetchBundleOptions): Promise<FetchedB
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
-  const copy = options.archiveCopy === undefined ? undefined : teeTo(options.archiveCopy);
-  // Errors travel both ways: a failed download fails the extraction, a refused archive stops the download.
-  if (copy) pipeline(body, copy.tee, () => {});
   // A download failure reaches the extraction as its source's error and is rethrown as is.
-  const source = copy ? copy.tee : body;
   const staged =
     options.dest === undefined
       ? {
-          ...(await inspectArchive(source, { limits })),
+          ...(await inspectArchive(body, { limits })),
           commit: async () => undefined,
           discard: async () => {},
         }
-      : await stageExtraction(source, options.dest, { limits, ...(options.force ? { force: true } : {}) });
+      : await stageExtraction(body, options.dest, { limits, ...(options.force ? { force: true } : {}) });
   try {
     const download = await done;
-    await copy?.written();
     assertVersion(staged.version, options.expectVersion);
     const { site } = staged;
     await options.gate?.(site);
@@ -113,21 +103,4 @@ export async function fetchBundle(options: FetchBundleOptions): Promise<FetchedB
     await staged.discard();
     throw error;
   }
-}
-
-/** Passes the bytes on unchanged and writes them to `path` too, at the pace of the slower of the two. */
-function teeTo(path: string): { tee: Transform; written: () => Promise<void> } {
-  const file = createWriteStream(path);
-  const tee = new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      if (file.write(chunk)) cb(null, chunk);
-      else file.once('drain', () => cb(null, chunk));
-    },
-    flush(cb) {
-      file.end(cb);
-    },
-  });
-  file.on('error', (e) => tee.destroy(e));
-  tee.on('error', () => file.destroy());
-  return { tee, written: () => (file.writableFinished ? Promise.resolve() : finished(file)) };
 }

@@ -4,7 +4,7 @@ export {
   type BundleCacheOptions,
   bundleSource,
   type CachedBundle,
-  DEFAULT_BUNDLE_CACHE_BYTES,
+  DEFAULT_BUNDLE_CACHE_ENTRIES,
 } from './cache.ts';
 export { assertReplaceable, MARKER_FILE } from './destination.ts';
 export {

@@ -4,7 +4,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { AgentJobBudget, DEFAULT_API_REQUESTS_PER_MINUTE } from '../api/index.ts';
-import { BUNDLE_CACHE_DIR, BundleCache, DEFAULT_BUNDLE_CACHE_BYTES } from '../bundle/index.ts';
+import { BUNDLE_CACHE_DIR, BundleCache, DEFAULT_BUNDLE_CACHE_ENTRIES } from '../bundle/index.ts';
 import {
   type AgentJob,
   AJ_KIND,
@@ -83,8 +83,8 @@ export interface OperatorConfig {
   apiRequestsPerMinute?: number;
   /** Where bundles are downloaded, verified and cached. */
   workDir: string;
-  /** Most bytes of bundles kept in the work directory's cache (default DEFAULT_BUNDLE_CACHE_BYTES). */
-  bundleCacheBytes?: number;
+  /** Most verification results in the work directory's bundle cache (default DEFAULT_BUNDLE_CACHE_ENTRIES). */
+  bundleCacheEntries?: number;
   /** Bundle caps and download deadline for the release reconciler. */
   download?: BundleDownloadSettings;
   identity?: string;
@@ -136,11 +136,10 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
       recorder.record({ regarding: refTo(obj as KubeObject), type, reason, action: reason, note }),
   };
 
-  // Each process owns its work directory: opening the cache removes what a crash mid-download left.
-
+  // Each process owns its work directory: opening the cache removes anything but its entries.
   const cache = await BundleCache.open({
     dir: join(cfg.workDir, BUNDLE_CACHE_DIR),
-    maxBytes: cfg.bundleCacheBytes ?? DEFAULT_BUNDLE_CACHE_BYTES,
+    maxEntries: cfg.bundleCacheEntries ?? DEFAULT_BUNDLE_CACHE_ENTRIES,
     logger: log,
     ...(cfg.download?.limits ? { limits: cfg.download.limits } : {}),
     onDownloaded: (bytes) => metrics.bundleBytes.inc(bytes),

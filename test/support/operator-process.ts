@@ -13,6 +13,8 @@ export interface OperatorProcessOptions {
   leaseNamespace?: string;
   /** Serve the trigger receiver on loopback with this per-release limit. */
   trigger?: { requestsPerMinute: number };
+  /** Further flags, as a user adds them (e.g. the chart's extraArgs). */
+  extraArgs?: string[];
 }
 
 export class OperatorProcess {
@@ -56,6 +58,7 @@ export class OperatorProcess {
           ? { lease: { namespace: o.leaseNamespace, duration: 4, renewDeadline: 3, retryPeriod: 1 } }
           : {}),
       }),
+      ...(o.extraArgs ?? []),
     ];
     return new OperatorProcess(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
   }

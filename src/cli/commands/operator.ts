@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
-import { DEFAULT_BUNDLE_CACHE_BYTES } from '../../bundle/cache.ts';
+import { DEFAULT_BUNDLE_CACHE_ENTRIES } from '../../bundle/cache.ts';
 import { insecureApiBaseUrl } from '../../controllers/api-base-url.ts';
 import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../../trigger/contract.ts';
 import {
@@ -42,7 +42,9 @@ interface OperatorFlags extends BundleLimitFlags {
   apiRequestsPerMinute: number;
   keyPrefix: string;
   workDir: string;
-  bundleCacheSize: number;
+  bundleCacheEntries: number;
+  /** Deprecated: the cache no longer keeps archives (warned about, otherwise ignored). */
+  bundleCacheSize?: number;
   logLevel: string;
 }
 
@@ -92,6 +94,12 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     if (insecure) throw usageError(`${flag}: ${insecure}. Use https, or add --allow-insecure-api-base-url.`);
   }
   const logger = createLogger({ level: flags.logLevel, name: 'static-export-operator' });
+  if (flags.bundleCacheSize !== undefined) {
+    logger.warn(
+      '--bundle-cache-size has no effect and will be removed: the bundle cache keeps verification ' +
+        'results, not archives. Remove it, and bound the cache with --bundle-cache-entries if needed.',
+    );
+  }
   mkdirSync(flags.workDir, { recursive: true });
   const operator = await startOperator({
     logger,
@@ -105,7 +113,7 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     keyPrefix: flags.keyPrefix,
     apiRequestsPerMinute: flags.apiRequestsPerMinute,
     workDir: flags.workDir,
-    bundleCacheBytes: flags.bundleCacheSize,
+    bundleCacheEntries: flags.bundleCacheEntries,
     download: { limits: limitsFrom(flags), deadlineMs: flags.downloadTimeout * 1000 },
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
     ...(apiBaseUrl ? { apiBaseUrl: httpUrl(apiBaseUrl) } : {}),
@@ -213,16 +221,18 @@ export function registerOperator(program: Command, ctx: CliContext): void {
     .option('--key-prefix <prefix>', 'vendor prefix of admin API keys', 'mint')
     .option(
       '--work-dir <dir>',
-      'where bundles are downloaded, verified and cached; one per running operator (cleaned at start)',
+      'where the bundle cache keeps its verification results (bundles themselves are verified as they ' +
+        'stream and never written); one per running operator (cleaned at start)',
       join(tmpdir(), 'static-export-operator'),
     )
     .option(
-      '--bundle-cache-size <size>',
-      'most bytes of bundles kept in the work directory, so releases sharing an export download it once ' +
-        '(least recently used go first)',
-      byteSize,
-      DEFAULT_BUNDLE_CACHE_BYTES,
+      '--bundle-cache-entries <n>',
+      'most bundle verification results kept, so releases sharing an export, and renewed links, do ' +
+        'not download a bundle again (least recently used go first; a few hundred bytes each)',
+      integer(0),
+      DEFAULT_BUNDLE_CACHE_ENTRIES,
     )
+    .addOption(new Option('--bundle-cache-size <size>').argParser(byteSize).hideHelp())
     .option('--download-timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);
   bundleLimitOptions(command)
     .addOption(

@@ -16,11 +16,12 @@ afterEach(async () => {
   suite.sim.setFaults([]);
 });
 
-function operator(leaseNamespace?: string): OperatorProcess {
+function operator(leaseNamespace?: string, extraArgs?: string[]): OperatorProcess {
   const p = OperatorProcess.start({
     namespaces: [suite.ns],
     apiBaseUrl: suite.sim.baseUrl,
     ...(leaseNamespace ? { leaseNamespace } : {}),
+    ...(extraArgs ? { extraArgs } : {}),
   });
   running.push(p);
   return p;
@@ -118,6 +119,15 @@ describe('shutdown and restarts', () => {
     await p.kill('SIGTERM');
     expect(await p.exited).toBe(0);
     expect(await lease()).toBe('');
+  });
+
+  it('still starts with the retired --bundle-cache-size, warning that it has no effect and what replaces it', async () => {
+    const p = operator(undefined, ['--bundle-cache-size', '256MiB']);
+    const warning = await p.waitFor(/bundle-cache-size/);
+    expect(JSON.parse(warning)).toMatchObject({ level: 40 });
+    expect(warning).toContain('--bundle-cache-entries');
+    await release('retired-flag');
+    await ready('retired-flag');
   });
 
   it('an AgentJob survives a SIGKILL while active: polled to completion, created once', async () => {

@@ -1,6 +1,6 @@
 // The operator's bundle cache: one download per job however many releases ask, content-addressed
-// entries that survive a restart, a size bound with least-recently-used eviction, nothing left
-// half-written.
+// verification results that survive a restart, a bound with least-recently-used eviction, no
+// archive on disk and nothing left half-written.
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -38,9 +38,9 @@ const dirOf = () => mkdtempSync(join(tmpdir(), 'bundle-cache-'));
 const count = (path: string) => requests.filter((r) => r === path).length;
 
 describe('BundleCache', () => {
-  it('downloads a job once however many ask at the same time, and answers later asks from disk', async () => {
+  it('downloads a job once however many ask at the same time, and answers later asks without downloading', async () => {
     const dir = dirOf();
-    const cache = await BundleCache.open({ dir, maxBytes: 1 << 20 });
+    const cache = await BundleCache.open({ dir, maxEntries: 100 });
     const before = count('/a');
     const src = bundleSource('acct', 'job-1');
     const [x, y] = await Promise.all([
@@ -54,51 +54,68 @@ describe('BundleCache', () => {
     expect(x.sizeBytes).toBe(A.length);
     await cache.fetch(src, { url: `${base}/a` });
     expect(count('/a') - before).toBe(1);
-    // Content-addressed: the archive and its verification result, named by the archive digest.
-    expect(readdirSync(dir).sort()).toEqual([`${x.sha256}.json`, `${x.sha256}.tar.gz`]);
+    // Content-addressed: the verification result, named by the archive digest; never the archive.
+    expect(readdirSync(dir)).toEqual([`${x.sha256}.json`]);
 
     // A restarted operator (same work directory) knows it without downloading.
-    const reopened = await BundleCache.open({ dir, maxBytes: 1 << 20 });
+    const reopened = await BundleCache.open({ dir, maxEntries: 100 });
     expect(await reopened.fetch(src, { url: `${base}/a` })).toEqual(x);
     expect(count('/a') - before).toBe(1);
   });
 
   it('another job with the same bytes is one entry; another account or job is never answered from one it did not fetch', async () => {
     const dir = dirOf();
-    const cache = await BundleCache.open({ dir, maxBytes: 1 << 20 });
+    const cache = await BundleCache.open({ dir, maxEntries: 100 });
     const first = await cache.fetch(bundleSource('acct', 'job-1'), { url: `${base}/a` });
     const before = count('/a-again');
     const second = await cache.fetch(bundleSource('other', 'job-1'), { url: `${base}/a-again` });
     expect(count('/a-again') - before).toBe(1);
     expect(second.sha256).toBe(first.sha256);
-    expect(readdirSync(dir)).toHaveLength(2);
+    expect(readdirSync(dir)).toHaveLength(1);
     // Nothing on disk names the account or the job.
     expect(readdirSync(dir).join()).not.toContain('job-1');
   });
 
-  it('keeps at most maxBytes of archives: the least recently used entry goes first', async () => {
+  it('keeps at most maxEntries results: the least recently used entry goes first', async () => {
     const dir = dirOf();
-    const cache = await BundleCache.open({ dir, maxBytes: Math.max(A.length, B.length) + 10 });
+    const cache = await BundleCache.open({ dir, maxEntries: 1 });
     const a = await cache.fetch(bundleSource('acct', 'a'), { url: `${base}/a` });
     const b = await cache.fetch(bundleSource('acct', 'b'), { url: `${base}/b` });
-    expect(readdirSync(dir).sort()).toEqual([`${b.sha256}.json`, `${b.sha256}.tar.gz`]);
-    expect(cache.sizeBytes).toBe(B.length);
+    expect(readdirSync(dir)).toEqual([`${b.sha256}.json`]);
     const before = count('/a');
     expect((await cache.fetch(bundleSource('acct', 'a'), { url: `${base}/a` })).version).toBe(a.version);
     expect(count('/a') - before).toBe(1);
+    expect(readdirSync(dir)).toEqual([`${a.sha256}.json`]);
   });
 
-  it('an archive larger than the whole cache is verified but not kept', async () => {
+  it('a use makes an entry the most recent, across a restart too', async () => {
     const dir = dirOf();
-    const cache = await BundleCache.open({ dir, maxBytes: 10 });
-    const x = await cache.fetch(bundleSource('acct', 'big'), { url: `${base}/a`, expectedSize: A.length });
+    const cache = await BundleCache.open({ dir, maxEntries: 2 });
+    const a = await cache.fetch(bundleSource('acct', 'a'), { url: `${base}/a` });
+    await new Promise((r) => setTimeout(r, 20));
+    const b = await cache.fetch(bundleSource('acct', 'b'), { url: `${base}/b` });
+    await new Promise((r) => setTimeout(r, 20));
+    await cache.fetch(bundleSource('acct', 'a'), { url: `${base}/a` });
+    // Reopened with room for one: the least recently used (b) goes, a stays without a download.
+    const reopened = await BundleCache.open({ dir, maxEntries: 1 });
+    expect(readdirSync(dir)).toEqual([`${a.sha256}.json`]);
+    const before = count('/a');
+    expect((await reopened.fetch(bundleSource('acct', 'a'), { url: `${base}/a` })).sha256).toBe(a.sha256);
+    expect(count('/a') - before).toBe(0);
+    expect(b.sha256).not.toBe(a.sha256);
+  });
+
+  it('with maxEntries 0 every bundle is verified and nothing is kept', async () => {
+    const dir = dirOf();
+    const cache = await BundleCache.open({ dir, maxEntries: 0 });
+    const x = await cache.fetch(bundleSource('acct', 'none'), { url: `${base}/a`, expectedSize: A.length });
     expect(x.site.hasIndex).toBe(true);
     expect(readdirSync(dir)).toEqual([]);
   });
 
   it('a refused archive is not cached and leaves nothing behind', async () => {
     const dir = dirOf();
-    const cache = await BundleCache.open({ dir, maxBytes: 1 << 20 });
+    const cache = await BundleCache.open({ dir, maxEntries: 100 });
     await expect(cache.fetch(bundleSource('acct', 'bad'), { url: `${base}/bad` })).rejects.toMatchObject({
       reason: 'UnsafeEntry',
     });
@@ -106,7 +123,7 @@ describe('BundleCache', () => {
   });
 
   it('one asker giving up does not stop the download another still waits for', async () => {
-    const cache = await BundleCache.open({ dir: dirOf(), maxBytes: 1 << 20 });
+    const cache = await BundleCache.open({ dir: dirOf(), maxEntries: 100 });
     const src = bundleSource('acct', 'abort');
     const gaveUp = new AbortController();
     const first = cache.fetch(src, { url: `${base}/b`, signal: gaveUp.signal });
@@ -116,15 +133,24 @@ describe('BundleCache', () => {
     expect((await second).sizeBytes).toBe(B.length);
   });
 
-  it('removes what a killed process left (unfinished downloads, entries without their pair) at open', async () => {
+  it('removes anything but its entries at open: temporary files, archives an earlier version kept', async () => {
     const dir = dirOf();
+    const kept = await (await BundleCache.open({ dir, maxEntries: 100 })).fetch(
+      bundleSource('acct', 'kept'),
+      {
+        url: `${base}/a`,
+      },
+    );
     const sha = 'f'.repeat(64);
     writeFileSync(join(dir, '.incoming-1234abcd.tar.gz'), 'partial');
+    writeFileSync(join(dir, '.meta-1234abcd'), '{');
     mkdirSync(join(dir, '.verify-1234abcd'));
+    writeFileSync(join(dir, `${kept.sha256}.tar.gz`), 'an archive kept by an earlier version');
     writeFileSync(join(dir, `${sha}.json`), '{}');
-    writeFileSync(join(dir, `${'e'.repeat(64)}.tar.gz`), 'no meta');
-    const cache = await BundleCache.open({ dir, maxBytes: 1 << 20 });
-    expect(readdirSync(dir)).toEqual([]);
-    expect(cache.sizeBytes).toBe(0);
+    const before = count('/a');
+    const cache = await BundleCache.open({ dir, maxEntries: 100 });
+    expect(readdirSync(dir)).toEqual([`${kept.sha256}.json`]);
+    expect(await cache.fetch(bundleSource('acct', 'kept'), { url: `${base}/a` })).toEqual(kept);
+    expect(count('/a') - before).toBe(0);
   });
 });
