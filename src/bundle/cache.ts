@@ -56,6 +56,12 @@ export const BUNDLE_CACHE_DIR = 'bundle-cache';
  * again: an entry is a few hundred bytes on disk and in memory.
  */
 export const DEFAULT_BUNDLE_CACHE_ENTRIES = 10_000;
+/**
+ * The most recent jobs an entry answers for. A site whose content does not change gives the same
+ * bytes at every interval's export: without a bound its entry (and the look-up by job) would grow
+ * by one job each time, for good. Only recent jobs are asked for again (a renewed link).
+ */
+const SOURCES_PER_ENTRY = 16;
 
 /** One job of one account, as recorded on disk: a digest, so nothing there names either. */
 export function bundleSource(identity: string, jobId: string): string {
@@ -152,7 +158,7 @@ export class BundleCache {
       version: fetched.version,
       files: fetched.files,
       site: fetched.site,
-      sources: [...new Set([...(existing?.sources ?? []), source])],
+      sources: [...new Set([...(existing?.sources ?? []), source])].slice(-SOURCES_PER_ENTRY),
     };
     if (this.o.maxEntries > 0) {
       const tmp = join(this.o.dir, `.meta-${randomBytes(4).toString('hex')}`);
@@ -166,6 +172,9 @@ export class BundleCache {
 
   /** Adds or replaces an entry as the most recently used. */
   private add(meta: Meta): void {
+    for (const s of this.entries.get(meta.sha256)?.sources ?? []) {
+      if (!meta.sources.includes(s) && this.bySource.get(s) === meta.sha256) this.bySource.delete(s);
+    }
     this.entries.delete(meta.sha256);
     this.entries.set(meta.sha256, meta);
     for (const s of meta.sources) this.bySource.set(s, meta.sha256);

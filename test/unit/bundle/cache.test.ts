@@ -1,7 +1,7 @@
 // The operator's bundle cache: one download per job however many releases ask, content-addressed
 // verification results that survive a restart, a bound with least-recently-used eviction, no
 // archive on disk and nothing left half-written.
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -74,6 +74,22 @@ describe('BundleCache', () => {
     expect(readdirSync(dir)).toHaveLength(1);
     // Nothing on disk names the account or the job.
     expect(readdirSync(dir).join()).not.toContain('job-1');
+  });
+
+  it('an entry answers for the last 16 jobs that gave its bytes, not for every one since', async () => {
+    const dir = dirOf();
+    const cache = await BundleCache.open({ dir, maxEntries: 100 });
+    // An unchanged site, exported again at every interval: 17 jobs, the same bytes.
+    for (let job = 1; job <= 17; job++)
+      await cache.fetch(bundleSource('acct', `job-${job}`), { url: `${base}/a` });
+    const [entry] = readdirSync(dir);
+    const meta = JSON.parse(readFileSync(join(dir, entry as string), 'utf8')) as { sources: string[] };
+    expect(meta.sources).toHaveLength(16);
+    const before = count('/a');
+    await cache.fetch(bundleSource('acct', 'job-17'), { url: `${base}/a` });
+    expect(count('/a') - before).toBe(0);
+    await cache.fetch(bundleSource('acct', 'job-1'), { url: `${base}/a` });
+    expect(count('/a') - before).toBe(1);
   });
 
   it('keeps at most maxEntries results: the least recently used entry goes first', async () => {
