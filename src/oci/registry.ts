@@ -703,9 +703,9 @@ export class RegistryClient {
     if (!token) throw new OciError('Protocol', `token service of ${this.registry} answered without a token`);
     // Spec default lifetime is 60 s; renew a little early.
     const expiresIn = body.expires_in ?? 60;
-    registerSecret(token, Date.now() + expiresIn * 1000);
-    const lifetime = Math.max(10, expiresIn - 10) * 1000;
-    this.tokens.set(scope.join(' '), { token, expiresAt: Date.now() + lifetime });
+    const now = Date.now();
+    registerSecret(token, now + expiresIn * 1000);
+    this.tokens.set(scope.join(' '), { token, expiresAt: now + Math.max(10, expiresIn - 10) * 1000 });
     return token;
   }
 }
