@@ -10,6 +10,7 @@ import { BundleError } from '../../../src/bundle/errors.ts';
 import { fetchBundle } from '../../../src/bundle/fetch.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { rejectionOf } from '../../support/rejection.ts';
 import { serveDrip } from './serve.ts';
 import { type ExportedBundle, exportBundle, generateLink } from './sim-export.ts';
 
@@ -44,14 +45,10 @@ async function readAll(body: Readable): Promise<Buffer> {
 }
 
 async function failure(promise: Promise<unknown>): Promise<BundleError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(BundleError);
+  const error = await rejectionOf(promise, BundleError);
   // Whatever went wrong, the link's signature never shows up in the message.
-  expect((error as BundleError).message).not.toMatch(/sig=|expires=/);
-  return error as BundleError;
+  expect(error.message).not.toMatch(/sig=|expires=/);
+  return error;
 }
 
 describe('openDownload', () => {

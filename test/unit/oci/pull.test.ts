@@ -10,6 +10,7 @@ import { packageSite } from '../../../src/oci/publish.ts';
 import { inspectSiteImage, pullSiteImage } from '../../../src/oci/pull.ts';
 import { bufferSource, RegistryClient } from '../../../src/oci/registry.ts';
 import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
+import { rejectionOf } from '../../support/rejection.ts';
 import { tempDir } from '../../support/temp.ts';
 
 let registry: TestRegistry;
@@ -39,14 +40,7 @@ async function push(repository: string, image: Parameters<typeof pushImage>[2], 
   return (await pushImage(client, repository, image, [tag])).digest;
 }
 
-async function refusal(p: Promise<unknown>): Promise<Error> {
-  const error = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(Error);
-  return error as Error;
-}
+const refusal = (p: Promise<unknown>) => rejectionOf(p, Error);
 
 describe('reading a site image', () => {
   it('checks from the stream what a pull extracts: the same version and pages', async () => {

@@ -25,6 +25,7 @@ import {
   startRegistry,
   type TestRegistry,
 } from '../../support/registry.ts';
+import { rejectionOf } from '../../support/rejection.ts';
 import {
   type KeyPair,
   openssl,
@@ -73,14 +74,7 @@ async function pushSite(repository = 'docs/site', tag = 'latest'): Promise<strin
   return pushed.digest;
 }
 
-async function signatureError(promise: Promise<unknown>): Promise<SignatureError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(SignatureError);
-  return error as SignatureError;
-}
+const signatureError = (promise: Promise<unknown>) => rejectionOf(promise, SignatureError);
 
 beforeAll(async () => {
   cosign = await goTool('cosign');
