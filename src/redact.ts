@@ -17,6 +17,9 @@ const SCHEMELESS_URL = new RegExp(
   'i',
 );
 const SCHEMELESS_USERINFO = new RegExp(String.raw`(^|[=(,;])[^\s/?#@=(,;]+:[^\s/?#@]*@(?=${HOST})`, 'i');
+// Path-style presigned links carry their signature in the path: as matrix parameters of a segment
+// (`bundle.tar.gz;sig=…`) or as a `name=value` segment (`/sig=…/bundle.tar.gz`). Those go too.
+const PATH_SECRET = /;[^/]*|(?<=\/)[^/;]*=[^/]*/g;
 // Whatever is left that looks like a query string (`?name=...`) is dropped too.
 const QUERY = /\?[\w.~%-]+=.*$/;
 const ENCODED = /%(?:2[35F]|3[ADF]|40)/i;
@@ -96,6 +99,10 @@ function percentDecode(text: string): string {
   }
 }
 
+function redactPath(path: string): string {
+  return path.replace(PATH_SECRET, (part) => (part.startsWith(';') ? ';[REDACTED]' : '[REDACTED]'));
+}
+
 function redactTail(tail: string | undefined): string {
   if (!tail) return '';
   return tail.startsWith('?') ? '?[REDACTED]' : '#[REDACTED]';
@@ -112,7 +119,7 @@ function scrubToken(token: string): string {
   let clean = text.replace(
     SCHEME_URL,
     (_, scheme: string, userinfo: string | undefined, host: string, path: string, tail: string | undefined) =>
-      `${scheme}${userinfo ? '[REDACTED]@' : ''}${host}${path}${redactTail(tail)}`,
+      `${scheme}${userinfo ? '[REDACTED]@' : ''}${host}${redactPath(path)}${redactTail(tail)}`,
   );
   if (clean === text) {
     clean = text
@@ -126,7 +133,7 @@ function scrubToken(token: string): string {
           host: string,
           path: string,
           tail?: string,
-        ) => `${lead}${slashes}${userinfo ? '[REDACTED]@' : ''}${host}${path}${redactTail(tail)}`,
+        ) => `${lead}${slashes}${userinfo ? '[REDACTED]@' : ''}${host}${redactPath(path)}${redactTail(tail)}`,
       )
       .replace(SCHEMELESS_USERINFO, '$1[REDACTED]@');
   }
@@ -143,7 +150,30 @@ export function scrub(text: string): string {
   return out;
 }
 
-/** Describes a URL for humans without its credentials: origin and path only. */
+// A file name a link may end with (`bundle.tar.gz`): short, with an extension.
+const FILE_NAME = /^[\w.-]{1,64}\.[a-z0-9]{1,8}$/i;
+
+/**
+ * Describes a link for humans as scheme, host and at most its file name
+ * (`https://cdn.example.com/…/bundle.tar.gz`): a presigned link is a credential wherever it
+ * carries its signature (query, path segments, matrix parameters), so none of those is printed.
+ */
+export function describeLink(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.protocol === 'file:') return u.pathname;
+    const root = `${u.protocol}//${u.host}/`;
+    if (u.pathname === '/') return root;
+    const segments = u.pathname.split('/');
+    const last = segments.at(-1)?.split(';')[0] ?? '';
+    if (!FILE_NAME.test(last)) return `${root}…`;
+    return `${root}${segments.length > 2 ? '…/' : ''}${last}`;
+  } catch {
+    return '[invalid URL]';
+  }
+}
+
+/** Describes a URL that is no credential (an API's base URL) for humans: origin and path only. */
 export function describeUrl(url: string): string {
   try {
     const u = new URL(url);

@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../log.ts';
-import { describeUrl } from '../redact.ts';
+import { describeLink } from '../redact.ts';
 import { deadline } from '../timers.ts';
 import { BundleError, type BundleErrorReason } from './errors.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_LIMITS } from './limits.ts';
@@ -98,7 +98,7 @@ async function* withDeadline(
     const seconds = Math.round((options.deadlineMs ?? DEFAULT_DEADLINE_MS) / 1000);
     throw new BundleError(
       'Timeout',
-      `download of ${describeUrl(options.url)} did not finish within ${seconds} s`,
+      `download of ${describeLink(options.url)} did not finish within ${seconds} s`,
       { cause: error },
     );
   }
@@ -140,7 +140,7 @@ async function* httpChunks(options: DownloadOptions, counters: Counters): AsyncG
     if (failures > retries) {
       throw new BundleError(
         reason,
-        `download of ${describeUrl(url)} failed after ${counters.attempts} attempts: ${why}`,
+        `download of ${describeLink(url)} failed after ${counters.attempts} attempts: ${why}`,
         {
           cause,
         },
@@ -172,7 +172,7 @@ async function* httpChunks(options: DownloadOptions, counters: Counters): AsyncG
         if (!options.renewUrl || counters.renewals >= maxRenewals) {
           throw new BundleError(
             'Expired',
-            `${describeUrl(url)} answered ${status}: the link has expired or its signature is invalid; generate a fresh bundle link`,
+            `${describeLink(url)} answered ${status}: the link has expired or its signature is invalid; generate a fresh bundle link`,
           );
         }
         options.logger?.info({ received: offset }, 'bundle link refused, asking for a fresh one');
@@ -185,7 +185,7 @@ async function* httpChunks(options: DownloadOptions, counters: Counters): AsyncG
         await retryAfter('HttpStatus', `HTTP ${status}`);
         continue;
       }
-      throw new BundleError('HttpStatus', `${describeUrl(url)} answered HTTP ${status}`);
+      throw new BundleError('HttpStatus', `${describeLink(url)} answered HTTP ${status}`);
     }
 
     // A server that ignores Range replays from byte 0: drop what was already delivered.
@@ -196,7 +196,7 @@ async function* httpChunks(options: DownloadOptions, counters: Counters): AsyncG
         response.destroy();
         throw new BundleError(
           'HttpStatus',
-          `${describeUrl(url)} answered a range other than the one requested`,
+          `${describeLink(url)} answered a range other than the one requested`,
         );
       }
       total = range.total ?? total;
@@ -253,7 +253,7 @@ async function* fileChunks(url: string, counters: Counters): AsyncGenerator<Buff
   try {
     yield* createReadStream(fileURLToPath(url), { highWaterMark: READ_CHUNK });
   } catch (error) {
-    throw new BundleError('Io', `cannot read ${url}: ${(error as Error).message}`, { cause: error });
+    throw new BundleError('Io', `cannot read ${describeLink(url)}: ${(error as Error).message}`, { cause: error });
   }
 }
 

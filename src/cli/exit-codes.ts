@@ -17,7 +17,7 @@ export const EXIT = {
   auth: 3,
   /** The export or agent job failed, or the job is in a state that forbids the call (409). */
   jobFailed: 4,
-  /** The bundle could not be downloaded (HTTP error, expired link), verified or safely extracted, or its site was refused (--min-pages...), or an image's signature was missing or refused. */
+  /** The bundle could not be downloaded (HTTP error, expired link), verified or safely extracted, or its site was refused (--min-pages...), or an image's signature was missing or refused, or a registry sent content other than its digest names. */
   bundle: 5,
   /** Rate limited (429), timed out (--timeout or HTTP), or the API or bundle server unreachable/failing (network, 5xx) after retries. */
   unavailable: 6,
@@ -34,7 +34,7 @@ Exit codes:
      registry credentials missing or refused)
   4  export or agent job failed (or 409 conflict)
   5  bundle download, verification or extraction failed, or its site refused (no index.html, too few pages),
-     or an image's signature missing or refused
+     or an image's signature missing or refused, or a registry's content not matching its digest
   6  rate limited, timed out, or API, bundle server or registry unreachable after retries`;
 
 /** An error the CLI reports as is, with a chosen exit code. */
@@ -79,6 +79,7 @@ export function exitCodeFor(error: unknown): ExitCode {
       case 'Unavailable':
         return EXIT.unavailable;
       case 'InvalidImage':
+      case 'ContentMismatch':
         return EXIT.bundle;
       case 'Protocol':
         return EXIT.unexpected;

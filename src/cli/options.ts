@@ -3,6 +3,7 @@ import type { AdminApiClient } from '../api/index.ts';
 import { isContentVersion } from '../bundle/version.ts';
 import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
 import { createLogger, type Logger } from '../log.ts';
+import { registerSecret } from '../redact.ts';
 import type { CliContext } from './context.ts';
 import { CliError, EXIT, usageError } from './exit-codes.ts';
 import { readFlagFile } from './flag-file.ts';
@@ -114,6 +115,9 @@ export function bundleUrlFrom(flag: string | undefined, ctx: CliContext): string
       '--url must be a valid http(s) bundle link or a file:// URL of a mirrored bundle.tar.gz (check the host and port).',
     );
   }
+  // A link is a credential wherever its signature sits (query, path, matrix parameters): scrub
+  // removes it from whatever may print it later (an error, a log line).
+  if (!url.startsWith('file:')) registerSecret(url);
   return url;
 }
 

@@ -126,6 +126,12 @@ function registryFailure(error: OciError): Failure {
       return failure('RegistryUnavailable', `The registry is unreachable: ${error.message}`, false);
     case 'Usage':
       return failure('InvalidConfiguration', error.message, true, 5 * MINUTE);
+    case 'ContentMismatch':
+      return failure(
+        'ImageInvalid',
+        `The registry sent content that is not what its digest names: ${error.message}. Nothing was published; a registry, cache or proxy on the way altered it or cut it short. Tried again with backoff`,
+        false,
+      );
     default:
       return failure('ImageInvalid', `The image cannot be used: ${error.message}`, true, 5 * MINUTE);
   }

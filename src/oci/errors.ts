@@ -12,8 +12,13 @@ export type OciErrorReason =
   | 'Unsupported'
   /** Connection failures, timeouts, 429 or 5xx after retries. */
   | 'Unavailable'
-  /** The registry answered something else than the API says (or content with a wrong digest). */
+  /** The registry answered something else than the API says. */
   | 'Protocol'
+  /**
+   * Content that is not what was asked for: a manifest or blob whose digest is another, or a blob
+   * of another size than its descriptor or Content-Length says (altered or cut short on the way).
+   */
+  | 'ContentMismatch'
   /** An image (archive, layout, manifest) that is not what this tool reads. */
   | 'InvalidImage';
 

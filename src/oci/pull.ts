@@ -1,11 +1,12 @@
 // Reading one site image back (what follows a registry inside the gap: the operator and the site
 // chart's `fetch --oci`): its manifest, its cosign signature when a key is given, and its one tar
 // layer, extracted (or only checked) under the bundle caps. Its version annotation, when present, must match its files.
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import {
   type ArchiveSummary,
   type BundleLimits,
   inspectArchive,
+  isBundleError,
   type StagedExtraction,
   stageExtraction,
 } from '../bundle/index.ts';
@@ -86,6 +87,32 @@ export async function inspectSiteImage(
 }
 
 /**
+ * `read` of the blob, whose digest check comes only at its end. When `read` finds the archive
+ * broken first (a byte swapped on the way breaks the gzip stream long before the end), the rest
+ * of the blob still goes through the check, so a layer altered on the way is reported as such
+ * (ContentMismatch, naming its digest) rather than as a broken archive.
+ */
+async function readVerified<T>(blob: Readable, read: (view: Readable) => Promise<T>): Promise<T> {
+  // The reader's failure must not end the blob itself: its iterator leaves it open.
+  const view = Readable.from(blob.iterator({ destroyOnReturn: false }), { objectMode: false });
+  try {
+    return await read(view);
+  } catch (error) {
+    if (isBundleError(error) && error.reason === 'Corrupt') {
+      try {
+        for await (const _ of blob) {
+          // only counted and hashed
+        }
+      } catch (mismatch) {
+        if (mismatch instanceof OciError) throw mismatch;
+      }
+    }
+    blob.destroy();
+    throw blob.errored instanceof OciError ? blob.errored : error;
+  }
+}
+
+/**
  * The manifest of `repository@digest`, its signature when a key is given, and its one tar layer
  * handed to `read`; what `read` found must match the image's version annotation (else `refuse`
  * undoes it and the image is InvalidImage).
@@ -110,7 +137,10 @@ async function readSiteLayer<T extends { version: string }>(
       throw e;
     }
   }
-  let parsed: { layers?: { mediaType?: string; digest?: string }[]; annotations?: Record<string, string> };
+  let parsed: {
+    layers?: { mediaType?: string; digest?: string; size?: number }[];
+    annotations?: Record<string, string>;
+  };
   try {
     parsed = JSON.parse(manifest.bytes.toString('utf8'));
   } catch {
@@ -125,7 +155,9 @@ async function readSiteLayer<T extends { version: string }>(
       `${where} is not a site image: expected one tar layer, found ${layers.map((l) => l.mediaType).join(', ') || 'none'}`,
     );
   }
-  const found = await read(await client.getBlob(repository, layer.digest), !gzip);
+  const size = Number.isSafeInteger(layer.size) && (layer.size ?? -1) >= 0 ? layer.size : undefined;
+  const blob = await client.getBlob(repository, layer.digest, size);
+  const found = await readVerified(blob, (view) => read(view, !gzip));
   const claimed = parsed.annotations?.[ANNOTATIONS.version];
   if (claimed !== undefined && claimed !== found.version) {
     await refuse(found);

@@ -6,7 +6,7 @@
 // targets) reaches a message: errors name the method and the API path only.
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HttpAgent, readBytes, readText } from '../http.ts';
 import { registerSecret } from '../redact.ts';
@@ -179,23 +179,38 @@ class ChunkedReader {
   }
 }
 
-/** Passes bytes through while hashing them; fails at the end when the digest is not `expected`. */
-function verifying(expected: string, what: string): Transform {
+/**
+ * A blob's bytes, counted and hashed on the way: fails as soon as there are more than `size`, and
+ * at the end (or when the connection closes early) when there were fewer or their digest is not
+ * `digest`. A generator reads nothing until its reader asks, so no failure can come before
+ * someone listens for it.
+ */
+async function* verified(
+  body: IncomingMessage,
+  digest: string,
+  size: number | undefined,
+  what: string,
+): AsyncGenerator<Buffer> {
   const hash = createHash('sha256');
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
+  let received = 0;
+  const mismatch = (why: string) => new OciError('ContentMismatch', `${what}: ${why}`);
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      received += chunk.length;
+      if (size !== undefined && received > size)
+        throw mismatch(`the registry sent more than its ${size} bytes`);
       hash.update(chunk);
-      callback(null, chunk);
-    },
-    flush(callback) {
-      const actual = `sha256:${hash.digest('hex')}`;
-      callback(
-        actual === expected
-          ? null
-          : new OciError('Protocol', `${what}: content has digest ${actual}, expected ${expected}`),
-      );
-    },
-  });
+      yield chunk;
+    }
+  } catch (error) {
+    if (error instanceof OciError || size === undefined || received >= size) throw error;
+    throw mismatch(`the connection closed after ${received} of its ${size} bytes`);
+  }
+  if (size !== undefined && received < size)
+    throw mismatch(`the registry sent ${received} of its ${size} bytes`);
+  const actual = `sha256:${hash.digest('hex')}`;
+  if (actual !== digest)
+    throw mismatch(`the registry sent content with digest ${actual}, expected ${digest}`);
 }
 
 export class RegistryClient {
@@ -280,7 +295,10 @@ export class RegistryClient {
     const bytes = await readBytes(res.body, MAX_JSON_BYTES, tooLarge);
     const digest = sha256(bytes);
     if (isDigest(reference) && digest !== reference) {
-      throw new OciError('Protocol', `manifest ${repository}@${reference} has digest ${digest}`);
+      throw new OciError(
+        'ContentMismatch',
+        `get manifest ${repository}@${reference}: the registry sent another manifest (digest ${digest})`,
+      );
     }
     let mediaType = header(res, 'content-type')?.split(';')[0]?.trim();
     if (!mediaType || mediaType === 'application/json') {
@@ -308,18 +326,30 @@ export class RegistryClient {
     return Number.isFinite(size) ? size : 0;
   }
 
-  /** The blob's bytes as a stream that fails at the end when they do not match `digest`. */
-  async getBlob(repository: string, digest: string): Promise<Readable> {
+  /**
+   * The blob's bytes as a stream that fails when they are not `digest` (and, when given, `size`
+   * bytes): at the end, or as soon as there are too many. A failure before anything reads the
+   * stream waits for its reader, never an unhandled 'error'.
+   */
+  async getBlob(repository: string, digest: string, size?: number): Promise<Readable> {
+    const what = `get blob ${repository}@${digest}`;
     const res = await this.call({
       method: 'GET',
       path: `/v2/${repository}/blobs/${digest}`,
       scope: [`repository:${repository}:pull`],
       expect: [200],
-      what: `get blob ${repository}@${digest}`,
+      what,
     });
-    const check = verifying(digest, `blob ${repository}@${digest}`);
-    res.body.on('error', (error) => check.destroy(error));
-    return res.body.pipe(check);
+    const length = Number(header(res, 'content-length') ?? Number.NaN);
+    if (size !== undefined && Number.isFinite(length) && length !== size) {
+      res.body.destroy();
+      throw new OciError(
+        'ContentMismatch',
+        `${what}: the registry announced ${length} bytes, its descriptor says ${size}`,
+      );
+    }
+    const expected = size ?? (Number.isFinite(length) ? length : undefined);
+    return Readable.from(verified(res.body, digest, expected, what), { objectMode: false });
   }
 
   /** All tags of a repository (empty when the repository does not exist). */
@@ -598,6 +628,10 @@ export class RegistryClient {
       }
       if (res.status === 429 || res.status >= 500)
         throw new OciError('Unavailable', why, { status: res.status });
+      // The registry checked what was sent against its digest or size: the source (an archive, a
+      // bundle) holds other bytes than it says.
+      if (res.status === 400 && /^(DIGEST|SIZE)_INVALID\b/.test(text))
+        throw new OciError('ContentMismatch', why, { status: res.status });
       throw new OciError('Protocol', why, { status: res.status });
     }
   }

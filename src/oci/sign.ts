@@ -135,7 +135,7 @@ async function readPayload(client: RegistryClient, repository: string, layer: De
   }
   const chunks: Buffer[] = [];
   let length = 0;
-  for await (const chunk of await client.getBlob(repository, layer.digest)) {
+  for await (const chunk of await client.getBlob(repository, layer.digest, layer.size)) {
     length += (chunk as Buffer).length;
     if (length > MAX_PAYLOAD)
       throw new OciError(

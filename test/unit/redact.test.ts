@@ -1,7 +1,44 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { registerSecret, scrub } from '../../src/redact.ts';
+import { describeLink, registerSecret, scrub } from '../../src/redact.ts';
 
 const SECRET = /sig=|abc123|hunter2|ghp_token|access_token/;
+
+describe('describeLink', () => {
+  it.each([
+    [
+      'a query',
+      'https://cdn.example.com/b/bundle.tar.gz?expires=1&sig=abc123',
+      'https://cdn.example.com/…/bundle.tar.gz',
+    ],
+    [
+      'matrix parameters',
+      'https://cdn.example.com/b/bundle.tar.gz;sig=abc123',
+      'https://cdn.example.com/…/bundle.tar.gz',
+    ],
+    [
+      'a signature segment',
+      'https://s.example.com/bucket/abc123/bundle.tar.gz',
+      'https://s.example.com/…/bundle.tar.gz',
+    ],
+    ['a signature as the last segment', 'https://s.example.com/dl/abc123', 'https://s.example.com/…'],
+    [
+      'userinfo and a port',
+      'http://bot:hunter2@127.0.0.1:8787/bundle.tar.gz',
+      'http://127.0.0.1:8787/bundle.tar.gz',
+    ],
+    ['no path', 'https://cdn.example.com/?sig=abc123', 'https://cdn.example.com/'],
+  ])('prints a link with %s as scheme, host and at most its file name', (_, link, expected) => {
+    expect(describeLink(link)).toBe(expected);
+    expect(describeLink(link)).not.toMatch(SECRET);
+  });
+
+  it('prints a file: URL as its path, and an invalid URL as such', () => {
+    expect(describeLink('file:///mnt/mirror/docs.example.com/bundle.tar.gz')).toBe(
+      '/mnt/mirror/docs.example.com/bundle.tar.gz',
+    );
+    expect(describeLink('not a link ;sig=abc123')).toBe('[invalid URL]');
+  });
+});
 
 describe('scrub', () => {
   it.each([
@@ -81,6 +118,21 @@ describe('scrub', () => {
       'docs.example.com/cb#[REDACTED]',
     ],
     ['a bearer token', 'Authorization: Bearer mint_abc123', 'Authorization: Bearer [REDACTED]'],
+    [
+      'matrix parameters',
+      'GET https://cdn.example.com/b/bundle.tar.gz;sig=abc123 failed',
+      'GET https://cdn.example.com/b/bundle.tar.gz;[REDACTED] failed',
+    ],
+    [
+      'matrix parameters without a scheme',
+      'got cdn.example.com/b/bundle.tar.gz;expires=1;sig=abc123',
+      'got cdn.example.com/b/bundle.tar.gz;[REDACTED]',
+    ],
+    [
+      'a signature as a path segment',
+      'GET https://storage.example.com/bucket/sig=abc123/bundle.tar.gz failed',
+      'GET https://storage.example.com/bucket/[REDACTED]/bundle.tar.gz failed',
+    ],
   ])('removes the secret part of %s', (_, text, expected) => {
     const clean = scrub(text);
     expect(clean).toBe(expected);

@@ -23,6 +23,7 @@ import { captureLogs } from '../../support/operator.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
 import { getRelease } from '../../support/resources.ts';
+import { startTamperingRegistry } from '../../support/tampering-registry.ts';
 import { jsonEvents, runCli } from '../../unit/cli/run-cli.ts';
 
 const USER = { username: 'mirror', password: 'registry-pass-Zq81xV' };
@@ -252,6 +253,49 @@ describe('inside the gap: following a registry tag', () => {
     expect(ready(refused)?.message).toMatch(/index\.html/);
     expect(ready(refused)?.message).toContain(`Still serving ${good.reference}`);
     expect((await values('gated')).doc.staticExport.version).toBe(good.version);
+  });
+
+  it('refuses an image whose registry alters its layer (ImageInvalid, naming the digest), publishes once it stops', async () => {
+    const proxy = await startTamperingRegistry(registry.host);
+    try {
+      await apply({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'kubernetes.io/dockerconfigjson',
+        metadata: { name: 'proxy-login', namespace: suite.ns },
+        stringData: {
+          '.dockerconfigjson': JSON.stringify({
+            auths: {
+              [proxy.host]: { auth: Buffer.from(`${USER.username}:${USER.password}`).toString('base64') },
+            },
+          }),
+        },
+      });
+      const site = await push(await makeSite('tampered', 3), 'tampered');
+      const layer = (
+        JSON.parse((await pusher.getManifest(REPO, site.digest))?.bytes.toString('utf8') ?? '{}') as {
+          layers: { digest: string }[];
+        }
+      ).layers[0]?.digest;
+      proxy.tamper = { blobs: 'swap-byte' };
+      await applyOciRelease('tampered', {
+        repository: `${proxy.host}/${REPO}`,
+        credentialsSecretRef: { name: 'proxy-login' },
+        tag: 'tampered',
+      });
+      const refused = await until('tampered', 'ImageInvalid', (r) => ready(r)?.reason === 'ImageInvalid');
+      expect(ready(refused)?.message).toContain(`${layer}: the registry sent content with digest`);
+      expect(refused.status?.current).toBeUndefined();
+      expect(refused.status?.conditions?.find((c) => c.type === 'Stalled')).toBeUndefined();
+      expect((await eventsFor(suite.ns, 'tampered')).some((e) => e.reason === 'ImageInvalid')).toBe(true);
+      expect(await kubectl(['get', 'secret', 'tampered-values', '-n', suite.ns])).toMatchObject({ code: 1 });
+
+      proxy.tamper = undefined;
+      const fine = await until('tampered', 'Ready', (r) => ready(r)?.status === 'True');
+      expect(fine.status?.current?.version).toBe(`${proxy.host}/${REPO}@${site.digest}`);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('with a public key: publishes signed images only; unsigned or signed by another key is SignatureInvalid', async () => {

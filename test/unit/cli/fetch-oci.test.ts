@@ -1,7 +1,7 @@
 // `static-export fetch --oci` (the site chart's init container inside the gap) through the real CLI
 // against a real Distribution registry with htpasswd: the site image's files land in --dest,
 // signatures are checked with --verify-key, a tag or a wrong key is refused with the exit code.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { RegistryClient } from '../../../src/oci/registry.ts';
 import { signManifest } from '../../../src/oci/sign.ts';
 import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
 import { type KeyPair, opensslKeyPair } from '../../support/signing.ts';
+import { startTamperingRegistry, type TamperingRegistry } from '../../support/tampering-registry.ts';
 import { jsonEvents, runCli } from './run-cli.ts';
 
 const USER = { username: 'reader', password: 'fetch-pass-Kq29w' };
@@ -108,5 +109,77 @@ describe('fetch --oci', () => {
     expect(tag.stderr).toMatch(/must name a digest and no tag/);
     const denied = await runCli(['fetch', '--oci', ref(), '--dest', join(work, 'y')]);
     expect(denied.code).toBe(3);
+  });
+});
+
+describe('fetch --oci from a registry that alters what it serves', () => {
+  let proxy: TamperingRegistry;
+  let proxyAuthfile: string;
+  let runs = 0;
+  beforeAll(async () => {
+    proxy = await startTamperingRegistry(registry.host);
+    proxyAuthfile = join(work, 'proxy-auth.json');
+    const auth = Buffer.from(`${USER.username}:${USER.password}`).toString('base64');
+    await writeFile(proxyAuthfile, JSON.stringify({ auths: { [proxy.host]: { auth } } }));
+  });
+  afterAll(async () => {
+    await proxy?.close();
+  });
+
+  const fetchThrough = (dest: string) =>
+    runCli([
+      'fetch',
+      '--oci',
+      `${proxy.host}/docs/site@${signed.digest}`,
+      '--dest',
+      dest,
+      '--authfile',
+      proxyAuthfile,
+    ]);
+
+  it.each([
+    [
+      'a layer with a byte swapped',
+      { blobs: 'swap-byte' },
+      /the registry sent content with digest sha256:[0-9a-f]{64}, expected/,
+    ],
+    [
+      'a layer cut short',
+      { blobs: 'cut-short' },
+      /closed after \d+ of its \d+ bytes|sent \d+ of its \d+ bytes/,
+    ],
+    [
+      'another manifest for the digest',
+      'manifest',
+      /the registry sent another manifest \(digest sha256:[0-9a-f]{64}\)/,
+    ],
+  ] as const)('refuses %s: exit 5, one line naming the digest, nothing written', async (_, tamper, why) => {
+    const other = JSON.stringify({
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      layers: [],
+    });
+    proxy.tamper =
+      tamper === 'manifest'
+        ? {
+            manifestByDigest: {
+              bytes: Buffer.from(other),
+              mediaType: 'application/vnd.oci.image.manifest.v1+json',
+            },
+          }
+        : tamper;
+    const parent = join(work, `tampered-${runs++}`);
+    await mkdir(parent);
+    try {
+      const r = await fetchThrough(join(parent, 'site'));
+      expect(r.code, r.stderr).toBe(5);
+      expect(r.stderr).toMatch(why);
+      expect(r.stderr).toMatch(/sha256:[0-9a-f]{64}/);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(await readdir(parent)).toEqual([]);
+    } finally {
+      proxy.tamper = undefined;
+    }
   });
 });

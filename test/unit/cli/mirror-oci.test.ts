@@ -1,6 +1,6 @@
 // `static-export mirror push|save|load|sync` through the real CLI against the simulator and a real
 // Distribution registry; the results read back by skopeo.
-import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../../scripts/run-process.ts';
@@ -359,6 +359,52 @@ describe('mirror save and load', SLOW, () => {
     const unpacked = await runProcess('umoci', ['unpack', '--rootless', '--image', `${layout}:x`, bundleDir]);
     expect(unpacked.code, unpacked.stderr).toBe(0);
     expect((await contentVersion(join(bundleDir, 'rootfs'))).version).toBe(version);
+  });
+
+  it('refuses an archive whose layer bytes were altered with exit 5, naming the digest, and tags nothing', async () => {
+    const site = join(work, 'altered-site');
+    await mkdir(site, { recursive: true });
+    await writeFile(join(site, 'index.html'), '<h1>Altered</h1>');
+    const archive = join(work, 'altered.tar');
+    const saved = await runCli([
+      'mirror',
+      'save',
+      '--site',
+      site,
+      '--domain',
+      'altered.example.com',
+      '--to',
+      archive,
+    ]);
+    expect(saved.code, saved.stderr).toBe(0);
+    // One byte of the layer (the largest blob) changed, its name (the digest) kept.
+    const unpacked = join(work, 'altered-unpacked');
+    await mkdir(unpacked);
+    expect((await runProcess('tar', ['-xf', archive, '-C', unpacked])).code).toBe(0);
+    const blobs = join(unpacked, 'blobs', 'sha256');
+    const sized = await Promise.all(
+      (await readdir(blobs)).map(async (name) => ({ name, size: (await stat(join(blobs, name))).size })),
+    );
+    const layer = sized.sort((a, b) => b.size - a.size)[0]?.name ?? '';
+    const bytes = await readFile(join(blobs, layer));
+    bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] ?? 0) ^ 0xff;
+    await writeFile(join(blobs, layer), bytes);
+    expect(
+      (await runProcess('tar', ['-cf', archive, '-C', unpacked, 'oci-layout', 'index.json', 'blobs'])).code,
+    ).toBe(0);
+
+    const result = await runCli([
+      'mirror',
+      'load',
+      archive,
+      '--to',
+      `oci://${registry.host}/inside/altered:latest`,
+    ]);
+    expect(result.code, result.stderr).toBe(5);
+    expect(result.stderr).toContain(`sha256:${layer}`);
+    expect(result.stderr).toMatch(/DIGEST_INVALID/);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(await client.resolve('inside/altered', 'latest')).toBeUndefined();
   });
 
   it('refuses a file that is not an OCI layout archive with exit 5', async () => {

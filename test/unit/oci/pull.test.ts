@@ -11,6 +11,7 @@ import { inspectSiteImage, pullSiteImage } from '../../../src/oci/pull.ts';
 import { bufferSource, RegistryClient } from '../../../src/oci/registry.ts';
 import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
 import { rejectionOf } from '../../support/rejection.ts';
+import { startTamperingRegistry, type TamperingRegistry } from '../../support/tampering-registry.ts';
 import { tempDir } from '../../support/temp.ts';
 
 let registry: TestRegistry;
@@ -104,5 +105,66 @@ describe('reading a site image', () => {
     const error = await refusal(inspectSiteImage(client, 'docs/big', digest, { limits: { maxEntries: 2 } }));
     expect(isBundleError(error)).toBe(true);
     expect(error.message).toMatch(/entries/);
+  });
+});
+
+describe('a registry that alters what it serves', () => {
+  let proxy: TamperingRegistry;
+  let proxied: RegistryClient;
+  let site: Awaited<ReturnType<typeof packaged>>;
+  let digest: string;
+
+  beforeAll(async () => {
+    proxy = await startTamperingRegistry(registry.host);
+    proxied = new RegistryClient({ registry: proxy.host, retries: 0 });
+    site = await packaged('tampered', 3);
+    digest = await push('docs/tampered', site.image, site.version);
+  });
+
+  afterAll(async () => {
+    await proxied?.close();
+    await proxy?.close();
+  });
+
+  const layerDigest = () => JSON.parse(site.image.manifest.toString('utf8')).layers[0].digest as string;
+
+  it.each(['swap-byte', 'cut-short'] as const)(
+    'refuses a layer whose bytes are not its digest (%s) as ContentMismatch naming it, and leaves nothing behind',
+    async (blobs) => {
+      proxy.tamper = { blobs };
+      try {
+        const checked = await refusal(inspectSiteImage(proxied, 'docs/tampered', digest));
+        expect(checked).toBeInstanceOf(OciError);
+        expect((checked as OciError).reason).toBe('ContentMismatch');
+        expect(checked.message).toContain(layerDigest());
+
+        const parent = join(work, `tampered-${blobs}`);
+        await mkdir(parent);
+        const pulled = await refusal(pullSiteImage(proxied, 'docs/tampered', digest, join(parent, 'site')));
+        expect((pulled as OciError).reason).toBe('ContentMismatch');
+        expect(pulled.message).toContain(layerDigest());
+        expect(await readdir(parent)).toEqual([]);
+      } finally {
+        proxy.tamper = undefined;
+      }
+    },
+  );
+
+  it('refuses another manifest served for a digest as ContentMismatch naming both', async () => {
+    const other = await packaged('other-manifest', 2);
+    proxy.tamper = {
+      manifestByDigest: {
+        bytes: other.image.manifest,
+        mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      },
+    };
+    try {
+      const error = await refusal(inspectSiteImage(proxied, 'docs/tampered', digest));
+      expect((error as OciError).reason).toBe('ContentMismatch');
+      expect(error.message).toContain(digest);
+      expect(error.message).not.toMatch(/\n/);
+    } finally {
+      proxy.tamper = undefined;
+    }
   });
 });
