@@ -253,7 +253,9 @@ async function* fileChunks(url: string, counters: Counters): AsyncGenerator<Buff
   try {
     yield* createReadStream(fileURLToPath(url), { highWaterMark: READ_CHUNK });
   } catch (error) {
-    throw new BundleError('Io', `cannot read ${describeLink(url)}: ${(error as Error).message}`, { cause: error });
+    throw new BundleError('Io', `cannot read ${describeLink(url)}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
 }
 
