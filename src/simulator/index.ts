@@ -1,6 +1,7 @@
 // The embedded admin API. The `static-export simulate` command maps its flags onto
 // SimulatorOptions: --port -> port, --host -> host, --key -> adminKey, --docs -> docsDir,
-// --export-duration -> exportDurationMs, --export-progress -> exportProgress, --link-ttl -> linkTtlSeconds, --fault (repeatable,
+// --export-duration -> exportDurationMs, --export-progress -> exportProgress, --link-ttl -> linkTtlSeconds,
+// --link-style -> linkStyle, --fault (repeatable,
 // parsed with parseFault) -> faults; --json only changes how baseUrl and adminKey are printed.
 
 export {

@@ -13,7 +13,14 @@ import type { Logger } from '../log.ts';
 import { type LongTimer, setLongTimeout, wait } from '../timers.ts';
 import { type FaultEndpoint, type FaultSpec, FaultTable, isSiteFault, type SiteFault } from './faults.ts';
 import { type ExportProgressModel, exportProgress } from './progress.ts';
-import { checkBundleLink, parseRange, signBundleUrl } from './signing.ts';
+import {
+  bundlePath,
+  checkBundleLink,
+  type LinkStyle,
+  parseBundleLink,
+  parseRange,
+  signBundleUrl,
+} from './signing.ts';
 import { DEFAULT_DOCS_DIR, listDocs, RenderError, type RenderedBundle, renderBundle } from './site.ts';
 
 export interface SimulatorOptions {
@@ -37,6 +44,8 @@ export interface SimulatorOptions {
   agentJobDurationMs?: number;
   /** Lifetime of generated bundle links. Default 900. */
   linkTtlSeconds?: number;
+  /** Where bundle links carry their signature (see LinkStyle). Default query. */
+  linkStyle?: LinkStyle;
   faults?: ReadonlyArray<FaultSpec | string>;
   /** Agent job creations per project per hour. Default 100, as in the contract. */
   rateLimitPerHour?: number;
@@ -56,7 +65,7 @@ export interface SimulatorOptions {
 
 export interface RecordedRequest {
   method: string;
-  /** Path without the query string (bundle links carry their signature there). */
+  /** Path without the query string, and a download's without its link's credentials. */
   path: string;
   endpoint: FaultEndpoint | 'agent-archive' | 'other';
   /** 0 when the connection was destroyed before a status was sent. */
@@ -202,8 +211,9 @@ function matchRoute(method: string, path: string): Route | HttpError {
     else if (seg.length === 5 && seg[3] && seg[4] === 'bundle') {
       [route, allowed] = [{ endpoint: 'bundle', jobId: seg[3] }, 'POST'];
     }
-  } else if (seg[0] === 'bundles' && seg.length === 3 && seg[1] && seg[2] === 'bundle.tar.gz') {
-    [route, allowed] = [{ endpoint: 'download', jobId: seg[1] }, 'GET'];
+  } else if (seg[0] === 'bundles') {
+    const link = parseBundleLink(path);
+    if (link) [route, allowed] = [{ endpoint: 'download', jobId: link.jobId }, 'GET'];
   }
   if (!route || !allowed) return new HttpError(404, `No such endpoint: ${method} ${path}`);
   if (!is(allowed))
@@ -311,6 +321,7 @@ class SimulatorServer implements Simulator {
   private readonly clock: () => number;
   private agentJobDurationMs: number;
   private linkTtlSeconds: number;
+  private readonly linkStyle: LinkStyle;
   private padBytes: number;
   private readonly rateLimitPerHour: number;
   private readonly requestsPerMinute: number | undefined;
@@ -337,6 +348,7 @@ class SimulatorServer implements Simulator {
     this.clock = options.clock ?? Date.now;
     this.agentJobDurationMs = options.agentJobDurationMs ?? 2000;
     this.linkTtlSeconds = options.linkTtlSeconds ?? 900;
+    this.linkStyle = options.linkStyle ?? 'query';
     this.padBytes = options.padBytes ?? 0;
     this.rateLimitPerHour = options.rateLimitPerHour ?? 100;
     this.requestsPerMinute = options.requestsPerMinute || undefined;
@@ -417,7 +429,7 @@ class SimulatorServer implements Simulator {
     return snapshot;
   }
   signBundleUrl(jobId: string, expiresAtMs: number): string {
-    return signBundleUrl(this.linkBase, this.secret, jobId, Math.floor(expiresAtMs / 1000));
+    return signBundleUrl(this.linkBase, this.secret, jobId, Math.floor(expiresAtMs / 1000), this.linkStyle);
   }
 
   // --- request handling ---
@@ -427,9 +439,11 @@ class SimulatorServer implements Simulator {
     const startedReal = performance.now();
     const method = req.method ?? 'GET';
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    // A download is recorded and logged without the link's credentials, wherever its style put them.
+    const link = parseBundleLink(path);
     const record: RecordedRequest = {
       method,
-      path,
+      path: link ? bundlePath(link.jobId) : path,
       endpoint: 'other',
       status: 0,
       time: started,
@@ -439,7 +453,10 @@ class SimulatorServer implements Simulator {
       record.status = res.headersSent ? res.statusCode : 0;
       record.durationMs = Math.round(performance.now() - startedReal);
       this.requests.push(record);
-      this.logger?.debug({ method, path, status: record.status, faults: record.faults }, 'simulator request');
+      this.logger?.debug(
+        { method, path: record.path, status: record.status, faults: record.faults },
+        'simulator request',
+      );
     });
     try {
       const route = matchRoute(method, path);
@@ -586,7 +603,7 @@ class SimulatorServer implements Simulator {
         const expiresSec = Math.floor(this.now() / 1000) + this.linkTtlSeconds;
         sendJson(res, 200, {
           jobId: job.jobId,
-          bundleUrl: signBundleUrl(this.linkBase, this.secret, job.jobId, expiresSec),
+          bundleUrl: signBundleUrl(this.linkBase, this.secret, job.jobId, expiresSec, this.linkStyle),
           sizeBytes: job.result.sizeBytes,
           expiresAt: new Date(expiresSec * 1000).toISOString(),
         });
@@ -755,8 +772,7 @@ class SimulatorServer implements Simulator {
     jobId: string,
     fault: 'malformed' | 'truncate' | undefined,
   ): Promise<void> {
-    const query = new URL(req.url ?? '/', 'http://sim').searchParams;
-    const check = checkBundleLink(this.secret, jobId, query, this.now());
+    const check = checkBundleLink(this.secret, parseBundleLink(req.url ?? '/') ?? { jobId }, this.now());
     if (!check.ok) {
       sendS3Error(res, 403, check.code, check.message);
       return;

@@ -7,15 +7,57 @@ export function bundlePath(jobId: string): string {
   return `/bundles/${encodeURIComponent(jobId)}/bundle.tar.gz`;
 }
 
+/**
+ * Where a link carries its signature, as object stores differ: the query string (S3's query
+ * authentication), matrix parameters of its last segment, or path segments before the file name.
+ */
+export const LINK_STYLES = ['query', 'matrix', 'path'] as const;
+export type LinkStyle = (typeof LINK_STYLES)[number];
+
 function signature(secret: Buffer, jobId: string, expiresSec: number): string {
   return createHmac('sha256', secret).update(`${jobId}\n${expiresSec}`).digest('hex');
 }
 
-export function signBundleUrl(baseUrl: string, secret: Buffer, jobId: string, expiresSec: number): string {
+export function signBundleUrl(
+  baseUrl: string,
+  secret: Buffer,
+  jobId: string,
+  expiresSec: number,
+  style: LinkStyle = 'query',
+): string {
+  const sig = signature(secret, jobId, expiresSec);
+  const job = encodeURIComponent(jobId);
+  if (style === 'matrix')
+    return new URL(`/bundles/${job}/bundle.tar.gz;expires=${expiresSec};sig=${sig}`, baseUrl).toString();
+  if (style === 'path')
+    return new URL(`/bundles/${job}/${expiresSec}/${sig}/bundle.tar.gz`, baseUrl).toString();
   const url = new URL(bundlePath(jobId), baseUrl);
   url.searchParams.set('expires', String(expiresSec));
-  url.searchParams.set('sig', signature(secret, jobId, expiresSec));
+  url.searchParams.set('sig', sig);
   return url.toString();
+}
+
+/** A download's job and the link's credentials, wherever its style put them; undefined for another path. */
+export function parseBundleLink(url: string): { jobId: string; expires?: string; sig?: string } | undefined {
+  const { pathname, searchParams } = new URL(url, 'http://sim');
+  let seg: string[];
+  try {
+    seg = pathname.split('/').slice(1).map(decodeURIComponent);
+  } catch {
+    return undefined;
+  }
+  if (seg[0] !== 'bundles' || !seg[1]) return undefined;
+  const of = (expires?: string | null, sig?: string | null) => ({
+    jobId: seg[1] as string,
+    ...(expires ? { expires } : {}),
+    ...(sig ? { sig } : {}),
+  });
+  if (seg.length === 5 && seg[4] === 'bundle.tar.gz') return of(seg[2], seg[3]);
+  const [name, ...params] = (seg.length === 3 ? (seg[2] ?? '') : '').split(';');
+  if (name !== 'bundle.tar.gz') return undefined;
+  if (params.length === 0) return of(searchParams.get('expires'), searchParams.get('sig'));
+  const matrix = new Map(params.map((p) => [p.split('=')[0] ?? '', p.split('=')[1] ?? '']));
+  return of(matrix.get('expires'), matrix.get('sig'));
 }
 
 export type LinkCheck =
@@ -24,12 +66,10 @@ export type LinkCheck =
 
 export function checkBundleLink(
   secret: Buffer,
-  jobId: string,
-  query: URLSearchParams,
+  link: { jobId: string; expires?: string; sig?: string },
   nowMs: number,
 ): LinkCheck {
-  const expiresText = query.get('expires');
-  const sig = query.get('sig');
+  const { jobId, expires: expiresText, sig } = link;
   if (!expiresText || !sig) {
     return {
       ok: false,

@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { validateAdminKey } from '../../api/keys.ts';
 import { parseFault } from '../../simulator/faults.ts';
 import { EXPORT_PROGRESS_MODELS, type ExportProgressModel } from '../../simulator/progress.ts';
+import { LINK_STYLES, type LinkStyle } from '../../simulator/signing.ts';
 import { type CliContext, untilStopSignal } from '../context.ts';
 import { EXIT_CODES_HELP } from '../exit-codes.ts';
 import { cliLogger, integer } from '../options.ts';
@@ -14,6 +15,7 @@ interface SimulateFlags {
   exportDuration?: number;
   exportProgress?: ExportProgressModel;
   linkTtl?: number;
+  linkStyle?: LinkStyle;
   requestsPerMinute: number;
   fault: string[];
   json?: boolean;
@@ -41,6 +43,7 @@ async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void>
     ...(flags.exportDuration === undefined ? {} : { exportDurationMs: flags.exportDuration }),
     ...(flags.exportProgress === undefined ? {} : { exportProgress: flags.exportProgress }),
     ...(flags.linkTtl === undefined ? {} : { linkTtlSeconds: flags.linkTtl }),
+    ...(flags.linkStyle === undefined ? {} : { linkStyle: flags.linkStyle }),
     requestsPerMinute: flags.requestsPerMinute,
   });
   // Printing the key is the point of this command: it is the simulator's own, not a vendor key.
@@ -89,6 +92,12 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
       ).choices(EXPORT_PROGRESS_MODELS),
     )
     .option('--link-ttl <s>', 'lifetime of bundle links', integer(1))
+    .addOption(
+      new Option(
+        '--link-style <style>',
+        "where bundle links carry their signature: query (S3's query authentication), matrix (;sig=… parameters), path (segments before the file name)",
+      ).choices(LINK_STYLES),
+    )
     .option(
       '--requests-per-minute <n>',
       'admin API requests per key per minute before 429, like the vendor (0: no limit)',

@@ -476,6 +476,75 @@ describe('static-export fetch and mirror', () => {
   });
 });
 
+describe.each(['matrix', 'path'] as const)('a link with its signature in the %s', (linkStyle) => {
+  let styled: Simulator;
+  beforeAll(async () => {
+    styled = await startSimulator({ exportDurationMs: 50, linkStyle });
+  });
+  afterAll(() => styled.close());
+
+  /** What of the link is secret: its signature and its expiry, wherever the style put them. */
+  function expectLinkHidden(link: string, output: string): void {
+    const secrets = link.match(/[0-9a-f]{64}|\d{10}/g) ?? [];
+    expect(secrets.length).toBe(2);
+    for (const s of secrets) expect(output).not.toContain(s);
+    expect(output).not.toMatch(/;(sig|expires)=/);
+  }
+
+  it('fetch downloads it, and prints none of it when the link has expired or the download fails', async () => {
+    const bundle = await exportBundle(styled);
+    expect(bundle.bundleUrl).not.toContain('?');
+    const ok = await runCli([
+      'fetch',
+      '--dest',
+      join(work, `styled-${linkStyle}`),
+      '--url',
+      bundle.bundleUrl,
+    ]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expectLinkHidden(bundle.bundleUrl, ok.stdout + ok.stderr);
+
+    const expired = styled.signBundleUrl(bundle.jobId, styled.now() - 1000);
+    const refused = await runCli(['fetch', '--dest', join(work, 'never'), '--url', expired]);
+    expect(refused.code).toBe(5);
+    expect(refused.stderr).toContain('http://127.0.0.1:');
+    expect(refused.stderr).toContain('/bundle.tar.gz answered 403: the link has expired');
+    expectLinkHidden(expired, refused.stdout + refused.stderr);
+
+    styled.setFaults(['download:500:1']);
+    try {
+      const failed = await runCli(['fetch', '--dest', join(work, 'never'), '--url', bundle.bundleUrl], {
+        LOG_LEVEL: 'debug',
+      });
+      expect(failed.code).not.toBe(0);
+      expect(failed.stderr).toContain('/bundle.tar.gz');
+      expectLinkHidden(bundle.bundleUrl, failed.stdout + failed.stderr);
+    } finally {
+      styled.setFaults([]);
+    }
+  });
+
+  it('export writes it only into the values file', async () => {
+    const values = join(work, `values-${linkStyle}.yaml`);
+    const r = await runCli(
+      [
+        'export',
+        '--domain',
+        'docs.example.com',
+        '--out',
+        join(work, `site-${linkStyle}`),
+        '--values-out',
+        values,
+      ],
+      { STATIC_EXPORT_API_URL: styled.baseUrl, STATIC_EXPORT_API_KEY: styled.adminKey, LOG_LEVEL: 'debug' },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const link = (parse(await readFile(values, 'utf8')) as { staticExport: { bundleUrl: string } })
+      .staticExport.bundleUrl;
+    expectLinkHidden(link, r.stdout + r.stderr);
+  });
+});
+
 describe('static-export agent', () => {
   it('creates a job, waits for its pull request, and gets it again', async () => {
     const created = await runCli(

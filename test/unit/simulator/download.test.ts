@@ -217,3 +217,33 @@ describe('link origin', () => {
     }
   });
 });
+
+describe.each([
+  [
+    'matrix',
+    /^http:\/\/127\.0\.0\.1:\d+\/bundles\/se_[0-9a-f]+\/bundle\.tar\.gz;expires=\d+;sig=[0-9a-f]{64}$/,
+  ],
+  ['path', /^http:\/\/127\.0\.0\.1:\d+\/bundles\/se_[0-9a-f]+\/\d+\/[0-9a-f]{64}\/bundle\.tar\.gz$/],
+] as const)('links with the signature in the %s', (linkStyle, shape) => {
+  let sim: Simulator;
+  beforeAll(async () => {
+    sim = await startSimulator({ exportDurationMs: 30, linkStyle });
+  });
+  afterAll(() => sim.close());
+
+  it('are signed there, serve the bundle, and refuse an altered signature or a past expiry', async () => {
+    const link = await completedExport(sim);
+    expect(link.bundleUrl).toMatch(shape);
+    expect((await download(link.bundleUrl)).status).toBe(200);
+    const sig = /[0-9a-f]{64}/.exec(link.bundleUrl)?.[0] ?? '';
+    const forged = link.bundleUrl.replace(sig, `${sig.slice(0, -1)}${sig.endsWith('0') ? '1' : '0'}`);
+    expect((await download(forged)).status).toBe(403);
+    expect((await download(sim.signBundleUrl(link.jobId, sim.now() - 1000))).status).toBe(403);
+  });
+
+  it('never records the signature or the expiry in the request log', () => {
+    const downloads = sim.requests.filter((r) => r.endpoint === 'download');
+    expect(downloads.length).toBe(3);
+    for (const r of downloads) expect(r.path).toMatch(/^\/bundles\/se_[0-9a-f]+\/bundle\.tar\.gz$/);
+  });
+});
