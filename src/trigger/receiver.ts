@@ -1,8 +1,10 @@
 // The trigger receiver: `POST /hooks/<namespace>/<name>` signed with the release's token (see
 // contract.ts) asks for an export now, exactly as a new `staticexport.dev/requested-at` value
 // does. Every refusal happens before any write; the cheap checks (method, path, size, headers,
-// timestamp, rate limit) before anything is read from the API server. The token never leaves
-// this module: not in responses, logs or events.
+// timestamp) before anything is read from the API server. Strangers cannot lock a release out:
+// only a call that passes the signature check uses the release's budget, and the reads that
+// unverified calls cause have bounds of their own (see Lookups and UNVERIFIED_LOOKUPS_*). The
+// token never leaves this module: not in responses, logs or events.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RequestLimiter } from '../api/request-limiter.ts';
@@ -33,7 +35,16 @@ import {
 // Not an `import` statement: node:http's ES module wrapper loads undici (see http.ts).
 const { createServer } = process.getBuiltinModule('node:http');
 
-const MAX_TRACKED_RELEASES = 10_000;
+const MAX_TRACKED_KEYS = 10_000;
+const LOOKUP_TTL_MS = 10_000;
+/**
+ * API reads that calls not yet verified may cause (an unknown name, or a release not looked up in
+ * the last LOOKUP_TTL_MS): per source address and in all. Past them a caller gets 429 before
+ * anything is read; a release already known is looked up again regardless, at most once per
+ * LOOKUP_TTL_MS, so its valid calls are verified whatever a stranger sends.
+ */
+export const UNVERIFIED_LOOKUPS_PER_ADDRESS_PER_MINUTE = 30;
+export const UNVERIFIED_LOOKUPS_PER_MINUTE = 300;
 
 export interface TriggerReceiverOptions {
   host: string;
@@ -44,7 +55,7 @@ export interface TriggerReceiverOptions {
   events: EventSink;
   /** Namespaces the operator watches; empty for all. Calls for others get 404. */
   namespaces: readonly string[];
-  /** Calls per release and minute that get past the cheap checks; more get 429. */
+  /** Verified calls per release and minute; more get 429. */
   requestsPerMinute: number;
   now?: () => number;
 }
@@ -137,8 +148,8 @@ class SeenSignatures {
   }
 }
 
-/** Per-release request limits, dropped once idle so unknown names cannot grow the map for long. */
-class ReleaseLimits {
+/** Request limits by key, dropped once idle so that unknown keys cannot grow the map for long. */
+class Limits {
   private readonly limiters = new Map<string, RequestLimiter>();
   private readonly perMinute: number;
   private readonly now: () => number;
@@ -146,9 +157,8 @@ class ReleaseLimits {
     this.perMinute = perMinute;
     this.now = now;
   }
-  /** 0: go ahead; otherwise milliseconds until the release takes another call. */
-  tryTake(key: string): number {
-    if (this.limiters.size >= MAX_TRACKED_RELEASES) {
+  private limiter(key: string): RequestLimiter {
+    if (this.limiters.size >= MAX_TRACKED_KEYS) {
       for (const [k, l] of this.limiters) if (l.idle()) this.limiters.delete(k);
     }
     let limiter = this.limiters.get(key);
@@ -156,7 +166,56 @@ class ReleaseLimits {
       limiter = new RequestLimiter(this.perMinute, this.now);
       this.limiters.set(key, limiter);
     }
-    return limiter.tryTake();
+    return limiter;
+  }
+  /** 0: go ahead; otherwise milliseconds until the key takes another call. */
+  tryTake(key: string): number {
+    return this.limiter(key).tryTake();
+  }
+  /** Like tryTake, without taking. */
+  delayMs(key: string): number {
+    return this.limiters.get(key)?.delayMs() ?? 0;
+  }
+}
+
+/** What the API server said of a release, as a call is checked against it. */
+type Lookup =
+  | { kind: 'unknown' }
+  | { kind: 'noToken'; release: StaticExportRelease; why: string }
+  | { kind: 'found'; release: StaticExportRelease; token: string };
+
+/**
+ * Lookups kept for LOOKUP_TTL_MS: a flood of calls for one release costs no API read after the
+ * first, forged or not. A release's new token is therefore taken at most that long after it is set.
+ */
+class Lookups {
+  private readonly entries = new Map<string, { lookup: Lookup; until: number }>();
+  private readonly now: () => number;
+  constructor(now: () => number) {
+    this.now = now;
+  }
+  /** The lookup while it is fresh; `known` says whether the last one found the release. */
+  get(key: string): { fresh?: Lookup; known: boolean } {
+    const entry = this.entries.get(key);
+    if (!entry) return { known: false };
+    const known = entry.lookup.kind !== 'unknown';
+    return entry.until > this.now() ? { fresh: entry.lookup, known } : { known };
+  }
+  set(key: string, lookup: Lookup): void {
+    const now = this.now();
+    if (this.entries.size >= MAX_TRACKED_KEYS) {
+      for (const [k, e] of this.entries) if (e.until <= now) this.entries.delete(k);
+      // Still full of fresh entries: the oldest go first.
+      for (const k of this.entries.keys()) {
+        if (this.entries.size < MAX_TRACKED_KEYS) break;
+        this.entries.delete(k);
+      }
+    }
+    this.entries.delete(key);
+    this.entries.set(key, { lookup, until: now + LOOKUP_TTL_MS });
+  }
+  forget(key: string): void {
+    this.entries.delete(key);
   }
 }
 
@@ -173,32 +232,71 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-type TokenLookup = { token: string } | { missing: string };
-
 export async function startTriggerReceiver(o: TriggerReceiverOptions): Promise<TriggerReceiver> {
   const now = o.now ?? Date.now;
   const log = o.logger.child({ component: 'trigger' });
-  const limits = new ReleaseLimits(o.requestsPerMinute, now);
+  const releaseLimits = new Limits(o.requestsPerMinute, now);
+  const addressLimits = new Limits(UNVERIFIED_LOOKUPS_PER_ADDRESS_PER_MINUTE, now);
+  const allLimits = new Limits(UNVERIFIED_LOOKUPS_PER_MINUTE, now);
+  const lookups = new Lookups(now);
   const seen = new Map<string, SeenSignatures>();
 
-  async function token(release: StaticExportRelease): Promise<TokenLookup> {
-    const ref = release.spec.trigger?.tokenSecretRef;
-    const namespace = release.metadata.namespace ?? '';
-    if (!ref) return { missing: 'no spec.trigger' };
+  /** The release and its token, as the API server has them now. */
+  async function lookUp(namespace: string, name: string): Promise<Lookup> {
+    let release: StaticExportRelease;
+    try {
+      release = await o.kube.get<StaticExportRelease>(
+        resourcePath(GROUP_VERSION, SER_PLURAL, namespace, name),
+      );
+    } catch (e) {
+      if (isNotFound(e)) return { kind: 'unknown' };
+      throw e;
+    }
+    const ref = release.spec?.trigger?.tokenSecretRef;
+    if (!ref) return { kind: 'unknown' };
+    const noToken = (why: string): Lookup => ({ kind: 'noToken', release, why });
     try {
       const secret = await o.kube.get<{ data?: Record<string, string> }>(
         resourcePath('v1', 'secrets', namespace, ref.name),
       );
       const raw = secret.data?.[ref.key];
-      if (raw === undefined) return { missing: `Secret ${namespace}/${ref.name} has no key ${ref.key}` };
-      const value = normalizeToken(Buffer.from(raw, 'base64').toString('utf8'));
-      if (!value) return { missing: `Secret ${namespace}/${ref.name} key ${ref.key} is empty` };
-      registerSecret(value);
-      return { token: value };
+      if (raw === undefined) return noToken(`Secret ${namespace}/${ref.name} has no key ${ref.key}`);
+      const token = normalizeToken(Buffer.from(raw, 'base64').toString('utf8'));
+      if (!token) return noToken(`Secret ${namespace}/${ref.name} key ${ref.key} is empty`);
+      registerSecret(token);
+      return { kind: 'found', release, token };
     } catch (e) {
-      if (isNotFound(e)) return { missing: `Secret ${namespace}/${ref.name} does not exist` };
+      if (isNotFound(e)) return noToken(`Secret ${namespace}/${ref.name} does not exist`);
       throw e;
     }
+  }
+
+  /** The release's lookup, or a refusal when reading it would pass a bound on unverified reads. */
+  async function lookupFor(
+    key: string,
+    remote: string,
+    namespace: string,
+    name: string,
+  ): Promise<Lookup | Reply> {
+    const cached = lookups.get(key);
+    if (cached.fresh) return cached.fresh;
+    if (!cached.known) {
+      const wait = Math.max(addressLimits.delayMs(remote), allLimits.delayMs(''));
+      if (wait > 0) {
+        const seconds = Math.ceil(wait / 1000);
+        return reply(
+          429,
+          'TooManyUnverified',
+          `too many calls for releases this receiver does not know: try again in ${seconds} s`,
+          { 'retry-after': String(seconds) },
+        );
+      }
+      addressLimits.tryTake(remote);
+      allLimits.tryTake('');
+    }
+    const lookup = await lookUp(namespace, name);
+    lookups.set(key, lookup);
+    return lookup;
   }
 
   async function handle(req: IncomingMessage, remote: string): Promise<Reply> {
@@ -213,7 +311,31 @@ export async function startTriggerReceiver(o: TriggerReceiverOptions): Promise<T
     if ('status' in admitted) return admitted;
     const { namespace, name } = admitted;
     const key = `${namespace}/${name}`;
-    const wait = limits.tryTake(key);
+    let body: Buffer;
+    try {
+      body = await readBody(req);
+    } catch (e) {
+      if (e instanceof BodyTooLarge)
+        return reply(413, 'BodyTooLarge', `the body must be at most ${MAX_BODY_BYTES} bytes`);
+      throw e;
+    }
+    const lookup = await lookupFor(key, remote, namespace, name);
+    if ('status' in lookup) return lookup;
+    if (lookup.kind === 'unknown') return unknownRelease(namespace, name);
+    if (lookup.kind === 'noToken') {
+      log.warn({ namespace, name, remote, why: lookup.why }, 'trigger refused: no token to check it with');
+      return reply(401, 'NoToken', 'signature does not match');
+    }
+    if (!verify(lookup.token, admitted.timestamp, body, admitted.signature)) {
+      return reply(401, 'BadSignature', 'signature does not match');
+    }
+    const signatures = seen.get(key) ?? new SeenSignatures();
+    seen.set(key, signatures);
+    if (signatures.has(admitted.signature, now())) {
+      return reply(401, 'Replayed', 'this signed call was already received: sign each call anew');
+    }
+    // Only verified calls reach the release's own budget: forged ones cannot use it up.
+    const wait = releaseLimits.tryTake(key);
     if (wait > 0) {
       const seconds = Math.ceil(wait / 1000);
       return reply(
@@ -223,37 +345,6 @@ export async function startTriggerReceiver(o: TriggerReceiverOptions): Promise<T
         { 'retry-after': String(seconds) },
       );
     }
-    let body: Buffer;
-    try {
-      body = await readBody(req);
-    } catch (e) {
-      if (e instanceof BodyTooLarge)
-        return reply(413, 'BodyTooLarge', `the body must be at most ${MAX_BODY_BYTES} bytes`);
-      throw e;
-    }
-    let release: StaticExportRelease;
-    try {
-      release = await o.kube.get<StaticExportRelease>(
-        resourcePath(GROUP_VERSION, SER_PLURAL, namespace, name),
-      );
-    } catch (e) {
-      if (isNotFound(e)) return unknownRelease(namespace, name);
-      throw e;
-    }
-    if (!release.spec?.trigger) return unknownRelease(namespace, name);
-    const found = await token(release);
-    if ('missing' in found) {
-      log.warn({ namespace, name, remote, why: found.missing }, 'trigger refused: no token to check it with');
-      return reply(401, 'NoToken', 'signature does not match');
-    }
-    if (!verify(found.token, admitted.timestamp, body, admitted.signature)) {
-      return reply(401, 'BadSignature', 'signature does not match');
-    }
-    const signatures = seen.get(key) ?? new SeenSignatures();
-    seen.set(key, signatures);
-    if (signatures.has(admitted.signature, now())) {
-      return reply(401, 'Replayed', 'this signed call was already received: sign each call anew');
-    }
     signatures.add(admitted.signature, Number(admitted.timestamp));
     const requestedAt = new Date(now()).toISOString();
     try {
@@ -261,12 +352,15 @@ export async function startTriggerReceiver(o: TriggerReceiverOptions): Promise<T
         metadata: { annotations: { [REQUESTED_AT_ANNOTATION]: requestedAt } },
       });
     } catch (e) {
-      if (isNotFound(e)) return unknownRelease(namespace, name);
+      if (isNotFound(e)) {
+        lookups.forget(key);
+        return unknownRelease(namespace, name);
+      }
       throw e;
     }
     await o.events
       .emit(
-        { apiVersion: GROUP_VERSION, kind: SER_KIND, metadata: release.metadata },
+        { apiVersion: GROUP_VERSION, kind: SER_KIND, metadata: lookup.release.metadata },
         'Normal',
         'TriggerAccepted',
         `A signed trigger call asked for an export (${REQUESTED_AT_ANNOTATION}: ${requestedAt})`,

@@ -80,7 +80,7 @@ function refusal(status: number, key: string, said: string, retryAfter: string |
     case 429:
       return new CliError(
         EXIT.unavailable,
-        `rate limited: the receiver takes few calls per release${retryAfter ? `; retry after ${retryAfter} s` : ''}${why}.`,
+        `rate limited by the receiver${retryAfter ? `; retry after ${retryAfter} s` : ''}${why}.`,
       );
     default:
       return status >= 500

@@ -269,7 +269,7 @@ describe('refused calls change nothing', () => {
     const limited = await trigger(`${suite.ns}/limited`);
     expect(limited.code).toBe(6);
     expect(limited.stderr).toMatch(
-      /error: rate limited: the receiver takes few calls per release; retry after \d+ s/,
+      /error: rate limited by the receiver; retry after \d+ s: [a-z0-9-]+\/limited takes at most 2 calls a minute/,
     );
     const res = await fetch(signed('limited').url, signed('limited').init);
     expect(res.status).toBe(429);
