@@ -190,3 +190,31 @@ export async function readText(
 ): Promise<string> {
   return (await readBytes(body, maxBytes, tooLarge)).toString('utf8');
 }
+
+// What a failed connection's code means, for a message that says what failed: fetch reports
+// them all as "TypeError: fetch failed", with the code on its cause.
+const CONNECTION_FAILURES: Record<string, string> = {
+  ECONNREFUSED: 'refused the connection (nothing listens at that address and port)',
+  ENOTFOUND: 'could not be found (its host name does not resolve)',
+  EAI_AGAIN: 'could not be found (the DNS server did not answer)',
+  EHOSTUNREACH: 'is unreachable (no route to its host)',
+  ENETUNREACH: 'is unreachable (no route to its network)',
+  ETIMEDOUT: 'did not accept the connection in time',
+  ECONNRESET: 'closed the connection without an answer',
+  UND_ERR_SOCKET: 'closed the connection without an answer',
+  UND_ERR_CONNECT_TIMEOUT: 'did not accept the connection in time',
+  CERT_HAS_EXPIRED: 'presented an expired TLS certificate',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'presented a self-signed TLS certificate',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'presented a TLS certificate that could not be verified',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'presented a TLS certificate for another host name',
+};
+
+/** Why a request got no answer, as words that follow the server's name ("… refused the connection"). */
+export function connectionFailure(error: unknown): string {
+  const e = error as { name?: string; code?: unknown; message?: string; cause?: unknown };
+  const cause = (e?.cause ?? {}) as { code?: unknown; message?: string };
+  const code = [cause.code, e?.code].find((c): c is string => typeof c === 'string');
+  if (code && CONNECTION_FAILURES[code]) return `${CONNECTION_FAILURES[code]} [${code}]`;
+  if (e?.name === 'TimeoutError') return 'did not answer in time';
+  return `could not be reached (${code ?? cause.message ?? e?.message ?? 'unknown error'})`;
+}

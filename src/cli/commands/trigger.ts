@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Command, InvalidArgumentError } from 'commander';
+import { connectionFailure } from '../../http.ts';
 import { registerSecret } from '../../redact.ts';
 import {
   HOOK_PATH_PREFIX,
@@ -115,8 +116,11 @@ async function runTrigger(
       signal: AbortSignal.timeout(flags.timeout * 1000),
     });
   } catch (error) {
-    const cause = (error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-    throw new CliError(EXIT.unavailable, `the receiver at ${url.origin} did not answer (${cause}).`);
+    const why =
+      (error as Error).name === 'TimeoutError'
+        ? `did not answer within ${flags.timeout} s (--timeout)`
+        : connectionFailure(error);
+    throw new CliError(EXIT.unavailable, `the receiver at ${url.origin} ${why}.`);
   }
   const text = await res.text().catch(() => '');
   let answer: { message?: string; requestedAt?: string } = {};

@@ -1,8 +1,8 @@
 // `static-export trigger` before and around the call: bad input exits 2 before anything is sent,
-// an unreachable receiver exits 6, and the token never shows. Its calls to the real receiver are in
+// an unreachable receiver exits 6 saying what failed, and the token never shows. Its calls to the real receiver are in
 // test/integration/operator/trigger.test.ts.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,13 +66,56 @@ describe('static-export trigger', () => {
     ]) {
       const r = await runCli(['trigger', '--url', url(), ...args, 'docs/docs']);
       expect(r.code).toBe(6);
-      expect(r.stdout + r.stderr).toContain(`the receiver at ${url()} did not answer (ECONNREFUSED)`);
+      expect(r.stdout + r.stderr).toContain(
+        `the receiver at ${url()} refused the connection (nothing listens at that address and port) [ECONNREFUSED]`,
+      );
       expect(r.stdout + r.stderr).not.toContain(TOKEN);
     }
     const fromEnv = await runCli(['trigger', '--url', url(), 'docs/docs'], {
       STATIC_EXPORT_TRIGGER_TOKEN: TOKEN,
     });
     expect(fromEnv.code).toBe(6);
+  });
+
+  it('says what failed when a receiver accepts the connection but never answers, or drops it', async () => {
+    const held: Socket[] = [];
+    const silent = createServer((socket) => held.push(socket));
+    const rude = createServer((socket) => socket.destroy());
+    const port = async (server: Server) => {
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      return (server.address() as { port: number }).port;
+    };
+    try {
+      const slow = await runCli([
+        'trigger',
+        '--url',
+        `http://127.0.0.1:${await port(silent)}`,
+        '--timeout',
+        '1',
+        '--token-file',
+        tokenFile,
+        'docs/docs',
+      ]);
+      expect(slow.code).toBe(6);
+      expect(slow.stderr).toContain('did not answer within 1 s (--timeout)');
+      const dropped = await runCli([
+        'trigger',
+        '--url',
+        `http://127.0.0.1:${await port(rude)}`,
+        '--token-file',
+        tokenFile,
+        'docs/docs',
+      ]);
+      expect(dropped.code).toBe(6);
+      expect(dropped.stderr).toMatch(
+        /closed the connection without an answer \[(ECONNRESET|UND_ERR_SOCKET)\]/,
+      );
+      expect(slow.stderr + dropped.stderr).not.toContain('TypeError');
+    } finally {
+      for (const s of held) s.destroy();
+      silent.close();
+      rude.close();
+    }
   });
 
   it('the operator refuses a trigger receiver on the metrics port (exit 2) before it starts', async () => {
