@@ -21,10 +21,11 @@ import { type ConditionChange, type Progress, progressConditions } from '../runt
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { KubeApiError } from '../runtime/kube-client.ts';
 import { TargetError, TargetMisconfiguredError } from '../targets/owned.ts';
+import type { ConditionReason, FailureReason } from './reasons.ts';
 import type { EventNote } from './types.ts';
 
 export interface Failure {
-  reason: string;
+  reason: FailureReason;
   message: string;
   /** Needs the user to act (key, plan, spec); retried slowly, not with the error backoff. */
   stalled: boolean;
@@ -36,7 +37,12 @@ const MINUTE = 60_000;
 /** A HelmRelease or Application the user is fixing is looked at again this often (it is not watched). */
 export const TARGET_RECHECK_MS = 30_000;
 
-export function failure(reason: string, message: string, stalled: boolean, retryAfterMs?: number): Failure {
+export function failure(
+  reason: FailureReason,
+  message: string,
+  stalled: boolean,
+  retryAfterMs?: number,
+): Failure {
   return {
     reason,
     message: scrub(message),
@@ -162,7 +168,10 @@ export function mayHaveReachedServer(error: unknown): boolean {
  * Ready=False with the failure's reason; Stalled=True only when the user must act, else the work
  * still under way (`reconciling`, e.g. an export that goes on while a poll failed) stays Reconciling.
  */
-export function failureConditions(f: Failure, reconciling?: Progress): ConditionChange[] {
+export function failureConditions(
+  f: Failure,
+  reconciling?: Progress<ConditionReason>,
+): ConditionChange<ConditionReason>[] {
   return [
     { type: 'Ready', status: 'False', reason: f.reason, message: f.message },
     ...progressConditions(

@@ -1,4 +1,5 @@
 import type { Failure } from './failures.ts';
+import type { EventReason } from './reasons.ts';
 
 export type { ReconcileResult } from '../runtime/controller.ts';
 
@@ -10,13 +11,18 @@ export interface EventRegarding {
 
 /** Where controllers report what they did (events.k8s.io Events in the operator). */
 export interface EventSink {
-  emit(regarding: EventRegarding, type: 'Normal' | 'Warning', reason: string, note: string): Promise<void>;
+  emit(
+    regarding: EventRegarding,
+    type: 'Normal' | 'Warning',
+    reason: EventReason,
+    note: string,
+  ): Promise<void>;
 }
 
 /** An event a decision asks for. */
 export interface EventNote {
   type: 'Normal' | 'Warning';
-  reason: string;
+  reason: EventReason;
   note: string;
 }
 

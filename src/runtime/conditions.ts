@@ -4,13 +4,16 @@
 // read): "abnormal-true" conditions, present only while True and removed otherwise.
 import type { Condition } from '../crd/common.ts';
 
-export type ConditionInput = Pick<Condition, 'type' | 'status' | 'reason' | 'message'>;
+/** `R`: the reasons a controller may write (the runtime takes any). */
+export type ConditionInput<R extends string = string> = Pick<Condition, 'type' | 'status' | 'message'> & {
+  reason: R;
+};
 /** A condition to remove (Reconciling and Stalled are never stored as False). */
 export interface ConditionRemoval {
   type: string;
   absent: true;
 }
-export type ConditionChange = ConditionInput | ConditionRemoval;
+export type ConditionChange<R extends string = string> = ConditionInput<R> | ConditionRemoval;
 
 export const READY = 'Ready';
 export const RECONCILING = 'Reconciling';
@@ -55,8 +58,8 @@ export function withConditions<S extends { conditions?: Condition[] }>(
   return list === undefined ? status : { ...status, conditions: list };
 }
 
-export interface Progress {
-  reason: string;
+export interface Progress<R extends string = string> {
+  reason: R;
   message: string;
 }
 
@@ -65,7 +68,10 @@ export interface Progress {
  * Reconciling then), else Reconciling=True while work is under way; each absent otherwise.
  * kstatus reads Stalled as Failed, Reconciling as InProgress, and then Ready=True as Current.
  */
-export function progressConditions(p: { reconciling?: Progress; stalled?: Progress }): ConditionChange[] {
+export function progressConditions<R extends string>(p: {
+  reconciling?: Progress<R>;
+  stalled?: Progress<R>;
+}): ConditionChange<R>[] {
   const { reconciling, stalled } = p;
   if (stalled) {
     return [

@@ -4,8 +4,9 @@
 // job (and a second pull request); it becomes CreateOutcomeUnknown for a human instead.
 import { AGENT_JOB_FINAL_STATUSES, type AgentJob as ApiAgentJob } from '../../api/index.ts';
 import { type AgentJob, type AgentJobStatus, RECONCILE_REQUEST_ANNOTATION } from '../../crd/index.ts';
-import { getCondition, type Progress, progressConditions, withConditions } from '../../runtime/conditions.ts';
+import { getCondition, type Progress, progressConditions } from '../../runtime/conditions.ts';
 import { type Failure, failureConditions, failureEvent } from '../failures.ts';
+import { type ConditionReason, withConditions } from '../reasons.ts';
 import type { EventNote, JobPoll as Poll } from '../types.ts';
 
 export type Status = AgentJobStatus;
@@ -35,8 +36,8 @@ export interface Decision {
   failure?: Failure;
 }
 
-export const CREATING = 'Creating';
-export const OUTCOME_UNKNOWN = 'CreateOutcomeUnknown';
+export const CREATING = 'Creating' satisfies ConditionReason;
+export const OUTCOME_UNKNOWN = 'CreateOutcomeUnknown' satisfies ConditionReason;
 
 const isFinal = (state: string | undefined) => state !== undefined && AGENT_JOB_FINAL_STATUSES.has(state);
 
@@ -53,13 +54,13 @@ export function waitingForBudget(projectId: string, delayMs: number, now: Date):
 const seen = (status: Status, gen: number | undefined): Status =>
   gen === undefined ? status : { ...status, observedGeneration: gen };
 
-const running = (status: Status): Progress => ({
+const running = (status: Status): Progress<ConditionReason> => ({
   reason: 'Running',
   message: `Agent job ${status.jobId} is ${status.state}`,
 });
 
 /** What is still under way despite a failure (kstatus: Reconciling): a job waiting for budget or running. */
-function reconcilingDespite(status: Status, f: Failure): Progress | undefined {
+function reconcilingDespite(status: Status, f: Failure): Progress<ConditionReason> | undefined {
   if (f.reason === 'WaitingForBudget') return { reason: f.reason, message: f.message };
   return status.jobId && !isFinal(status.state) ? running(status) : undefined;
 }
@@ -138,7 +139,7 @@ function finalConditions(status: Status, gen: number | undefined, now: Date): St
     seen(status, gen),
     [
       { type: 'Ready', status: 'True', reason: state === 'archived' ? 'Archived' : 'Completed', message },
-      ...progressConditions({}),
+      ...progressConditions<ConditionReason>({}),
     ],
     gen,
     now,
@@ -192,7 +193,7 @@ export function decide(o: Observed): Decision {
         o.budgetDelayMs,
       );
     }
-    const creatingNow = { reason: CREATING, message: 'Creating the agent job' };
+    const creatingNow: Progress<ConditionReason> = { reason: CREATING, message: 'Creating the agent job' };
     const creating = withConditions<Status>(
       seen({ ...status, creation: { phase: CREATING, since: now.toISOString() } }, gen),
       [
@@ -225,7 +226,8 @@ export function decide(o: Observed): Decision {
     return none(s, undefined, [
       {
         type: next.state === 'failed' ? 'Warning' : 'Normal',
-        reason: ready?.reason ?? 'Completed',
+        reason:
+          next.state === 'failed' ? 'AgentFailed' : next.state === 'archived' ? 'Archived' : 'Completed',
         note: ready?.message ?? '',
       },
     ]);

@@ -23,10 +23,10 @@ import {
   type Progress,
   progressConditions,
   RECONCILING,
-  withConditions,
 } from '../../runtime/conditions.ts';
 import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
 import { type Failure, failureConditions, failureEvent } from '../failures.ts';
+import { type ConditionReason, withConditions } from '../reasons.ts';
 import type { EventNote } from '../types.ts';
 import { decideOci, type OciAction, type OciCheck } from './oci.ts';
 import { type Roll, rolloutStalledMessage, rolloutStep } from './rollout.ts';
@@ -111,7 +111,7 @@ export interface Tunables {
 
 export const DEFAULT_TUNABLES: Tunables = { exportRetryMs: 5 * 60_000, startOutcomeWaitMs: 10 * 60_000 };
 
-export const START_OUTCOME_UNKNOWN = 'StartOutcomeUnknown';
+export const START_OUTCOME_UNKNOWN = 'StartOutcomeUnknown' satisfies ConditionReason;
 
 const inFlight = (s: Status) => Boolean(s.export?.jobId && !s.export.finishedAt);
 
@@ -134,7 +134,7 @@ export function exportPollDelayMs(s: Status, now: Date): number | undefined {
   return nextPollDelayMs(exportObservations(s, now), now.getTime());
 }
 
-function exportingCondition(s: Status): ConditionInput {
+function exportingCondition(s: Status): ConditionInput<ConditionReason> {
   const e = s.export;
   if (e?.jobId && !e.finishedAt) {
     const progress = e.progress === undefined ? '' : `, ${Math.round(e.progress)}%`;
@@ -150,7 +150,7 @@ function exportingCondition(s: Status): ConditionInput {
 }
 
 /** What is under way (kstatus: Reconciling=True): an export in flight, or a rollout not yet done. */
-function reconcilingOf(s: Status): Progress | undefined {
+function reconcilingOf(s: Status): Progress<ConditionReason> | undefined {
   if (inFlight(s)) return { reason: 'Exporting', message: exportingCondition(s).message };
   const r = s.current?.rollout;
   if (r && !r.completedAt && !r.stalled) {
@@ -194,7 +194,7 @@ export function withHealthy(release: StaticExportRelease, status: Status, now: D
   const e = status.export;
   const refused = status.oci?.rejected;
   const lastFailed = e?.state === 'failed' && e.finishedAt;
-  const ready: ConditionInput = lastFailed
+  const ready: ConditionInput<ConditionReason> = lastFailed
     ? {
         type: 'Ready',
         status: 'False',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afterFailure, nextStep, RetryableError } from '../../../src/controllers/failures.ts';
+import { afterFailure, type Failure, nextStep, RetryableError } from '../../../src/controllers/failures.ts';
 
 describe('afterFailure', () => {
   it('waits a fixed delay when the failure names one', () => {
@@ -22,7 +22,7 @@ describe('afterFailure', () => {
 
 describe('nextStep', () => {
   it("follows a decision's failure over its requeue delay, so a transient poll error backs off", () => {
-    const down = { reason: 'ApiUnavailable', message: 'down', stalled: false };
+    const down: Failure = { reason: 'ApiUnavailable', message: 'down', stalled: false };
     expect(() => nextStep({ failure: down, requeueAfterMs: 1_000 })).toThrow(RetryableError);
     expect(nextStep({ requeueAfterMs: 1_000 })).toEqual({ requeueAfterMs: 1_000 });
     expect(nextStep({})).toEqual({});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextStep, RetryableError } from '../../../src/controllers/failures.ts';
+import { type Failure, nextStep, RetryableError } from '../../../src/controllers/failures.ts';
 import {
   afterPublish,
   afterPublishGateFailed,
@@ -93,7 +93,12 @@ describe('a start whose answer was never recorded', () => {
     expect(nextStep(d)).toEqual({ requeueAfterMs: 9 * MIN });
 
     // Said once; a missing key Secret meanwhile does not hide it either.
-    const blocked = { reason: 'SecretNotFound', message: 'gone', stalled: true, retryAfterMs: 30_000 };
+    const blocked: Failure = {
+      reason: 'SecretNotFound',
+      message: 'gone',
+      stalled: true,
+      retryAfterMs: 30_000,
+    };
     const again = decide(observed(release({ generation: 2, status: d.status }), { blocked }));
     expect(again.action).toEqual({ kind: 'none' });
     expect(again.events).toEqual([]);
@@ -276,7 +281,7 @@ describe('an export in flight', () => {
   });
 
   it('turns a poll error into a condition with its retry delay', () => {
-    const failure = {
+    const failure: Failure = {
       reason: 'AuthenticationFailed',
       message: 'rejected',
       stalled: true,
@@ -292,7 +297,7 @@ describe('an export in flight', () => {
   });
 
   it('hands a transient poll error to the work queue backoff instead of waiting for a change', () => {
-    const failure = { reason: 'ApiUnavailable', message: '503', stalled: false };
+    const failure: Failure = { reason: 'ApiUnavailable', message: '503', stalled: false };
     const d = decide(
       observed(release({ status: inFlight('running') }), { poll: { kind: 'failed', failure } }),
     );
@@ -352,7 +357,7 @@ describe('links and versions', () => {
 });
 
 describe('blocked, suspended, deleted', () => {
-  const blocked = {
+  const blocked: Failure = {
     reason: 'SecretNotFound',
     message: 'Secret web/key does not exist',
     stalled: true,

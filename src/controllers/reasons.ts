@@ -1,0 +1,93 @@
+// Every reason the operator can write: what users alert on, search events for and read in
+// `kubectl describe`. Conditions and Events take their reason from these lists (the types allow no
+// other), and the README documents each one (test/unit/controllers/reasons.test.ts checks both ways).
+import type { Condition } from '../crd/common.ts';
+import { type ConditionChange, withConditions as withAnyConditions } from '../runtime/conditions.ts';
+
+/** Why something failed: Ready=False (and Stalled when the user must act) and a Warning Event. */
+export const FAILURE_REASONS = [
+  // StaticExportRelease
+  'ExportFailed',
+  'StartOutcomeUnknown',
+  'PublishGateFailed',
+  'RolloutStalled',
+  'WorkloadNotFound',
+  'PinnedVersionUnknown',
+  'PinnedVersionMismatch',
+  'BundleInvalid',
+  // Registry source (spec.source.oci)
+  'SignatureInvalid',
+  'RegistryAuthFailed',
+  'InvalidRegistryCredentials',
+  'ImageNotFound',
+  'ImageInvalid',
+  'RegistryUnavailable',
+  'InvalidConfiguration',
+  // Both kinds: credentials, the admin API, the spec, the target
+  'SecretNotFound',
+  'SecretKeyNotFound',
+  'NoCredentials',
+  'InvalidCredentials',
+  'AuthenticationFailed',
+  'NotEntitled',
+  'RateLimited',
+  'ApiUnavailable',
+  'InvalidRequest',
+  'ExportConflict',
+  'NoApiBaseUrl',
+  'ApiBaseUrlNotAllowed',
+  'InvalidSpec',
+  'TargetMisconfigured',
+  'TargetFailed',
+  'ReconcileError',
+  // AgentJob
+  'CreateOutcomeUnknown',
+  'WaitingForBudget',
+  'AgentFailed',
+  'JobNotFound',
+] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+/** Reasons of the conditions of both kinds (Ready, Reconciling, Stalled, Exporting). */
+export const CONDITION_REASONS = [
+  // StaticExportRelease
+  'Published',
+  'Exporting',
+  'Idle',
+  'RollingOut',
+  // AgentJob
+  'Creating',
+  'Running',
+  'Completed',
+  'Archived',
+  ...FAILURE_REASONS,
+] as const;
+export type ConditionReason = (typeof CONDITION_REASONS)[number];
+
+/** Reasons of the Events the operator records. */
+export const EVENT_REASONS = [
+  'ExportStarted',
+  'ExportJoined',
+  'ExportCompleted',
+  'ExportVanished',
+  'Unchanged',
+  'Published',
+  'LinkRenewed',
+  'TargetRepaired',
+  'RollingOut',
+  'RolledOut',
+  'TriggerAccepted',
+  'Created',
+  'Completed',
+  'Archived',
+  ...FAILURE_REASONS,
+] as const;
+export type EventReason = (typeof EVENT_REASONS)[number];
+
+/** The runtime's withConditions, taking only the reasons above: what controllers write with. */
+export const withConditions: <S extends { conditions?: Condition[] }>(
+  status: S,
+  conditions: readonly ConditionChange<ConditionReason>[],
+  generation: number | undefined,
+  now: Date,
+) => S = withAnyConditions;
