@@ -28,22 +28,32 @@ export function matching(pattern: string, message: string, maxLength: number): z
   );
 }
 
-/** A Go-style duration of at least `min` (e.g. "1m"). */
+/** The longest duration any field takes. */
+export const MAX_DURATION = '8760h';
+// CEL's duration() fails with "type conversion error" past int64 nanoseconds (about 292 years):
+// the range rule only calls it on numbers of at most 5 digits, which 32 characters cannot add up to that.
+const SMALL_DURATION = '^([0-9]{1,5}(ms|s|m|h))+$';
+
+/** A Go-style duration from `min` (e.g. "1m") to MAX_DURATION. */
 export function duration(field: string, min: string): z.ZodString {
   const minMs = parseDuration(min) ?? 0;
+  const maxMs = parseDuration(MAX_DURATION) ?? Infinity;
   const format = `${field} must be a duration such as 30s, 15m, 1h or 1h30m`;
-  const bound = `${field} must be at least ${min}`;
+  const range = `${field} must be from ${min} to ${MAX_DURATION} (365 days)`;
   return withCel(
     z
       .string()
       .max(32)
       .refine((v) => parseDuration(v) !== undefined, format)
-      .refine((v) => (parseDuration(v) ?? minMs) >= minMs, bound),
+      .refine((v) => {
+        const ms = parseDuration(v);
+        return ms === undefined || (ms >= minMs && ms <= maxMs);
+      }, range),
     [
       { rule: `self.matches(r'${DURATION_PATTERN}')`, message: format },
       {
-        rule: `!self.matches(r'${DURATION_PATTERN}') || duration(self) >= duration('${min}')`,
-        message: bound,
+        rule: `!self.matches(r'${DURATION_PATTERN}') || (self.matches(r'${SMALL_DURATION}') && duration(self) >= duration('${min}') && duration(self) <= duration('${MAX_DURATION}'))`,
+        message: range,
       },
     ],
   );

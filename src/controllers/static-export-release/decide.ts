@@ -232,7 +232,7 @@ export function withHealthy(release: StaticExportRelease, status: Status, now: D
                 status: 'True',
                 reason: 'Published',
                 message: c.renewalTime
-                  ? `Serving ${c.version}; link renewal at ${c.renewalTime}`
+                  ? `Serving ${c.version}; link renewal at ${c.renewalTime}${renewBeforeIgnored(release, c)}`
                   : `Serving ${c.version}`,
               }
             : {
@@ -664,6 +664,19 @@ export interface PublishOutcome {
   expiresAt: Date;
   /** Whether the target was written (false: it already held these values). */
   wrote: boolean;
+}
+
+/**
+ * Says so when spec.renewBefore is not shorter than the link's lifetime: renewalTime then renews at
+ * a third of the lifetime instead (renewing at once would renew in a loop).
+ */
+function renewBeforeIgnored(release: StaticExportRelease, c: NonNullable<Status['current']>): string {
+  const requested = release.spec.renewBefore ? parseDuration(release.spec.renewBefore) : undefined;
+  if (requested === undefined || !c.renewalTime || !c.expiresAt) return '';
+  const before = Date.parse(c.expiresAt) - Date.parse(c.renewalTime);
+  if (requested <= before) return '';
+  const lifetime = Math.round((before * 3) / 1000);
+  return ` (spec.renewBefore ${release.spec.renewBefore} is not shorter than the link's lifetime of ${lifetime} s: renewing a third of the lifetime ahead instead)`;
 }
 
 /** When to renew a link: `renewBefore` ahead of expiry; default (or when too long) a third of its lifetime. */

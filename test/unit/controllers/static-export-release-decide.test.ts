@@ -516,6 +516,22 @@ describe('folding outcomes into status', () => {
     expect(renewalTime(exp, NOW, '2h').toISOString()).toBe(at(60 * MIN));
     expect(renewalTime(exp, NOW, '5m').toISOString()).toBe(at(85 * MIN));
   });
+
+  it('says in the Ready message when renewBefore is not shorter than the link lifetime, and not otherwise', () => {
+    const publish = (renewBefore?: string) =>
+      afterPublish(observed(release({ spec: renewBefore ? { renewBefore } : {}, status: serving() })), {
+        mode: 'Renew',
+        jobId: 'se_1',
+        version: V1,
+        expiresAt: new Date(NOW.getTime() + 90 * MIN),
+        wrote: true,
+      }).status;
+    expect(condition(publish('2h'), 'Ready')?.message).toBe(
+      `Serving ${V1}; link renewal at ${at(60 * MIN)} (spec.renewBefore 2h is not shorter than the link's lifetime of 5400 s: renewing a third of the lifetime ahead instead)`,
+    );
+    expect(condition(publish('5m'), 'Ready')?.message).toBe(`Serving ${V1}; link renewal at ${at(85 * MIN)}`);
+    expect(condition(publish(), 'Ready')?.message).toBe(`Serving ${V1}; link renewal at ${at(60 * MIN)}`);
+  });
 });
 
 describe('target drift', () => {

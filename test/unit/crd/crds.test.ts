@@ -107,7 +107,8 @@ describe('runtime validation gives the same messages as the API server', () => {
 
   it.each([
     [{ domain: 'https://docs.example.com' }, /^domain: spec\.domain must be a bare lowercase host name/],
-    [{ interval: '30s' }, /^interval: spec\.interval must be at least 1m$/],
+    [{ interval: '30s' }, /^interval: spec\.interval must be from 1m to 8760h \(365 days\)$/],
+    [{ interval: '9999999999999999h' }, /^interval: spec\.interval must be from 1m to 8760h \(365 days\)$/],
     [{ interval: 'daily' }, /^interval: spec\.interval must be a duration/],
     [{ apiBaseUrl: 'api.example.com' }, /^apiBaseUrl: spec\.apiBaseUrl must be an absolute http\(s\) URL/],
     [
@@ -122,7 +123,7 @@ describe('runtime validation gives the same messages as the API server', () => {
       { target: { valuesSecret: { name: 'v', key: 'bundleUrl' } } },
       /^target\.valuesSecret\.key: spec\.target\.valuesSecret\.key must not be bundleUrl or version: the Secret holds those keys for the site chart$/,
     ],
-    [{ rollout: { timeout: '0s' } }, /^rollout\.timeout: spec\.rollout\.timeout must be at least 1s$/],
+    [{ rollout: { timeout: '0s' } }, /^rollout\.timeout: spec\.rollout\.timeout must be from 1s to 8760h \(365 days\)$/],
     [
       { publishGate: { minPages: -1 } },
       /^publishGate\.minPages: spec\.publishGate\.minPages must be 0 or more$/,
