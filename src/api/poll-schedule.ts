@@ -3,6 +3,7 @@
 // exports took and the clock. The platform allows about 100 admin requests per key and minute,
 // shared by every release of an organisation, so each poll has to earn its place: sparse while the
 // job is far from its expected end, at that end, close together only once it is overdue.
+import { DURATION_LIMIT, SAMPLE_LIMIT } from '../crd/limits.ts';
 import { EXPORT_FINAL_STATUSES } from './schemas.ts';
 
 /** One poll that reported progress (0-100). Times are epoch milliseconds. */
@@ -54,11 +55,6 @@ export const DEFAULT_POLL_SCHEDULE: PollSchedule = {
   backoffCeilingMs: 15_000,
   overdueFraction: 0.1,
 };
-
-/** How many progress samples are kept: the first (the rate's baseline) and the latest changes. */
-export const SAMPLE_LIMIT = 4;
-/** How many previous durations are kept and considered. */
-export const DURATION_LIMIT = 5;
 
 /**
  * Adds a poll's progress to the kept samples. A sample that repeats the last progress is dropped,

@@ -39,8 +39,6 @@ export {
   DEFAULT_GATE,
   type GateLimits,
   type GateVerdict,
-  PAGE_DROP_PATTERN,
-  pageDropPercent,
 } from './publish-gate.ts';
 export { type SiteSummary, summarizeSite } from './site-check.ts';
 export { type ContentSummary, contentVersion, isContentVersion } from './version.ts';

@@ -11,16 +11,6 @@ export interface GateLimits {
   requireIndex: boolean;
 }
 
-/** A page drop limit written as a string: "50%". */
-export const PAGE_DROP_PATTERN = '^(100|[1-9]?[0-9])%$';
-
-/** Percent of a page drop limit ("50%" or 50), or undefined when it is not one. */
-export function pageDropPercent(value: number | string): number | undefined {
-  if (typeof value === 'number')
-    return Number.isInteger(value) && value >= 0 && value <= 100 ? value : undefined;
-  return new RegExp(PAGE_DROP_PATTERN).test(value) ? Number.parseInt(value, 10) : undefined;
-}
-
 export const DEFAULT_GATE: GateLimits = { minPages: 1, maxPageDropPercent: 50, requireIndex: true };
 
 export type GateVerdict = { ok: true } | { ok: false; message: string };

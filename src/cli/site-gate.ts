@@ -2,8 +2,9 @@
 // destination, so a broken export never overwrites a good site (exit 5, destination untouched).
 import { type Command, InvalidArgumentError } from 'commander';
 import { BundleError } from '../bundle/errors.ts';
-import { checkPublishGate, DEFAULT_GATE, pageDropPercent } from '../bundle/publish-gate.ts';
+import { checkPublishGate, DEFAULT_GATE } from '../bundle/publish-gate.ts';
 import { type SiteSummary, summarizeSite } from '../bundle/site-check.ts';
+import { pageDropPercent } from '../crd/limits.ts';
 import { integer } from './options.ts';
 
 export interface SiteGateFlags {

@@ -15,13 +15,13 @@ import {
   UnauthorizedError,
 } from '../api/index.ts';
 import { BundleError } from '../bundle/index.ts';
+import type { ConditionReason, FailureReason } from '../crd/reasons.ts';
 import { OciError, SignatureError } from '../oci/errors.ts';
 import { scrub } from '../redact.ts';
 import { type ConditionChange, type Progress, progressConditions } from '../runtime/conditions.ts';
 import type { ReconcileResult } from '../runtime/controller.ts';
 import { KubeApiError } from '../runtime/kube-client.ts';
 import { TargetError, TargetMisconfiguredError } from '../targets/owned.ts';
-import type { ConditionReason, FailureReason } from './reasons.ts';
 import type { EventNote } from './types.ts';
 
 export interface Failure {

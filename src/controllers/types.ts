@@ -1,23 +1,12 @@
+import type { EventReason } from '../crd/reasons.ts';
+import type { EventSink as AnyEventSink } from '../runtime/events.ts';
 import type { Failure } from './failures.ts';
-import type { EventReason } from './reasons.ts';
 
 export type { ReconcileResult } from '../runtime/controller.ts';
+export type { EventRegarding } from '../runtime/events.ts';
 
-export interface EventRegarding {
-  apiVersion: string;
-  kind: string;
-  metadata: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
-}
-
-/** Where controllers report what they did (events.k8s.io Events in the operator). */
-export interface EventSink {
-  emit(
-    regarding: EventRegarding,
-    type: 'Normal' | 'Warning',
-    reason: EventReason,
-    note: string,
-  ): Promise<void>;
-}
+/** Where controllers report what they did, with the reasons the README documents. */
+export type EventSink = AnyEventSink<EventReason>;
 
 /** An event a decision asks for. */
 export interface EventNote {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { conditionSchema } from '../runtime/conditions.ts';
 import { matching, objectName, withCel } from './validation.ts';
 
 export const API_GROUP = 'staticexport.dev';
@@ -27,28 +28,6 @@ export const secretKeySelector = (field: string) =>
     what: 'the admin API key',
     describe: 'Secret holding the admin API key (Authorization: Bearer).',
   });
-
-export const conditionSchema = z
-  .object({
-    type: z
-      .string()
-      .max(316)
-      .describe(
-        'Ready (serving / done), Reconciling (work under way), Stalled (needs you), or a kind-specific one.',
-      ),
-    status: z.enum(['True', 'False', 'Unknown']).describe('True, False or Unknown.'),
-    reason: z.string().max(1024).describe('One word (CamelCase) saying why; the README lists each reason.'),
-    message: z.string().max(32768).describe('What happened and, when something went wrong, what to do.'),
-    lastTransitionTime: z.iso.datetime().describe('When status last changed.'),
-    observedGeneration: z
-      .number()
-      .int()
-      .min(0)
-      .optional()
-      .describe('The metadata.generation this condition was set for.'),
-  })
-  .describe('One condition: the Kubernetes API conventions (metav1.Condition).');
-export type Condition = z.infer<typeof conditionSchema>;
 
 /** Conditions as a map list keyed by type (API conventions). */
 export const conditionsSchema = z

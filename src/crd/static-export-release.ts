@@ -1,6 +1,4 @@
 import { z } from 'zod';
-import { DURATION_LIMIT, SAMPLE_LIMIT } from '../api/poll-schedule.ts';
-import { PAGE_DROP_PATTERN, pageDropPercent } from '../bundle/publish-gate.ts';
 import { BARE_HOST_PATTERN, BARE_HOST_RULE, MAX_DOMAIN_LENGTH } from '../domain.ts';
 import {
   conditionsSchema,
@@ -13,6 +11,7 @@ import {
   timestamp,
   withCel,
 } from './common.ts';
+import { DURATION_LIMIT, PAGE_DROP_PATTERN, pageDropPercent, SAMPLE_LIMIT } from './limits.ts';
 import { duration, httpUrl, matching, namespaceName, objectName } from './validation.ts';
 
 export const SER_KIND = 'StaticExportRelease';

@@ -2,7 +2,29 @@
 // lastTransitionTime moves only when the status changes, observedGeneration on each.
 // Reconciling and Stalled follow kstatus (what Flux, kpt, Config Sync and `kubectl wait`-style tools
 // read): "abnormal-true" conditions, present only while True and removed otherwise.
-import type { Condition } from '../crd/common.ts';
+import { z } from 'zod';
+
+export const conditionSchema = z
+  .object({
+    type: z
+      .string()
+      .max(316)
+      .describe(
+        'Ready (serving / done), Reconciling (work under way), Stalled (needs you), or a kind-specific one.',
+      ),
+    status: z.enum(['True', 'False', 'Unknown']).describe('True, False or Unknown.'),
+    reason: z.string().max(1024).describe('One word (CamelCase) saying why; the README lists each reason.'),
+    message: z.string().max(32768).describe('What happened and, when something went wrong, what to do.'),
+    lastTransitionTime: z.iso.datetime().describe('When status last changed.'),
+    observedGeneration: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('The metadata.generation this condition was set for.'),
+  })
+  .describe('One condition: the Kubernetes API conventions (metav1.Condition).');
+export type Condition = z.infer<typeof conditionSchema>;
 
 /** `R`: the reasons a controller may write (the runtime takes any). */
 export type ConditionInput<R extends string = string> = Pick<Condition, 'type' | 'status' | 'message'> & {

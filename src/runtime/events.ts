@@ -22,6 +22,18 @@ export interface ObjectReference {
   resourceVersion?: string;
 }
 
+/** The object an Event is about, as a controller holds it. */
+export interface EventRegarding {
+  apiVersion: string;
+  kind: string;
+  metadata: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+}
+
+/** Where Events go (the EventRecorder in the operator); `R`: the reasons the writer may give. */
+export interface EventSink<R extends string = string> {
+  emit(regarding: EventRegarding, type: 'Normal' | 'Warning', reason: R, note: string): Promise<void>;
+}
+
 export interface EventInput {
   regarding: ObjectReference;
   type: 'Normal' | 'Warning';

@@ -8,7 +8,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RequestLimiter } from '../api/request-limiter.ts';
-import type { EventSink } from '../controllers/types.ts';
 import {
   GROUP_VERSION,
   REQUESTED_AT_ANNOTATION,
@@ -16,8 +15,10 @@ import {
   SER_PLURAL,
   type StaticExportRelease,
 } from '../crd/index.ts';
+import type { EventReason } from '../crd/reasons.ts';
 import type { Logger } from '../log.ts';
 import { registerSecret } from '../redact.ts';
+import type { EventSink } from '../runtime/events.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import {
   HOOK_PATH_PREFIX,
@@ -52,7 +53,7 @@ export interface TriggerReceiverOptions {
   port: number;
   kube: Pick<KubeClient, 'get' | 'mergePatch'>;
   logger: Logger;
-  events: EventSink;
+  events: EventSink<EventReason>;
   /** Namespaces the operator watches; empty for all. Calls for others get 404. */
   namespaces: readonly string[];
   /** Verified calls per release and minute; more get 429. */

@@ -120,7 +120,11 @@ describe('StaticExportRelease CRD', () => {
       { interval: 'daily' },
       /spec\.interval must be a duration such as 30s, 15m, 1h/,
     ],
-    ['an interval below a minute', { interval: '10s' }, /spec\.interval must be from 1m to 8760h \(365 days\)/],
+    [
+      'an interval below a minute',
+      { interval: '10s' },
+      /spec\.interval must be from 1m to 8760h \(365 days\)/,
+    ],
     // Past int64 nanoseconds CEL's duration() fails with a type conversion error; the range rule never calls it there.
     [
       'an interval of a million years',
@@ -256,7 +260,11 @@ describe('StaticExportRelease CRD', () => {
       /spec\.source\.oci\.repository must be REGISTRY\/REPOSITORY without tag or digest/,
     ],
     ['a bad tag', ociSpec({ tag: '-latest' }), /spec\.source\.oci\.tag must be an OCI tag/],
-    ['a too short interval', ociSpec({ interval: '1s' }), /spec\.source\.oci\.interval must be from 10s to 8760h/],
+    [
+      'a too short interval',
+      ociSpec({ interval: '1s' }),
+      /spec\.source\.oci\.interval must be from 10s to 8760h/,
+    ],
   ])('refuses a registry source with %s', async (_what, spec, message) => {
     const r = await apply(ociRelease('oci-bad', spec as Obj));
     expect(r.code).not.toBe(0);

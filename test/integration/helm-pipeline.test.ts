@@ -11,8 +11,8 @@ import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
 import { CHART_DIR, type HelmName, helm, scratchDir, valuesFile } from '../support/chart.ts';
 import { decode, getObject } from '../support/gitops.ts';
 import { createNamespace, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
+import { runCli } from '../support/run-cli.ts';
 import { sampleDocsCopy } from '../support/temp.ts';
-import { runCli } from '../unit/cli/run-cli.ts';
 
 let sim: Simulator;
 let docs: string;

@@ -28,7 +28,7 @@ import {
   run,
 } from '../support/kube.ts';
 import { ADMIN_KEY_SECRET, applyRelease, applySecret, getRelease } from '../support/resources.ts';
-import { exportBundle } from '../unit/bundle/sim-export.ts';
+import { exportBundle } from '../support/sim-export.ts';
 
 const NONROOT = 65532;
 const missing = imageToolsMissing();

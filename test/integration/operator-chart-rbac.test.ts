@@ -22,8 +22,8 @@ import { applyObjects, example, installGitopsCrd, type KubeDoc } from '../suppor
 import { createNamespace, eventually, installCrds, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
 import { type Harness, startHarness } from '../support/operator.ts';
 import { applyAgentJob, applyRelease, applySecret, getAgentJob, getRelease } from '../support/resources.ts';
+import { runCli } from '../support/run-cli.ts';
 import { tempDir } from '../support/temp.ts';
-import { runCli } from '../unit/cli/run-cli.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
 const RELEASE = 'seo';

@@ -4,9 +4,10 @@
 // job (and a second pull request); it becomes CreateOutcomeUnknown for a human instead.
 import { AGENT_JOB_FINAL_STATUSES, type AgentJob as ApiAgentJob } from '../../api/index.ts';
 import { type AgentJob, type AgentJobStatus, RECONCILE_REQUEST_ANNOTATION } from '../../crd/index.ts';
+import type { ConditionReason } from '../../crd/reasons.ts';
 import { getCondition, type Progress, progressConditions } from '../../runtime/conditions.ts';
+import { withConditions } from '../conditions.ts';
 import { type Failure, failureConditions, failureEvent } from '../failures.ts';
-import { type ConditionReason, withConditions } from '../reasons.ts';
 import type { EventNote, JobPoll as Poll } from '../types.ts';
 
 export type Status = AgentJobStatus;

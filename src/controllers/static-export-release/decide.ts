@@ -17,6 +17,7 @@ import {
   type StaticExportRelease,
   type StaticExportReleaseStatus,
 } from '../../crd/index.ts';
+import type { ConditionReason } from '../../crd/reasons.ts';
 import {
   absent,
   type ConditionInput,
@@ -25,8 +26,8 @@ import {
   RECONCILING,
 } from '../../runtime/conditions.ts';
 import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
+import { withConditions } from '../conditions.ts';
 import { type Failure, failureConditions, failureEvent } from '../failures.ts';
-import { type ConditionReason, withConditions } from '../reasons.ts';
 import type { EventNote } from '../types.ts';
 import { decideOci, type OciAction, type OciCheck } from './oci.ts';
 import { type Roll, rolloutStalledMessage, rolloutStep } from './rollout.ts';

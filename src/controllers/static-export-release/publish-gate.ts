@@ -1,12 +1,7 @@
 // Whether a finished export's content may replace what a release serves (spec.publishGate), pure.
-import {
-  checkPublishGate,
-  type GateLimits,
-  type GateVerdict,
-  pageDropPercent,
-  type SiteSummary,
-} from '../../bundle/index.ts';
+import { checkPublishGate, type GateLimits, type GateVerdict, type SiteSummary } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
+import { pageDropPercent } from '../../crd/limits.ts';
 
 /** The release's gate as limits; undefined when it is disabled. */
 export function gateLimits(release: StaticExportRelease): GateLimits | undefined {

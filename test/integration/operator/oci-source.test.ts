@@ -23,8 +23,8 @@ import { captureLogs } from '../../support/operator.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
 import { getRelease } from '../../support/resources.ts';
+import { jsonEvents, runCli } from '../../support/run-cli.ts';
 import { startTamperingRegistry } from '../../support/tampering-registry.ts';
-import { jsonEvents, runCli } from '../../unit/cli/run-cli.ts';
 
 const USER = { username: 'mirror', password: 'registry-pass-Zq81xV' };
 const REPO = 'docs/site';

@@ -12,8 +12,8 @@ import { eventually, kubectlOk, ROOT } from '../../support/kube.ts';
 import { OperatorProcess } from '../../support/operator-process.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+import { type CliResult, runCli } from '../../support/run-cli.ts';
 import { tempDir } from '../../support/temp.ts';
-import { type CliResult, runCli } from '../../unit/cli/run-cli.ts';
 
 const TOKEN = `tt-${randomBytes(24).toString('hex')}`;
 const TOKEN_SECRET = 'pipeline-trigger';

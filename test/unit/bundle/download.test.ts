@@ -3,7 +3,6 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DownloadOptions, openDownload } from '../../../src/bundle/download.ts';
 import { BundleError } from '../../../src/bundle/errors.ts';
@@ -11,8 +10,8 @@ import { fetchBundle } from '../../../src/bundle/fetch.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { rejectionOf } from '../../support/rejection.ts';
+import { type ExportedBundle, exportBundle, generateLink } from '../../support/sim-export.ts';
 import { serveDrip } from './serve.ts';
-import { type ExportedBundle, exportBundle, generateLink } from './sim-export.ts';
 
 let sim: Simulator;
 let bundle: ExportedBundle;
@@ -24,7 +23,7 @@ const fast: Pick<DownloadOptions, 'backoffMs' | 'retries'> = { backoffMs: 1, ret
 beforeAll(async () => {
   sim = await startSimulator({ exportDurationMs: 0 });
   bundle = await exportBundle(sim);
-  archive = Buffer.from(await (await request(bundle.bundleUrl)).body.arrayBuffer());
+  archive = Buffer.from(await (await fetch(bundle.bundleUrl)).arrayBuffer());
 });
 afterAll(() => sim.close());
 beforeEach(async () => {
@@ -127,7 +126,7 @@ describe('openDownload', () => {
     const { body, done } = openDownload({ url: expired, ...fast });
     const error = await failure(readAll(body));
     expect(error.reason).toBe('Expired');
-    expect(error.message).toContain('/bundles/');
+    expect(error.message).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/…\/bundle\.tar\.gz answered 403/);
     await expect(done).rejects.toBe(error);
   });
 
@@ -172,7 +171,7 @@ describe('fetchBundle', () => {
 
   it('gives the same version for a re-export of unchanged content (byte-different archive)', async () => {
     const again = await exportBundle(sim);
-    const second = Buffer.from(await (await request(again.bundleUrl)).body.arrayBuffer());
+    const second = Buffer.from(await (await fetch(again.bundleUrl)).arrayBuffer());
     expect(second.equals(archive)).toBe(false);
     const a = await fetchBundle({ url: bundle.bundleUrl, dest: join(work, 'a') });
     const b = await fetchBundle({ url: again.bundleUrl, dest: join(work, 'b') });

@@ -11,8 +11,8 @@ import { extractTarGz, inspectArchive, stageExtraction } from '../../../src/bund
 import { summarizeSite } from '../../../src/bundle/site-check.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
 import { run } from '../../support/kube.ts';
+import { NODE } from '../../support/run-cli.ts';
 import { siteEntries, type TarEntrySpec, tarGz } from '../../support/tar-fixtures.ts';
-import { NODE } from '../cli/run-cli.ts';
 
 let work: string;
 let dest: string;

@@ -21,7 +21,7 @@ import {
   siteDocs,
   startNginx,
 } from '../../support/chart.ts';
-import { exportBundle } from '../bundle/sim-export.ts';
+import { exportBundle } from '../../support/sim-export.ts';
 
 const execFileAsync = promisify(execFile);
 

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { MARKER_FILE } from '../../../src/bundle/destination.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { MAIN, NODE, runCli } from '../../support/run-cli.ts';
 import { siteEntries, tarGz } from '../../support/tar-fixtures.ts';
 import { refusedUrl, serveDrip } from '../bundle/serve.ts';
-import { MAIN, NODE, runCli } from './run-cli.ts';
 
 let work: string;
 let site: string;

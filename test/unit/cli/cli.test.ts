@@ -4,13 +4,12 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { contentVersion } from '../../../src/bundle/index.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { exportBundle } from '../bundle/sim-export.ts';
-import { type CliResult, MAIN, NODE, runCli } from './run-cli.ts';
+import { type CliResult, MAIN, NODE, runCli } from '../../support/run-cli.ts';
+import { exportBundle } from '../../support/sim-export.ts';
 
 let sim: Simulator;
 let work: string;
@@ -70,7 +69,7 @@ describe('static-export export', () => {
     expect(values.staticExport.version).toBe((await contentVersion(out)).version);
     expect((await stat(valuesFile)).mode & 0o777).toBe(0o600);
     // The link in the values works: it is what the site chart will fetch.
-    expect((await request(values.staticExport.bundleUrl)).statusCode).toBe(200);
+    expect((await fetch(values.staticExport.bundleUrl, { method: 'HEAD' })).status).toBe(200);
     // Non-TTY progress: plain lines with percentages on stderr.
     expect(result.stderr).toMatch(/\d+%.*running/);
     expectNoSecrets(result.stdout + result.stderr);
@@ -600,11 +599,11 @@ describe('static-export simulate', () => {
     const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
     const { baseUrl, adminKey } = JSON.parse(line) as { baseUrl: string; adminKey: string };
     expect(adminKey).toBe('mint_simkey0123456789');
-    const res = await request(`${baseUrl}/v2/agent/p/job/unknown`, {
+    const res = await fetch(`${baseUrl}/v2/agent/p/job/unknown`, {
       headers: { authorization: `Bearer ${adminKey}` },
     });
-    expect(res.statusCode).toBe(404);
-    await res.body.dump();
+    expect(res.status).toBe(404);
+    await res.arrayBuffer();
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
@@ -618,11 +617,11 @@ describe('static-export simulate', () => {
     const { baseUrl, adminKey } = JSON.parse(line) as { baseUrl: string; adminKey: string };
     const statuses: number[] = [];
     for (let i = 0; i < 2; i++) {
-      const res = await request(`${baseUrl}/v2/agent/p/job/unknown`, {
+      const res = await fetch(`${baseUrl}/v2/agent/p/job/unknown`, {
         headers: { authorization: `Bearer ${adminKey}` },
       });
-      statuses.push(res.statusCode);
-      await res.body.dump();
+      statuses.push(res.status);
+      await res.arrayBuffer();
     }
     expect(statuses).toEqual([404, 429]);
     child.kill('SIGTERM');

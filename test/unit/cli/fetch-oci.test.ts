@@ -11,9 +11,9 @@ import { siteLayer } from '../../../src/oci/layer.ts';
 import { RegistryClient } from '../../../src/oci/registry.ts';
 import { signManifest } from '../../../src/oci/sign.ts';
 import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
+import { jsonEvents, runCli } from '../../support/run-cli.ts';
 import { type KeyPair, opensslKeyPair } from '../../support/signing.ts';
 import { startTamperingRegistry, type TamperingRegistry } from '../../support/tampering-registry.ts';
-import { jsonEvents, runCli } from './run-cli.ts';
 
 const USER = { username: 'reader', password: 'fetch-pass-Kq29w' };
 let work: string;

@@ -10,9 +10,9 @@ import type { RegistryClient } from '../../../src/oci/registry.ts';
 import { DEFAULT_DOCS_DIR, type Simulator } from '../../../src/simulator/index.ts';
 import { type MirrorStack, startMirrorStack } from '../../support/mirror-stack.ts';
 import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
+import { jsonEvents, runCli } from '../../support/run-cli.ts';
+import { exportBundle } from '../../support/sim-export.ts';
 import { tarGz } from '../../support/tar-fixtures.ts';
-import { exportBundle } from '../bundle/sim-export.ts';
-import { jsonEvents, runCli } from './run-cli.ts';
 
 let stack: MirrorStack | undefined;
 let work: string;

@@ -8,9 +8,9 @@ import { signatureTag, verifyManifest } from '../../../src/oci/sign.ts';
 import type { Simulator } from '../../../src/simulator/index.ts';
 import { type MirrorStack, startMirrorStack } from '../../support/mirror-stack.ts';
 import { GO_TOOL_BUILD_TIMEOUT_MS, goTool, type TestRegistry } from '../../support/registry.ts';
+import { jsonEvents, runCli } from '../../support/run-cli.ts';
 import { cosignVerify, openssl, opensslKeyPair } from '../../support/signing.ts';
-import { exportBundle } from '../bundle/sim-export.ts';
-import { jsonEvents, runCli } from './run-cli.ts';
+import { exportBundle } from '../../support/sim-export.ts';
 
 let stack: MirrorStack | undefined;
 let work: string;

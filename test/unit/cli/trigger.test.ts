@@ -6,7 +6,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './run-cli.ts';
+import { runCli } from '../../support/run-cli.ts';
 
 const TOKEN = 'tt-0123456789abcdef0123456789abcdef';
 let work: string;

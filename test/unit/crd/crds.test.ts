@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
-import { pageDropPercent } from '../../../src/bundle/index.ts';
 import { agentJobSpecSchema, parseDuration, staticExportReleaseSpecSchema } from '../../../src/crd/index.ts';
+import { pageDropPercent } from '../../../src/crd/limits.ts';
 import { crdObjects, renderCrdFiles } from '../../../src/crd/manifests.ts';
 import { toStructuralSchema } from '../../../src/crd/structural.ts';
 
@@ -123,7 +123,10 @@ describe('runtime validation gives the same messages as the API server', () => {
       { target: { valuesSecret: { name: 'v', key: 'bundleUrl' } } },
       /^target\.valuesSecret\.key: spec\.target\.valuesSecret\.key must not be bundleUrl or version: the Secret holds those keys for the site chart$/,
     ],
-    [{ rollout: { timeout: '0s' } }, /^rollout\.timeout: spec\.rollout\.timeout must be from 1s to 8760h \(365 days\)$/],
+    [
+      { rollout: { timeout: '0s' } },
+      /^rollout\.timeout: spec\.rollout\.timeout must be from 1s to 8760h \(365 days\)$/,
+    ],
     [
       { publishGate: { minPages: -1 } },
       /^publishGate\.minPages: spec\.publishGate\.minPages must be 0 or more$/,

@@ -1,6 +1,5 @@
 // Drives the simulator's export endpoints over raw HTTP so bundle tests do not depend on the API client.
-import { request } from 'undici';
-import type { Simulator } from '../../../src/simulator/index.ts';
+import type { Simulator } from '../../src/simulator/index.ts';
 
 export interface ExportedBundle {
   jobId: string;
@@ -15,13 +14,13 @@ async function call(
   path: string,
   body?: unknown,
 ): Promise<Record<string, unknown>> {
-  const res = await request(`${sim.baseUrl}${path}`, {
+  const res = await fetch(`${sim.baseUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${sim.adminKey}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  const json = (await res.body.json()) as Record<string, unknown>;
-  if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${JSON.stringify(json)}`);
+  const json = (await res.json()) as Record<string, unknown>;
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
   return json;
 }
 

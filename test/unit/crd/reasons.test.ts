@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONDITION_REASONS, EVENT_REASONS, FAILURE_REASONS } from '../../../src/controllers/reasons.ts';
+import { CONDITION_REASONS, EVENT_REASONS, FAILURE_REASONS } from '../../../src/crd/reasons.ts';
 
 const README = readFileSync(join(import.meta.dirname, '../../../README.md'), 'utf8');
 

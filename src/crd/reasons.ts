@@ -1,8 +1,6 @@
 // Every reason the operator can write: what users alert on, search events for and read in
 // `kubectl describe`. Conditions and Events take their reason from these lists (the types allow no
-// other), and the README documents each one (test/unit/controllers/reasons.test.ts checks both ways).
-import type { Condition } from '../crd/common.ts';
-import { type ConditionChange, withConditions as withAnyConditions } from '../runtime/conditions.ts';
+// other), and the README documents each one (test/unit/crd/reasons.test.ts checks both ways).
 
 /** Why something failed: Ready=False (and Stalled when the user must act) and a Warning Event. */
 export const FAILURE_REASONS = [
@@ -83,11 +81,3 @@ export const EVENT_REASONS = [
   ...FAILURE_REASONS,
 ] as const;
 export type EventReason = (typeof EVENT_REASONS)[number];
-
-/** The runtime's withConditions, taking only the reasons above: what controllers write with. */
-export const withConditions: <S extends { conditions?: Condition[] }>(
-  status: S,
-  conditions: readonly ConditionChange<ConditionReason>[],
-  generation: number | undefined,
-  now: Date,
-) => S = withAnyConditions;

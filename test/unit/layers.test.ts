@@ -1,0 +1,68 @@
+// The rooms of src/ in layers: a file imports from its own layer or below, never above, so the
+// machinery does not depend on the policy built on it. A new upward import fails here (and Biome's
+// noImportCycles catches cycles within a layer).
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const SRC = join(ROOT, 'src');
+
+/** Bottom first. A room is a folder of src/, or a file at its top. */
+const LAYERS: readonly (readonly string[])[] = [
+  ['log.ts', 'redact.ts', 'timers.ts', 'http.ts', 'domain.ts', 'tar.ts', 'gc.ts'],
+  ['runtime'],
+  ['crd'],
+  ['api', 'bundle', 'simulator'],
+  ['oci'],
+  ['targets', 'trigger'],
+  ['controllers'],
+  ['cli'],
+];
+
+const layerOf = (room: string) => LAYERS.findIndex((rooms) => rooms.includes(room));
+const roomOf = (file: string) => relative(SRC, file).split('/')[0] ?? '';
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+/** Relative imports, static and dynamic, resolved to files. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:from|import\()\s*'(\.{1,2}\/[^']+)'/g)].map((m) =>
+    resolve(dirname(file), m[1] ?? ''),
+  );
+}
+
+describe('layers', () => {
+  const files = filesUnder(SRC);
+
+  it('place every room of src/', () => {
+    const rooms = [...new Set(files.map(roomOf))];
+    expect(rooms.filter((r) => layerOf(r) < 0)).toEqual([]);
+  });
+
+  it('hold: nothing in src/ imports from a layer above its own', () => {
+    const upward = files.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith(SRC) && layerOf(roomOf(target)) > layerOf(roomOf(file)))
+        .map((target) => `${relative(ROOT, file)} imports ${relative(ROOT, target)}`),
+    );
+    expect(upward).toEqual([]);
+  });
+
+  it('keep the test tiers apart: nothing outside test/unit imports from it', () => {
+    const outside = ['test/integration', 'test/support', 'bench', 'scripts'].flatMap((d) =>
+      filesUnder(join(ROOT, d)),
+    );
+    const intoUnit = outside.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith(join(ROOT, 'test/unit')))
+        .map((target) => `${relative(ROOT, file)} imports ${relative(ROOT, target)}`),
+    );
+    expect(intoUnit).toEqual([]);
+  });
+});
