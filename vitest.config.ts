@@ -1,8 +1,10 @@
 import { defineConfig } from 'vitest/config';
 import StableSequencer from './test/support/sequencer.ts';
 
-// Two projects: `unit` needs nothing but Node (loopback HTTP is fine), `integration` runs against a
-// real control plane started once by the global setup (or STATIC_EXPORT_TEST_KUBECONFIG).
+// Three tiers, named for what they need: `unit` nothing but Node (loopback HTTP is fine; seconds),
+// `tools` the real tools beside Node (helm, nginx, Chromium, the Distribution registry, cosign,
+// skopeo: the Go-built ones are built once by the global setup), `integration` also a real control
+// plane, started once by the global setup (or STATIC_EXPORT_TEST_KUBECONFIG).
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
@@ -12,6 +14,13 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: 'tools',
+          include: ['test/tools/**/*.test.ts'],
           globalSetup: ['test/support/go-tools-setup.ts'],
           testTimeout: 30_000,
         },

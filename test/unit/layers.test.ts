@@ -55,7 +55,7 @@ describe('layers', () => {
   });
 
   it('keep the test tiers apart: nothing outside test/unit imports from it', () => {
-    const outside = ['test/integration', 'test/support', 'bench', 'scripts'].flatMap((d) =>
+    const outside = ['test/tools', 'test/integration', 'test/support', 'bench', 'scripts'].flatMap((d) =>
       filesUnder(join(ROOT, d)),
     );
     const intoUnit = outside.flatMap((file) =>
