@@ -1,55 +1,29 @@
-// The operator process: both controllers wired to the runtime (informers -> work queues ->
-// reconcilers), behind leader election, with events, metrics and health endpoints.
+// The operator process: composes both controllers (each wires itself in its setup.ts) behind
+// leader election, with the admin API clients, events, metrics, health endpoints and the trigger.
 
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { AgentJobBudget, DEFAULT_API_REQUESTS_PER_MINUTE } from '../api/index.ts';
 import { BUNDLE_CACHE_DIR, BundleCache, DEFAULT_BUNDLE_CACHE_ENTRIES } from '../bundle/index.ts';
-import {
-  type AgentJob,
-  AJ_KIND,
-  AJ_PLURAL,
-  API_GROUP,
-  GROUP_VERSION,
-  SER_KIND,
-  SER_PLURAL,
-  type StaticExportRelease,
-} from '../crd/index.ts';
+import { type AgentJob, AJ_KIND, SER_KIND } from '../crd/index.ts';
 import type { Logger } from '../log.ts';
-import { CachedReader, type CacheSource } from '../runtime/cached-reader.ts';
-import {
-  allKeys,
-  type Controller,
-  cancelOnDelete,
-  enqueueOnChange,
-  ignoreStatusOnly,
-  ownerKeys,
-  ownKey,
-  referrerKeys,
-  refIndex,
-  runController,
-  splitKey,
-} from '../runtime/controller.ts';
 import { EventRecorder, refTo } from '../runtime/events.ts';
 import { startHealthServer } from '../runtime/health.ts';
-import { Informer, type KubeObject, type ListWatchClient } from '../runtime/informer.ts';
-import { KubeClient, resourcePath } from '../runtime/kube-client.ts';
+import type { KubeObject } from '../runtime/informer.ts';
+import { KubeClient } from '../runtime/kube-client.ts';
 import { LeaderElector } from '../runtime/leader-election.ts';
 import { Metrics } from '../runtime/metrics.ts';
 import type { WorkQueueOptions } from '../runtime/work-queue.ts';
-import type { OwnedObject } from '../targets/owned.ts';
-import { VALUES_SECRET_LABEL, WORKLOAD_KINDS } from '../targets/workloads.ts';
 import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../trigger/contract.ts';
 import { startTriggerReceiver } from '../trigger/receiver.ts';
-import { AgentJobReconciler } from './agent-job/reconciler.ts';
+import { setupAgentJobs } from './agent-job/setup.ts';
 import { ApiClients } from './credentials.ts';
 import { DEFAULT_TUNABLES } from './static-export-release/decide.ts';
-import {
-  type BundleDownloadSettings,
-  StaticExportReleaseReconciler,
-} from './static-export-release/reconciler.ts';
+import type { BundleDownloadSettings } from './static-export-release/reconciler.ts';
+import { setupReleases } from './static-export-release/setup.ts';
 import { SharedExports } from './static-export-release/shared-exports.ts';
 import type { EventSink } from './types.ts';
+import { Wiring } from './wiring.ts';
 
 export interface OperatorConfig {
   logger: Logger;
@@ -149,7 +123,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
   const shared = new SharedExports({ wake: (key) => wakeRelease(key) });
   // Creations before this process started count against the hourly limit too: seed the shared
   // budget from the AgentJobs' own records once their informer has synced.
-  let seedBudget: (jobs: AgentJob[]) => void = () => {};
+  let seedBudget: (jobs: readonly AgentJob[]) => void = () => {};
   const budgetSeeded = new Promise<void>((resolve) => {
     seedBudget = (jobs) => {
       // Once per process: the budget itself remembers what this process created.
@@ -181,171 +155,42 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     },
   };
 
-  // Index names: releases (and AgentJobs) by the key Secret they read, releases and labelled
-  // workloads by the values Secret they write or read.
-  const KEY_SECRET = 'keySecret';
-  const REGISTRY_SECRET = 'registrySecret';
-  const VALUES_SECRET = 'valuesSecret';
-  const DOMAIN = 'domain';
-
   function startReconcilers(): Reconcilers {
-    const informer = <T extends KubeObject>(
-      apiVersion: string,
-      plural: string,
-      client: ListWatchClient = kube,
-      labelSelector?: string,
-    ) =>
-      new Informer<T>({
-        client,
-        apiVersion,
-        plural,
-        namespaces: cfg.namespaces,
-        ...(labelSelector ? { labelSelector } : {}),
-        logger: log,
-        metrics,
-        ...(cfg.watchdogMs ? { watchdogMs: cfg.watchdogMs } : {}),
-        ...(cfg.resyncMs ? { resyncMs: cfg.resyncMs } : {}),
-      });
-    const controller = (
-      name: string,
-      reconcile: (ns: string, n: string, signal: AbortSignal) => Promise<{ requeueAfterMs?: number }>,
-    ): Controller =>
-      runController({
-        name,
-        concurrency: cfg.concurrency,
-        logger: log,
-        metrics,
-        ...(cfg.queue ? { queue: cfg.queue } : {}),
-        reconcile: (key, signal) => {
-          const { namespace, name: n } = splitKey(key);
-          return reconcile(namespace ?? '', n, signal);
-        },
-      });
-
-    const serInformer = informer<StaticExportRelease & KubeObject>(GROUP_VERSION, SER_PLURAL);
-    const ajInformer = informer<AgentJob & KubeObject>(GROUP_VERSION, AJ_PLURAL);
-    // Secrets' metadata only (never their data): a values Secret deleted or edited is repaired, and
-    // a key Secret created or fixed is used at once rather than at the next retry.
-    const secretInformer = informer<KubeObject>('v1', 'secrets', kube.metadataOnly());
-    const keySecret = (r: StaticExportRelease | AgentJob) => r.spec.credentialsSecretRef?.name;
-    serInformer.addIndex(KEY_SECRET, refIndex<StaticExportRelease & KubeObject>(keySecret));
-    ajInformer.addIndex(KEY_SECRET, refIndex<AgentJob & KubeObject>(keySecret));
-    // A registry source's login, CA or public key Secret created or fixed: used at once.
-    serInformer.addIndex(REGISTRY_SECRET, (r: StaticExportRelease & KubeObject) => {
-      const oci = r.spec.source?.oci;
-      return [oci?.credentialsSecretRef?.name, oci?.caSecretRef?.name, oci?.verify?.publicKeySecretRef.name]
-        .filter((n): n is string => n !== undefined)
-        .map((n) => `${r.metadata.namespace}/${n}`);
+    const w = new Wiring({
+      kube,
+      logger: log,
+      metrics,
+      namespaces: cfg.namespaces,
+      concurrency: cfg.concurrency,
+      ...(cfg.queue ? { queue: cfg.queue } : {}),
+      ...(cfg.watchdogMs ? { watchdogMs: cfg.watchdogMs } : {}),
+      ...(cfg.resyncMs ? { resyncMs: cfg.resyncMs } : {}),
     });
-    // The site chart's workloads, by the label naming the Secret they read (metadata only): one
-    // installed or changed (helm upgrade) is rolled or checked at once, not at the next renewal.
-    const workloadInformers = WORKLOAD_KINDS.map((kind) => {
-      const wi = informer<KubeObject>(
-        'apps/v1',
-        `${kind.toLowerCase()}s`,
-        kube.metadataOnly(),
-        VALUES_SECRET_LABEL,
-      );
-      wi.addIndex(
-        VALUES_SECRET,
-        refIndex((w) => w.metadata.labels?.[VALUES_SECRET_LABEL]),
-      );
-      return { kind, informer: wi };
-    });
-    serInformer.addIndex(
-      VALUES_SECRET,
-      refIndex<StaticExportRelease & KubeObject>((r) => r.spec.target?.valuesSecret?.name),
-    );
-    // Releases by domain, across namespaces: one about to export finds the job in flight another
-    // release of its site records (after a restart) among those alone.
-    serInformer.addIndex(DOMAIN, (r) => (typeof r.spec?.domain === 'string' ? [r.spec.domain] : []));
-
-    // Reads come from these informers' caches (one GET per reconcile each before).
-    const secretReads = new CachedReader<KubeObject & OwnedObject>({
-      informer: secretInformer,
-      full: false,
-      fetch: (ns, n, signal) => kube.get(resourcePath('v1', 'secrets', ns, n), signal),
-    });
-    const reads = (own: CacheSource, plural: string) => ({
-      objects: new CachedReader<KubeObject>({
-        informer: own,
-        full: true,
-        fetch: (ns, n, signal) => kube.get(resourcePath(GROUP_VERSION, plural, ns, n), signal),
-      }),
-      secrets: secretReads,
-    });
-    const releases = new StaticExportReleaseReconciler({
-      ...releaseOptions,
-      reads: reads(serInformer, SER_PLURAL),
-      releasesOfDomain: (domain) =>
-        serInformer.hasSynced() ? serInformer.byIndex(DOMAIN, domain) : undefined,
-      labelledWorkloads: (kind, namespace, valuesSecret) =>
-        workloadInformers.some(
-          (w) =>
-            w.kind === kind &&
-            (!w.informer.hasSynced() ||
-              w.informer.byIndex(VALUES_SECRET, `${namespace}/${valuesSecret}`).length > 0),
-        ),
-    });
-    const agentJobs = new AgentJobReconciler({
+    const releases = setupReleases(w, releaseOptions);
+    const agentJobs = setupAgentJobs(w, {
       kube,
       clients,
       events,
       logger: log,
       budgetSeeded,
-      reads: reads(ajInformer, AJ_PLURAL),
+      onSynced: (jobs) => seedBudget(jobs),
     });
-    const serController = controller('staticexportrelease', (ns, n, signal) =>
-      releases.reconcile(ns, n, signal),
-    );
-    const ajController = controller('agentjob', (ns, n, signal) => agentJobs.reconcile(ns, n, signal));
-    wakeRelease = (key) => serController.enqueue(key);
-    enqueueOnChange(serInformer, serController, ownKey, ignoreStatusOnly);
-    cancelOnDelete(serInformer, serController);
-    enqueueOnChange(
-      secretInformer,
-      serController,
-      allKeys(
-        ownerKeys(SER_KIND, API_GROUP),
-        referrerKeys(serInformer, KEY_SECRET),
-        referrerKeys(serInformer, REGISTRY_SECRET),
-      ),
-    );
-    enqueueOnChange(ajInformer, ajController, ownKey, ignoreStatusOnly);
-    cancelOnDelete(ajInformer, ajController);
-    enqueueOnChange(secretInformer, ajController, referrerKeys(ajInformer, KEY_SECRET));
+    wakeRelease = (key) => releases.enqueue(key);
     // A changed key Secret may hold a new key: the client of the old one is closed once unused.
-    secretInformer.onChange((type, secret) => {
+    w.secrets.onChange((type, secret) => {
       if (type === 'MODIFIED' || type === 'DELETED')
         clients.secretChanged(secret.metadata.namespace ?? '', secret.metadata.name);
     });
-    const readers = referrerKeys(serInformer, VALUES_SECRET);
-    // A workload's label names the Secret: the releases writing it are its readers.
-    for (const w of workloadInformers)
-      enqueueOnChange(
-        w.informer,
-        serController,
-        (obj) =>
-          readers({
-            metadata: {
-              namespace: obj.metadata.namespace,
-              name: obj.metadata.labels?.[VALUES_SECRET_LABEL] ?? '',
-            },
-          }),
-        ignoreStatusOnly,
-      );
-    const informers = [serInformer, ajInformer, secretInformer, ...workloadInformers.map((w) => w.informer)];
-    for (const i of informers) i.start();
-    void ajInformer.waitForSync().then(() => seedBudget(ajInformer.list()));
+    for (const i of w.informers) i.start();
     log.info(
       { namespaces: cfg.namespaces.length ? cfg.namespaces : 'all', kinds: [SER_KIND, AJ_KIND] },
       'controllers started',
     );
     return {
-      synced: () => informers.every((i) => i.hasSynced()),
+      synced: () => w.informers.every((i) => i.hasSynced()),
       async stop(drainMs) {
-        await Promise.all([serController.stop(drainMs), ajController.stop(drainMs)]);
-        await Promise.all(informers.map((i) => i.stop()));
+        await Promise.all([releases.stop(drainMs), agentJobs.stop(drainMs)]);
+        await Promise.all(w.informers.map((i) => i.stop()));
       },
     };
   }

@@ -1,0 +1,96 @@
+// The StaticExportRelease controller's wiring: its informers and indexes, and what else it watches
+// with how each change maps to releases.
+import { API_GROUP, GROUP_VERSION, SER_KIND, SER_PLURAL, type StaticExportRelease } from '../../crd/index.ts';
+import {
+  allKeys,
+  type Controller,
+  ignoreStatusOnly,
+  ownerKeys,
+  referrerKeys,
+  refIndex,
+} from '../../runtime/controller.ts';
+import type { KubeObject } from '../../runtime/informer.ts';
+import { VALUES_SECRET_LABEL, WORKLOAD_KINDS } from '../../targets/workloads.ts';
+import type { Wiring } from '../wiring.ts';
+import { type ReleaseReconcilerOptions, StaticExportReleaseReconciler } from './reconciler.ts';
+
+type Release = StaticExportRelease & KubeObject;
+
+// Index names: releases by the Secrets they read (the admin key; a registry's login, CA or public
+// key) and write (values), releases and labelled workloads by the values Secret, releases by domain.
+const KEY_SECRET = 'keySecret';
+const REGISTRY_SECRET = 'registrySecret';
+const VALUES_SECRET = 'valuesSecret';
+const DOMAIN = 'domain';
+
+export type ReleaseSetupOptions = Omit<
+  ReleaseReconcilerOptions,
+  'reads' | 'releasesOfDomain' | 'labelledWorkloads'
+>;
+
+export function setupReleases(w: Wiring, options: ReleaseSetupOptions): Controller {
+  const releases = w.informer<Release>(GROUP_VERSION, SER_PLURAL);
+  releases.addIndex(
+    KEY_SECRET,
+    refIndex<Release>((r) => r.spec.credentialsSecretRef?.name),
+  );
+  releases.addIndex(REGISTRY_SECRET, (r) => {
+    const oci = r.spec.source?.oci;
+    return [oci?.credentialsSecretRef?.name, oci?.caSecretRef?.name, oci?.verify?.publicKeySecretRef.name]
+      .filter((n): n is string => n !== undefined)
+      .map((n) => `${r.metadata.namespace}/${n}`);
+  });
+  releases.addIndex(
+    VALUES_SECRET,
+    refIndex<Release>((r) => r.spec.target?.valuesSecret?.name),
+  );
+  // Across namespaces: a release about to export finds the job another release of its site records.
+  releases.addIndex(DOMAIN, (r) => (typeof r.spec?.domain === 'string' ? [r.spec.domain] : []));
+
+  // The site chart's workloads, by the label naming the Secret they read (metadata only): one
+  // installed or changed (helm upgrade) is rolled or checked at once, not at the next renewal.
+  const workloads = WORKLOAD_KINDS.map((kind) => {
+    const informer = w.informer<KubeObject>('apps/v1', `${kind.toLowerCase()}s`, {
+      client: w.kube.metadataOnly(),
+      labelSelector: VALUES_SECRET_LABEL,
+    });
+    informer.addIndex(
+      VALUES_SECRET,
+      refIndex((o) => o.metadata.labels?.[VALUES_SECRET_LABEL]),
+    );
+    return { kind, informer };
+  });
+
+  const reconciler = new StaticExportReleaseReconciler({
+    ...options,
+    reads: w.reads(releases, GROUP_VERSION, SER_PLURAL),
+    releasesOfDomain: (domain) => (releases.hasSynced() ? releases.byIndex(DOMAIN, domain) : undefined),
+    labelledWorkloads: (kind, namespace, valuesSecret) =>
+      workloads.some(
+        (x) =>
+          x.kind === kind &&
+          (!x.informer.hasSynced() ||
+            x.informer.byIndex(VALUES_SECRET, `${namespace}/${valuesSecret}`).length > 0),
+      ),
+  });
+
+  // A workload's label names the Secret: the releases writing it are its readers.
+  const readers = referrerKeys(releases, VALUES_SECRET);
+  const readersOf = (o: KubeObject) =>
+    readers({
+      metadata: { namespace: o.metadata.namespace, name: o.metadata.labels?.[VALUES_SECRET_LABEL] ?? '' },
+    });
+  const builder = w
+    .controller('staticexportrelease')
+    .for(releases, ignoreStatusOnly)
+    .watches(
+      w.secrets,
+      allKeys(
+        ownerKeys(SER_KIND, API_GROUP),
+        referrerKeys(releases, KEY_SECRET),
+        referrerKeys(releases, REGISTRY_SECRET),
+      ),
+    );
+  for (const x of workloads) builder.watches(x.informer, readersOf, ignoreStatusOnly);
+  return builder.complete((ns, n, signal) => reconciler.reconcile(ns, n, signal));
+}
