@@ -4,6 +4,7 @@
 // `argocd` write-back does), so Argo CD renders the new version and the pods roll. Limit: whoever
 // applies the Application from Git (a parent app-of-apps, kubectl) resets the parameter on its next
 // sync; README shows the alternative (workload annotation + ignoreDifferences).
+
 import { parse, stringify } from 'yaml';
 import { defaultSecretName, type StaticExportRelease } from '../crd/index.ts';
 import {
@@ -15,6 +16,7 @@ import {
   resourcePath,
 } from '../runtime/kube-client.ts';
 import { TargetMisconfiguredError } from './owned.ts';
+import type { Target, TargetContext } from './target.ts';
 import type { StaticExportValues } from './values.ts';
 import { observeValuesSecret, type ValuesSecretTarget, writeValuesSecret } from './values-secret.ts';
 
@@ -213,4 +215,14 @@ export async function writeArgo(
       if (!changed || attempt >= PATCH_ATTEMPTS) throw e;
     }
   }
+}
+
+/** spec.target.argoApplication: a values Secret and the Application's version parameter. */
+export function argoTarget({ kube, release }: TargetContext): Target | undefined {
+  if (!release.spec.target.argoApplication) return undefined;
+  return {
+    problem: (signal) => checkArgo(kube, release, signal),
+    version: (signal) => argoVersion(kube, release, signal),
+    write: (values, _now, signal) => writeArgo(kube, release, values, signal),
+  };
 }

@@ -3,6 +3,7 @@
 // staticExport.version). The operator writes those two objects, both labelled for
 // helm-controller's watch, and asks older controllers to reconcile with the requestedAt
 // annotation. It never changes the HelmRelease's spec: Flux owns that, from Git.
+
 import { stringify } from 'yaml';
 import { defaultConfigMapName, defaultSecretName, type StaticExportRelease } from '../crd/index.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
@@ -14,6 +15,7 @@ import {
   TargetMisconfiguredError,
   writeOwned,
 } from './owned.ts';
+import type { Target, TargetContext } from './target.ts';
 import type { StaticExportValues } from './values.ts';
 import { observeValuesSecret, type ValuesSecretTarget, writeValuesSecret } from './values-secret.ts';
 
@@ -217,4 +219,14 @@ export async function writeFlux(
     });
   }
   return wroteSecret || wroteVersion;
+}
+
+/** spec.target.fluxHelmRelease: a values Secret and a version ConfigMap that helm-controller reads. */
+export function fluxTarget({ kube, release }: TargetContext): Target | undefined {
+  if (!release.spec.target.fluxHelmRelease) return undefined;
+  return {
+    problem: (signal) => checkFlux(kube, release, signal),
+    version: (signal) => fluxVersion(kube, release, signal),
+    write: (values, now, signal) => writeFlux(kube, release, values, now, signal),
+  };
 }

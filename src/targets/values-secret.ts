@@ -13,6 +13,7 @@ import {
   ownedMetadata,
   writeOwned,
 } from './owned.ts';
+import type { Target, TargetContext } from './target.ts';
 import { renderValuesYaml, type StaticExportValues } from './values.ts';
 
 export { MANAGED_BY, TargetError } from './owned.ts';
@@ -153,4 +154,19 @@ export function writeValuesSecret(
     signal,
     cache,
   );
+}
+
+/** spec.target.valuesSecret: the Secret the site chart reads (the operator rolls its workloads). */
+export function valuesSecretTarget({ kube, release, secrets }: TargetContext): Target | undefined {
+  const spec = release.spec.target.valuesSecret;
+  if (!spec) return undefined;
+  const target = { name: spec.name, key: spec.key };
+  return {
+    problem: async () => undefined,
+    async version(signal) {
+      const observed = await observeValuesSecret(kube, release, target, signal, secrets);
+      return observed.ownedByRelease && observed.chartKeysMatch ? observed.version : undefined;
+    },
+    write: (values, _now, signal) => writeValuesSecret(kube, release, target, values, signal, secrets),
+  };
 }

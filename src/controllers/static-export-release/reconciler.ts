@@ -14,10 +14,7 @@ import {
   type StaticExportRelease,
   staticExportReleaseSpecSchema,
 } from '../../crd/index.ts';
-import { argoVersion, checkArgo, writeArgo } from '../../targets/argo-application.ts';
-import { checkFlux, fluxVersion, writeFlux } from '../../targets/flux-helm-release.ts';
-import type { StaticExportValues } from '../../targets/values.ts';
-import { observeValuesSecret, writeValuesSecret } from '../../targets/values-secret.ts';
+import { type Target, targetFor } from '../../targets/target.ts';
 import { findWorkloads, type LabelledWorkloads, rollWorkload } from '../../targets/workloads.ts';
 import { readCredentials, secretRefText } from '../credentials.ts';
 import {
@@ -196,7 +193,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     if (!client && !following) return { now, release };
     // A HelmRelease or Application that does not read what the operator writes is the user's to fix
     // first: nothing is exported (or pulled) for a target that cannot serve it.
-    const misconfigured = await this.targetProblem(release, signal);
+    const misconfigured = await this.target(release).problem(signal);
     if (misconfigured)
       return {
         now,
@@ -233,7 +230,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     const served = release.status?.current?.version;
     if (served === undefined) return { now, release, ...account, ...peers, targetDrifted: false };
     const [version, found] = await Promise.all([
-      this.targetVersion(release, signal),
+      this.target(release).version(signal),
       this.findServing(release, signal),
     ]);
     return {
@@ -275,7 +272,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     if (current?.version === undefined) return { ...base, targetDrifted: false };
     try {
       const [version, found] = await Promise.all([
-        this.targetVersion(release, signal),
+        this.target(release).version(signal),
         this.findServing(release, signal),
       ]);
       return {
@@ -323,8 +320,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     if (action.kind === 'rewrite') {
       const current = status.current;
       const digest = current?.version?.slice(source.repository.length + 1) ?? '';
-      await this.writeTarget(
-        release,
+      await this.target(release).write(
         { bundleUrl: '', version: current?.contentVersion ?? '', ociReference: ociReference(source, digest) },
         o.now,
         signal,
@@ -357,8 +353,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
       await this.commit(run, next);
       return next.requeueAfterMs === undefined ? {} : { requeueAfterMs: next.requeueAfterMs };
     }
-    const wrote = await this.writeTarget(
-      release,
+    const wrote = await this.target(release).write(
       { bundleUrl: '', version: pulled.version, ociReference: reference },
       o.now,
       signal,
@@ -553,7 +548,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     const unchanged = action.mode === 'NewContent' && version === status.current?.version;
     const wrote = unchanged
       ? false
-      : await this.writeTarget(release, { bundleUrl: bundle.bundleUrl, version }, o.now, signal);
+      : await this.target(release).write({ bundleUrl: bundle.bundleUrl, version }, o.now, signal);
     const next = afterPublish(
       { ...o, release },
       {
@@ -582,39 +577,8 @@ export class StaticExportReleaseReconciler extends Reconciler<
     );
   }
 
-  private targetProblem(release: StaticExportRelease, signal: AbortSignal | undefined) {
-    const { target } = release.spec;
-    if (target.fluxHelmRelease) return checkFlux(this.o.kube, release, signal);
-    if (target.argoApplication) return checkArgo(this.o.kube, release, signal);
-    return Promise.resolve(undefined);
-  }
-
-  /** The version the target holds now (undefined: absent, edited or not ours). */
-  private async targetVersion(
-    release: StaticExportRelease,
-    signal: AbortSignal | undefined,
-  ): Promise<string | undefined> {
-    const { target } = release.spec;
-    if (target.fluxHelmRelease) return fluxVersion(this.o.kube, release, signal);
-    if (target.argoApplication) return argoVersion(this.o.kube, release, signal);
-    const t = target.valuesSecret;
-    if (!t) return release.status?.current?.version;
-    const observed = await observeValuesSecret(this.o.kube, release, t, signal, this.o.reads?.secrets);
-    return observed.ownedByRelease && observed.chartKeysMatch ? observed.version : undefined;
-  }
-
-  private writeTarget(
-    release: StaticExportRelease,
-    values: StaticExportValues,
-    now: Date,
-    signal: AbortSignal | undefined,
-  ): Promise<boolean> {
-    const { target } = release.spec;
-    if (target.fluxHelmRelease) return writeFlux(this.o.kube, release, values, now, signal);
-    if (target.argoApplication) return writeArgo(this.o.kube, release, values, signal);
-    if (!target.valuesSecret) throw new Error('spec.target names no target (the CRD requires one)');
-    const { name, key } = target.valuesSecret;
-    return writeValuesSecret(this.o.kube, release, { name, key }, values, signal, this.o.reads?.secrets);
+  private target(release: StaticExportRelease): Target {
+    return targetFor({ kube: this.o.kube, release, secrets: this.o.reads?.secrets });
   }
 }
 
