@@ -147,7 +147,7 @@ async function syncCase(work: string, host: string): Promise<void> {
       `target: oci://${host}/sync\nkeep: 3\nconcurrency: 8\ndomains:\n${names.map((n) => `  - ${n}`).join('\n')}\n`,
     );
     const env = { STATIC_EXPORT_API_URL: sim.baseUrl, STATIC_EXPORT_API_KEY: sim.adminKey };
-    const args = [CLI, 'mirror', 'sync', '--config', config, '--json', '--poll-interval', '100'];
+    const args = [CLI, 'mirror', 'sync', '--config', config, '--json', '--poll-interval', '100ms'];
     const first = await measure(NODE, args, env);
     const initial = summaryOf(first.stdout);
     const again = await measure(NODE, args, env);

@@ -44,11 +44,11 @@ export function localOperatorArgs(o: LocalOperator): string[] {
           '--lease-namespace',
           o.lease.namespace,
           '--lease-duration',
-          String(o.lease.duration),
+          `${o.lease.duration}s`,
           '--renew-deadline',
-          String(o.lease.renewDeadline),
+          `${o.lease.renewDeadline}s`,
           '--retry-period',
-          String(o.lease.retryPeriod),
+          `${o.lease.retryPeriod}s`,
         ]
       : ['--no-leader-election']),
   ];

@@ -1,10 +1,12 @@
 import { resolve } from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, type Option } from 'commander';
 import { assertReplaceable } from '../bundle/destination.ts';
 import { BundleError } from '../bundle/errors.ts';
 import { type BundleLimits, DEFAULT_DEADLINE_MS, DEFAULT_LIMITS } from '../bundle/limits.ts';
+import { formatDuration } from '../crd/duration.ts';
+import type { CliContext } from './context.ts';
 import { usageError } from './exit-codes.ts';
-import { integer } from './options.ts';
+import { durationOption, integer } from './options.ts';
 
 /** The bundle caps as flags, shared by fetch, export, mirror and the operator. */
 export interface BundleLimitFlags {
@@ -64,10 +66,19 @@ export function limitsFrom(flags: BundleLimitFlags): BundleLimits {
   };
 }
 
-/** Seconds flag for the overall download deadline (fetch/mirror --timeout, export/operator --download-timeout). */
-export const DOWNLOAD_TIMEOUT_HELP =
-  'give up on the bundle download after this many seconds in all, retries included';
-export const DEFAULT_DOWNLOAD_TIMEOUT_S = DEFAULT_DEADLINE_MS / 1000;
+/** The overall download deadline (fetch/mirror --timeout, export/operator --download-timeout), in milliseconds. */
+export function downloadTimeoutOption(ctx: CliContext, flag: '--timeout' | '--download-timeout'): Option {
+  return durationOption(
+    ctx,
+    `${flag} <duration>`,
+    'give up on the bundle download after this long in all, retries included',
+    {
+      min: '1s',
+      default: formatDuration(DEFAULT_DEADLINE_MS),
+      legacyUnit: 's',
+    },
+  );
+}
 
 /**
  * Refuses, before anything is downloaded, a destination that holds something this tool did not

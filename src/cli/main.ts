@@ -26,18 +26,25 @@ const COMMANDS: Record<string, () => Promise<RegisterCommand>> = {
   trigger: async () => (await import('./commands/trigger.ts')).registerTrigger,
 };
 
-/** Error handling and output shared by every (sub)command, including ones built elsewhere and added with addCommand. */
-function applyCommonSettings(command: Command, ctx: CliContext): void {
+/**
+ * Error handling and output shared by every (sub)command, including ones built elsewhere and added
+ * with addCommand. With --json a usage error is a JSON line like any other error.
+ */
+function applyCommonSettings(command: Command, ctx: CliContext, json: boolean): void {
   command
-    .showHelpAfterError('(add --help for usage)')
+    .showHelpAfterError(json ? false : '(add --help for usage)')
     .configureOutput({
       // commander quotes argv in its errors ("too many arguments", unknown options): links get scrubbed.
       writeOut: (text) => ctx.stdout.write(scrub(text)),
       writeErr: (text) => ctx.stderr.write(scrub(text)),
+      outputError: (text, write) =>
+        json
+          ? new Reporter(ctx, true).error(text.trim().replace(/^error: /, ''), EXIT.usage)
+          : write(text),
     })
     // Errors come back to `run` instead of exiting, so exit codes stay ours.
     .exitOverride();
-  for (const sub of command.commands) applyCommonSettings(sub, ctx);
+  for (const sub of command.commands) applyCommonSettings(sub, ctx, json);
 }
 
 /** The version in the nearest package.json above this module (src/cli/, dist/cli/ or a bench build). */
@@ -65,7 +72,7 @@ export async function buildProgram(ctx: CliContext, argv: string[] = []): Promis
   const named = argv[2];
   const names = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
   for (const name of names) (await (COMMANDS[name] as () => Promise<RegisterCommand>)())(program, ctx);
-  applyCommonSettings(program, ctx);
+  applyCommonSettings(program, ctx, argv.includes('--json'));
   return program;
 }
 

@@ -1,6 +1,7 @@
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AdminApiClient } from '../api/index.ts';
 import { isContentVersion } from '../bundle/version.ts';
+import { formatDuration, parseDuration } from '../crd/duration.ts';
 import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { registerSecret } from '../redact.ts';
@@ -13,6 +14,7 @@ export const ENV = {
   apiKey: 'STATIC_EXPORT_API_KEY',
   bundleUrl: 'STATIC_EXPORT_BUNDLE_URL',
   ociReference: 'STATIC_EXPORT_OCI_REFERENCE',
+  logLevel: 'STATIC_EXPORT_LOG_LEVEL',
 } as const;
 
 /** commander argument parser for integers; commander names the flag in its error message. */
@@ -23,6 +25,41 @@ export function integer(min: number): (value: string) => number {
     }
     return Number(value);
   };
+}
+
+export interface DurationFlag {
+  /** The least accepted, e.g. "1s". */
+  min: string;
+  /** The default, e.g. "30m" (undefined: none). */
+  default?: string;
+  /** What a bare number meant before durations had units: still taken, with a deprecation warning. */
+  legacyUnit?: 'ms' | 's';
+}
+
+/**
+ * A duration flag in the CRDs' syntax (500ms, 10s, 2m30s, 24h), parsed to milliseconds. `flags` is
+ * commander's, e.g. '--timeout <duration>'.
+ */
+export function durationOption(ctx: CliContext, flags: string, description: string, d: DurationFlag): Option {
+  const name = flags.split(' ')[0] ?? flags;
+  const minMs = parseDuration(d.min) ?? 0;
+  const option = new Option(flags, description).argParser((value: string) => {
+    const text = value.trim();
+    let ms = parseDuration(text);
+    if (ms === undefined && d.legacyUnit && /^\d+$/.test(text)) {
+      ms = Number(text) * (d.legacyUnit === 's' ? 1000 : 1);
+      ctx.stderr.write(
+        `warning: ${name} ${text} is read as ${d.legacyUnit === 's' ? 'seconds' : 'milliseconds'}; a number without a unit is deprecated and will be refused in the next minor version: write ${name} ${formatDuration(ms)}\n`,
+      );
+    }
+    if (ms === undefined)
+      throw new InvalidArgumentError(
+        'expected a duration such as 500ms, 10s, 2m30s or 24h (units h, m, s, ms).',
+      );
+    if (ms < minMs) throw new InvalidArgumentError(`expected at least ${d.min}.`);
+    return ms;
+  });
+  return d.default === undefined ? option : option.default(parseDuration(d.default), d.default);
 }
 
 export interface ApiFlags {
@@ -41,7 +78,7 @@ export const API_ENV_HELP = `
 Environment:
   ${ENV.apiUrl}  admin API base URL (when --api-url is not given)
   ${ENV.apiKey}  admin API key (when --key-file is not given)
-  LOG_LEVEL              diagnostic log level on stderr (default warn)`;
+  STATIC_EXPORT_LOG_LEVEL  diagnostic log level on stderr: trace, debug, info, warn (default), error`;
 
 /** An absolute URL with one of `protocols` that parses (a port over 65535 does not), with a host for http(s). */
 function isUrl(value: string, protocols: string[]): boolean {
@@ -81,8 +118,26 @@ async function readApiKey(flags: ApiFlags, ctx: CliContext): Promise<string> {
   return key;
 }
 
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+
+/**
+ * The CLI's diagnostic log level from STATIC_EXPORT_LOG_LEVEL (any case; default warn). A bare
+ * LOG_LEVEL, which the CLI read before, is still taken with a deprecation warning.
+ */
 export function cliLogger(ctx: CliContext): Logger {
-  return createLogger({ name: 'static-export', level: ctx.env.LOG_LEVEL ?? 'warn' });
+  const own = ctx.env[ENV.logLevel];
+  const legacy = own === undefined ? ctx.env.LOG_LEVEL : undefined;
+  if (legacy !== undefined)
+    ctx.stderr.write(
+      `warning: LOG_LEVEL is deprecated and will be ignored in the next minor version: set ${ENV.logLevel}\n`,
+    );
+  const name = own === undefined ? 'LOG_LEVEL' : ENV.logLevel;
+  const level = (own ?? legacy ?? 'warn').trim().toLowerCase();
+  if (!LOG_LEVELS.includes(level))
+    throw usageError(
+      `${name}=${(own ?? legacy ?? '').slice(0, 40)} is not a log level: use one of ${LOG_LEVELS.join(', ')}.`,
+    );
+  return createLogger({ name: 'static-export', level });
 }
 
 export async function apiClient(flags: ApiFlags, ctx: CliContext, logger: Logger): Promise<AdminApiClient> {
@@ -124,7 +179,7 @@ export function bundleUrlFrom(flag: string | undefined, ctx: CliContext): string
 export const BUNDLE_ENV_HELP = `
 Environment:
   ${ENV.bundleUrl}  bundle link (when --url is not given; keeps it out of process listings)
-  LOG_LEVEL                  diagnostic log level on stderr (default warn)`;
+  STATIC_EXPORT_LOG_LEVEL    diagnostic log level on stderr: trace, debug, info, warn (default), error`;
 
 /** commander argument parser refusing empty or blank values. */
 export function nonEmpty(value: string): string {

@@ -15,3 +15,21 @@ export function parseDuration(text: string): number | undefined {
   }
   return total;
 }
+
+/** Milliseconds as a Go-style duration, largest units first ("2m30s", "1h", "500ms"). */
+export function formatDuration(ms: number): string {
+  if (ms <= 0) return '0s';
+  let rest = Math.round(ms);
+  let text = '';
+  for (const [unit, size] of [
+    ['h', UNIT_MS.h],
+    ['m', UNIT_MS.m],
+    ['s', UNIT_MS.s],
+    ['ms', UNIT_MS.ms],
+  ] as const) {
+    const n = Math.floor(rest / size);
+    if (n > 0) text += `${n}${unit}`;
+    rest -= n * size;
+  }
+  return text;
+}

@@ -31,7 +31,7 @@ afterAll(async () => {
 /** One pipeline run's first step: the values file with the link and version. */
 async function exportValues(file: string): Promise<{ bundleUrl: string; version: string }> {
   const r = await runCli(
-    ['export', '--domain', 'docs.example.com', '--poll-interval', '100', '--values-out', file],
+    ['export', '--domain', 'docs.example.com', '--poll-interval', '100ms', '--values-out', file],
     {
       STATIC_EXPORT_API_URL: sim.baseUrl,
       STATIC_EXPORT_API_KEY: sim.adminKey,

@@ -8,7 +8,7 @@ import {
   apiClient,
   apiOptions,
   cliLogger,
-  integer,
+  durationOption,
   nonEmpty,
 } from '../options.ts';
 import { formatElapsed, Reporter } from '../output.ts';
@@ -47,7 +47,7 @@ async function runCreate(flags: CreateFlags, ctx: CliContext): Promise<void> {
     if (flags.wait) {
       job = await pollUntil(() => client.getAgentJob(flags.project, job.id), isAgentJobFinished, {
         delayMs: fixedDelay(flags.pollInterval),
-        timeoutMs: flags.timeout * 1000,
+        timeoutMs: flags.timeout,
         what: `agent job ${job.id}`,
         onUpdate: (current, elapsedMs) =>
           out.progress({
@@ -91,8 +91,25 @@ export function registerAgent(program: Command, ctx: CliContext): void {
       .requiredOption('--prompt <text>', 'what the agent must do', nonEmpty),
   )
     .option('--wait', 'wait until the job finishes and print its pull request link')
-    .option('--poll-interval <ms>', 'time between status polls with --wait', integer(100), 2000)
-    .option('--timeout <s>', 'give up waiting after this many seconds', integer(1), 1800)
+    .addOption(
+      durationOption(ctx, '--poll-interval <duration>', 'time between status polls with --wait', {
+        min: '100ms',
+        default: '2s',
+        legacyUnit: 'ms',
+      }),
+    )
+    .addOption(
+      durationOption(
+        ctx,
+        '--timeout <duration>',
+        'with --wait: give up waiting for the job after this long',
+        {
+          min: '1s',
+          default: '30m',
+          legacyUnit: 's',
+        },
+      ),
+    )
     .option('--json', 'JSON lines on stdout instead of human output')
     .addHelpText('after', `${API_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: CreateFlags) => runCreate(flags, ctx));

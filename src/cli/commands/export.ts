@@ -1,16 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import type { ExportStatus } from '../../api/index.ts';
 import { completedDurationMs } from '../../api/poll-schedule.ts';
-import { parseDuration } from '../../crd/duration.ts';
+import { formatDuration } from '../../crd/duration.ts';
 import {
   type BundleLimitFlags,
   bundleLimitOptions,
   checkDestination,
-  DEFAULT_DOWNLOAD_TIMEOUT_S,
-  DOWNLOAD_TIMEOUT_HELP,
+  downloadTimeoutOption,
   limitsFrom,
 } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
@@ -22,7 +21,7 @@ import {
   apiOptions,
   checkDomain,
   cliLogger,
-  integer,
+  durationOption,
 } from '../options.ts';
 import { downloadProgress, formatBytes, formatElapsed, Reporter } from '../output.ts';
 import { exportScheduleDelay, fixedDelay, pollUntil } from '../poll.ts';
@@ -40,19 +39,8 @@ interface ExportFlags extends ApiFlags, SiteGateFlags, BundleLimitFlags {
   timeout: number;
 }
 
-function durationFlag(value: string): number {
-  const ms = parseDuration(value.trim());
-  if (ms === undefined) throw new InvalidArgumentError('expected a duration like 90s, 2m or 1h30m.');
-  return ms;
-}
-
-/** Whole seconds as a Go-style duration (2m30s), the form --expected-duration takes. */
-function formatDuration(ms: number): string {
-  const total = Math.max(1, Math.round(ms / 1000));
-  const m = Math.floor(total / 60);
-  const sec = total % 60;
-  return `${m ? `${m}m` : ''}${sec || !m ? `${sec}s` : ''}`;
-}
+/** Whole seconds as a duration (2m30s), the form --expected-duration takes. */
+const inSeconds = (ms: number) => formatDuration(Math.max(1, Math.round(ms / 1000)) * 1000);
 
 function describeStatus(job: ExportStatus, elapsedMs: number): string {
   const pages = job.pageCount === undefined ? '' : `, ${job.pageCount} pages`;
@@ -85,7 +73,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
         flags.pollInterval === undefined
           ? exportScheduleDelay(Date.now(), flags.expectedDuration)
           : fixedDelay(flags.pollInterval),
-      timeoutMs: flags.timeout * 1000,
+      timeoutMs: flags.timeout,
       what: `export ${jobId}`,
       onUpdate: (status, elapsedMs) => {
         out.event('progress', {
@@ -112,7 +100,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
     const tookMs = completedDurationMs(job, startedAt, Date.now());
     out.event('completed', { jobId, durationMs: tookMs });
     out.info(
-      `Export ${jobId} completed in ${formatDuration(tookMs)}${job.pageCount === undefined ? '' : ` (${job.pageCount} pages)`}`,
+      `Export ${jobId} completed in ${inSeconds(tookMs)}${job.pageCount === undefined ? '' : ` (${job.pageCount} pages)`}`,
     );
 
     let bundle = await client.generateBundle(jobId);
@@ -123,7 +111,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
       dest,
       ...(flags.force ? { force: true } : {}),
       limits: limitsFrom(flags),
-      download: { deadlineMs: flags.downloadTimeout * 1000 },
+      download: { deadlineMs: flags.downloadTimeout },
       ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
       // The link may expire while a large bundle downloads: a fresh one reuses the same export.
       renewUrl: async () => {
@@ -195,21 +183,38 @@ export function registerExport(program: Command, ctx: CliContext): void {
   siteGateOptions(command, '--out')
     .option('--values-out <file>', 'write the values YAML to this file (mode 0600) instead of stdout')
     .option('--json', 'JSON lines on stdout instead of human output')
-    .option(
-      '--poll-interval <ms>',
-      'poll the status at this fixed interval instead of by progress (by default: sparse while far from the end ' +
-        'that progress points to, at that end, and at least once a minute; the platform allows about 100 admin ' +
-        'requests per key and minute)',
-      integer(100),
+    .addOption(
+      durationOption(
+        ctx,
+        '--poll-interval <duration>',
+        'poll the status at this fixed interval instead of by progress (by default: sparse while far from the end ' +
+          'that progress points to, at that end, and at least once a minute; the platform allows about 100 admin ' +
+          'requests per key and minute)',
+        { min: '100ms', legacyUnit: 'ms' },
+      ),
     )
-    .option(
-      '--expected-duration <duration>',
-      "how long this site's exports take (e.g. 2m30s, as the last run printed): the first look comes then, not " +
-        'after backing off from the start',
-      durationFlag,
+    .addOption(
+      durationOption(
+        ctx,
+        '--expected-duration <duration>',
+        "how long this site's exports take (e.g. 2m30s, as the last run printed): the first look comes then, not " +
+          'after backing off from the start',
+        { min: '1s' },
+      ),
     )
-    .option('--timeout <s>', 'give up waiting for the export after this many seconds', integer(1), 1800)
-    .option('--download-timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);
+    .addOption(
+      durationOption(
+        ctx,
+        '--timeout <duration>',
+        'give up waiting for the export job after this long (the download has --download-timeout)',
+        {
+          min: '1s',
+          default: '30m',
+          legacyUnit: 's',
+        },
+      ),
+    )
+    .addOption(downloadTimeoutOption(ctx, '--download-timeout'));
   bundleLimitOptions(command)
     .addHelpText('after', `${API_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: ExportFlags) => runExport(flags, ctx));

@@ -3,8 +3,7 @@ import {
   type BundleLimitFlags,
   bundleLimitOptions,
   checkDestination,
-  DEFAULT_DOWNLOAD_TIMEOUT_S,
-  DOWNLOAD_TIMEOUT_HELP,
+  downloadTimeoutOption,
   limitsFrom,
 } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
@@ -50,7 +49,7 @@ async function runFetch(flags: FetchFlags, ctx: CliContext): Promise<void> {
     ...(flags.expectVersion === undefined ? {} : { expectVersion: flags.expectVersion }),
     ...(flags.expectedSize === undefined ? {} : { expectedSize: flags.expectedSize }),
     limits: limitsFrom(flags),
-    download: { retries: flags.retries, deadlineMs: flags.timeout * 1000 },
+    download: { retries: flags.retries, deadlineMs: flags.timeout },
     gate: siteGate(flags, flags.dest),
     logger: cliLogger(ctx),
   });
@@ -76,7 +75,7 @@ async function fetchImage(reference: string, flags: FetchFlags, ctx: CliContext)
     flags.verifyKey === undefined ? undefined : await readFlagFile('--verify-key', flags.verifyKey);
   const { pullSiteImage } = await import('../../oci/pull.ts');
   const { assertVersion } = await import('../../bundle/index.ts');
-  const client = await registryClientFor(ref, flags, ctx, { timeoutMs: flags.timeout * 1000 });
+  const client = await registryClientFor(ref, flags, ctx, { timeoutMs: flags.timeout });
   try {
     const { staged, verified } = await pullSiteImage(client, ref.repository, ref.digest, flags.dest, {
       ...(flags.force ? { force: true } : {}),
@@ -140,7 +139,7 @@ export function registerFetch(program: Command, ctx: CliContext): void {
     .option('--expected-size <bytes>', 'refuse an archive of another size', integer(1));
   siteGateOptions(command, '--dest')
     .option('--retries <n>', 'consecutive failed download attempts before giving up', integer(0), 5)
-    .option('--timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);
+    .addOption(downloadTimeoutOption(ctx, '--timeout'));
   registryOptions(bundleLimitOptions(command))
     .option('--json', 'a JSON line on stdout instead of human output')
     .addHelpText(

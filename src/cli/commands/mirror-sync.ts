@@ -5,7 +5,15 @@ import { type BundleLimitFlags, bundleLimitOptions, limitsFrom } from '../bundle
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP, type ExitCode, exitCodeFor } from '../exit-codes.ts';
 import { readFlagFile } from '../flag-file.ts';
-import { API_ENV_HELP, type ApiFlags, apiClient, apiOptions, cliLogger, integer } from '../options.ts';
+import {
+  API_ENV_HELP,
+  type ApiFlags,
+  apiClient,
+  apiOptions,
+  cliLogger,
+  durationOption,
+  integer,
+} from '../options.ts';
 import { formatBytes, Reporter } from '../output.ts';
 import {
   REGISTRY_ENV_HELP,
@@ -94,7 +102,7 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
       ...(config.keep === undefined ? {} : { keep: config.keep }),
       concurrency: flags.concurrency ?? config.concurrency,
       pollIntervalMs: flags.pollInterval,
-      timeoutMs: flags.timeout * 1000,
+      timeoutMs: flags.timeout,
       limits: limitsFrom(flags),
       ...(hook ? { afterManifest: hook } : {}),
       onEvent: (event) => {
@@ -160,8 +168,25 @@ export function registerMirrorSync(mirror: Command, ctx: CliContext): void {
     )
     .requiredOption('--config <file>', 'mirror.yaml (see below)')
     .option('--concurrency <n>', 'domains at once (overrides the file)', integer(1))
-    .option('--poll-interval <ms>', 'between export status checks', integer(100), 2000)
-    .option('--timeout <s>', 'per domain: export plus download', integer(1), 1800);
+    .addOption(
+      durationOption(ctx, '--poll-interval <duration>', 'between export status checks', {
+        min: '100ms',
+        default: '2s',
+        legacyUnit: 'ms',
+      }),
+    )
+    .addOption(
+      durationOption(
+        ctx,
+        '--timeout <duration>',
+        'per domain: give up on its export and download after this long',
+        {
+          min: '1s',
+          default: '30m',
+          legacyUnit: 's',
+        },
+      ),
+    );
   apiOptions(command);
   signingOptions(registryOptions(command));
   bundleLimitOptions(command)

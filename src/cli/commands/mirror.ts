@@ -9,8 +9,7 @@ import type { PackagedSite, RegistryClient } from '../../oci/index.ts';
 import {
   type BundleLimitFlags,
   bundleLimitOptions,
-  DEFAULT_DOWNLOAD_TIMEOUT_S,
-  DOWNLOAD_TIMEOUT_HELP,
+  downloadTimeoutOption,
   limitsFrom,
 } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
@@ -52,7 +51,7 @@ async function runMirror(flags: MirrorFlags, ctx: CliContext): Promise<void> {
     domain: flags.domain,
     ...(flags.expectedSize === undefined ? {} : { expectedSize: flags.expectedSize }),
     limits: limitsFrom(flags),
-    download: { deadlineMs: flags.timeout * 1000 },
+    download: { deadlineMs: flags.timeout },
     logger: cliLogger(ctx),
   });
   out.event('mirrored', { ...mirrored });
@@ -97,7 +96,7 @@ function tagArg(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-function siteSourceOptions(command: Command): Command {
+function siteSourceOptions(command: Command, ctx: CliContext): Command {
   command
     .option('--url <url>', `bundle link (else env ${ENV.bundleUrl})`)
     .option('--bundle <file>', 'bundle archive (.tar.gz) on disk, e.g. from `mirror --dir`')
@@ -109,7 +108,7 @@ function siteSourceOptions(command: Command): Command {
       'when the content was exported (annotation; default 1970-01-01: same content, same digest)',
       isoTime,
     )
-    .option('--timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S)
+    .addOption(downloadTimeoutOption(ctx, '--timeout'))
     .option(
       '--min-pages <n>',
       'refuse a site with fewer HTML pages (the root 404.html does not count)',
@@ -201,7 +200,7 @@ async function preparedSite(
       url,
       dest: join(scratch, 'site'),
       limits: limitsFrom(flags),
-      download: { deadlineMs: flags.timeout * 1000 },
+      download: { deadlineMs: flags.timeout },
       logger: cliLogger(ctx),
       gate,
       onProgress: (received, total) => out.progress(downloadProgress(received, total)),
@@ -244,7 +243,7 @@ async function stagedSite(
     download: openDownload({
       url,
       maxBytes: limits.maxArchiveBytes,
-      deadlineMs: flags.timeout * 1000,
+      deadlineMs: flags.timeout,
       // Nothing compares the archive's digest: gzip's CRC, the tar structure and the size check it.
       digest: false,
       logger,
@@ -425,7 +424,7 @@ export function registerMirror(program: Command, ctx: CliContext): void {
     .option('--dir <dir>', 'mirror root directory')
     .option('--domain <host>', 'site the bundle belongs to, a bare host', checkDomain)
     .option('--expected-size <bytes>', 'refuse an archive of another size', integer(1))
-    .option('--timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);
+    .addOption(downloadTimeoutOption(ctx, '--timeout'));
   bundleLimitOptions(command)
     .option('--json', 'a JSON line on stdout instead of human output')
     .addHelpText('after', `${BUNDLE_ENV_HELP}\n${EXIT_CODES_HELP}`)
@@ -441,7 +440,7 @@ export function registerMirror(program: Command, ctx: CliContext): void {
         'are deleted (the registry must allow deletion).',
     )
     .requiredOption('--to <oci://registry/repository>', 'target repository');
-  siteSourceOptions(push)
+  siteSourceOptions(push, ctx)
     .option('--tag <tag>', 'moving tag to point at this version, e.g. latest (repeatable)', tagArg)
     .option('--keep <n>', 'keep only the newest N versions in the repository', integer(1));
   signingOptions(registryOptions(push))
@@ -458,7 +457,7 @@ export function registerMirror(program: Command, ctx: CliContext): void {
         'pushes it. The image is tagged with its version inside the archive.',
     )
     .requiredOption('--to <file>', 'archive to write (e.g. site.tar)');
-  siteSourceOptions(save)
+  siteSourceOptions(save, ctx)
     .option('--json', 'a JSON line on stdout instead of human output')
     .addHelpText('after', `${BUNDLE_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: SaveFlags) => runSave(flags, ctx));

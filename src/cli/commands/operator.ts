@@ -11,13 +11,12 @@ import {
   type BundleLimitFlags,
   bundleLimitOptions,
   byteSize,
-  DEFAULT_DOWNLOAD_TIMEOUT_S,
-  DOWNLOAD_TIMEOUT_HELP,
+  downloadTimeoutOption,
   limitsFrom,
 } from '../bundle-options.ts';
 import { type CliContext, untilStopSignal } from '../context.ts';
 import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
-import { integer } from '../options.ts';
+import { durationOption, integer } from '../options.ts';
 
 /** How long SIGTERM waits for in-flight reconciles; the chart's termination grace is longer. */
 export const SHUTDOWN_DRAIN_MS = 25_000;
@@ -114,7 +113,7 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     apiRequestsPerMinute: flags.apiRequestsPerMinute,
     workDir: flags.workDir,
     bundleCacheEntries: flags.bundleCacheEntries,
-    download: { limits: limitsFrom(flags), deadlineMs: flags.downloadTimeout * 1000 },
+    download: { limits: limitsFrom(flags), deadlineMs: flags.downloadTimeout },
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
     ...(apiBaseUrl ? { apiBaseUrl: httpUrl(apiBaseUrl) } : {}),
     ...(flags.allowedApiBaseUrls ? { allowedApiBaseUrls: flags.allowedApiBaseUrls } : {}),
@@ -124,9 +123,9 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
           leaderElection: {
             namespace: flags.leaseNamespace ?? ctx.env.POD_NAMESPACE ?? 'default',
             name: flags.leaseName,
-            leaseDurationMs: flags.leaseDuration * 1000,
-            renewDeadlineMs: flags.renewDeadline * 1000,
-            retryPeriodMs: flags.retryPeriod * 1000,
+            leaseDurationMs: flags.leaseDuration,
+            renewDeadlineMs: flags.renewDeadline,
+            retryPeriodMs: flags.retryPeriod,
           },
         }
       : {}),
@@ -179,19 +178,33 @@ export function registerOperator(program: Command, ctx: CliContext): void {
       'namespace of the leader election Lease (default: POD_NAMESPACE, else default)',
     )
     .option('--lease-name <name>', 'name of the leader election Lease', 'static-export-operator')
-    .option(
-      '--lease-duration <seconds>',
-      'how long standbys wait before taking over an unrenewed Lease',
-      integer(2),
-      15,
+    .addOption(
+      durationOption(
+        ctx,
+        '--lease-duration <duration>',
+        'how long standbys wait before taking over an unrenewed Lease',
+        {
+          min: '2s',
+          default: '15s',
+          legacyUnit: 's',
+        },
+      ),
     )
-    .option(
-      '--renew-deadline <seconds>',
-      'the leader stops reconciling when it could not renew for this long',
-      integer(1),
-      10,
+    .addOption(
+      durationOption(
+        ctx,
+        '--renew-deadline <duration>',
+        'the leader stops reconciling when it could not renew for this long',
+        { min: '1s', default: '10s', legacyUnit: 's' },
+      ),
     )
-    .option('--retry-period <seconds>', 'how often to try to acquire or renew the Lease', integer(1), 2)
+    .addOption(
+      durationOption(ctx, '--retry-period <duration>', 'how often to try to acquire or renew the Lease', {
+        min: '1s',
+        default: '2s',
+        legacyUnit: 's',
+      }),
+    )
     .option(
       '--api-base-url <url>',
       'admin API base URL for resources without spec.apiBaseUrl (env STATIC_EXPORT_API_URL)',
@@ -233,7 +246,7 @@ export function registerOperator(program: Command, ctx: CliContext): void {
       DEFAULT_BUNDLE_CACHE_ENTRIES,
     )
     .addOption(new Option('--bundle-cache-size <size>').argParser(byteSize).hideHelp())
-    .option('--download-timeout <s>', DOWNLOAD_TIMEOUT_HELP, integer(1), DEFAULT_DOWNLOAD_TIMEOUT_S);
+    .addOption(downloadTimeoutOption(ctx, '--download-timeout'));
   bundleLimitOptions(command)
     .addOption(
       new Option('--log-level <level>', 'log level')

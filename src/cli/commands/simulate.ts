@@ -5,7 +5,7 @@ import { EXPORT_PROGRESS_MODELS, type ExportProgressModel } from '../../simulato
 import { LINK_STYLES, type LinkStyle } from '../../simulator/signing.ts';
 import { type CliContext, untilStopSignal } from '../context.ts';
 import { EXIT_CODES_HELP } from '../exit-codes.ts';
-import { cliLogger, integer } from '../options.ts';
+import { cliLogger, durationOption, integer } from '../options.ts';
 
 interface SimulateFlags {
   port: number;
@@ -42,7 +42,7 @@ async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void>
     ...(flags.docs === undefined ? {} : { docsDir: flags.docs }),
     ...(flags.exportDuration === undefined ? {} : { exportDurationMs: flags.exportDuration }),
     ...(flags.exportProgress === undefined ? {} : { exportProgress: flags.exportProgress }),
-    ...(flags.linkTtl === undefined ? {} : { linkTtlSeconds: flags.linkTtl }),
+    ...(flags.linkTtl === undefined ? {} : { linkTtlSeconds: Math.round(flags.linkTtl / 1000) }),
     ...(flags.linkStyle === undefined ? {} : { linkStyle: flags.linkStyle }),
     requestsPerMinute: flags.requestsPerMinute,
   });
@@ -84,14 +84,24 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--key <key>', 'admin key to accept (mint_...); generated when absent')
     .option('--docs <dir>', 'Markdown docs folder to export (default: the bundled sample docs)')
-    .option('--export-duration <ms>', 'time an export job takes', integer(0))
+    .addOption(
+      durationOption(ctx, '--export-duration <duration>', 'time an export job takes', {
+        min: '0s',
+        legacyUnit: 'ms',
+      }),
+    )
     .addOption(
       new Option(
         '--export-progress <model>',
         'how a running export reports progress: linear, stall (stays at 90 % for the last third), none (no progress field)',
       ).choices(EXPORT_PROGRESS_MODELS),
     )
-    .option('--link-ttl <s>', 'lifetime of bundle links', integer(1))
+    .addOption(
+      durationOption(ctx, '--link-ttl <duration>', 'lifetime of bundle links (default 15m)', {
+        min: '1s',
+        legacyUnit: 's',
+      }),
+    )
     .addOption(
       new Option(
         '--link-style <style>',

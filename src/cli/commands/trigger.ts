@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Command, InvalidArgumentError } from 'commander';
+import { formatDuration } from '../../crd/duration.ts';
 import { connectionFailure } from '../../http.ts';
 import { registerSecret } from '../../redact.ts';
 import {
@@ -13,7 +14,7 @@ import {
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { readFlagFile } from '../flag-file.ts';
-import { integer } from '../options.ts';
+import { durationOption } from '../options.ts';
 import { Reporter } from '../output.ts';
 
 export const TRIGGER_TOKEN_ENV = 'STATIC_EXPORT_TRIGGER_TOKEN';
@@ -113,12 +114,12 @@ async function runTrigger(
         [SIGNATURE_HEADER]: sign(token, timestamp, body),
       },
       body,
-      signal: AbortSignal.timeout(flags.timeout * 1000),
+      signal: AbortSignal.timeout(flags.timeout),
     });
   } catch (error) {
     const why =
       (error as Error).name === 'TimeoutError'
-        ? `did not answer within ${flags.timeout} s (--timeout)`
+        ? `did not answer within ${formatDuration(flags.timeout)} (--timeout)`
         : connectionFailure(error);
     throw new CliError(EXIT.unavailable, `the receiver at ${url.origin} ${why}.`);
   }
@@ -154,7 +155,13 @@ export function registerTrigger(program: Command, ctx: CliContext): void {
       receiverUrl,
     )
     .option('--token-file <file>', `file holding the release's trigger token (else env ${TRIGGER_TOKEN_ENV})`)
-    .option('--timeout <s>', 'give up after this many seconds', integer(1), 30)
+    .addOption(
+      durationOption(ctx, '--timeout <duration>', 'give up on the call to the receiver after this long', {
+        min: '1s',
+        default: '30s',
+        legacyUnit: 's',
+      }),
+    )
     .option('--json', 'a JSON line on stdout instead of human output')
     .addHelpText(
       'after',

@@ -94,9 +94,9 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       expect.arrayContaining([
         'operator',
         '--lease-name=seo-static-export-operator',
-        '--lease-duration=15',
-        '--renew-deadline=10',
-        '--retry-period=2',
+        '--lease-duration=15s',
+        '--renew-deadline=10s',
+        '--retry-period=2s',
       ]),
     );
     expect(c.args).not.toContain('--no-leader-election');
@@ -165,7 +165,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       },
       watchNamespaces: ['docs', 'blog', 'docs'],
       leaderElection: { leaseDurationSeconds: 30, renewDeadlineSeconds: 20, retryPeriodSeconds: 4 },
-      extraArgs: ['--download-timeout=900'],
+      extraArgs: ['--download-timeout=900s'],
       extraEnv: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=256' }],
       trigger: { enabled: true, requestsPerMinute: 10 },
     });
@@ -180,10 +180,10 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
         '--key-prefix=acme',
         '--log-level=debug',
         '--namespaces=docs,blog',
-        '--lease-duration=30',
-        '--renew-deadline=20',
-        '--retry-period=4',
-        '--download-timeout=900',
+        '--lease-duration=30s',
+        '--renew-deadline=20s',
+        '--retry-period=4s',
+        '--download-timeout=900s',
         '--trigger-address=0.0.0.0:8082',
         '--trigger-requests-per-minute=10',
       ]),

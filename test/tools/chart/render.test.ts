@@ -227,12 +227,12 @@ describe('the pod', () => {
       '--min-pages',
       '1',
       '--timeout',
-      '900',
+      '900s',
     ]);
     const timed = await render(
       merge(MATRIX['cloud, inline link'] as object, { staticExport: { fetch: { timeoutSeconds: 120 } } }),
     );
-    expect(podSpec(timed).initContainers[0].command.slice(-2)).toEqual(['--timeout', '120']);
+    expect(podSpec(timed).initContainers[0].command.slice(-2)).toEqual(['--timeout', '120s']);
   });
 
   it('annotates the version and the config checksum; a new version or config changes the template', async () => {

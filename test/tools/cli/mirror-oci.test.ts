@@ -433,7 +433,7 @@ describe('mirror sync', SLOW, () => {
     );
     const env = { STATIC_EXPORT_API_URL: sim.baseUrl, STATIC_EXPORT_API_KEY: sim.adminKey };
     const first = await runCli(
-      ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100'],
+      ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100ms'],
       env,
     );
     expect(first.code, first.stderr).toBe(0);
@@ -448,7 +448,7 @@ describe('mirror sync', SLOW, () => {
     expect(cTags).toContain('latest');
 
     const second = await runCli(
-      ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100'],
+      ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100ms'],
       env,
     );
     expect(second.code, second.stderr).toBe(0);
@@ -461,7 +461,7 @@ describe('mirror sync', SLOW, () => {
     sim.setDocsDir(docs);
     try {
       const third = await runCli(
-        ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100'],
+        ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100ms'],
         env,
       );
       expect(third.code, third.stderr).toBe(0);
@@ -484,7 +484,7 @@ describe('mirror sync', SLOW, () => {
     );
     const env = { STATIC_EXPORT_API_URL: sim.baseUrl, STATIC_EXPORT_API_KEY: sim.adminKey };
     const result = await runCli(
-      ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100'],
+      ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100ms'],
       env,
     );
     expect(result.code, result.stderr).toBe(4);

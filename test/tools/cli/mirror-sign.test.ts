@@ -185,7 +185,7 @@ describe('mirror sync --sign-key', SLOW, () => {
       keyFile,
       '--json',
       '--poll-interval',
-      '100',
+      '100ms',
     ];
     const first = await runCli(args, env);
     expect(first.code, first.stderr).toBe(0);

@@ -30,7 +30,7 @@ describe('fetch: deadline and network failures', () => {
     try {
       const dir = join(work, 'drip');
       await mkdir(dir);
-      const result = await runCli(['fetch', '--dest', join(dir, 'site'), '--timeout', '2'], {
+      const result = await runCli(['fetch', '--dest', join(dir, 'site'), '--timeout', '2s'], {
         STATIC_EXPORT_BUNDLE_URL: drip.url,
       });
       expect(result.code, result.stderr).toBe(6);
@@ -141,7 +141,7 @@ describe('fetch: caps', () => {
     for (const [flag, value] of [
       ['--max-archive-bytes', '2GB-ish'],
       ['--max-compression-ratio', '0'],
-      ['--timeout', '0'],
+      ['--timeout', '0s'],
     ]) {
       const result = await runCli(
         ['fetch', '--dest', join(work, 'x'), flag as string, value as string],

@@ -57,7 +57,7 @@ describe('static-export export', () => {
         '--values-out',
         valuesFile,
         '--poll-interval',
-        '100',
+        '100ms',
       ],
       api,
     );
@@ -76,7 +76,7 @@ describe('static-export export', () => {
   });
 
   it('prints the values block on stdout when there is no --values-out, and nothing secret elsewhere', async () => {
-    const result = await runCli(['export', '--domain', 'docs.example.com', '--poll-interval', '100'], api);
+    const result = await runCli(['export', '--domain', 'docs.example.com', '--poll-interval', '100ms'], api);
     expect(result.code, result.stderr).toBe(0);
     const values = parse(result.stdout) as { staticExport: { bundleUrl: string; version: string } };
     expect(values.staticExport.bundleUrl).toMatch(/sig=/);
@@ -94,7 +94,7 @@ describe('static-export export', () => {
         '--values-out',
         join(work, 'v2.yaml'),
         '--poll-interval',
-        '100',
+        '100ms',
       ],
       api,
     );
@@ -110,7 +110,7 @@ describe('static-export export', () => {
   });
 
   it('exits 4 when the export fails', async () => {
-    const result = await runCli(['export', '--domain', 'fail.example.com', '--poll-interval', '100'], api);
+    const result = await runCli(['export', '--domain', 'fail.example.com', '--poll-interval', '100ms'], api);
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('failed');
   });
@@ -148,11 +148,90 @@ describe('static-export export', () => {
     expectUsage(await runCli(args, api), flag);
   });
 
+  it('with --json, a usage error is a JSON line on stdout too (exit 2)', async () => {
+    const r = await runCli(['export', '--domain', 'd.example.com', '--json', '--poll-interval', 'soon'], api);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toEqual({
+      event: 'error',
+      exitCode: 2,
+      message: expect.stringContaining("option '--poll-interval <duration>' argument 'soon' is invalid"),
+    });
+    expect(r.stderr).not.toContain('add --help');
+  });
+
+  it('takes its log level from STATIC_EXPORT_LOG_LEVEL in any case; an unknown level exits 2; LOG_LEVEL warns', async () => {
+    // One retry: the refused first attempt is logged at warn.
+    const args = [
+      'fetch',
+      '--dest',
+      join(work, 'never'),
+      '--url',
+      'http://127.0.0.1:1/b.tar.gz',
+      '--retries',
+      '1',
+    ];
+    const loud = await runCli(args, { STATIC_EXPORT_LOG_LEVEL: 'loud' });
+    expect(loud.code).toBe(2);
+    expect(loud.stderr).toContain(
+      'STATIC_EXPORT_LOG_LEVEL=loud is not a log level: use one of trace, debug, info, warn',
+    );
+    const retried = /"level":40.*bundle download interrupted/;
+    expect((await runCli(args, { STATIC_EXPORT_LOG_LEVEL: 'WARN' })).stderr).toMatch(retried);
+    expect((await runCli(args, { STATIC_EXPORT_LOG_LEVEL: 'Error' })).stderr).not.toMatch(retried);
+    const legacy = await runCli(args, { LOG_LEVEL: 'warn' });
+    expect(legacy.stderr).toContain(
+      'warning: LOG_LEVEL is deprecated and will be ignored in the next minor version: set STATIC_EXPORT_LOG_LEVEL',
+    );
+    expect(legacy.stderr).toMatch(retried);
+  });
+
+  describe("duration flags, in the CRDs' syntax", () => {
+    it.each([
+      [['export', '--domain', 'd.example.com', '--timeout', '2 minutes'], '--timeout'],
+      [['agent', 'create', '--project', 'p', '--prompt', 'x', '--poll-interval', '1.5s'], '--poll-interval'],
+      [['simulate', '--link-ttl', '15min'], '--link-ttl'],
+      [['operator', '--lease-duration', 'soon'], '--lease-duration'],
+      [['fetch', '--dest', 'd', '--timeout', '-1s'], '--timeout'],
+    ])('refuse %j naming the flag and the accepted form (exit 2)', async (args, flag) => {
+      const r = await runCli(args, api);
+      expectUsage(r, flag);
+      expect(r.stderr).toContain('expected a duration such as 500ms, 10s, 2m30s or 24h (units h, m, s, ms).');
+    });
+
+    it('refuse a value below the least one, saying which', async () => {
+      const r = await runCli(['export', '--domain', 'd.example.com', '--poll-interval', '10ms'], api);
+      expectUsage(r, '--poll-interval');
+      expect(r.stderr).toContain('expected at least 100ms.');
+    });
+
+    it('still take a number in the old unit, with a warning that names the new spelling', async () => {
+      const r = await runCli(
+        ['export', '--domain', 'docs.example.com', '--poll-interval', '100', '--timeout', '60'],
+        api,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(
+        'warning: --poll-interval 100 is read as milliseconds; a number without a unit is deprecated and will be refused in the next minor version: write --poll-interval 100ms',
+      );
+      expect(r.stderr).toContain('warning: --timeout 60 is read as seconds;');
+      expect(r.stderr).toContain('write --timeout 1m');
+    });
+
+    it('show their defaults as durations in --help', async () => {
+      const r = await runCli(['export', '--help']);
+      const help = r.stdout.replace(/\s+/g, ' ');
+      expect(help).toContain('--timeout <duration> give up waiting for the export job after this long');
+      expect(help).toContain(
+        '--download-timeout <duration> give up on the bundle download after this long in all, retries included (default: 30m)',
+      );
+    });
+  });
+
   it('exits 6 when the export outlasts --timeout', async () => {
     sim.setExportDurationMs(60_000);
     try {
       const result = await runCli(
-        ['export', '--domain', 'docs.example.com', '--timeout', '1', '--poll-interval', '200'],
+        ['export', '--domain', 'docs.example.com', '--timeout', '1s', '--poll-interval', '200ms'],
         api,
       );
       expect(result.code).toBe(6);
@@ -208,7 +287,7 @@ describe('static-export export', () => {
     sim.setExportDurationMs(60_000);
     try {
       const from = sim.requests.length;
-      const result = await runCli(['export', '--domain', 'docs.example.com', '--timeout', '2'], api);
+      const result = await runCli(['export', '--domain', 'docs.example.com', '--timeout', '2s'], api);
       expect(result.code).toBe(6);
       expect(result.stderr).toContain('--timeout');
       const calls = sim.requests.slice(from);
@@ -294,7 +373,7 @@ describe('the site check of export and fetch', () => {
     '--values-out',
     valuesOut,
     '--poll-interval',
-    '100',
+    '100ms',
   ];
 
   it('export exits 5 on an empty site (directories only), leaving --out and the values file as they were', async () => {
@@ -404,7 +483,7 @@ describe('static-export fetch and mirror', () => {
     try {
       const result = await runCli(['fetch', '--dest', join(work, 'resumed')], {
         STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl,
-        LOG_LEVEL: 'debug',
+        STATIC_EXPORT_LOG_LEVEL: 'debug',
       });
       expect(result.code, result.stderr).toBe(0);
       // The retry was logged (pino JSON on stderr), with the link reduced to origin and path.
@@ -484,9 +563,10 @@ describe.each(['matrix', 'path'] as const)('a link with its signature in the %s'
 
   /** What of the link is secret: its signature and its expiry, wherever the style put them. */
   function expectLinkHidden(link: string, output: string): void {
-    const secrets = link.match(/[0-9a-f]{64}|\d{10}/g) ?? [];
-    expect(secrets.length).toBe(2);
-    for (const s of secrets) expect(output).not.toContain(s);
+    // The expiry follows `expires=` or stands as its own segment; the job id may hold digits too.
+    const secrets = [/[0-9a-f]{64}/.exec(link)?.[0], /(?:expires=|\/)(\d{10})(?:[;/]|$)/.exec(link)?.[1]];
+    expect(secrets.every((x) => x !== undefined)).toBe(true);
+    for (const s of secrets) expect(output).not.toContain(s as string);
     expect(output).not.toMatch(/;(sig|expires)=/);
   }
 
@@ -513,7 +593,7 @@ describe.each(['matrix', 'path'] as const)('a link with its signature in the %s'
     styled.setFaults(['download:500:1']);
     try {
       const failed = await runCli(['fetch', '--dest', join(work, 'never'), '--url', bundle.bundleUrl], {
-        LOG_LEVEL: 'debug',
+        STATIC_EXPORT_LOG_LEVEL: 'debug',
       });
       expect(failed.code).not.toBe(0);
       expect(failed.stderr).toContain('/bundle.tar.gz');
@@ -535,7 +615,11 @@ describe.each(['matrix', 'path'] as const)('a link with its signature in the %s'
         '--values-out',
         values,
       ],
-      { STATIC_EXPORT_API_URL: styled.baseUrl, STATIC_EXPORT_API_KEY: styled.adminKey, LOG_LEVEL: 'debug' },
+      {
+        STATIC_EXPORT_API_URL: styled.baseUrl,
+        STATIC_EXPORT_API_KEY: styled.adminKey,
+        STATIC_EXPORT_LOG_LEVEL: 'debug',
+      },
     );
     expect(r.code, r.stderr).toBe(0);
     const link = (parse(await readFile(values, 'utf8')) as { staticExport: { bundleUrl: string } })
@@ -556,7 +640,7 @@ describe('static-export agent', () => {
         'Fix the typo',
         '--wait',
         '--poll-interval',
-        '100',
+        '100ms',
       ],
       api,
     );
@@ -578,7 +662,7 @@ describe('static-export operator', () => {
   it.each([
     [['operator', '--api-requests-per-minute', '-1'], '--api-requests-per-minute'],
     [['operator', '--api-requests-per-minute', 'many'], '--api-requests-per-minute'],
-    [['operator', '--lease-duration', '5', '--renew-deadline', '5'], '--renew-deadline'],
+    [['operator', '--lease-duration', '5s', '--renew-deadline', '5s'], '--renew-deadline'],
     // Keys never go over plain http to another host unless allowed explicitly.
     [['operator', '--api-base-url', 'http://api.example.com'], '--api-base-url'],
     [

@@ -91,13 +91,13 @@ describe('static-export trigger', () => {
         '--url',
         `http://127.0.0.1:${await port(silent)}`,
         '--timeout',
-        '1',
+        '1s',
         '--token-file',
         tokenFile,
         'docs/docs',
       ]);
       expect(slow.code).toBe(6);
-      expect(slow.stderr).toContain('did not answer within 1 s (--timeout)');
+      expect(slow.stderr).toContain('did not answer within 1s (--timeout)');
       const dropped = await runCli([
         'trigger',
         '--url',
