@@ -38,9 +38,7 @@ function applyCommonSettings(command: Command, ctx: CliContext, json: boolean): 
       writeOut: (text) => ctx.stdout.write(scrub(text)),
       writeErr: (text) => ctx.stderr.write(scrub(text)),
       outputError: (text, write) =>
-        json
-          ? new Reporter(ctx, true).error(text.trim().replace(/^error: /, ''), EXIT.usage)
-          : write(text),
+        json ? new Reporter(ctx, true).error(text.trim().replace(/^error: /, ''), EXIT.usage) : write(text),
     })
     // Errors come back to `run` instead of exiting, so exit codes stay ours.
     .exitOverride();
