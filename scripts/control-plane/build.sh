@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok from the Go module
-# proxy with the machine's Go toolchain, once per version set. Prints the bin directory.
+# proxy with the machine's Go toolchain, once per version set; `build.sh node` adds the real node's
+# kubelet, kube-proxy and crictl (only when asked: the kubelet alone takes minutes). Builds what is
+# missing and prints the bin directory.
 # `go install k8s.io/kubernetes/cmd/...@v` is refused (k8s.io/kubernetes replaces its staging
 # modules with relative paths), so a throwaway module requires it and pins every staging module.
 set -euo pipefail
@@ -10,6 +12,9 @@ source "$here/versions.env"
 cache=${STATIC_EXPORT_CACHE:-$HOME/.cache/static-export-operator}
 bin="$cache/control-plane/k8s-$KUBERNETES_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION/bin"
 want=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+[ "${1:-}" = node ] && want+=(kubelet kube-proxy crictl)
+wanted() { [[ " ${want[*]} " == *" $1 "* ]]; }
+missing() { [ ! -x "$bin/$1" ] && wanted "$1"; }
 have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
 
 # kwok ships no stages by default; take the "fast" node and pod stages and lease heartbeats from its
@@ -36,34 +41,41 @@ log() { echo "build.sh: $*" >&2; }
 start=$(date +%s)
 
 # kube-* binaries
-k8s_minor=${KUBERNETES_VERSION#v1.}; k8s_minor=${k8s_minor%%.*}
-staging_version="v0.${KUBERNETES_VERSION#v1.}"
-mkdir -p "$work/k8s" && cd "$work/k8s"
-go mod init local/controlplane >/dev/null 2>&1
-gomod=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-{
-  echo "require k8s.io/kubernetes $KUBERNETES_VERSION"
-  echo "replace ("
-  sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\t\1 => \1 '"$staging_version"'#p' "$gomod"
-  echo ")"
-} >> go.mod
-go mod tidy >/dev/null 2>&1 || true
-ver_flags=""
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ver_flags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$k8s_minor -X $pkg.gitTreeState=clean"
+kube_cmds=()
+for cmd in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
+  missing "$cmd" && kube_cmds+=("$cmd")
 done
-for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
-  log "building $cmd $KUBERNETES_VERSION"
-  go get "k8s.io/kubernetes/cmd/$cmd@$KUBERNETES_VERSION" >/dev/null 2>&1
-  go build -trimpath -ldflags "-s -w$ver_flags" -o "$bin/$cmd" "k8s.io/kubernetes/cmd/$cmd"
-done
+if [ ${#kube_cmds[@]} -gt 0 ]; then
+  k8s_minor=${KUBERNETES_VERSION#v1.}; k8s_minor=${k8s_minor%%.*}
+  staging_version="v0.${KUBERNETES_VERSION#v1.}"
+  mkdir -p "$work/k8s" && cd "$work/k8s"
+  go mod init local/controlplane >/dev/null 2>&1
+  gomod=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  {
+    echo "require k8s.io/kubernetes $KUBERNETES_VERSION"
+    echo "replace ("
+    sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\t\1 => \1 '"$staging_version"'#p' "$gomod"
+    echo ")"
+  } >> go.mod
+  go mod tidy >/dev/null 2>&1 || true
+  ver_flags=""
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ver_flags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$k8s_minor -X $pkg.gitTreeState=clean"
+  done
+  for cmd in "${kube_cmds[@]}"; do
+    log "building $cmd $KUBERNETES_VERSION"
+    go get "k8s.io/kubernetes/cmd/$cmd@$KUBERNETES_VERSION" >/dev/null 2>&1
+    go build -trimpath -ldflags "-s -w$ver_flags" -o "$bin/$cmd" "k8s.io/kubernetes/cmd/$cmd"
+  done
+fi
 
 # etcd: its server module has relative replaces too; a throwaway module that requires it builds.
-mkdir -p "$work/etcd" && cd "$work/etcd"
-go mod init local/etcd >/dev/null 2>&1
-log "building etcd $ETCD_VERSION"
-go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null 2>&1
-cat > main.go <<'GO'
+if missing etcd; then
+  mkdir -p "$work/etcd" && cd "$work/etcd"
+  go mod init local/etcd >/dev/null 2>&1
+  log "building etcd $ETCD_VERSION"
+  go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null 2>&1
+  cat > main.go <<'GO'
 package main
 
 import (
@@ -74,11 +86,18 @@ import (
 
 func main() { etcdmain.Main(os.Args) }
 GO
-go mod tidy >/dev/null 2>&1
-go build -trimpath -ldflags "-s -w" -o "$bin/etcd" .
+  go mod tidy >/dev/null 2>&1
+  go build -trimpath -ldflags "-s -w" -o "$bin/etcd" .
+fi
 
-log "installing kwok $KWOK_VERSION"
-go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+if missing kwok; then
+  log "installing kwok $KWOK_VERSION"
+  go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+fi
+if missing crictl; then
+  log "installing crictl $CRI_TOOLS_VERSION"
+  go install -trimpath -ldflags "-s -w" "sigs.k8s.io/cri-tools/cmd/crictl@$CRI_TOOLS_VERSION"
+fi
 
 have_all || { log "some binaries are missing in $bin"; exit 1; }
 write_kwok_stages
