@@ -1,7 +1,9 @@
-// `npm run cluster:up` starts the local control plane in .cluster/ and prints its KUBECONFIG path;
-// `npm run cluster:down` stops every process of it and removes .cluster/.
+// `npm run cluster:up` starts the local control plane in .cluster/ and prints its KUBECONFIG path
+// (`-- --node` adds the real node, where pods run); `npm run cluster:down` stops every process of it,
+// removes what the node made on the host, and removes .cluster/.
 import { existsSync } from 'node:fs';
 import { ControlPlane, DEFAULT_CLUSTER_DIR } from './control-plane/control-plane.ts';
+import { REAL_NODE, REAL_NODE_TAINT } from './control-plane/node.ts';
 
 const command = process.argv[2];
 const dir = process.env.STATIC_EXPORT_CLUSTER_DIR ?? DEFAULT_CLUSTER_DIR;
@@ -13,7 +15,17 @@ if (command === 'up') {
   }
   const started = Date.now();
   const cp = await ControlPlane.start(dir);
-  console.error(`control plane ready at ${cp.server} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
+  console.error(`control plane ready at ${cp.server} in ${seconds()}s`);
+  if (process.argv.includes('--node')) {
+    try {
+      await cp.startNode();
+    } catch (e) {
+      await cp.stop();
+      throw e;
+    }
+    console.error(`real node ${REAL_NODE} Ready in ${seconds()}s (its pods tolerate ${REAL_NODE_TAINT.key})`);
+  }
   console.log(cp.kubeconfig);
 } else if (command === 'down') {
   if (!existsSync(dir)) {
@@ -23,6 +35,6 @@ if (command === 'up') {
     console.error(`stopped the control plane in ${dir}`);
   }
 } else {
-  console.error('usage: node scripts/cluster.ts up|down');
+  console.error('usage: node scripts/cluster.ts up [--node] | down');
   process.exit(2);
 }

@@ -11,6 +11,12 @@ export interface ClusterCerts {
   adminKey: string;
   serviceAccountKey: string;
   serviceAccountPub: string;
+  /** The real node's kubelet (system:node:<name>, group system:nodes: the Node authorizer's subject). */
+  nodeCert: string;
+  nodeKey: string;
+  /** kube-proxy (system:kube-proxy, bound to system:node-proxier by the API server's default RBAC). */
+  proxyCert: string;
+  proxyKey: string;
 }
 
 const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -27,11 +33,18 @@ export function certPaths(dir: string): ClusterCerts {
     adminKey: p('admin.key'),
     serviceAccountKey: p('sa.key'),
     serviceAccountPub: p('sa.pub'),
+    nodeCert: p('node.crt'),
+    nodeKey: p('node.key'),
+    proxyCert: p('kube-proxy.crt'),
+    proxyKey: p('kube-proxy.key'),
   };
 }
 
-/** A throwaway CA, API server serving cert, cluster-admin client cert and service-account key pair. */
-export function createCerts(dir: string): ClusterCerts {
+/**
+ * A throwaway CA, API server serving cert, client certs (cluster-admin, the real node's kubelet,
+ * kube-proxy) and service-account key pair.
+ */
+export function createCerts(dir: string, nodeName: string): ClusterCerts {
   const certs = certPaths(dir);
   const days = '3650';
   openssl([
@@ -86,6 +99,13 @@ export function createCerts(dir: string): ClusterCerts {
     '/O=system:masters/CN=static-export-admin',
     'extendedKeyUsage=clientAuth\n',
   );
+  sign(
+    certs.nodeKey,
+    certs.nodeCert,
+    `/O=system:nodes/CN=system:node:${nodeName}`,
+    'extendedKeyUsage=clientAuth\n',
+  );
+  sign(certs.proxyKey, certs.proxyCert, '/CN=system:kube-proxy', 'extendedKeyUsage=clientAuth\n');
   openssl(['genrsa', '-out', certs.serviceAccountKey, '2048']);
   openssl(['rsa', '-in', certs.serviceAccountKey, '-pubout', '-out', certs.serviceAccountPub]);
   return certs;

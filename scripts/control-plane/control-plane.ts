@@ -1,12 +1,26 @@
 // A real Kubernetes control plane on loopback for tests and the demo: etcd, kube-apiserver,
-// kube-controller-manager, kube-scheduler and kwok (fake nodes that make pods Ready).
+// kube-controller-manager, kube-scheduler and kwok (fake nodes that make pods Ready); on request a
+// real node beside kwok's (node.ts) where pods run.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { runProcess } from '../run-process.ts';
 import { type ClusterCerts, certPaths, createCerts } from './certs.ts';
+import {
+  assertNoOtherNode,
+  cleanNode,
+  type NodeComponent,
+  type NodePorts,
+  nodeArgs,
+  nodePaths,
+  prepareHost,
+  REAL_NODE,
+  SERVICE_CIDR,
+  writeNodeFiles,
+} from './node.ts';
 
 const here = import.meta.dirname;
 export const COMPONENTS = [
@@ -16,19 +30,26 @@ export const COMPONENTS = [
   'kube-scheduler',
   'kwok',
 ] as const;
-export type Component = (typeof COMPONENTS)[number];
+export type Component = (typeof COMPONENTS)[number] | NodeComponent;
 export const FAKE_NODE = 'kwok-node-0';
 
 interface State {
   binDir: string;
   ports: { etcd: number; etcdPeer: number; apiserver: number };
   pids: Partial<Record<Component, number>>;
+  /** Set while the real node runs. */
+  node?: { ports: NodePorts; registryBin: string; imagesDir: string };
 }
 
-/** Builds (once, cached by version) the control-plane binaries; returns their directory. */
-export async function buildBinaries(): Promise<string> {
-  const out = await promisify(execFile)('bash', [join(here, 'build.sh')], { maxBuffer: 1 << 20 });
+/** Runs a script of this directory and returns the last line it printed (a path). */
+async function scriptOutput(script: string, ...args: string[]): Promise<string> {
+  const out = await promisify(execFile)('bash', [join(here, script), ...args], { maxBuffer: 1 << 20 });
   return out.stdout.trim().split('\n').at(-1) ?? '';
+}
+
+/** Builds (once, cached by version) the control-plane binaries, and the node's if asked; returns their directory. */
+export function buildBinaries(node = false): Promise<string> {
+  return node ? scriptOutput('build.sh', 'node') : scriptOutput('build.sh');
 }
 
 async function freePort(): Promise<number> {
@@ -73,6 +94,11 @@ export class ControlPlane {
     this.certs = certPaths(dir);
   }
 
+  /** Whether the real node runs (started by this process or, for an attached one, by another). */
+  get hasNode(): boolean {
+    return this.state.node !== undefined;
+  }
+
   get server(): string {
     return `https://127.0.0.1:${this.state.ports.apiserver}`;
   }
@@ -81,7 +107,7 @@ export class ControlPlane {
   static async start(dir: string, binDir?: string): Promise<ControlPlane> {
     mkdirSync(join(dir, 'logs'), { recursive: true });
     const bins = binDir ?? (await buildBinaries());
-    createCerts(dir);
+    createCerts(dir, REAL_NODE);
     writeFileSync(join(dir, 'audit-policy.yaml'), AUDIT_POLICY);
     const state: State = {
       binDir: bins,
@@ -89,7 +115,7 @@ export class ControlPlane {
       pids: {},
     };
     const cp = new ControlPlane(dir, state);
-    cp.writeKubeconfig();
+    writeFileSync(cp.kubeconfig, cp.kubeconfigFor(cp.certs.adminCert, cp.certs.adminKey));
     try {
       for (const c of COMPONENTS) await cp.startComponent(c);
       await cp.ensureFakeNode();
@@ -139,10 +165,14 @@ export class ControlPlane {
           '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
           `--service-account-key-file=${k.serviceAccountPub}`,
           `--service-account-signing-key-file=${k.serviceAccountKey}`,
-          '--service-cluster-ip-range=10.96.0.0/16',
-          '--authorization-mode=RBAC',
+          `--service-cluster-ip-range=${SERVICE_CIDR}`,
+          '--authorization-mode=Node,RBAC',
           // Setting blockOwnerDeletion needs update on the owner's finalizers, as on OpenShift.
-          '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
+          '--enable-admission-plugins=OwnerReferencesPermissionEnforcement,NodeRestriction',
+          // logs, exec and port-forward reach the real node's kubelet at its InternalIP, as admin.
+          `--kubelet-client-certificate=${k.adminCert}`,
+          `--kubelet-client-key=${k.adminKey}`,
+          '--kubelet-preferred-address-types=InternalIP',
           `--audit-policy-file=${join(this.dir, 'audit-policy.yaml')}`,
           `--audit-log-path=${auditLogPath(this.dir)}`,
           '--audit-log-format=json',
@@ -170,13 +200,21 @@ export class ControlPlane {
           '--node-ip=10.244.0.1',
           '--node-lease-duration-seconds=40',
         ];
+      default:
+        return nodeArgs(c, this.dir);
     }
+  }
+
+  private binary(c: Component): string {
+    if (c === 'containerd') return 'containerd';
+    if (c === 'registry') return this.state.node?.registryBin ?? 'registry';
+    return join(this.state.binDir, c);
   }
 
   async startComponent(c: Component): Promise<void> {
     const log = openSync(join(this.dir, 'logs', `${c}.log`), 'a');
     // Own process group, so `cluster:down` and `stop` can end the whole tree.
-    const child = spawn(join(this.state.binDir, c), this.args(c), {
+    const child = spawn(this.binary(c), this.args(c), {
       detached: true,
       stdio: ['ignore', log, log],
     });
@@ -222,6 +260,7 @@ export class ControlPlane {
    * this control plane): their pids are only in state.json.
    */
   async stop(): Promise<void> {
+    if (existsSync(nodePaths(this.dir).root)) await this.stopNode();
     const file = join(this.dir, 'state.json');
     const saved = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as State).pids : {};
     for (const c of [...COMPONENTS].reverse()) {
@@ -230,6 +269,113 @@ export class ControlPlane {
       this.children.delete(c);
     }
     rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /**
+   * Starts the real node: builds its binaries and images when missing (minutes, once), then the
+   * registry holding the images, containerd, the kubelet (waits for the Node to be Ready) and
+   * kube-proxy. Its pods need to tolerate REAL_NODE_TAINT.
+   */
+  async startNode(): Promise<void> {
+    if (this.state.node) throw new Error('the real node already runs');
+    await assertNoOtherNode();
+    const [binDir, registryBin, imagesDir] = await Promise.all([
+      buildBinaries(true),
+      scriptOutput('../go-tools/build.sh', 'registry'),
+      scriptOutput('node/images.sh'),
+    ]);
+    this.state.binDir = binDir;
+    const ports = {
+      kubelet: await freePort(),
+      proxyHealthz: await freePort(),
+      proxyMetrics: await freePort(),
+      registry: await freePort(),
+    };
+    this.state.node = { ports, registryBin, imagesDir };
+    this.saveState();
+    try {
+      writeNodeFiles(this.dir, ports, (cert, key) => this.kubeconfigFor(cert, key), this.certs);
+      await prepareHost(this.dir);
+      for (const c of ['registry', 'containerd'] as const) await this.startComponent(c);
+      await this.pushNodeImages();
+      await this.startComponent('kubelet');
+      await this.waitNodeReady();
+      await this.startComponent('kube-proxy');
+    } catch (e) {
+      await this.stopNode();
+      throw e;
+    }
+  }
+
+  /** Pushes the node's own images (pause, busybox) to its registry under their upstream names. */
+  private async pushNodeImages(): Promise<void> {
+    const node = this.state.node;
+    if (!node) return;
+    const index = JSON.parse(readFileSync(join(node.imagesDir, 'index.json'), 'utf8')) as {
+      manifests: { annotations: Record<string, string> }[];
+    };
+    for (const m of index.manifests) {
+      const name = m.annotations['org.opencontainers.image.ref.name'] ?? '';
+      const r = await runProcess('skopeo', [
+        'copy',
+        '--quiet',
+        '--dest-tls-verify=false',
+        `oci:${node.imagesDir}:${name}`,
+        `docker://127.0.0.1:${node.ports.registry}/${name}`,
+      ]);
+      if (r.code !== 0) throw new Error(`pushing ${name} to the node's registry failed: ${r.stderr}`);
+    }
+  }
+
+  private async waitNodeReady(): Promise<void> {
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      const r = await this.get(`/api/v1/nodes/${REAL_NODE}`).catch(() => undefined);
+      const conditions =
+        r?.status === 200 ? (JSON.parse(r.body) as NodeObject).status?.conditions : undefined;
+      if (conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
+      if (!alive(this.state.pids.kubelet ?? 0)) break;
+      await sleep(500);
+    }
+    throw new Error(`the real node did not become Ready within 120s; see ${this.logTail('kubelet')}`);
+  }
+
+  /**
+   * Stops the real node and removes everything it made: the kubelet first (it would restart pods),
+   * then every pod sandbox through the CRI (containers, shims, rootfs mounts, the CNI teardown of
+   * veths and addresses), then kube-proxy, containerd and the registry, then what is left on the
+   * host (cleanNode). Its Node object goes too, so nothing schedules to it.
+   */
+  async stopNode(): Promise<void> {
+    const file = join(this.dir, 'state.json');
+    const saved = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as State) : this.state;
+    const p = nodePaths(this.dir);
+    const pid = (c: NodeComponent) => this.state.pids[c] ?? saved.pids[c];
+    const kill = async (c: NodeComponent) => {
+      const id = pid(c);
+      if (id) await killGroup(id, 'SIGTERM');
+      delete this.state.pids[c];
+      this.children.delete(c);
+    };
+    await kill('kubelet');
+    if (alive(pid('containerd') ?? 0)) {
+      const crictl = join(saved.binDir, 'crictl');
+      const r = await runProcess(crictl, [
+        '--runtime-endpoint',
+        `unix://${p.containerdSocket}`,
+        'rmp',
+        '-fa',
+      ]);
+      if (r.code !== 0) console.error(`crictl rmp failed (cleaning up anyway): ${r.stderr}`);
+    }
+    for (const c of ['kube-proxy', 'containerd', 'registry'] as const) await kill(c);
+    // Shims of containers crictl could not remove (containerd had crashed) carry its socket path.
+    for (const proc of await processesUsing(p.root)) await killGroup(proc.pid, 'SIGKILL');
+    await cleanNode(this.dir);
+    await this.get(`/api/v1/nodes/${REAL_NODE}`, 'DELETE').catch(() => undefined);
+    rmSync(p.root, { recursive: true, force: true });
+    delete this.state.node;
+    this.saveState();
   }
 
   private async waitHealthy(c: Component, child: ChildProcess): Promise<void> {
@@ -263,6 +409,19 @@ export class ControlPlane {
           (r) => r.status === 200,
           () => false,
         );
+      case 'registry':
+        return fetch(`http://127.0.0.1:${this.state.node?.ports.registry}/v2/`)
+          .then((r) => r.ok)
+          .catch(() => false);
+      case 'containerd': {
+        const crictl = join(this.state.binDir, 'crictl');
+        const socket = `unix://${nodePaths(this.dir).containerdSocket}`;
+        return (await runProcess(crictl, ['--runtime-endpoint', socket, 'info'])).code === 0;
+      }
+      case 'kube-proxy':
+        return fetch(`http://127.0.0.1:${this.state.node?.ports.proxyHealthz}/healthz`)
+          .then((r) => r.ok)
+          .catch(() => false);
       default:
         // Components without a serving port are healthy once they have run for a moment.
         await sleep(300);
@@ -314,35 +473,36 @@ export class ControlPlane {
       throw new Error(`creating the fake node failed: ${r.status} ${r.body}`);
   }
 
-  private writeKubeconfig(): void {
-    const k = this.certs;
+  /** A kubeconfig for this API server with the given client certificate. */
+  private kubeconfigFor(cert: string, key: string): string {
     const b64 = (f: string) => readFileSync(f).toString('base64');
-    writeFileSync(
-      this.kubeconfig,
-      `apiVersion: v1
+    return `apiVersion: v1
 kind: Config
 clusters:
 - name: static-export-test
   cluster:
     server: ${this.server}
-    certificate-authority-data: ${b64(k.caCert)}
+    certificate-authority-data: ${b64(this.certs.caCert)}
 users:
-- name: admin
+- name: user
   user:
-    client-certificate-data: ${b64(k.adminCert)}
-    client-key-data: ${b64(k.adminKey)}
+    client-certificate-data: ${b64(cert)}
+    client-key-data: ${b64(key)}
 contexts:
 - name: static-export-test
-  context: {cluster: static-export-test, user: admin}
+  context: {cluster: static-export-test, user: user}
 current-context: static-export-test
-`,
-    );
+`;
   }
 
   private saveState(): void {
     if (existsSync(this.dir))
       writeFileSync(join(this.dir, 'state.json'), JSON.stringify(this.state, null, 2));
   }
+}
+
+interface NodeObject {
+  status?: { conditions?: { type: string; status: string }[] };
 }
 
 function alive(pid: number): boolean {

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Assembles the real node's own images offline (no registry can be pulled from here), once per
+# content, as one OCI image layout, and prints its directory. Each is tagged with the name a cluster
+# pulls it by: the pod sandbox (pause.c, static) and busybox (Debian's busybox-static, so the site
+# chart's `helm test` pod runs with its default image; the binary is Debian's version, not 1.37).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${STATIC_EXPORT_CACHE:-$HOME/.cache/static-export-operator}
+busybox=$(command -v busybox) || { echo "images.sh: busybox-static is required (Debian: apt-get install busybox-static)" >&2; exit 1; }
+key=$(cat "$here/images.sh" "$here/pause.c" "$busybox" | sha256sum | cut -c1-16)
+out="$cache/node-images/$key"
+if [ -f "$out/index.json" ]; then echo "$out"; exit 0; fi
+
+work=$(mktemp -d)
+containers=()
+trap 'for c in "${containers[@]}"; do buildah rm "$c" >/dev/null; done; rm -rf "$work"' EXIT
+# image NAME ROOTFS_DIR CONFIG_ARGS...: a one-layer image from scratch, tagged NAME in the layout.
+image() {
+  local name=$1 rootfs=$2 c
+  shift 2
+  c=$(buildah from scratch)
+  containers+=("$c")
+  buildah copy --quiet "$c" "$rootfs" / >/dev/null
+  buildah config "$@" "$c"
+  buildah commit --quiet "$c" "oci:$work/oci:$name" >/dev/null
+}
+
+mkdir -p "$work/pause"
+gcc -static -Os -s -o "$work/pause/pause" "$here/pause.c"
+image registry.k8s.io/pause:3.10.1 "$work/pause" --entrypoint '["/pause"]' --user 65535:65535
+
+mkdir -p "$work/busybox/bin" "$work/busybox/tmp" "$work/busybox/etc"
+cp "$busybox" "$work/busybox/bin/busybox"
+for applet in $("$busybox" --list); do [ -e "$work/busybox/bin/$applet" ] || ln -s busybox "$work/busybox/bin/$applet"; done
+chmod 1777 "$work/busybox/tmp"
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home:/bin/false\n' > "$work/busybox/etc/passwd"
+printf 'root:x:0:\nnobody:x:65534:\n' > "$work/busybox/etc/group"
+image docker.io/library/busybox:1.37 "$work/busybox" --cmd '["sh"]' --env PATH=/bin
+
+mkdir -p "$(dirname "$out")"
+rm -rf "$out"
+mv "$work/oci" "$out"
+echo "$out"
