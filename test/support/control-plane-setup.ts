@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ControlPlane, processesUsing } from '../../scripts/control-plane/control-plane.ts';
+import { nodeLeftovers } from '../../scripts/control-plane/node.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -26,6 +27,9 @@ export default async function setup(project: TestProject) {
   project.provide('controlPlaneDir', cp.dir);
   return async () => {
     await cp.stop();
+    // The real node, if a test started it, must have taken everything it made on the host with it.
+    const leftovers = await nodeLeftovers(cp.dir);
+    if (leftovers.length) throw new Error(`The real node left on the host:\n  ${leftovers.join('\n  ')}`);
     // Every process the run started against this control plane must be gone, restarted ones included.
     const left = await processesUsing(cp.dir);
     if (left.length) {

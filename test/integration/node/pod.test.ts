@@ -1,0 +1,105 @@
+// A pod really runs on the real node: its init container writes the page its main container serves
+// (busybox httpd), the readiness probe passes, the Service's ClusterIP answers from the host through
+// kube-proxy, and kubectl logs, exec and port-forward reach the container through the kubelet.
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createNamespace, eventually, KUBECTL, kubeconfig, kubectlOk } from '../../support/kube.ts';
+import { ON_REAL_NODE, REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
+
+const BUSYBOX = 'docker.io/library/busybox:1.37';
+
+const manifests = (ns: string) => ({
+  apiVersion: 'v1',
+  kind: 'List',
+  items: [
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: ns, labels: { app: 'web' } },
+      spec: {
+        ...ON_REAL_NODE,
+        volumes: [{ name: 'www', emptyDir: {} }],
+        initContainers: [
+          {
+            name: 'write',
+            image: BUSYBOX,
+            command: ['sh', '-c', `echo served from ${ns} > /www/index.html && echo wrote index.html`],
+            volumeMounts: [{ name: 'www', mountPath: '/www' }],
+          },
+        ],
+        containers: [
+          {
+            name: 'httpd',
+            image: BUSYBOX,
+            command: ['httpd', '-f', '-p', '8080', '-h', '/www'],
+            ports: [{ containerPort: 8080 }],
+            readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
+            volumeMounts: [{ name: 'www', mountPath: '/www' }],
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: ns },
+      spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
+    },
+  ],
+});
+
+async function get(url: string): Promise<string | undefined> {
+  const r = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+  return r.ok ? r.text() : undefined;
+}
+
+describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('a pod on the real node', () => {
+  let ns: string;
+  beforeAll(async () => {
+    await realNode();
+    ns = await createNamespace('real-pod');
+  }, REAL_NODE_START_TIMEOUT_MS);
+  afterAll(async () => {
+    await kubectlOk(['delete', 'namespace', ns, '--wait=false']);
+  });
+
+  it('runs its init and main containers, turns Ready and answers through its Service', async () => {
+    await kubectlOk(['apply', '-f', '-'], JSON.stringify(manifests(ns)));
+    await kubectlOk(['wait', '--for=condition=Ready', 'pod/web', '-n', ns, '--timeout=60s']);
+    const ip = await kubectlOk(['get', 'service', 'web', '-n', ns, '-o', 'jsonpath={.spec.clusterIP}']);
+    // kube-proxy programs the Service once it sees the ready endpoint, a moment after the pod.
+    const page = await eventually('the page through the ClusterIP', () => get(`http://${ip}/`), 30_000);
+    expect(page).toBe(`served from ${ns}\n`);
+  });
+
+  it('gives the containers’ logs and runs commands in them', async () => {
+    expect(await kubectlOk(['logs', 'web', '-n', ns, '-c', 'write'])).toBe('wrote index.html\n');
+    expect(await kubectlOk(['exec', 'web', '-n', ns, '-c', 'httpd', '--', 'cat', '/www/index.html'])).toBe(
+      `served from ${ns}\n`,
+    );
+  });
+
+  it('forwards a local port to the pod', async () => {
+    const forward = spawn(KUBECTL, [
+      '--kubeconfig',
+      kubeconfig(),
+      'port-forward',
+      '-n',
+      ns,
+      'pod/web',
+      ':8080',
+    ]);
+    try {
+      const port = await new Promise<string>((resolve, reject) => {
+        forward.stdout.on('data', (d: Buffer) => {
+          const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(String(d));
+          if (m?.[1]) resolve(m[1]);
+        });
+        forward.once('exit', (code) => reject(new Error(`kubectl port-forward exited ${code}`)));
+      });
+      expect(await get(`http://127.0.0.1:${port}/`)).toBe(`served from ${ns}\n`);
+    } finally {
+      forward.kill();
+    }
+  });
+});

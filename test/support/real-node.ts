@@ -1,0 +1,26 @@
+// The real node (scripts/control-plane/node.ts) for tests whose pods must really run: started on the
+// suite's control plane by the first test file that needs it and shared by the next ones; the global
+// teardown stops it with the control plane.
+import { inject } from 'vitest';
+import { ControlPlane } from '../../scripts/control-plane/control-plane.ts';
+import { REAL_NODE, REAL_NODE_TAINT } from '../../scripts/control-plane/node.ts';
+
+/** The first start on a fresh machine builds the kubelet (about 5 minutes on two cores). */
+export const REAL_NODE_START_TIMEOUT_MS = 20 * 60_000;
+
+export async function realNode(): Promise<ControlPlane> {
+  const dir = inject('controlPlaneDir');
+  if (!dir)
+    throw new Error(
+      'the real node joins the suite’s own control plane (unset STATIC_EXPORT_TEST_KUBECONFIG)',
+    );
+  const cp = ControlPlane.attach(dir);
+  if (!cp.hasNode) await cp.startNode();
+  return cp;
+}
+
+/** Pod spec fields that put a pod on the real node. */
+export const ON_REAL_NODE = {
+  tolerations: [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }],
+  nodeSelector: { 'kubernetes.io/hostname': REAL_NODE },
+};
