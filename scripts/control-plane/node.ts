@@ -81,11 +81,20 @@ export function nodeArgs(c: NodeComponent, dir: string): string[] {
 
 const run = promisify(execFile);
 
-/** Fails when another real node runs on this machine: they would share the bridge and the pod network. */
+/**
+ * Fails when another real node runs on this machine (they would share the bridge and the pod
+ * network), naming its cluster dir when its containerd still runs, so it can be stopped.
+ */
 export async function assertNoOtherNode(): Promise<void> {
   const { stdout } = await run('ip', ['-o', 'link', 'show']);
-  if (stdout.includes(`: ${BRIDGE}:`))
-    throw new Error(`a real node already runs on this machine (the ${BRIDGE} bridge exists)`);
+  if (!stdout.includes(`: ${BRIDGE}:`)) return;
+  const ps = await run('ps', ['-ww', '-eo', 'args=']);
+  const dir = /^containerd --config (\S+)\/node\/containerd\.toml$/m.exec(ps.stdout)?.[1];
+  throw new Error(
+    dir
+      ? `a real node already runs from ${dir}; stop it with STATIC_EXPORT_CLUSTER_DIR=${dir} npm run cluster:down`
+      : `the ${BRIDGE} bridge of a real node that is gone is still there; remove it with ip link del ${BRIDGE}`,
+  );
 }
 
 /** Config files of containerd, the CNI, the registry, the kubelet and kube-proxy. */
