@@ -334,7 +334,8 @@ export class ControlPlane {
       const conditions =
         r?.status === 200 ? (JSON.parse(r.body) as NodeObject).status?.conditions : undefined;
       if (conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
-      if (!alive(this.state.pids.kubelet ?? 0)) break;
+      const kubelet = this.state.pids.kubelet;
+      if (!kubelet || !alive(kubelet)) break;
       await sleep(500);
     }
     throw new Error(`the real node did not become Ready within 120s; see ${this.logTail('kubelet')}`);
@@ -358,7 +359,8 @@ export class ControlPlane {
       this.children.delete(c);
     };
     await kill('kubelet');
-    if (alive(pid('containerd') ?? 0)) {
+    const containerd = pid('containerd');
+    if (containerd && alive(containerd)) {
       const crictl = join(saved.binDir, 'crictl');
       const r = await runProcess(crictl, [
         '--runtime-endpoint',

@@ -242,12 +242,17 @@ export async function prepareHost(dir: string): Promise<void> {
 const quiet = (cmd: string, args: string[]) => run(cmd, args).catch(() => undefined);
 
 /**
- * Removes what the node left on the host once its processes are gone: mounts under its directory,
- * the bridge and any veth on it, kube-proxy's nftables tables, the kubelet's iptables chains, the
- * CNI result cache, log links, and the host settings the node changed. Safe to run twice.
+ * Removes what the node left on the host once its processes are gone: containers, mounts under its
+ * directory, the bridge and any veth on it, kube-proxy's nftables tables, the kubelet's iptables
+ * chains, the CNI result cache, log links, and the host settings the node changed. Safe to run twice.
  */
 export async function cleanNode(dir: string): Promise<void> {
   const p = nodePaths(dir);
+  // Containers outlive their killed shim (after containerd crashed, the CRI could not stop them):
+  // runc ends them from its state under the node dir, and removes their cgroups.
+  const runc = join(p.root, 'runc', 'k8s.io');
+  if (existsSync(runc))
+    for (const id of readdirSync(runc)) await quiet('runc', ['--root', runc, 'delete', '--force', id]);
   for (const mount of mountsUnder(p.root).reverse()) await quiet('umount', ['-l', mount]);
   const { stdout } = await run('ip', ['-o', 'link', 'show', 'master', BRIDGE]).catch(() => ({ stdout: '' }));
   for (const m of stdout.matchAll(/^\d+: ([^:@]+)/gm)) await quiet('ip', ['link', 'del', m[1] ?? '']);

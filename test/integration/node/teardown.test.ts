@@ -1,8 +1,9 @@
-// Stopping the real node leaves nothing on the host, even with a pod running: no process (shims
-// included), no mount under the cluster dir, no bridge or veth, no kube-proxy nftables table, no
-// iptables chain of the kubelet, no pod cgroup or file in the host's shared directories.
+// Stopping the real node leaves nothing on the host, even with a pod running and after its kubelet
+// and containerd crashed: no process (shims and containers included), no mount under the cluster
+// dir, no bridge or veth, no kube-proxy nftables table, no iptables chain of the kubelet, no pod
+// cgroup or file in the host's shared directories.
 import { describe, expect, it } from 'vitest';
-import { processesUsing } from '../../../scripts/control-plane/control-plane.ts';
+import { type ControlPlane, processesUsing } from '../../../scripts/control-plane/control-plane.ts';
 import { nodeLeftovers, nodePaths, REAL_NODE } from '../../../scripts/control-plane/node.ts';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { createNamespace, kubectl, kubectlOk } from '../../support/kube.ts';
@@ -24,31 +25,46 @@ const shims = async () =>
     .split('\n')
     .filter((p) => p.includes('containerd-shim') && !p.startsWith('Z'));
 
+/** Runs a pod on the real node, checks the host shows it, stops the node and checks nothing is left. */
+async function stopWithPodRunning(crash: (cp: ControlPlane) => Promise<void>): Promise<void> {
+  const cp = await realNode();
+  const ns = await createNamespace('real-teardown');
+  try {
+    await kubectlOk(['apply', '-f', '-'], JSON.stringify(pod(ns)));
+    await kubectlOk(['wait', '--for=condition=Ready', 'pod/sleeper', '-n', ns, '--timeout=60s']);
+    // What the checks below look for is there while the node runs.
+    const running = (await nodeLeftovers(cp.dir)).map((l) => l.split(' ')[0]);
+    expect(running).toEqual(
+      expect.arrayContaining(['mount', 'link', 'nftables', 'iptables-save:', 'file', 'cgroup']),
+    );
+    expect(await shims()).not.toEqual([]);
+
+    await crash(cp);
+    await cp.stopNode();
+    expect(await nodeLeftovers(cp.dir)).toEqual([]);
+    expect(await processesUsing(nodePaths(cp.dir).root)).toEqual([]);
+    expect(await shims()).toEqual([]);
+    expect((await kubectl(['get', 'node', REAL_NODE])).stderr).toContain('NotFound');
+  } finally {
+    await kubectlOk(['delete', 'namespace', ns, '--wait=false']);
+  }
+}
+
 describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('stopping the real node', () => {
   it(
     'removes its pods, processes, mounts, network and rules',
-    async () => {
-      const cp = await realNode();
-      const ns = await createNamespace('real-teardown');
-      try {
-        await kubectlOk(['apply', '-f', '-'], JSON.stringify(pod(ns)));
-        await kubectlOk(['wait', '--for=condition=Ready', 'pod/sleeper', '-n', ns, '--timeout=60s']);
-        // What the checks below look for is there while the node runs.
-        const running = (await nodeLeftovers(cp.dir)).map((l) => l.split(' ')[0]);
-        expect(running).toEqual(
-          expect.arrayContaining(['mount', 'link', 'nftables', 'iptables-save:', 'file', 'cgroup']),
-        );
-        expect(await shims()).not.toEqual([]);
+    () => stopWithPodRunning(async () => {}),
+    REAL_NODE_START_TIMEOUT_MS,
+  );
 
-        await cp.stopNode();
-        expect(await nodeLeftovers(cp.dir)).toEqual([]);
-        expect(await processesUsing(nodePaths(cp.dir).root)).toEqual([]);
-        expect(await shims()).toEqual([]);
-        expect((await kubectl(['get', 'node', REAL_NODE])).stderr).toContain('NotFound');
-      } finally {
-        await kubectlOk(['delete', 'namespace', ns, '--wait=false']);
-      }
-    },
+  it(
+    'removes them too after the kubelet and containerd were killed',
+    () =>
+      stopWithPodRunning(async (cp) => {
+        // The containers and their shims outlive both: the CRI cannot stop them any more.
+        await cp.stopComponent('kubelet', 'SIGKILL');
+        await cp.stopComponent('containerd', 'SIGKILL');
+      }),
     REAL_NODE_START_TIMEOUT_MS,
   );
 });
