@@ -4,7 +4,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { runProcess } from '../run-process.ts';
@@ -12,6 +12,8 @@ import { type ClusterCerts, certPaths, createCerts } from './certs.ts';
 import {
   assertNoOtherNode,
   cleanNode,
+  kubernetesEndpointSlice,
+  NODE_IP,
   type NodeComponent,
   type NodePorts,
   nodeArgs,
@@ -201,12 +203,13 @@ export class ControlPlane {
           '--node-lease-duration-seconds=40',
         ];
       default:
-        return nodeArgs(c, this.dir);
+        return nodeArgs(c, this.dir, ports.apiserver);
     }
   }
 
   private binary(c: Component): string {
     if (c === 'containerd') return 'containerd';
+    if (c === 'apiserver-proxy') return process.execPath;
     if (c === 'registry') return this.state.node?.registryBin ?? 'registry';
     return join(this.state.binDir, c);
   }
@@ -273,8 +276,10 @@ export class ControlPlane {
 
   /**
    * Starts the real node: builds its binaries and images when missing (minutes, once), then the
-   * registry holding the images, containerd, the kubelet (waits for the Node to be Ready) and
-   * kube-proxy. Its pods need to tolerate REAL_NODE_TAINT.
+   * registry holding the images, containerd, the kubelet (waits for the Node to be Ready),
+   * kube-proxy, and the API server's forwarder on the node's address with the `kubernetes`
+   * Service's EndpointSlice pointing there (in-cluster clients). Its pods need to tolerate
+   * REAL_NODE_TAINT.
    */
   async startNode(): Promise<void> {
     if (this.state.node) throw new Error('the real node already runs');
@@ -301,6 +306,11 @@ export class ControlPlane {
       await this.startComponent('kubelet');
       await this.waitNodeReady();
       await this.startComponent('kube-proxy');
+      await this.startComponent('apiserver-proxy');
+      const slice = kubernetesEndpointSlice(this.state.ports.apiserver);
+      const r = await this.get('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices', 'POST', slice);
+      if (r.status !== 201)
+        throw new Error(`creating the kubernetes EndpointSlice failed: ${r.status} ${r.body}`);
     } catch (e) {
       await this.stopNode();
       throw e;
@@ -344,8 +354,8 @@ export class ControlPlane {
   /**
    * Stops the real node and removes everything it made: the kubelet first (it would restart pods),
    * then every pod sandbox through the CRI (containers, shims, rootfs mounts, the CNI teardown of
-   * veths and addresses), then kube-proxy, containerd and the registry, then what is left on the
-   * host (cleanNode). Its Node object goes too, so nothing schedules to it.
+   * veths and addresses), then kube-proxy, the forwarder, containerd and the registry, then what is
+   * left on the host (cleanNode). Its Node object and the `kubernetes` EndpointSlice go too.
    */
   async stopNode(): Promise<void> {
     const file = join(this.dir, 'state.json');
@@ -370,11 +380,14 @@ export class ControlPlane {
       ]);
       if (r.code !== 0) console.error(`crictl rmp failed (cleaning up anyway): ${r.stderr}`);
     }
-    for (const c of ['kube-proxy', 'containerd', 'registry'] as const) await kill(c);
+    for (const c of ['kube-proxy', 'apiserver-proxy', 'containerd', 'registry'] as const) await kill(c);
     // Shims of containers crictl could not remove (containerd had crashed) carry its socket path.
     for (const proc of await processesUsing(p.root)) await killGroup(proc.pid, 'SIGKILL');
     await cleanNode(this.dir);
     await this.get(`/api/v1/nodes/${REAL_NODE}`, 'DELETE').catch(() => undefined);
+    await this.get('/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes', 'DELETE').catch(
+      () => undefined,
+    );
     rmSync(p.root, { recursive: true, force: true });
     delete this.state.node;
     this.saveState();
@@ -424,6 +437,8 @@ export class ControlPlane {
         return fetch(`http://127.0.0.1:${this.state.node?.ports.proxyHealthz}/healthz`)
           .then((r) => r.ok)
           .catch(() => false);
+      case 'apiserver-proxy':
+        return canConnect(NODE_IP, this.state.ports.apiserver);
       default:
         // Components without a serving port are healthy once they have run for a moment.
         await sleep(300);
@@ -501,6 +516,15 @@ current-context: static-export-test
     if (existsSync(this.dir))
       writeFileSync(join(this.dir, 'state.json'), JSON.stringify(this.state, null, 2));
   }
+}
+
+function canConnect(host: string, port: number): Promise<boolean> {
+  return new Promise((res) => {
+    const socket = connect(port, host, () => {
+      socket.end();
+      res(true);
+    }).on('error', () => res(false));
+  });
 }
 
 interface NodeObject {

@@ -22,7 +22,7 @@ export const REAL_NODE = 'static-export-node';
 /** Only pods that tolerate this run on the real node: the kwok-only tests keep their fake pods. */
 export const REAL_NODE_TAINT = { key: 'staticexport.dev/real-node', effect: 'NoSchedule' } as const;
 /** The node's address is the bridge's: pods reach the host there (the default route leaves the machine). */
-const NODE_IP = '10.85.0.1';
+export const NODE_IP = '10.85.0.1';
 const POD_CIDR = '10.85.0.0/24';
 export const SERVICE_CIDR = '10.96.0.0/16';
 const BRIDGE = 'se-node0';
@@ -56,9 +56,9 @@ export function nodePaths(dir: string) {
   };
 }
 
-export type NodeComponent = 'registry' | 'containerd' | 'kubelet' | 'kube-proxy';
+export type NodeComponent = 'registry' | 'containerd' | 'kubelet' | 'kube-proxy' | 'apiserver-proxy';
 
-export function nodeArgs(c: NodeComponent, dir: string): string[] {
+export function nodeArgs(c: NodeComponent, dir: string, apiserverPort: number): string[] {
   const p = nodePaths(dir);
   switch (c) {
     case 'registry':
@@ -76,7 +76,36 @@ export function nodeArgs(c: NodeComponent, dir: string): string[] {
       ];
     case 'kube-proxy':
       return [`--config=${p.proxyConfig}`, '--v=1'];
+    case 'apiserver-proxy':
+      return [
+        join(import.meta.dirname, 'node', 'forward.ts'),
+        `${NODE_IP}:${apiserverPort}`,
+        `127.0.0.1:${apiserverPort}`,
+      ];
   }
+}
+
+/**
+ * The `kubernetes` Service's endpoint while the node runs: the API server's port on the node's
+ * address (apiserver-proxy). The API server keeps none itself (it advertises loopback, with
+ * --endpoint-reconciler-type=none); kube-proxy sends in-cluster clients of 10.96.0.1 here.
+ */
+export function kubernetesEndpointSlice(apiserverPort: number) {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: 'kubernetes',
+      namespace: 'default',
+      labels: {
+        'kubernetes.io/service-name': 'kubernetes',
+        'endpointslice.kubernetes.io/managed-by': 'real-node.staticexport.dev',
+      },
+    },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [NODE_IP], conditions: { ready: true } }],
+    ports: [{ name: 'https', port: apiserverPort, protocol: 'TCP' }],
+  };
 }
 
 const run = promisify(execFile);

@@ -1,9 +1,10 @@
 // A pod really runs on the real node: its init container writes the page its main container serves
 // (busybox httpd), the readiness probe passes, the Service's ClusterIP answers from the host through
-// kube-proxy, and kubectl logs, exec and port-forward reach the container through the kubelet.
+// kube-proxy, kubectl logs, exec and port-forward reach the container through the kubelet, and the
+// pod reaches the API server through the `kubernetes` Service as its service account.
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNamespace, eventually, KUBECTL, kubeconfig, kubectlOk } from '../../support/kube.ts';
+import { createNamespace, eventually, KUBECTL, kubeconfig, kubectl, kubectlOk } from '../../support/kube.ts';
 import { ON_REAL_NODE, REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
 
 const BUSYBOX = 'docker.io/library/busybox:1.37';
@@ -18,7 +19,11 @@ const manifests = (ns: string) => ({
       metadata: { name: 'web', namespace: ns, labels: { app: 'web' } },
       spec: {
         ...ON_REAL_NODE,
-        volumes: [{ name: 'www', emptyDir: {} }],
+        volumes: [
+          { name: 'www', emptyDir: {} },
+          // The suite's kubectl (static) as an in-cluster client: in-cluster config, the pod's token.
+          { name: 'kubectl', hostPath: { path: KUBECTL, type: 'File' } },
+        ],
         initContainers: [
           {
             name: 'write',
@@ -34,7 +39,10 @@ const manifests = (ns: string) => ({
             command: ['httpd', '-f', '-p', '8080', '-h', '/www'],
             ports: [{ containerPort: 8080 }],
             readinessProbe: { httpGet: { path: '/', port: 8080 }, periodSeconds: 1 },
-            volumeMounts: [{ name: 'www', mountPath: '/www' }],
+            volumeMounts: [
+              { name: 'www', mountPath: '/www' },
+              { name: 'kubectl', mountPath: '/bin/kubectl', readOnly: true },
+            ],
           },
         ],
       },
@@ -77,6 +85,15 @@ describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('a pod on the real no
     expect(await kubectlOk(['exec', 'web', '-n', ns, '-c', 'httpd', '--', 'cat', '/www/index.html'])).toBe(
       `served from ${ns}\n`,
     );
+  });
+
+  it('reaches the API server through the kubernetes Service as its service account', async () => {
+    const inPod = (...args: string[]) =>
+      kubectl(['exec', 'web', '-n', ns, '-c', 'httpd', '--', 'kubectl', ...args]);
+    const whoami = await inPod('auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}');
+    expect(whoami.stdout).toBe(`system:serviceaccount:${ns}:default`);
+    // Authorized as that account: its RBAC (none) applies, not the suite's admin.
+    expect((await inPod('get', 'pods')).stderr).toContain('forbidden');
   });
 
   it('forwards a local port to the pod', async () => {

@@ -4,7 +4,7 @@
 // cgroup or file in the host's shared directories.
 import { describe, expect, it } from 'vitest';
 import { type ControlPlane, processesUsing } from '../../../scripts/control-plane/control-plane.ts';
-import { nodeLeftovers, nodePaths, REAL_NODE } from '../../../scripts/control-plane/node.ts';
+import { NODE_IP, nodeLeftovers, nodePaths, REAL_NODE } from '../../../scripts/control-plane/node.ts';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { createNamespace, kubectl, kubectlOk } from '../../support/kube.ts';
 import { ON_REAL_NODE, REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
@@ -19,11 +19,14 @@ const pod = (ns: string) => ({
   },
 });
 
-/** Live shims; an exited one may stay a zombie for a while here (this machine's init reaps slowly). */
-const shims = async () =>
-  (await runProcess('ps', ['-eo', 'stat=,args='])).stdout
+/**
+ * Live shims and the API server's forwarder on the node address; an exited process may stay a zombie
+ * for a while here (this machine's init reaps slowly).
+ */
+const nodeProcesses = async () =>
+  (await runProcess('ps', ['-ww', '-eo', 'stat=,args='])).stdout
     .split('\n')
-    .filter((p) => p.includes('containerd-shim') && !p.startsWith('Z'));
+    .filter((p) => (p.includes('containerd-shim') || p.includes(`${NODE_IP}:`)) && !p.startsWith('Z'));
 
 /** Runs a pod on the real node, checks the host shows it, stops the node and checks nothing is left. */
 async function stopWithPodRunning(crash: (cp: ControlPlane) => Promise<void>): Promise<void> {
@@ -37,14 +40,16 @@ async function stopWithPodRunning(crash: (cp: ControlPlane) => Promise<void>): P
     expect(running).toEqual(
       expect.arrayContaining(['mount', 'link', 'nftables', 'iptables-save:', 'file', 'cgroup']),
     );
-    expect(await shims()).not.toEqual([]);
+    expect(await nodeProcesses()).not.toEqual([]);
 
     await crash(cp);
     await cp.stopNode();
     expect(await nodeLeftovers(cp.dir)).toEqual([]);
     expect(await processesUsing(nodePaths(cp.dir).root)).toEqual([]);
-    expect(await shims()).toEqual([]);
+    expect(await nodeProcesses()).toEqual([]);
     expect((await kubectl(['get', 'node', REAL_NODE])).stderr).toContain('NotFound');
+    const slice = await kubectl(['get', 'endpointslice', 'kubernetes', '-n', 'default']);
+    expect(slice.stderr).toContain('NotFound');
   } finally {
     await kubectlOk(['delete', 'namespace', ns, '--wait=false']);
   }
