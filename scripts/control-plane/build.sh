@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok from the Go module
 # proxy with the machine's Go toolchain, once per version set; `build.sh node` adds the real node's
-# kubelet, kube-proxy and crictl (only when asked: the kubelet alone takes minutes). Builds what is
-# missing and prints the bin directory.
+# kubelet, kube-proxy, crictl and CoreDNS (only when asked: the kubelet alone takes minutes). Builds
+# what is missing and prints the bin directory.
 # `go install k8s.io/kubernetes/cmd/...@v` is refused (k8s.io/kubernetes replaces its staging
 # modules with relative paths), so a throwaway module requires it and pins every staging module.
 set -euo pipefail
@@ -12,7 +12,7 @@ source "$here/versions.env"
 cache=${STATIC_EXPORT_CACHE:-$HOME/.cache/static-export-operator}
 bin="$cache/control-plane/k8s-$KUBERNETES_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION/bin"
 want=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
-[ "${1:-}" = node ] && want+=(kubelet kube-proxy crictl)
+[ "${1:-}" = node ] && want+=(kubelet kube-proxy crictl coredns)
 wanted() { [[ " ${want[*]} " == *" $1 "* ]]; }
 missing() { [ ! -x "$bin/$1" ] && wanted "$1"; }
 have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
@@ -97,6 +97,10 @@ fi
 if missing crictl; then
   log "installing crictl $CRI_TOOLS_VERSION"
   go install -trimpath -ldflags "-s -w" "sigs.k8s.io/cri-tools/cmd/crictl@$CRI_TOOLS_VERSION"
+fi
+if missing coredns; then
+  log "installing coredns $COREDNS_VERSION"
+  go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
 fi
 
 have_all || { log "some binaries are missing in $bin"; exit 1; }

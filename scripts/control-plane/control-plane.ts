@@ -49,7 +49,10 @@ async function scriptOutput(script: string, ...args: string[]): Promise<string> 
   return out.stdout.trim().split('\n').at(-1) ?? '';
 }
 
-/** Builds (once, cached by version) the control-plane binaries, and the node's if asked; returns their directory. */
+/**
+ * Builds (once, cached by version) the control-plane binaries, and the real node's if asked;
+ * returns their directory.
+ */
 export function buildBinaries(node = false): Promise<string> {
   return node ? scriptOutput('build.sh', 'node') : scriptOutput('build.sh');
 }
@@ -276,7 +279,7 @@ export class ControlPlane {
 
   /**
    * Starts the real node: builds its binaries and images when missing (minutes, once), then the
-   * registry holding the images, containerd, the kubelet (waits for the Node to be Ready),
+   * registry holding the images, containerd, CoreDNS, the kubelet (waits for the Node to be Ready),
    * kube-proxy, and the API server's forwarder on the node's address with the `kubernetes`
    * Service's EndpointSlice pointing there (in-cluster clients). Its pods need to tolerate
    * REAL_NODE_TAINT.
@@ -292,6 +295,7 @@ export class ControlPlane {
     this.state.binDir = binDir;
     const ports = {
       kubelet: await freePort(),
+      dnsReady: await freePort(),
       proxyHealthz: await freePort(),
       proxyMetrics: await freePort(),
       registry: await freePort(),
@@ -301,7 +305,7 @@ export class ControlPlane {
     try {
       writeNodeFiles(this.dir, ports, (cert, key) => this.kubeconfigFor(cert, key), this.certs);
       await prepareHost(this.dir);
-      for (const c of ['registry', 'containerd'] as const) await this.startComponent(c);
+      for (const c of ['registry', 'containerd', 'coredns'] as const) await this.startComponent(c);
       await this.pushNodeImages();
       await this.startComponent('kubelet');
       await this.waitNodeReady();
@@ -354,8 +358,9 @@ export class ControlPlane {
   /**
    * Stops the real node and removes everything it made: the kubelet first (it would restart pods),
    * then every pod sandbox through the CRI (containers, shims, rootfs mounts, the CNI teardown of
-   * veths and addresses), then kube-proxy, the forwarder, containerd and the registry, then what is
-   * left on the host (cleanNode). Its Node object and the `kubernetes` EndpointSlice go too.
+   * veths and addresses), then kube-proxy, the forwarder, CoreDNS, containerd and the registry,
+   * then what is left on the host (cleanNode). Its Node object and the `kubernetes` EndpointSlice
+   * go too.
    */
   async stopNode(): Promise<void> {
     const file = join(this.dir, 'state.json');
@@ -380,7 +385,8 @@ export class ControlPlane {
       ]);
       if (r.code !== 0) console.error(`crictl rmp failed (cleaning up anyway): ${r.stderr}`);
     }
-    for (const c of ['kube-proxy', 'apiserver-proxy', 'containerd', 'registry'] as const) await kill(c);
+    for (const c of ['kube-proxy', 'apiserver-proxy', 'coredns', 'containerd', 'registry'] as const)
+      await kill(c);
     // Shims of containers crictl could not remove (containerd had crashed) carry its socket path.
     for (const proc of await processesUsing(p.root)) await killGroup(proc.pid, 'SIGKILL');
     await cleanNode(this.dir);
@@ -439,6 +445,10 @@ export class ControlPlane {
           .catch(() => false);
       case 'apiserver-proxy':
         return canConnect(NODE_IP, this.state.ports.apiserver);
+      case 'coredns':
+        return fetch(`http://127.0.0.1:${this.state.node?.ports.dnsReady}/ready`)
+          .then((r) => r.ok)
+          .catch(() => false);
       default:
         // Components without a serving port are healthy once they have run for a moment.
         await sleep(300);

@@ -35,6 +35,7 @@ const SYSCTLS = ['vm/overcommit_memory', 'kernel/panic', 'kernel/panic_on_oops',
 
 export interface NodePorts {
   kubelet: number;
+  dnsReady: number;
   proxyHealthz: number;
   proxyMetrics: number;
   registry: number;
@@ -47,6 +48,8 @@ export function nodePaths(dir: string) {
     containerdConfig: join(root, 'containerd.toml'),
     containerdSocket: join(root, 'containerd.sock'),
     registryConfig: join(root, 'registry.yaml'),
+    corefile: join(root, 'Corefile'),
+    corednsKubeconfig: join(root, 'coredns.kubeconfig'),
     kubeletConfig: join(root, 'kubelet.yaml'),
     kubeletKubeconfig: join(root, 'kubelet.kubeconfig'),
     kubeletRoot: join(root, 'kubelet'),
@@ -56,7 +59,13 @@ export function nodePaths(dir: string) {
   };
 }
 
-export type NodeComponent = 'registry' | 'containerd' | 'kubelet' | 'kube-proxy' | 'apiserver-proxy';
+export type NodeComponent =
+  | 'registry'
+  | 'containerd'
+  | 'coredns'
+  | 'kubelet'
+  | 'kube-proxy'
+  | 'apiserver-proxy';
 
 export function nodeArgs(c: NodeComponent, dir: string, apiserverPort: number): string[] {
   const p = nodePaths(dir);
@@ -65,6 +74,8 @@ export function nodeArgs(c: NodeComponent, dir: string, apiserverPort: number): 
       return ['serve', p.registryConfig];
     case 'containerd':
       return ['--config', p.containerdConfig];
+    case 'coredns':
+      return ['-conf', p.corefile];
     case 'kubelet':
       return [
         `--config=${p.kubeletConfig}`,
@@ -131,7 +142,15 @@ export function writeNodeFiles(
   dir: string,
   ports: NodePorts,
   kubeconfigFor: (cert: string, key: string) => string,
-  certs: { caCert: string; nodeCert: string; nodeKey: string; proxyCert: string; proxyKey: string },
+  certs: {
+    caCert: string;
+    adminCert: string;
+    adminKey: string;
+    nodeCert: string;
+    nodeKey: string;
+    proxyCert: string;
+    proxyKey: string;
+  },
 ): void {
   const p = nodePaths(dir);
   const cniConf = join(p.root, 'cni', 'net.d');
@@ -206,6 +225,23 @@ storage: {filesystem: {rootdirectory: ${join(p.root, 'registry')}}}
 http: {addr: 127.0.0.1:${ports.registry}, secret: real-node-registry}
 `,
   );
+  // Cluster DNS on the node's address, answering for the cluster's names only: with no `forward`,
+  // other names are refused rather than looked up off the machine. It reads the API as admin (the
+  // API server's default RBAC has no role for it).
+  writeFileSync(p.corednsKubeconfig, kubeconfigFor(certs.adminCert, certs.adminKey));
+  writeFileSync(
+    p.corefile,
+    `.:53 {
+  bind ${NODE_IP}
+  errors
+  ready 127.0.0.1:${ports.dnsReady}
+  kubernetes cluster.local in-addr.arpa ip6.arpa {
+    kubeconfig ${p.corednsKubeconfig}
+    fallthrough in-addr.arpa ip6.arpa
+  }
+}
+`,
+  );
   writeFileSync(p.kubeletKubeconfig, kubeconfigFor(certs.nodeCert, certs.nodeKey));
   writeFileSync(
     p.kubeletConfig,
@@ -228,6 +264,8 @@ cgroupDriver: cgroupfs
 cgroupsPerQOS: false
 enforceNodeAllocatable: []
 failSwapOn: false
+clusterDNS: [${NODE_IP}]
+clusterDomain: cluster.local
 registerWithTaints: [{key: ${REAL_NODE_TAINT.key}, effect: ${REAL_NODE_TAINT.effect}}]
 # A shared test machine's disk may be fuller than a node's would be: never evict or collect images.
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%"}

@@ -1,7 +1,8 @@
 // A pod really runs on the real node: its init container writes the page its main container serves
 // (busybox httpd), the readiness probe passes, the Service's ClusterIP answers from the host through
-// kube-proxy, kubectl logs, exec and port-forward reach the container through the kubelet, and the
-// pod reaches the API server through the `kubernetes` Service as its service account.
+// kube-proxy and by name through the cluster DNS (CoreDNS), kubectl logs, exec and port-forward reach
+// the container through the kubelet, and the pod reaches the API server through the `kubernetes`
+// Service as its service account.
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNamespace, eventually, KUBECTL, kubeconfig, kubectl, kubectlOk } from '../../support/kube.ts';
@@ -50,7 +51,7 @@ const manifests = (ns: string) => ({
     {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: { name: 'web', namespace: ns },
+      metadata: { name: 'site', namespace: ns },
       spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
     },
   ],
@@ -74,7 +75,7 @@ describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('a pod on the real no
   it('runs its init and main containers, turns Ready and answers through its Service', async () => {
     await kubectlOk(['apply', '-f', '-'], JSON.stringify(manifests(ns)));
     await kubectlOk(['wait', '--for=condition=Ready', 'pod/web', '-n', ns, '--timeout=60s']);
-    const ip = await kubectlOk(['get', 'service', 'web', '-n', ns, '-o', 'jsonpath={.spec.clusterIP}']);
+    const ip = await kubectlOk(['get', 'service', 'site', '-n', ns, '-o', 'jsonpath={.spec.clusterIP}']);
     // kube-proxy programs the Service once it sees the ready endpoint, a moment after the pod.
     const page = await eventually('the page through the ClusterIP', () => get(`http://${ip}/`), 30_000);
     expect(page).toBe(`served from ${ns}\n`);
@@ -85,6 +86,17 @@ describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('a pod on the real no
     expect(await kubectlOk(['exec', 'web', '-n', ns, '-c', 'httpd', '--', 'cat', '/www/index.html'])).toBe(
       `served from ${ns}\n`,
     );
+  });
+
+  it('finds Services by name through the cluster DNS, and no name outside the cluster', async () => {
+    const inPod = (...args: string[]) => kubectl(['exec', 'web', '-n', ns, '-c', 'httpd', '--', ...args]);
+    // The short name, as the site chart's test pod asks for it: the pod's search path completes it.
+    expect((await inPod('wget', '-qO-', 'http://site/')).stdout).toBe(`served from ${ns}\n`);
+    // Nothing is forwarded off the machine: other names fail at once.
+    expect(await inPod('nslookup', 'example.com')).toMatchObject({
+      code: 1,
+      stdout: expect.stringContaining('SERVFAIL'),
+    });
   });
 
   it('reaches the API server through the kubernetes Service as its service account', async () => {
