@@ -12,6 +12,7 @@ import { type ClusterCerts, certPaths, createCerts } from './certs.ts';
 import {
   assertNoOtherNode,
   cleanNode,
+  killShims,
   kubernetesEndpointSlice,
   NODE_IP,
   type NodeComponent,
@@ -387,7 +388,8 @@ export class ControlPlane {
     }
     for (const c of ['kube-proxy', 'apiserver-proxy', 'coredns', 'containerd', 'registry'] as const)
       await kill(c);
-    // Shims of containers crictl could not remove (containerd had crashed) carry its socket path.
+    await killShims(this.dir);
+    // Anything else started for the node names a file in its directory.
     for (const proc of await processesUsing(p.root)) await killGroup(proc.pid, 'SIGKILL');
     await cleanNode(this.dir);
     await this.get(`/api/v1/nodes/${REAL_NODE}`, 'DELETE').catch(() => undefined);

@@ -5,6 +5,7 @@
 // CNI network, kube-proxy's nftables tables), so `cleanNode` can take all of it away, after a
 // crash too.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -30,6 +31,7 @@ const CNI_NETWORK = 'static-export-node';
 /** Registries the charts and the kubelet name; containerd pulls their images from the local one. */
 const MIRRORED_REGISTRIES = ['docker.io', 'ghcr.io', 'registry.k8s.io'] as const;
 const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10.1';
+const DEVICE_PLUGINS = '/var/lib/kubelet/device-plugins';
 /** Host settings the kubelet and the CNI bridge plugin change; put back when the node stops. */
 const SYSCTLS = ['vm/overcommit_memory', 'kernel/panic', 'kernel/panic_on_oops', 'net/ipv4/ip_forward'];
 
@@ -81,6 +83,7 @@ export function nodeArgs(c: NodeComponent, dir: string, apiserverPort: number): 
         `--config=${p.kubeletConfig}`,
         `--kubeconfig=${p.kubeletKubeconfig}`,
         `--root-dir=${p.kubeletRoot}`,
+        `--cert-dir=${join(p.kubeletRoot, 'pki')}`,
         `--hostname-override=${REAL_NODE}`,
         `--node-ip=${NODE_IP}`,
         '--v=1',
@@ -309,6 +312,31 @@ export async function prepareHost(dir: string): Promise<void> {
 const quiet = (cmd: string, args: string[]) => run(cmd, args).catch(() => undefined);
 
 /**
+ * Ends the shims of this node's containerd that outlived it (after it crashed nobody tells them to
+ * exit) and removes their sockets, which containerd 1.6 keeps in the fixed /run/containerd/s, named
+ * by a hash of its address, the namespace and the id.
+ */
+export async function killShims(dir: string): Promise<void> {
+  const address = nodePaths(dir).containerdSocket;
+  const { stdout } = await run('ps', ['-ww', '-eo', 'pid=,args=']);
+  for (const m of stdout.matchAll(
+    /^\s*(\d+) \S*containerd-shim\S* -namespace (\S+) -id (\S+) -address (\S+)/gm,
+  )) {
+    const [, pid, namespace, id, shimAddress] = m;
+    if (shimAddress !== address || !namespace || !id) continue;
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+    const hash = createHash('sha256')
+      .update(join(address, namespace, id))
+      .digest('hex');
+    rmSync(join('/run/containerd/s', hash), { force: true });
+  }
+}
+
+/**
  * Removes what the node left on the host once its processes are gone: containers, mounts under its
  * directory, the bridge and any veth on it, kube-proxy's nftables tables, the kubelet's iptables
  * chains, the CNI result cache, log links, and the host settings the node changed. Safe to run twice.
@@ -350,12 +378,17 @@ export async function cleanNode(dir: string): Promise<void> {
       writeFileSync(`/proc/sys/${k}`, v);
 }
 
-/** Files of the node's pods in places shared with the host: CNI results and the kubelet's log links. */
+/**
+ * Files the node leaves in places shared with the host: CNI results naming its sandboxes (left when
+ * containerd could not tear a pod down), the kubelet's log links, and the device plugin socket the
+ * kubelet makes in /var/lib/kubelet whatever its root dir.
+ */
 function podFilesOnHost(root: string): string[] {
   const list = (d: string) => (existsSync(d) ? readdirSync(d).map((f) => join(d, f)) : []);
   return [
-    ...list('/var/lib/cni/results').filter((f) => f.includes(`/${CNI_NETWORK}-`)),
+    ...list('/var/lib/cni/results').filter((f) => readFileSync(f, 'utf8').includes(`"${root}/`)),
     ...list('/var/log/containers').filter((f) => readLink(f)?.startsWith(`${root}/`)),
+    ...list(DEVICE_PLUGINS).filter((f) => f.endsWith('/kubelet.sock')),
   ];
 }
 
@@ -368,7 +401,7 @@ function podCgroups(): string[] {
 
 /**
  * Directories the node's programs make in places shared with the host (containerd's shim sockets,
- * the kubelet's log links, the CNI cache) and the pods' cgroups. Each goes only when empty: others
+ * the kubelet's log links and device plugins, the CNI cache) and the pods' cgroups. Each goes only when empty: others
  * may use them.
  */
 function sharedDirs(): string[] {
@@ -378,6 +411,8 @@ function sharedDirs(): string[] {
     '/var/log/containers',
     '/var/lib/cni/results',
     '/var/lib/cni',
+    DEVICE_PLUGINS,
+    '/var/lib/kubelet',
     ...podCgroups(),
   ];
 }

@@ -1,7 +1,9 @@
 // Stopping the real node leaves nothing on the host, even with a pod running and after its kubelet
-// and containerd crashed: no process (shims and containers included), no mount under the cluster
-// dir, no bridge or veth, no kube-proxy nftables table, no iptables chain of the kubelet, no pod
-// cgroup or file in the host's shared directories.
+// and containerd crashed: no process (shims and containers included) or shim socket, no mount under
+// the cluster dir, no bridge or veth, no kube-proxy nftables table, no iptables chain of the kubelet,
+// no pod cgroup or file in the host's shared directories.
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ControlPlane, processesUsing } from '../../../scripts/control-plane/control-plane.ts';
 import { NODE_IP, nodeLeftovers, nodePaths, REAL_NODE } from '../../../scripts/control-plane/node.ts';
@@ -28,6 +30,10 @@ const nodeProcesses = async () =>
     .split('\n')
     .filter((p) => (p.includes('containerd-shim') || p.includes(`${NODE_IP}:`)) && !p.startsWith('Z'));
 
+const SHIM_SOCKETS = '/run/containerd/s';
+const shimSocketsNow = () =>
+  existsSync(SHIM_SOCKETS) ? readdirSync(SHIM_SOCKETS).map((f) => join(SHIM_SOCKETS, f)) : [];
+
 /** Runs a pod on the real node, checks the host shows it, stops the node and checks nothing is left. */
 async function stopWithPodRunning(crash: (cp: ControlPlane) => Promise<void>): Promise<void> {
   const cp = await realNode();
@@ -41,12 +47,16 @@ async function stopWithPodRunning(crash: (cp: ControlPlane) => Promise<void>): P
       expect.arrayContaining(['mount', 'link', 'nftables', 'iptables-save:', 'file', 'cgroup']),
     );
     expect(await nodeProcesses()).not.toEqual([]);
+    // containerd 1.6 keeps its shims' sockets in a fixed place, named by hashes: these are the node's.
+    const shimSockets = shimSocketsNow();
+    expect(shimSockets).not.toEqual([]);
 
     await crash(cp);
     await cp.stopNode();
     expect(await nodeLeftovers(cp.dir)).toEqual([]);
     expect(await processesUsing(nodePaths(cp.dir).root)).toEqual([]);
     expect(await nodeProcesses()).toEqual([]);
+    expect(shimSockets.filter((f) => existsSync(f))).toEqual([]);
     expect((await kubectl(['get', 'node', REAL_NODE])).stderr).toContain('NotFound');
     const slice = await kubectl(['get', 'endpointslice', 'kubernetes', '-n', 'default']);
     expect(slice.stderr).toContain('NotFound');
