@@ -140,7 +140,7 @@ export async function assertNoOtherNode(): Promise<void> {
   );
 }
 
-/** Config files of containerd, the CNI, the registry, the kubelet and kube-proxy. */
+/** Config files of containerd, the CNI, the registry, CoreDNS, the kubelet and kube-proxy. */
 export function writeNodeFiles(
   dir: string,
   ports: NodePorts,
