@@ -324,22 +324,32 @@ export class ControlPlane {
 
   /** Pushes the node's own images (pause, busybox) to its registry under their upstream names. */
   private async pushNodeImages(): Promise<void> {
-    const node = this.state.node;
-    if (!node) return;
-    const index = JSON.parse(readFileSync(join(node.imagesDir, 'index.json'), 'utf8')) as {
+    const imagesDir = this.state.node?.imagesDir ?? '';
+    const index = JSON.parse(readFileSync(join(imagesDir, 'index.json'), 'utf8')) as {
       manifests: { annotations: Record<string, string> }[];
     };
     for (const m of index.manifests) {
       const name = m.annotations['org.opencontainers.image.ref.name'] ?? '';
-      const r = await runProcess('skopeo', [
-        'copy',
-        '--quiet',
-        '--dest-tls-verify=false',
-        `oci:${node.imagesDir}:${name}`,
-        `docker://127.0.0.1:${node.ports.registry}/${name}`,
-      ]);
-      if (r.code !== 0) throw new Error(`pushing ${name} to the node's registry failed: ${r.stderr}`);
+      await this.pushImage(imagesDir, name, name);
     }
+  }
+
+  /**
+   * Makes an image of an OCI layout (its tag `tag`) pullable on the real node as `name`, e.g.
+   * ghcr.io/static-export-operator/static-export:0.1.0 (docker.io, ghcr.io and registry.k8s.io
+   * names are served from the node's registry).
+   */
+  async pushImage(layout: string, tag: string, name: string): Promise<void> {
+    const registry = this.state.node?.ports.registry;
+    if (!registry) throw new Error('the real node does not run');
+    const r = await runProcess('skopeo', [
+      'copy',
+      '--quiet',
+      '--dest-tls-verify=false',
+      `oci:${layout}:${tag}`,
+      `docker://127.0.0.1:${registry}/${name}`,
+    ]);
+    if (r.code !== 0) throw new Error(`pushing ${name} to the node's registry failed: ${r.stderr}`);
   }
 
   private async waitNodeReady(): Promise<void> {

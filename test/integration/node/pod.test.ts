@@ -1,11 +1,21 @@
 // A pod really runs on the real node: its init container writes the page its main container serves
 // (busybox httpd), the readiness probe passes, the Service's ClusterIP answers from the host through
 // kube-proxy and by name through the cluster DNS (CoreDNS), kubectl logs, exec and port-forward reach
-// the container through the kubelet, and the pod reaches the API server through the `kubernetes`
-// Service as its service account.
+// the container through the kubelet, the pod reaches the API server through the `kubernetes` Service
+// as its service account, and an image pushed to the node under a ghcr.io name is pulled by it.
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNamespace, eventually, KUBECTL, kubeconfig, kubectl, kubectlOk } from '../../support/kube.ts';
+import { runProcess } from '../../../scripts/run-process.ts';
+import {
+  createNamespace,
+  eventually,
+  KUBECTL,
+  kubeconfig,
+  kubectl,
+  kubectlOk,
+  ROOT,
+} from '../../support/kube.ts';
 import { ON_REAL_NODE, REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
 
 const BUSYBOX = 'docker.io/library/busybox:1.37';
@@ -106,6 +116,28 @@ describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('a pod on the real no
     expect(whoami.stdout).toBe(`system:serviceaccount:${ns}:default`);
     // Authorized as that account: its RBAC (none) applies, not the suite's admin.
     expect((await inPod('get', 'pods')).stderr).toContain('forbidden');
+  });
+
+  it('pulls an image pushed to the node under a ghcr.io name, as the charts name theirs', async () => {
+    const layout = (
+      await runProcess('bash', [join(ROOT, 'scripts/control-plane/node/images.sh')])
+    ).stdout.trim();
+    const image = `ghcr.io/static-export-operator/pushed:${ns}`;
+    await (await realNode()).pushImage(layout, BUSYBOX, image);
+    const job = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'pushed', namespace: ns },
+      spec: {
+        ...ON_REAL_NODE,
+        restartPolicy: 'Never',
+        containers: [{ name: 'c', image, command: ['echo', 'pulled'] }],
+      },
+    };
+    await kubectlOk(['apply', '-f', '-'], JSON.stringify(job));
+    const phase = ['get', 'pod', 'pushed', '-n', ns, '-o', 'jsonpath={.status.phase}'];
+    await eventually('the pod to succeed', async () => (await kubectlOk(phase)) === 'Succeeded');
+    expect(await kubectlOk(['logs', 'pushed', '-n', ns])).toBe('pulled\n');
   });
 
   it('forwards a local port to the pod', async () => {
