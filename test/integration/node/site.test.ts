@@ -1,0 +1,112 @@
+// The site chart on the real node beside a release (issue 18, item 2): existing-Secret mode reading
+// the operator's values Secret, the init container (the static-export image) fetching the bundle
+// from the link in it, nginx (the chart's unprivileged image) serving the site through the Service's
+// ClusterIP from the host, through kube-proxy: the home page, extensionless pages, the 404 page.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { NODE_IP } from '../../../scripts/control-plane/node.ts';
+import type { StaticExportRelease } from '../../../src/crd/index.ts';
+import { CHART_DIR, helm, valuesFile } from '../../support/chart.ts';
+import { builtImage } from '../../support/image.ts';
+import { eventually, kubeconfig, kubectlOk } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { ON_REAL_NODE, REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
+import { applyRelease, getRelease } from '../../support/resources.ts';
+
+const controlPlaneDir = inject('controlPlaneDir');
+const IMAGE = 'ghcr.io/static-export-operator/static-export';
+
+describe.runIf(controlPlaneDir)('the site chart on the real node', () => {
+  const h = useOperatorSuite({
+    namespaces: ['node-site'],
+    // Where pods reach it: the node's address on its bridge, which the links it signs name.
+    sim: { host: NODE_IP, port: 0, exportDurationMs: 300 },
+    operator: { allowInsecureApiBaseUrl: true },
+    editableDocs: true,
+    beforeStart: async () => {
+      const [cp, image] = await Promise.all([realNode(), builtImage()]);
+      await cp.pushImage(image.layout, image.tag, `${IMAGE}:${image.tag}`);
+    },
+  });
+
+  it(
+    'serves the release through the Service: home page, extensionless pages and the 404 page',
+    async () => {
+      // The bundle's own 404 page, which the chart serves for a missing page.
+      writeFileSync(join(h.docsDir, '404.md'), '# Page not found\n\nThis page does not exist.\n');
+      await applyRelease(h.ns, 'docs');
+      await eventually('docs Ready', async () => {
+        const r: StaticExportRelease = await getRelease(h.ns, 'docs');
+        return r.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? r : undefined;
+      });
+      const { tag } = await builtImage();
+      const installed = await helm('helm4', [
+        'install',
+        'docs',
+        CHART_DIR,
+        '--kubeconfig',
+        kubeconfig(),
+        '--namespace',
+        h.ns,
+        '--wait',
+        '--timeout',
+        '180s',
+        '-f',
+        await valuesFile({
+          staticExport: { enabled: true, existingSecret: 'docs-values' },
+          image: { tag },
+          nginx: { image: { tag: 'offline' } },
+          ...ON_REAL_NODE,
+        }),
+      ]);
+      expect(installed.code, installed.stderr).toBe(0);
+
+      // The operator rolls the chart's Deployment to the release's version as soon as it sees it.
+      const deployment = (
+        await kubectlOk(['get', 'deploy', '-n', h.ns, '-l', 'app.kubernetes.io/instance=docs', '-o', 'name'])
+      ).trim();
+      await kubectlOk(['rollout', 'status', deployment, '-n', h.ns, '--timeout=180s']);
+      const pods = await eventually('only the rolled pods left', async () => {
+        const list = JSON.parse(
+          await kubectlOk(['get', 'pods', '-n', h.ns, '-l', 'app.kubernetes.io/instance=docs', '-o', 'json']),
+        ) as { items: { metadata: { name: string }; spec: { nodeName: string } }[] };
+        return list.items.length === 2 ? list : undefined;
+      });
+      expect(pods.items.length).toBe(2);
+      for (const p of pods.items) {
+        expect(p.spec.nodeName).toBe('static-export-node');
+        const log = await kubectlOk(['logs', p.metadata.name, '-n', h.ns, '-c', 'fetch']);
+        expect(log).toMatch(/sha256-[0-9a-f]{64}/);
+      }
+
+      const service = JSON.parse(
+        await kubectlOk([
+          'get',
+          'service',
+          '-n',
+          h.ns,
+          '-l',
+          'app.kubernetes.io/instance=docs',
+          '-o',
+          'json',
+        ]),
+      ) as { items: { spec: { clusterIP: string; ports: { port: number }[] } }[] };
+      const svc = service.items[0]?.spec;
+      const base = `http://${svc?.clusterIP}:${svc?.ports[0]?.port}`;
+      for (const [path, title] of [
+        ['/', '<title>'],
+        ['/getting-started', '<title>Getting started'],
+        ['/guides/install', '<title>Install'],
+      ] as const) {
+        const res = await fetch(`${base}${path}`);
+        expect(res.status, path).toBe(200);
+        expect(await res.text(), path).toContain(title);
+      }
+      const missing = await fetch(`${base}/no/such/page`);
+      expect(missing.status).toBe(404);
+      expect(await missing.text()).toContain('Page not found');
+    },
+    REAL_NODE_START_TIMEOUT_MS,
+  );
+});
