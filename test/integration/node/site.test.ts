@@ -1,7 +1,9 @@
 // The site chart on the real node beside a release (issue 18, item 2): existing-Secret mode reading
 // the operator's values Secret, the init container (the static-export image) fetching the bundle
 // from the link in it, nginx (the chart's unprivileged image) serving the site through the Service's
-// ClusterIP from the host, through kube-proxy: the home page, extensionless pages, the 404 page.
+// ClusterIP from the host, through kube-proxy: the home page, extensionless pages, the 404 page;
+// then new docs (item 3): the operator rolls the Deployment and a client reading the site all along
+// sees no failed request (readiness, the shutdown delay and maxUnavailable 0 make that true).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
@@ -18,6 +20,8 @@ const controlPlaneDir = inject('controlPlaneDir');
 const IMAGE = 'ghcr.io/static-export-operator/static-export';
 
 describe.runIf(controlPlaneDir)('the site chart on the real node', () => {
+  /** The Service's address, once the chart is installed. */
+  let base = '';
   const h = useOperatorSuite({
     namespaces: ['node-site'],
     // Where pods reach it: the node's address on its bridge, which the links it signs name.
@@ -93,7 +97,7 @@ describe.runIf(controlPlaneDir)('the site chart on the real node', () => {
         ]),
       ) as { items: { spec: { clusterIP: string; ports: { port: number }[] } }[] };
       const svc = service.items[0]?.spec;
-      const base = `http://${svc?.clusterIP}:${svc?.ports[0]?.port}`;
+      base = `http://${svc?.clusterIP}:${svc?.ports[0]?.port}`;
       for (const [path, title] of [
         ['/', '<title>'],
         ['/getting-started', '<title>Getting started'],
@@ -109,4 +113,66 @@ describe.runIf(controlPlaneDir)('the site chart on the real node', () => {
     },
     REAL_NODE_START_TIMEOUT_MS,
   );
+  it('rolls to new docs with no failed request: a client reading the site throughout sees every answer', async () => {
+    expect(base).not.toBe('');
+    const deployment = (
+      await kubectlOk(['get', 'deploy', '-n', h.ns, '-l', 'app.kubernetes.io/instance=docs', '-o', 'name'])
+    ).trim();
+    const replicaSets = async () =>
+      (await kubectlOk(['get', 'rs', '-n', h.ns, '-l', 'app.kubernetes.io/instance=docs', '-o', 'name']))
+        .trim()
+        .split('\n');
+    const before = await replicaSets();
+    // A client requesting the site continuously, one request at a time, through the whole roll.
+    const answers = { ok: 0, failed: [] as string[] };
+    let reading = true;
+    const client = (async () => {
+      while (reading) {
+        try {
+          const res = await fetch(`${base}/getting-started`, { signal: AbortSignal.timeout(5_000) });
+          await res.arrayBuffer();
+          if (res.status === 200) answers.ok++;
+          else answers.failed.push(`HTTP ${res.status}`);
+        } catch (e) {
+          answers.failed.push(String((e as Error).cause ?? e));
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    try {
+      writeFileSync(join(h.docsDir, 'new-page.md'), '# Freshly written\n\nAdded by the roll test.\n');
+      await kubectlOk([
+        'annotate',
+        'ser',
+        'docs',
+        '-n',
+        h.ns,
+        '--overwrite',
+        `staticexport.dev/requested-at=${new Date().toISOString()}`,
+      ]);
+      const page = await eventually(
+        'the new page served through the Service',
+        async () => {
+          const res = await fetch(`${base}/new-page`);
+          return res.status === 200 ? res.text() : undefined;
+        },
+        180_000,
+      );
+      expect(page).toContain('Freshly written');
+      await kubectlOk(['rollout', 'status', deployment, '-n', h.ns, '--timeout=180s']);
+      // The roll's old pods are gone too: their shutdown delay passed without a failed answer.
+      await eventually('only the new pods left', async () => {
+        const list = JSON.parse(
+          await kubectlOk(['get', 'pods', '-n', h.ns, '-l', 'app.kubernetes.io/instance=docs', '-o', 'json']),
+        ) as { items: unknown[] };
+        return list.items.length === 2 ? true : undefined;
+      });
+    } finally {
+      reading = false;
+      await client;
+    }
+    expect((await replicaSets()).filter((rs) => !before.includes(rs)).length).toBe(1);
+    expect(answers.failed).toEqual([]);
+    expect(answers.ok).toBeGreaterThan(50);
+  }, 300_000);
 });
