@@ -107,6 +107,19 @@ describe.runIf(controlPlaneDir)('the site chart on the real node', () => {
         expect(res.status, path).toBe(200);
         expect(await res.text(), path).toContain(title);
       }
+      // helm test: the chart's test pod, on the node too, gets every page through the Service's name.
+      const tested = await helm('helm4', [
+        'test',
+        'docs',
+        '--kubeconfig',
+        kubeconfig(),
+        '--namespace',
+        h.ns,
+        '--logs',
+      ]);
+      expect(tested.code, tested.stderr).toBe(0);
+      expect(tested.stdout).toMatch(/Phase:\s+Succeeded/);
+      expect(tested.stdout).toContain('GET /');
       const missing = await fetch(`${base}/no/such/page`);
       expect(missing.status).toBe(404);
       expect(await missing.text()).toContain('Page not found');
