@@ -13,13 +13,11 @@
 // The sample polls at 10 s steps from its start and the simulator completes exactly on time, so
 // with durations that are multiples of 10 s its lag is always 0: its best case, not its average.
 import { AdminApiClient } from '../src/api/index.ts';
-import {
-  afterStart,
-  decide,
-  exportPollDelayMs,
-  type Status,
-} from '../src/controllers/static-export-release/decide.ts';
+import { afterStart } from '../src/controllers/static-export-release/after-start.ts';
+import { decide } from '../src/controllers/static-export-release/decide.ts';
+import type { Status } from '../src/controllers/static-export-release/model.ts';
 import { exportPoll } from '../src/controllers/static-export-release/reconciler.ts';
+import { exportPollDelayMs } from '../src/controllers/static-export-release/schedule.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
 import { type ExportProgressModel, type Simulator, startSimulator } from '../src/simulator/index.ts';
 
@@ -74,7 +72,7 @@ async function operator(
   while (delay !== undefined) {
     clock += delay;
     const poll = exportPoll(await client.getExport(started.jobId));
-    const d = decide({ now: now(), release: release(status), poll });
+    const d = decide({ source: 'platform', now: now(), release: release(status), poll });
     status = d.status;
     if (d.action.kind === 'publish') break;
     delay = d.requeueAfterMs;

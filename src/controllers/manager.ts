@@ -18,7 +18,7 @@ import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../trigger/contract.ts';
 import { startTriggerReceiver } from '../trigger/receiver.ts';
 import { setupAgentJobs } from './agent-job/setup.ts';
 import { ApiClients } from './credentials.ts';
-import { DEFAULT_TUNABLES } from './static-export-release/decide.ts';
+import { DEFAULT_TUNABLES } from './static-export-release/model.ts';
 import type { BundleDownloadSettings } from './static-export-release/reconciler.ts';
 import { setupReleases } from './static-export-release/setup.ts';
 import { SharedExports } from './static-export-release/shared-exports.ts';

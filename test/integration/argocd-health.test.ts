@@ -5,7 +5,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decide as decideJob, type Status as JobStatus } from '../../src/controllers/agent-job/decide.ts';
-import { afterPublish, decide, type Status } from '../../src/controllers/static-export-release/decide.ts';
+import { afterPublish } from '../../src/controllers/static-export-release/after-publish.ts';
+import { decide } from '../../src/controllers/static-export-release/decide.ts';
+import type { Status } from '../../src/controllers/static-export-release/model.ts';
 import {
   type AgentJob,
   type StaticExportRelease,
@@ -44,6 +46,7 @@ const job = (status?: JobStatus, prompt = 'Fix the typo'): AgentJob => ({
 });
 
 const exporting = decide({
+  source: 'platform',
   now: NOW,
   release: release({
     observedGeneration: 1,
@@ -62,11 +65,13 @@ const served = afterPublish(
   },
 ).status;
 const stalled = decide({
+  source: 'platform',
   now: NOW,
   release: release(served),
   blocked: { reason: 'AuthenticationFailed', message: 'The admin API rejected the key', stalled: true },
 }).status;
 const exportFailed = decide({
+  source: 'platform',
   now: NOW,
   release: release({
     observedGeneration: 1,

@@ -1,7 +1,13 @@
 // Shared builders for the pure decide tests of StaticExportRelease: a fixed clock, content
 // versions, a release object and the observed state decide() reads. Each test file keeps its own
 // status fixtures (what "serving" means differs per source).
-import type { Observed, Status } from '../../src/controllers/static-export-release/decide.ts';
+import {
+  type Observed,
+  observedOf,
+  type PlatformObserved,
+  type RegistryObserved,
+  type Status,
+} from '../../src/controllers/static-export-release/model.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../src/crd/index.ts';
 
 export const NOW = new Date('2026-11-22T12:00:00Z');
@@ -49,12 +55,19 @@ export function release(opts: ReleaseOptions = {}): StaticExportRelease {
   };
 }
 
-/** What decide() observes at NOW for `r`, plus `extra`. */
-export const observed = (r: StaticExportRelease, extra: Partial<Observed> = {}): Observed => ({
-  now: NOW,
-  release: r,
-  ...extra,
-});
+/** What either source may observe besides the release and the clock. */
+type Extra = Partial<Omit<PlatformObserved, 'source'>> & Partial<Omit<RegistryObserved, 'source'>>;
+
+/** What decide() observes at NOW for `r` (its source as its spec says), plus `extra`. */
+export const observed = (r: StaticExportRelease, extra: Extra = {}): Observed =>
+  ({ ...observedOf(r, NOW), ...extra }) as Observed;
+
+/** `observed` of a release following a registry (spec.source.oci). */
+export function registryObserved(r: StaticExportRelease, extra: Extra = {}): RegistryObserved {
+  const o = observed(r, extra);
+  if (o.source !== 'registry') throw new Error('not a registry release');
+  return o;
+}
 
 type ExportStatus = NonNullable<Status['export']>;
 type CurrentStatus = NonNullable<Status['current']>;

@@ -2,14 +2,13 @@
 // tag's digest, and the check of one image (manifest, signature, layer) into a site summary. The
 // registry client (and undici under it) is loaded only once a release follows a registry.
 import type { BundleLimits, SiteSummary } from '../../bundle/index.ts';
-import type { StaticExportRelease } from '../../crd/index.ts';
 import { type AuthFile, authConfigCredentials, type RegistryCredentials } from '../../oci/auth.ts';
 import { OciError } from '../../oci/errors.ts';
 import type { RegistryClient } from '../../oci/registry.ts';
 import type { KubeClient } from '../../runtime/kube-client.ts';
 import { readSecretKey, type SecretReads } from '../credentials.ts';
 import { type Failure, failure } from '../failures.ts';
-import { ociSource } from './oci.ts';
+import type { RegistryObserved } from './model.ts';
 
 export interface OpenedRegistry {
   client: RegistryClient;
@@ -30,11 +29,9 @@ export function splitRepository(repository: string): { registry: string; path: s
 /** Reads the Secrets spec.source.oci names and opens a client of its registry, or says what is wrong. */
 export async function openRegistry(
   kube: KubeClient,
-  release: StaticExportRelease,
+  { release, oci: source }: Pick<RegistryObserved, 'release' | 'oci'>,
   options: { plainHttp?: boolean; timeoutMs?: number; secrets?: SecretReads } = {},
 ): Promise<OpenedRegistry | { failure: Failure }> {
-  const source = ociSource(release);
-  if (!source) throw new Error('openRegistry: not a registry source');
   const namespace = release.metadata.namespace ?? '';
   const { registry, path } = splitRepository(source.repository);
   let credentials: RegistryCredentials | undefined;

@@ -26,37 +26,30 @@ import {
 } from '../failures.ts';
 import { type Loaded, Reconciler, type ReconcilerDeps, type Run as SkeletonRun } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
+import { afterOciGateFailed, afterOciPublish, afterOciRewrite } from './after-oci.ts';
+import { afterPublish, afterPublishGateFailed } from './after-publish.ts';
+import { afterStart, afterStartFailed } from './after-start.ts';
+import { withFailure, withHealthy } from './conditions.ts';
+import { decide } from './decide.ts';
 import {
   type Action,
-  afterPublish,
-  afterPublishGateFailed,
-  afterStart,
-  afterStartFailed,
   DEFAULT_TUNABLES,
   type Decision,
-  decide,
   type ExportPoll,
-  exportPollDelayMs,
   type Observed,
-  type Status,
-  type Tunables,
-  withFailure,
-  withHealthy,
-} from './decide.ts';
-import {
-  afterOciGateFailed,
-  afterOciPublish,
-  afterOciRewrite,
   type OciAction,
   type OciCheck,
-  ociCheckDue,
-  ociReference,
-  ociSource,
-  withinInterval,
-} from './oci.ts';
+  observedOf,
+  type PlatformObserved,
+  type RegistryObserved,
+  type Status,
+  type Tunables,
+} from './model.ts';
+import { ociCheckDue, ociReference, ociSource, withinInterval } from './oci.ts';
 import { type OpenedRegistry, openRegistry, pullSite, resolveTag } from './oci-source.ts';
 import { judgeNewContent } from './publish-gate.ts';
 import { afterRoll, type Roll } from './rollout.ts';
+import { exportPollDelayMs } from './schedule.ts';
 import { type SharedExports, shareKey } from './shared-exports.ts';
 
 export interface ReleaseMetrics {
@@ -91,7 +84,7 @@ export interface ReleaseReconcilerOptions extends ReconcilerDeps {
 }
 
 /** What the reconciler observes besides `decide`'s input: the release's account and share group. */
-interface ReleaseObserved extends Observed {
+interface Extras {
   /** Digest of the API base URL and key (see AdminApiClient.identity); absent without a client. */
   identity?: string;
   shareKey?: string;
@@ -100,6 +93,7 @@ interface ReleaseObserved extends Observed {
   /** Registry source: the client of this reconcile (closed once its action is done). */
   registry?: OpenedRegistry;
 }
+type ReleaseObserved = Observed & Extras;
 
 const releaseKey = (r: StaticExportRelease) => `${r.metadata.namespace}/${r.metadata.name}`;
 
@@ -188,19 +182,36 @@ export class StaticExportReleaseReconciler extends Reconciler<
     { now, obj: release, blocked, client }: Loaded<StaticExportRelease>,
     signal: AbortSignal | undefined,
   ): Promise<ReleaseObserved> {
-    if (blocked) return { now, release, blocked };
-    const following = ociSource(release) && !release.spec.suspend && !release.metadata.deletionTimestamp;
-    if (!client && !following) return { now, release };
-    // A HelmRelease or Application that does not read what the operator writes is the user's to fix
-    // first: nothing is exported (or pulled) for a target that cannot serve it.
-    const misconfigured = await this.target(release).problem(signal);
-    if (misconfigured)
-      return {
-        now,
-        release,
-        blocked: failure('TargetMisconfigured', misconfigured, true, TARGET_RECHECK_MS),
-      };
-    if (following || !client) return this.observeOci(release, now, signal);
+    const seen = observedOf(release, now);
+    if (blocked) return { ...seen, blocked };
+    if (seen.source === 'registry') {
+      const following = !release.spec.suspend && !release.metadata.deletionTimestamp;
+      return following ? this.observeRegistry(seen, signal) : seen;
+    }
+    return client ? this.observePlatform(seen, client, signal) : seen;
+  }
+
+  /**
+   * A HelmRelease or Application that does not read what the operator writes is the user's to fix
+   * first: nothing is exported (or pulled) for a target that cannot serve it.
+   */
+  private async misconfigured(
+    release: StaticExportRelease,
+    signal: AbortSignal | undefined,
+  ): Promise<Failure | undefined> {
+    const problem = await this.target(release).problem(signal);
+    return problem ? failure('TargetMisconfigured', problem, true, TARGET_RECHECK_MS) : undefined;
+  }
+
+  /** Platform source: the job in flight (polled once for the group), else the group's peers, the target and workloads. */
+  private async observePlatform(
+    seen: PlatformObserved,
+    client: AdminApiClient,
+    signal: AbortSignal | undefined,
+  ): Promise<ReleaseObserved> {
+    const { release, now } = seen;
+    const misconfigured = await this.misconfigured(release, signal);
+    if (misconfigured) return { ...seen, blocked: misconfigured };
     const { identity } = client;
     const account = { identity, shareKey: shareKey(identity, release.spec) };
     // A member from here on: a job adopted below is its group's flight.
@@ -216,11 +227,10 @@ export class StaticExportReleaseReconciler extends Reconciler<
         () => this.o.shared.poll(identity, jobId, () => client.getExport(jobId, { signal })),
         signal,
       );
-      if (poll.kind !== 'job') return { now, release, ...account, poll };
+      if (poll.kind !== 'job') return { ...seen, ...account, poll };
       const answer = poll.job;
       return {
-        now,
-        release,
+        ...seen,
         ...account,
         polled: answer.polled,
         poll: answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' },
@@ -228,14 +238,13 @@ export class StaticExportReleaseReconciler extends Reconciler<
     }
     const peers = await this.adoptPeerJob(release, account, now);
     const served = release.status?.current?.version;
-    if (served === undefined) return { now, release, ...account, ...peers, targetDrifted: false };
+    if (served === undefined) return { ...seen, ...account, ...peers, targetDrifted: false };
     const [version, found] = await Promise.all([
       this.target(release).version(signal),
       this.findServing(release, signal),
     ]);
     return {
-      now,
-      release,
+      ...seen,
       ...account,
       ...peers,
       targetDrifted: version !== served,
@@ -245,29 +254,31 @@ export class StaticExportReleaseReconciler extends Reconciler<
   }
 
   /** Registry source: the tag's digest when a check is due, and the target and workloads as for the platform. */
-  private async observeOci(
-    release: StaticExportRelease,
-    now: Date,
+  private async observeRegistry(
+    seen: RegistryObserved,
     signal: AbortSignal | undefined,
   ): Promise<ReleaseObserved> {
+    const { release, now } = seen;
+    const misconfigured = await this.misconfigured(release, signal);
+    if (misconfigured) return { ...seen, blocked: misconfigured };
     let registry: OpenedRegistry | undefined;
-    let oci: OciCheck | undefined;
+    let check: OciCheck | undefined;
     if (ociCheckDue(release, now)) {
-      const opened = await openRegistry(this.o.kube, release, {
+      const opened = await openRegistry(this.o.kube, seen, {
         ...this.o.registry,
         ...(this.o.reads ? { secrets: this.o.reads.secrets } : {}),
       });
-      if ('failure' in opened) return { now, release, blocked: opened.failure };
+      if ('failure' in opened) return { ...seen, blocked: opened.failure };
       registry = opened;
       try {
-        oci = { kind: 'resolved', digest: await resolveTag(opened, ociSource(release)?.tag ?? 'latest') };
+        check = { kind: 'resolved', digest: await resolveTag(opened, seen.oci.tag ?? 'latest') };
       } catch (e) {
         void opened.client.close();
         if (signal?.aborted) throw e;
-        return { now, release, oci: { kind: 'failed', failure: classifyError(e, secretRefText(release)) } };
+        return { ...seen, check: { kind: 'failed', failure: classifyError(e, secretRefText(release)) } };
       }
     }
-    const base = { now, release, ...(registry ? { registry } : {}), ...(oci ? { oci } : {}) };
+    const base = { ...seen, ...(registry ? { registry } : {}), ...(check ? { check } : {}) };
     const current = release.status?.current;
     if (current?.version === undefined) return { ...base, targetDrifted: false };
     try {
@@ -315,8 +326,8 @@ export class StaticExportReleaseReconciler extends Reconciler<
     const { signal } = run;
     const status = run.record.status;
     const release = { ...o.release, status };
-    const source = ociSource(release);
-    if (!source) return {};
+    if (o.source !== 'registry') return {};
+    const source = o.oci;
     if (action.kind === 'rewrite') {
       const current = status.current;
       const digest = current?.version?.slice(source.repository.length + 1) ?? '';

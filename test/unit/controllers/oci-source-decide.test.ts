@@ -2,18 +2,19 @@
 // for, and what status and events the outcomes leave. Pure functions, no registry.
 import { describe, expect, it } from 'vitest';
 import { failure, nextStep } from '../../../src/controllers/failures.ts';
-import { decide, type Status } from '../../../src/controllers/static-export-release/decide.ts';
 import {
   afterOciGateFailed,
   afterOciPublish,
-  ociCheckDue,
-} from '../../../src/controllers/static-export-release/oci.ts';
+} from '../../../src/controllers/static-export-release/after-oci.ts';
+import { decide } from '../../../src/controllers/static-export-release/decide.ts';
+import type { Status } from '../../../src/controllers/static-export-release/model.ts';
+import { ociCheckDue } from '../../../src/controllers/static-export-release/oci.ts';
 import { REQUESTED_AT_ANNOTATION, staticExportReleaseSpecSchema } from '../../../src/crd/index.ts';
 import {
   at,
   MIN,
   NOW,
-  observed,
+  registryObserved as observed,
   release as platformRelease,
   type ReleaseOptions,
 } from '../../support/release-fixtures.ts';
@@ -124,14 +125,14 @@ describe('when the tag is resolved', () => {
 
 describe('decide for a registry source', () => {
   it('pulls the first digest, recording what the tag showed', () => {
-    const d = decide(observed(release(), { oci: { kind: 'resolved', digest: D1 } }));
+    const d = decide(observed(release(), { check: { kind: 'resolved', digest: D1 } }));
     expect(d.action).toEqual({ kind: 'pull', digest: D1 });
     expect(d.status.oci).toEqual({ digest: D1, checkedAt: NOW.toISOString() });
     expect(d.status.observedGeneration).toBe(1);
   });
 
   it('changes nothing for the digest already served and looks again at the interval', () => {
-    const d = decide(observed(release({ status: serving() }), { oci: { kind: 'resolved', digest: D1 } }));
+    const d = decide(observed(release({ status: serving() }), { check: { kind: 'resolved', digest: D1 } }));
     expect(d.action).toEqual({ kind: 'none' });
     expect(d.events).toEqual([]);
     expect(ready(d.status)).toMatchObject({
@@ -143,7 +144,7 @@ describe('decide for a registry source', () => {
   });
 
   it('pulls a new digest while the served one keeps serving', () => {
-    const d = decide(observed(release({ status: serving() }), { oci: { kind: 'resolved', digest: D2 } }));
+    const d = decide(observed(release({ status: serving() }), { check: { kind: 'resolved', digest: D2 } }));
     expect(d.action).toEqual({ kind: 'pull', digest: D2 });
     expect(d.status.current?.version).toBe(`${REPO}@${D1}`);
   });
@@ -156,7 +157,7 @@ describe('decide for a registry source', () => {
         rejected: { digest: D2, generation: 1, message: 'too few pages' },
       },
     });
-    const d = decide(observed(release({ status }), { oci: { kind: 'resolved', digest: D2 } }));
+    const d = decide(observed(release({ status }), { check: { kind: 'resolved', digest: D2 } }));
     expect(d.action).toEqual({ kind: 'none' });
     expect(ready(d.status)).toMatchObject({ status: 'False', reason: 'PublishGateFailed' });
     expect(ready(d.status)?.message).toContain(`Still serving ${REPO}@${D1}`);
@@ -164,7 +165,7 @@ describe('decide for a registry source', () => {
 
   it('reports a failed resolve with its retry rule and keeps serving', () => {
     const f = failure('RegistryUnavailable', 'The registry is unreachable: connection refused', false);
-    const d = decide(observed(release({ status: serving() }), { oci: { kind: 'failed', failure: f } }));
+    const d = decide(observed(release({ status: serving() }), { check: { kind: 'failed', failure: f } }));
     expect(d.action).toEqual({ kind: 'none' });
     expect(ready(d.status)).toMatchObject({ status: 'False', reason: 'RegistryUnavailable' });
     expect(d.status.current?.version).toBe(`${REPO}@${D1}`);
@@ -191,7 +192,7 @@ describe('decide for a registry source', () => {
   it('does nothing while suspended', () => {
     const r = release({ status: serving() });
     r.spec.suspend = true;
-    expect(decide(observed(r, { oci: { kind: 'resolved', digest: D2 } })).action).toEqual({ kind: 'none' });
+    expect(decide(observed(r, { check: { kind: 'resolved', digest: D2 } })).action).toEqual({ kind: 'none' });
   });
 
   it('rolls the workloads to a newly published reference', () => {

@@ -1,11 +1,12 @@
 // Re-rolling the workloads that serve a release: which roll, when, and how their rollout is judged.
 import { describe, expect, it } from 'vitest';
-import {
-  afterPublish,
-  decide,
-  type Observed,
-  type Status,
-} from '../../../src/controllers/static-export-release/decide.ts';
+import { afterPublish } from '../../../src/controllers/static-export-release/after-publish.ts';
+import { decide } from '../../../src/controllers/static-export-release/decide.ts';
+import type {
+  Observed,
+  PlatformObserved,
+  Status,
+} from '../../../src/controllers/static-export-release/model.ts';
 import {
   afterRoll,
   desiredAnnotations,
@@ -58,8 +59,9 @@ const rolledOut = (version = V1, extra: Partial<NonNullable<Current['rollout']>>
 const observed = (
   r: StaticExportRelease,
   workloads?: Workload[],
-  extra: Partial<Observed> = {},
+  extra: Partial<PlatformObserved> = {},
 ): Observed => ({
+  source: 'platform',
   now: NOW,
   release: r,
   ...(workloads ? { workloads } : {}),

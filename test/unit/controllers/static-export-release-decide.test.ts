@@ -3,15 +3,12 @@ import { type Failure, nextStep, RetryableError } from '../../../src/controllers
 import {
   afterPublish,
   afterPublishGateFailed,
-  afterStart,
-  afterStartFailed,
-  DEFAULT_TUNABLES,
-  decide,
-  exportPollDelayMs,
-  renewalTime,
-  type Status,
-} from '../../../src/controllers/static-export-release/decide.ts';
+} from '../../../src/controllers/static-export-release/after-publish.ts';
+import { afterStart, afterStartFailed } from '../../../src/controllers/static-export-release/after-start.ts';
+import { decide } from '../../../src/controllers/static-export-release/decide.ts';
+import { DEFAULT_TUNABLES, type Status } from '../../../src/controllers/static-export-release/model.ts';
 import { judgeNewContent } from '../../../src/controllers/static-export-release/publish-gate.ts';
+import { exportPollDelayMs, renewalTime } from '../../../src/controllers/static-export-release/schedule.ts';
 import { REQUESTED_AT_ANNOTATION } from '../../../src/crd/index.ts';
 import { at, MIN, NOW, observed, release, servingV1, V1, V2 } from '../../support/release-fixtures.ts';
 
@@ -267,6 +264,7 @@ describe('an export in flight', () => {
     expect(condition(d.status, 'Stalled')).toBeUndefined();
     expect(d.requeueAfterMs).toBe(DEFAULT_TUNABLES.exportRetryMs);
     const later = decide({
+      source: 'platform',
       now: new Date(NOW.getTime() + DEFAULT_TUNABLES.exportRetryMs),
       release: { ...r, status: d.status },
     });
@@ -397,6 +395,7 @@ describe('steady state', () => {
     const first = decide(observed(release({ status: serving() })));
     expect(condition(first.status, 'Ready')).toMatchObject({ status: 'True', reason: 'Published' });
     const second = decide({
+      source: 'platform',
       now: new Date(NOW.getTime() + 5_000),
       release: release({ status: first.status }),
     });
@@ -411,6 +410,7 @@ describe('steady state', () => {
     );
     const later = new Date(NOW.getTime() + 3_000);
     const second = decide({
+      source: 'platform',
       now: later,
       release: release({ status: first.status }),
       poll: { kind: 'job', state: 'running', progress: 50 },
@@ -561,6 +561,7 @@ describe('after a failed export', () => {
       }),
     );
     const steady = decide({
+      source: 'platform',
       now: new Date(NOW.getTime() + 1_000),
       release: release({ status: failed.status }),
     });
@@ -663,7 +664,11 @@ describe('the publish gate', () => {
     expect(out.requeueAfterMs).toBe(20 * MIN);
 
     // No re-export until a trigger or the interval; Ready stays PublishGateFailed meanwhile.
-    const steady = decide({ now: new Date(NOW.getTime() + 1_000), release: { ...r, status: out.status } });
+    const steady = decide({
+      source: 'platform',
+      now: new Date(NOW.getTime() + 1_000),
+      release: { ...r, status: out.status },
+    });
     expect(steady.action).toEqual({ kind: 'none' });
     expect(condition(steady.status, 'Ready')?.reason).toBe('PublishGateFailed');
     const triggered = release({
@@ -704,7 +709,7 @@ describe('the publish gate', () => {
     expect(condition(out.status, 'Ready')?.message).toContain('Nothing is served yet');
     expect(out.requeueAfterMs).toBe(DEFAULT_TUNABLES.exportRetryMs);
     const later = new Date(NOW.getTime() + DEFAULT_TUNABLES.exportRetryMs);
-    expect(decide({ now: later, release: { ...r, status: out.status } }).action).toEqual({
+    expect(decide({ source: 'platform', now: later, release: { ...r, status: out.status } }).action).toEqual({
       kind: 'start',
       reason: 'Retry',
     });

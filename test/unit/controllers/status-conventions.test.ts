@@ -5,12 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { decide as decideJob, type Status as JobStatus } from '../../../src/controllers/agent-job/decide.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
-import {
-  afterPublish,
-  afterStart,
-  decide,
-  type Status,
-} from '../../../src/controllers/static-export-release/decide.ts';
+import { afterPublish } from '../../../src/controllers/static-export-release/after-publish.ts';
+import { afterStart } from '../../../src/controllers/static-export-release/after-start.ts';
+import { decide } from '../../../src/controllers/static-export-release/decide.ts';
+import type { Status } from '../../../src/controllers/static-export-release/model.ts';
 import { type AgentJob, RECONCILE_REQUEST_ANNOTATION } from '../../../src/crd/index.ts';
 import type { Workload } from '../../../src/targets/workloads.ts';
 import { at, MIN, NOW, observed, release, servingV1, V1, V2 } from '../../support/release-fixtures.ts';

@@ -1,0 +1,98 @@
+// Folding the outcome of a registry pull or rewrite back into status (pure).
+import { HISTORY_LIMIT } from '../../crd/index.ts';
+import { withHealthy } from './conditions.ts';
+import type { Folded, RegistryObserved, Status } from './model.ts';
+import { ociReference, untilNextCheck } from './oci.ts';
+import { clampDelay } from './schedule.ts';
+
+/** What the registry folds read: the release, the clock, and the source it follows. */
+type RegistrySnapshot = Pick<RegistryObserved, 'now' | 'release' | 'oci'>;
+
+export interface OciPublishOutcome {
+  digest: string;
+  /** Content version (sha256-…) of the site files. */
+  contentVersion: string;
+  pageCount: number;
+  sizeBytes: number;
+  /** Whether the target was written (false: it already held these values). */
+  wrote: boolean;
+  verified: boolean;
+}
+
+export function afterOciPublish({ release, now, oci }: RegistrySnapshot, out: OciPublishOutcome): Folded {
+  const base = release.status ?? {};
+  const version = ociReference(oci, out.digest);
+  const current = {
+    version,
+    contentVersion: out.contentVersion,
+    sizeBytes: out.sizeBytes,
+    pageCount: out.pageCount,
+    appliedAt: out.wrote || !base.current?.appliedAt ? now.toISOString() : base.current.appliedAt,
+    ...(base.current?.rollout ? { rollout: base.current.rollout } : {}),
+  };
+  const history = [
+    { version, pageCount: out.pageCount, appliedAt: now.toISOString() },
+    ...(base.history ?? []).filter((h) => h.version !== version),
+  ].slice(0, HISTORY_LIMIT);
+  const { rejected: _, ...ociStatus } = base.oci ?? {};
+  const s: Status = { ...base, current, history, oci: ociStatus };
+  return {
+    status: withHealthy(release, s, now),
+    events: [
+      {
+        type: 'Normal',
+        reason: 'Published',
+        note: `Published ${version} (${out.contentVersion}, ${out.pageCount} pages${out.verified ? ', signature verified' : ''})`,
+      },
+    ],
+  };
+}
+
+/** The target was written again with the served reference. */
+export function afterOciRewrite({ release, now }: RegistrySnapshot): Folded {
+  const base = release.status ?? {};
+  return {
+    status: withHealthy(release, base, now),
+    events: [
+      {
+        type: 'Warning',
+        reason: 'TargetRepaired',
+        note: `The target no longer held ${base.current?.version}; wrote it again`,
+      },
+    ],
+  };
+}
+
+/** The image failed the publish gate: nothing written, the served version stays, not pulled again. */
+export function afterOciGateFailed(
+  { release, now, oci }: RegistrySnapshot,
+  rejected: { digest: string; contentVersion: string; message: string },
+): Folded & { requeueAfterMs?: number } {
+  const base = release.status ?? {};
+  const s: Status = {
+    ...base,
+    oci: {
+      ...base.oci,
+      rejected: {
+        digest: rejected.digest,
+        ...(release.metadata.generation === undefined ? {} : { generation: release.metadata.generation }),
+        message: rejected.message,
+      },
+    },
+  };
+  const served = base.current?.version;
+  const next = untilNextCheck(s, oci, now);
+  return {
+    status: withHealthy(release, s, now),
+    events: [
+      {
+        type: 'Warning',
+        reason: 'PublishGateFailed',
+        note: `${ociReference(oci, rejected.digest)} (${rejected.contentVersion}) was not published: ${rejected.message}; ${
+          served ? `still serving ${served}` : 'nothing is served yet'
+        }`,
+      },
+    ],
+    ...(next === undefined ? {} : { requeueAfterMs: clampDelay(next) }),
+  };
+}

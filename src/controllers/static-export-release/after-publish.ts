@@ -1,0 +1,136 @@
+// Folding the outcome of a publish (new content, pin, renewal, repair) back into status (pure).
+import { HISTORY_LIMIT } from '../../crd/index.ts';
+import { withHealthy } from './conditions.ts';
+import {
+  DEFAULT_TUNABLES,
+  type EventNote,
+  type Folded,
+  type PublishMode,
+  type Snapshot,
+  type Status,
+  type Tunables,
+} from './model.ts';
+import { clampDelay, renewalTime, untilNextWork } from './schedule.ts';
+
+export interface PublishOutcome {
+  mode: PublishMode;
+  jobId: string;
+  version: string;
+  sizeBytes?: number;
+  /** HTML pages of the fetched site (NewContent, Pin): the next publish gate's baseline. */
+  pageCount?: number;
+  expiresAt: Date;
+  /** Whether the target was written (false: it already held these values). */
+  wrote: boolean;
+}
+
+export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): Folded {
+  const base = release.status ?? {};
+  const finishedExport =
+    out.mode === 'NewContent' && base.export
+      ? { ...base.export, state: 'completed', finishedAt: now.toISOString() }
+      : base.export;
+  const unchanged = out.mode === 'NewContent' && base.current?.version === out.version;
+  const pageCount =
+    out.pageCount ?? (out.mode === 'Renew' || out.mode === 'Repair' ? base.current?.pageCount : undefined);
+  const counted = pageCount === undefined ? {} : { pageCount };
+  if (unchanged) {
+    // Served before page counts were recorded: this fills in the baseline.
+    const s = {
+      ...base,
+      ...(base.current ? { current: { ...base.current, ...counted } } : {}),
+      ...(finishedExport ? { export: finishedExport } : {}),
+    };
+    return {
+      status: withHealthy(release, s, now),
+      events: [
+        {
+          type: 'Normal',
+          reason: 'Unchanged',
+          note: `Export job ${out.jobId} has the content already served (${out.version})`,
+        },
+      ],
+    };
+  }
+  // A renewal is recorded as such (it may roll the workloads); the last rollout is kept to compare.
+  const renewedAt = out.mode === 'Renew' ? now.toISOString() : base.current?.renewedAt;
+  const current = {
+    version: out.version,
+    jobId: out.jobId,
+    ...(out.sizeBytes === undefined ? {} : { sizeBytes: out.sizeBytes }),
+    ...counted,
+    expiresAt: out.expiresAt.toISOString(),
+    renewalTime: renewalTime(out.expiresAt, now, release.spec.renewBefore).toISOString(),
+    appliedAt: out.wrote || !base.current?.appliedAt ? now.toISOString() : base.current.appliedAt,
+    ...(renewedAt === undefined ? {} : { renewedAt }),
+    ...(base.current?.rollout ? { rollout: base.current.rollout } : {}),
+  };
+  const linkOnly = out.mode === 'Renew' || out.mode === 'Repair';
+  const history = linkOnly
+    ? base.history
+    : [
+        { version: out.version, jobId: out.jobId, ...counted, appliedAt: now.toISOString() },
+        ...(base.history ?? []).filter((h) => h.version !== out.version),
+      ].slice(0, HISTORY_LIMIT);
+  const s: Status = {
+    ...base,
+    current,
+    ...(history ? { history } : {}),
+    ...(finishedExport ? { export: finishedExport } : {}),
+  };
+  const event: EventNote =
+    out.mode === 'Renew'
+      ? {
+          type: 'Normal',
+          reason: 'LinkRenewed',
+          note: `Renewed the bundle link of ${out.version}; it expires at ${current.expiresAt}`,
+        }
+      : out.mode === 'Repair'
+        ? {
+            type: 'Warning',
+            reason: 'TargetRepaired',
+            note: `The target no longer held ${out.version}; wrote it again with a fresh link`,
+          }
+        : {
+            type: 'Normal',
+            reason: 'Published',
+            note: `Published ${out.version} from export job ${out.jobId}${pageCount === undefined ? '' : ` (${pageCount} pages)`}`,
+          };
+  return { status: withHealthy(release, s, now), events: [event] };
+}
+
+/**
+ * A finished export whose content failed the publish gate: nothing is written, `current` keeps
+ * serving, and the export counts as handled (no re-export until the next trigger or interval).
+ */
+export function afterPublishGateFailed(
+  { release, now }: Snapshot,
+  rejected: { jobId: string; version: string; message: string },
+  tun: Tunables = DEFAULT_TUNABLES,
+): Folded & { requeueAfterMs?: number } {
+  const base = release.status ?? {};
+  const s: Status = {
+    ...base,
+    export: {
+      ...base.export,
+      state: 'completed',
+      finishedAt: now.toISOString(),
+      publishGateFailure: rejected.message,
+    },
+  };
+  const served = base.current?.version;
+  const next = untilNextWork({ ...release, status: s }, now, tun);
+  return {
+    status: withHealthy(release, s, now),
+    events: [
+      {
+        type: 'Warning',
+        reason: 'PublishGateFailed',
+        note: `Export job ${rejected.jobId} (${rejected.version}) was not published: ${rejected.message}; ${
+          served ? `still serving ${served}` : 'nothing is served yet'
+        }`,
+      },
+    ],
+    ...(next === undefined ? {} : { requeueAfterMs: clampDelay(next) }),
+  };
+}

@@ -1,0 +1,159 @@
+// What a StaticExportRelease's decision reads and returns. `Observed` says which source the release
+// follows (the platform's export jobs or a registry's tag), so each source's rules see only what is
+// theirs; a rule is one rung of the ladder in decide.ts.
+import type { StaticExportRelease, StaticExportReleaseStatus } from '../../crd/index.ts';
+import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
+import type { Failure } from '../failures.ts';
+import type { EventNote } from '../types.ts';
+import type { Roll } from './rollout.ts';
+import type { SharedExport } from './shared-exports.ts';
+
+export type Status = StaticExportReleaseStatus;
+export type { EventNote };
+
+/** spec.source.oci: the registry repository and tag a release follows. */
+export type OciSource = NonNullable<NonNullable<StaticExportRelease['spec']['source']>['oci']>;
+
+/** The release and the clock it was read at: all the after-action folds need. */
+export interface Snapshot {
+  now: Date;
+  release: StaticExportRelease;
+}
+
+/** Result of polling the export job named in `status.export` (only when one is in flight). */
+export type ExportPoll =
+  | {
+      kind: 'job';
+      state: string;
+      progress?: number;
+      pageCount?: number;
+      error?: string;
+      /** The platform's own timestamps of the job (how long a completed one took). */
+      createdAt?: string;
+      updatedAt?: string;
+    }
+  | { kind: 'notFound' }
+  | { kind: 'failed'; failure: Failure };
+
+/** What resolving spec.source.oci.tag gave. */
+export type OciCheck = { kind: 'resolved'; digest: string } | { kind: 'failed'; failure: Failure };
+
+/** What either source observes. */
+interface ObservedCommon extends Snapshot {
+  /** A problem found before any API call (spec, Secret, key); nothing else is attempted. */
+  blocked?: Failure;
+  /** The target no longer holds the served version (deleted or edited by someone else). */
+  targetDrifted?: boolean;
+  /** The workloads serving the release (observed only while a version is served and no export runs). */
+  workloads?: Workload[];
+  /** spec.rollout.workloadRefs that do not exist. */
+  missingWorkloads?: WorkloadRef[];
+}
+
+/** A release exported by the platform (spec.domain and an admin API key). */
+export interface PlatformObserved extends ObservedCommon {
+  source: 'platform';
+  poll?: ExportPoll;
+  /**
+   * The export in flight for this release's share group (same account, domain and export options),
+   * started by another release or by this one; absent when the group has none.
+   */
+  shared?: SharedExport;
+  /**
+   * The operator's cache does not hold every release yet (it is starting): another release of the
+   * site may record an export in flight that `shared` cannot know of, so nothing is started yet.
+   */
+  peersUnknown?: boolean;
+}
+
+/** A release following a registry's tag (spec.source.oci). */
+export interface RegistryObserved extends ObservedCommon {
+  source: 'registry';
+  oci: OciSource;
+  /** What the tag resolved to (only when a check was due). */
+  check?: OciCheck;
+}
+
+export type Observed = PlatformObserved | RegistryObserved;
+
+export type StartReason = 'Initial' | 'SpecChanged' | 'Requested' | 'Interval' | 'Retry' | 'JobVanished';
+/** NewContent: a finished export; Renew: a fresh link for the served job; Repair: Renew because the target drifted. */
+export type PublishMode = 'NewContent' | 'Renew' | 'Repair' | 'Pin';
+
+/**
+ * `pull`: fetch, verify and check the image at `digest`, then publish it. `rewrite`: the target lost
+ * the served reference; write it again (no pull: it is in status).
+ */
+export type OciAction = { kind: 'pull'; digest: string } | { kind: 'rewrite' };
+
+export type Action =
+  | { kind: 'none' }
+  | { kind: 'start'; reason: StartReason }
+  | { kind: 'publish'; mode: PublishMode; jobId: string; expectVersion?: string }
+  | OciAction
+  | Roll;
+
+export interface Decision {
+  action: Action;
+  /** Status to write before the action (or as the whole result when the action is `none`). */
+  status: Status;
+  events: EventNote[];
+  /** Reconcile again after this long (polling, renewal, next interval); undefined = wait for a change. */
+  requeueAfterMs?: number;
+  /** What went wrong; its retry rule (fixed delay, backoff or wait) replaces `requeueAfterMs`. */
+  failure?: Failure;
+}
+
+/** A folded action outcome: the status to write and the events that tell of it. */
+export interface Folded {
+  status: Status;
+  events: EventNote[];
+}
+
+export interface Tunables {
+  /** After a failed export with nothing served yet, try again after this long. */
+  exportRetryMs: number;
+  /**
+   * After a start whose answer was never recorded, wait this long before starting again: the
+   * admin API has no idempotency key, so a job it may have started is left to finish first.
+   */
+  startOutcomeWaitMs: number;
+}
+
+export const DEFAULT_TUNABLES: Tunables = { exportRetryMs: 5 * 60_000, startOutcomeWaitMs: 10 * 60_000 };
+
+/**
+ * What the platform's rules read: the observations, and the status as classified (a start mark
+ * whose wait is over already dropped).
+ */
+export interface PlatformCase {
+  o: PlatformObserved;
+  status: Status;
+  tun: Tunables;
+}
+
+/** What the registry's rules read: the observations, and the status with the tag's check recorded. */
+export interface RegistryCase {
+  o: RegistryObserved;
+  status: Status;
+}
+
+/** One rung of the ladder: its decision when it applies, undefined to let the next rung look. */
+export type Rule<C> = (c: C) => Decision | undefined;
+
+/** The decision of the first rule that applies. */
+export const first =
+  <C>(rules: readonly Rule<C>[]) =>
+  (c: C): Decision | undefined => {
+    for (const rule of rules) {
+      const d = rule(c);
+      if (d) return d;
+    }
+    return undefined;
+  };
+
+/** What is known of a release before its source is looked at: which source it follows. */
+export function observedOf(release: StaticExportRelease, now: Date): Observed {
+  const oci = release.spec.source?.oci;
+  return oci ? { source: 'registry', oci, now, release } : { source: 'platform', now, release };
+}

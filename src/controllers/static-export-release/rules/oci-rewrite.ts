@@ -1,0 +1,7 @@
+import type { RegistryCase, Rule } from '../model.ts';
+
+/** The target no longer holds the served reference: written again from status. */
+export const ociRewrite: Rule<RegistryCase> = ({ o, status }) =>
+  status.current?.version && o.targetDrifted
+    ? { action: { kind: 'rewrite' }, status, events: [] }
+    : undefined;

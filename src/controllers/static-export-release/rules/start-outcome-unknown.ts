@@ -1,0 +1,48 @@
+import { type Failure, failureEvent } from '../../failures.ts';
+import { withFailure } from '../conditions.ts';
+import type { PlatformCase, Rule, Status, Tunables } from '../model.ts';
+
+type StartMark = NonNullable<Status['start']>;
+
+const retryAt = (mark: StartMark, tun: Tunables) => Date.parse(mark.since) + tun.startOutcomeWaitMs;
+
+/**
+ * The status as the platform's rules read it: a start mark whose wait is over is dropped, so
+ * whatever asked for that start (still unrecorded as handled) asks again.
+ */
+export function withoutExpiredStart(status: Status, now: Date, tun: Tunables): Status {
+  if (!status.start || now.getTime() < retryAt(status.start, tun)) return status;
+  const { start: _, ...rest } = status;
+  return rest;
+}
+
+/**
+ * First of all, whatever else is wrong now: a start that may have been sent is not repeated before
+ * the wait is over (the admin API has no idempotency key). Told once, when first found.
+ */
+export const startOutcomeUnknown: Rule<PlatformCase> = ({ o, status, tun }) => {
+  const mark = status.start;
+  if (!mark) return undefined;
+  const { release, now } = o;
+  const at = retryAt(mark, tun);
+  const f: Failure = {
+    reason: 'StartOutcomeUnknown',
+    message:
+      `The operator did not learn whether the export it started at ${mark.since} exists (it stopped, lost the ` +
+      'connection or could not record the answer). The admin API has no idempotency key, so it does not start ' +
+      `another one before ${new Date(at).toISOString()}`,
+    stalled: false,
+    retryAfterMs: at - now.getTime(),
+  };
+  return {
+    action: { kind: 'none' },
+    status: withFailure(
+      { ...status, start: { ...mark, phase: 'OutcomeUnknown' } },
+      f,
+      release.metadata.generation,
+      now,
+    ),
+    events: mark.phase === 'Starting' ? [failureEvent(f)] : [],
+    failure: f,
+  };
+};

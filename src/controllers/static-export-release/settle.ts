@@ -1,0 +1,38 @@
+// The foot of the ladder: nothing to fetch or publish. The workloads roll or are watched; else
+// nothing is done until the next work due on its own.
+import { type Failure, failureEvent } from '../failures.ts';
+import { withFailure, withHealthy } from './conditions.ts';
+import type { Decision, Observed, Status } from './model.ts';
+import { rolloutStep } from './rollout.ts';
+import { clampDelay } from './schedule.ts';
+
+/** `nextWorkMs`: until the next work due on its own (link renewal, the next interval or tag check). */
+export function settle(o: Observed, status: Status, nextWorkMs: number | undefined): Decision {
+  const { release, now } = o;
+  let steady = status;
+  const step = rolloutStep(release, o.workloads, now);
+  if (step?.kind === 'roll') return { action: step, status: steady, events: [] };
+  if (step && steady.current) steady = { ...steady, current: { ...steady.current, rollout: step.rollout } };
+  const missing = o.missingWorkloads ?? [];
+  if (missing.length) {
+    const f: Failure = {
+      reason: 'WorkloadNotFound',
+      message: `spec.rollout.workloadRefs names ${missing.map((m) => `${m.kind}/${m.name}`).join(', ')}, not found in namespace ${release.metadata.namespace}: create it or remove the reference`,
+      stalled: true,
+      retryAfterMs: 60_000,
+    };
+    return {
+      action: { kind: 'none' },
+      status: withFailure(steady, f, release.metadata.generation, now),
+      events: [...(step?.events ?? []), failureEvent(f)],
+      failure: f,
+    };
+  }
+  const next = [nextWorkMs, step?.requeueAfterMs].filter((t): t is number => t !== undefined);
+  return {
+    action: { kind: 'none' },
+    status: withHealthy(release, steady, now),
+    events: step?.events ?? [],
+    ...(next.length ? { requeueAfterMs: clampDelay(Math.min(...next)) } : {}),
+  };
+}
