@@ -2,9 +2,12 @@
 // versions, a release object and the observed state decide() reads. Each test file keeps its own
 // status fixtures (what "serving" means differs per source).
 import {
+  DEFAULT_TUNABLES,
   type Observed,
   observedOf,
+  type PlatformCase,
   type PlatformObserved,
+  type RegistryCase,
   type RegistryObserved,
   type Status,
 } from '../../src/controllers/static-export-release/model.ts';
@@ -94,4 +97,24 @@ export const servingV1 = (
     ...current,
   },
   history: [{ version: V1, jobId: 'se_1', appliedAt: at(-59 * MIN) }],
+});
+
+/** `observed` of a release exported by the platform. */
+export function platformObserved(r: StaticExportRelease, extra: Extra = {}): PlatformObserved {
+  const o = observed(r, extra);
+  if (o.source !== 'platform') throw new Error('not a platform release');
+  return o;
+}
+
+/** What a platform rule reads for `r` at NOW: its status as found, the default tunables. */
+export const platformCase = (r: StaticExportRelease, extra: Extra = {}): PlatformCase => ({
+  o: platformObserved(r, extra),
+  status: r.status ?? {},
+  tun: DEFAULT_TUNABLES,
+});
+
+/** What a registry rule reads for `r` at NOW: its status as found. */
+export const registryCase = (r: StaticExportRelease, extra: Extra = {}): RegistryCase => ({
+  o: registryObserved(r, extra),
+  status: r.status ?? {},
 });

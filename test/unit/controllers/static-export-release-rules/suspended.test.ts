@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { suspended } from '../../../../src/controllers/static-export-release/rules/suspended.ts';
+import { at, observed, release, servingV1 } from '../../../support/release-fixtures.ts';
+
+describe('suspended', () => {
+  it.each([
+    ['not suspended', false, undefined],
+    ['suspended: the spec is seen, nothing is under way', true, 2],
+  ])('%s', (_, suspend, observedGeneration) => {
+    const reconciling = {
+      type: 'Reconciling',
+      status: 'True' as const,
+      reason: 'Exporting',
+      message: 'm',
+      lastTransitionTime: at(-1),
+    };
+    const r = release({
+      spec: { suspend },
+      generation: 2,
+      status: { ...servingV1(), conditions: [reconciling] },
+    });
+    const d = suspended(observed(r));
+    expect(d?.status.observedGeneration).toBe(observedGeneration);
+    if (d) {
+      expect(d.action).toEqual({ kind: 'none' });
+      expect(d.status.conditions).toEqual([]);
+    }
+  });
+});
