@@ -130,6 +130,8 @@ export abstract class Reconciler<
   protected gone(_namespace: string, _name: string): void {}
   /** After each status write (or decision that nothing changed). */
   protected statusRecorded(_obj: T, _status: S): void {}
+  /** The reconcile of what was observed ended, however: what observe opened for it is closed. */
+  protected finished(_observed: O): void {}
 
   /** `signal` aborts the reconcile's calls, waits and downloads when its work is no longer wanted. */
   async reconcile(namespace: string, name: string, signal?: AbortSignal): Promise<ReconcileResult> {
@@ -146,9 +148,23 @@ export abstract class Reconciler<
     }
     const loaded = await this.load(obj);
     const observed = await this.observe(loaded, signal);
+    try {
+      return await this.decideAndAct(`${namespace}/${name}`, loaded, observed, signal);
+    } finally {
+      this.finished(observed);
+    }
+  }
+
+  /** `key`: `namespace/name`, for the log. */
+  private async decideAndAct(
+    key: string,
+    loaded: Loaded<T>,
+    observed: O,
+    signal: AbortSignal | undefined,
+  ): Promise<ReconcileResult> {
     const d = this.decide(observed);
     this.deps.logger.debug(
-      { [this.kind.logKey]: `${namespace}/${name}`, action: d.action, requeueAfterMs: d.requeueAfterMs },
+      { [this.kind.logKey]: key, action: d.action, requeueAfterMs: d.requeueAfterMs },
       'decided',
     );
     const { client } = loaded;

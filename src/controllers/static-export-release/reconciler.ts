@@ -50,6 +50,7 @@ import { type OpenedRegistry, openRegistry, pullSite, resolveTag } from './oci-s
 import { judgeNewContent } from './publish-gate.ts';
 import { afterRoll, type Roll } from './rollout.ts';
 import { exportPollDelayMs } from './schedule.ts';
+import { ShareVisit } from './share-visit.ts';
 import { type SharedExports, shareKey } from './shared-exports.ts';
 
 export interface ReleaseMetrics {
@@ -83,14 +84,13 @@ export interface ReleaseReconcilerOptions extends ReconcilerDeps {
   releasesOfDomain?: (domain: string) => readonly StaticExportRelease[] | undefined;
 }
 
-/** What the reconciler observes besides `decide`'s input: the release's account and share group. */
+/** What the reconciler observes besides `decide`'s input: what this reconcile opened. */
 interface Extras {
-  /** Digest of the API base URL and key (see AdminApiClient.identity); absent without a client. */
-  identity?: string;
-  shareKey?: string;
+  /** The release's part in its share group: a platform release with usable credentials. */
+  visit?: ShareVisit;
   /** The poll in `poll` was a call of this reconcile (not another member's answer). */
   polled?: boolean;
-  /** Registry source: the client of this reconcile (closed once its action is done). */
+  /** Registry source: the client of this reconcile (closed when it ends). */
   registry?: OpenedRegistry;
 }
 type ReleaseObserved = Observed & Extras;
@@ -134,35 +134,15 @@ export class StaticExportReleaseReconciler extends Reconciler<
     this.o.shared.leave(`${namespace}/${name}`);
   }
 
-  override async reconcile(namespace: string, name: string, signal?: AbortSignal) {
-    try {
-      return await super.reconcile(namespace, name, signal);
-    } finally {
-      // A start claimed for the group that was not sent (a slot to wait for, a conflict) or whose
-      // job id was not recorded: the group's other releases may start, when they look again.
-      this.o.shared.abandon(`${namespace}/${name}`, false);
-    }
+  // A member of a share group decides through its visit: it reads the group and claims a start.
+  protected decide(o: ReleaseObserved): Decision {
+    if (o.visit && o.source === 'platform') return o.visit.decide(o, o.polled ?? false, this.tunables);
+    return decide(o, this.tunables);
   }
 
-  // Synchronous from reading the group to claiming it: no other reconcile runs in between, so two
-  // releases of a group never both decide to start.
-  protected decide(observed: ReleaseObserved): Decision {
-    const { release, shareKey: group, identity } = observed;
-    const me = releaseKey(release);
-    if (group === undefined) this.o.shared.leave(me);
-    else this.o.shared.enter(me, group);
-    const d = decide(
-      { ...observed, ...(group === undefined ? {} : { shared: this.o.shared.flight(group) }) },
-      this.tunables,
-    );
-    if (group !== undefined && d.action.kind === 'start')
-      this.o.shared.claim(group, me, observed.now.toISOString());
-    const jobId = release.status?.export?.jobId;
-    if (observed.polled && identity && jobId && d.requeueAfterMs !== undefined)
-      this.o.shared.pollFreshUntil(identity, jobId, observed.now.getTime() + d.requeueAfterMs);
-    // The registry client is needed only by a pull.
-    if (observed.registry && d.action.kind !== 'pull') void observed.registry.client.close();
-    return d;
+  protected override finished(o: ReleaseObserved): void {
+    o.visit?.close();
+    void o.registry?.client.close();
   }
 
   protected withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
@@ -182,8 +162,20 @@ export class StaticExportReleaseReconciler extends Reconciler<
     { now, obj: release, blocked, client }: Loaded<StaticExportRelease>,
     signal: AbortSignal | undefined,
   ): Promise<ReleaseObserved> {
-    const seen = observedOf(release, now);
+    const o = await this.observeSource(observedOf(release, now), blocked, client, signal);
+    // Deleted, suspended, blocked or following a registry: in no share group.
+    if (!o.visit) this.o.shared.leave(releaseKey(release));
+    return o;
+  }
+
+  private observeSource(
+    seen: Observed,
+    blocked: Failure | undefined,
+    client: AdminApiClient | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<ReleaseObserved> | ReleaseObserved {
     if (blocked) return { ...seen, blocked };
+    const { release } = seen;
     if (seen.source === 'registry') {
       const following = !release.spec.suspend && !release.metadata.deletionTimestamp;
       return following ? this.observeRegistry(seen, signal) : seen;
@@ -213,39 +205,43 @@ export class StaticExportReleaseReconciler extends Reconciler<
     const misconfigured = await this.misconfigured(release, signal);
     if (misconfigured) return { ...seen, blocked: misconfigured };
     const { identity } = client;
-    const account = { identity, shareKey: shareKey(identity, release.spec) };
     // A member from here on: a job adopted below is its group's flight.
-    this.o.shared.enter(releaseKey(release), account.shareKey);
+    const visit = new ShareVisit(
+      this.o.shared,
+      releaseKey(release),
+      identity,
+      shareKey(identity, release.spec),
+    );
     const own = jobToPoll(release);
     if (own) {
       const { jobId } = own;
       // After a restart the group learns its export in flight from the releases' status.
-      this.o.shared.adopt(account.shareKey, identity, jobId, own.startedAt ?? now.toISOString());
+      visit.adopt(jobId, own.startedAt ?? now.toISOString());
       // Another member's answer still fresh, or one call for all.
       const poll = await this.pollJob(
         release,
-        () => this.o.shared.poll(identity, jobId, () => client.getExport(jobId, { signal })),
+        () => visit.poll(jobId, () => client.getExport(jobId, { signal })),
         signal,
       );
-      if (poll.kind !== 'job') return { ...seen, ...account, poll };
+      if (poll.kind !== 'job') return { ...seen, visit, poll };
       const answer = poll.job;
       return {
         ...seen,
-        ...account,
+        visit,
         polled: answer.polled,
         poll: answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' },
       };
     }
-    const peers = await this.adoptPeerJob(release, account, now);
+    const peers = await this.adoptPeerJob(release, visit, now);
     const served = release.status?.current?.version;
-    if (served === undefined) return { ...seen, ...account, ...peers, targetDrifted: false };
+    if (served === undefined) return { ...seen, visit, ...peers, targetDrifted: false };
     const [version, found] = await Promise.all([
       this.target(release).version(signal),
       this.findServing(release, signal),
     ]);
     return {
       ...seen,
-      ...account,
+      visit,
       ...peers,
       targetDrifted: version !== served,
       workloads: found.workloads,
@@ -351,8 +347,6 @@ export class StaticExportReleaseReconciler extends Reconciler<
     } catch (e) {
       if (signal?.aborted) throw e;
       return this.fail(run, status, withinInterval(release, classifyError(e, secretRefText(release))), e);
-    } finally {
-      void registry.client.close();
     }
     const reference = ociReference(source, action.digest);
     const verdict = judgeNewContent(release, reference, pulled.site);
@@ -396,12 +390,12 @@ export class StaticExportReleaseReconciler extends Reconciler<
    */
   private async adoptPeerJob(
     release: StaticExportRelease,
-    account: { identity: string; shareKey: string },
+    visit: ShareVisit,
     now: Date,
   ): Promise<{ peersUnknown?: true }> {
     const lookup = this.o.releasesOfDomain;
     const { domain } = release.spec;
-    if (!lookup || domain === undefined || this.o.shared.flight(account.shareKey)) return {};
+    if (!lookup || domain === undefined || visit.flight()) return {};
     const peers = lookup(domain);
     if (!peers) return { peersUnknown: true };
     const me = releaseKey(release);
@@ -414,15 +408,15 @@ export class StaticExportReleaseReconciler extends Reconciler<
       // A suspended release's status is frozen: its job may be long over.
       if (!spec.success || spec.data.suspend) continue;
       // Options first (no Secret read): the same key would give the same group only with them.
-      if (shareKey(account.identity, spec.data) !== account.shareKey) continue;
+      if (shareKey(visit.identity, spec.data) !== visit.key) continue;
       candidates.push({ peer: { ...p, spec: spec.data }, job });
     }
     // The newest first: an older one recorded elsewhere is more likely over.
     candidates.sort((a, b) => (b.job.startedAt ?? '').localeCompare(a.job.startedAt ?? ''));
     for (const { peer, job } of candidates) {
       const creds = await readCredentials(this.o.kube, peer, this.o.clients.defaults, this.o.reads?.secrets);
-      if ('failure' in creds || this.o.clients.get(creds).identity !== account.identity) continue;
-      this.o.shared.adopt(account.shareKey, account.identity, job.jobId, job.startedAt ?? now.toISOString());
+      if ('failure' in creds || this.o.clients.get(creds).identity !== visit.identity) continue;
+      visit.adopt(job.jobId, job.startedAt ?? now.toISOString());
       return {};
     }
     return {};
@@ -445,9 +439,12 @@ export class StaticExportReleaseReconciler extends Reconciler<
     run: Run,
   ): Promise<ReconcileResult> {
     const { action } = d;
-    if (action.kind === 'start') return this.start(o, client, run);
-    if (action.kind === 'publish') return this.publish(o, action, client, run);
     if (action.kind === 'roll') return this.roll(o, action, run);
+    // The platform's actions are a group member's: observe opened the visit along with the client.
+    const { visit } = o;
+    if (!visit) return {};
+    if (action.kind === 'start') return this.start(o, visit, client, run);
+    if (action.kind === 'publish') return this.publish(o, visit, action, client, run);
     return {};
   }
 
@@ -465,7 +462,12 @@ export class StaticExportReleaseReconciler extends Reconciler<
     return { requeueAfterMs: 1_000 };
   }
 
-  private async start(o: ReleaseObserved, client: AdminApiClient, run: Run): Promise<ReconcileResult> {
+  private async start(
+    o: ReleaseObserved,
+    visit: ShareVisit,
+    client: AdminApiClient,
+    run: Run,
+  ): Promise<ReconcileResult> {
     const { spec } = o.release;
     // `status.start` is stored (by the skeleton, as a compare-and-swap) before this call: a crash or
     // a second operator from here on waits instead of starting a second export at once.
@@ -484,8 +486,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
       );
     } catch (e) {
       if (run.signal?.aborted) throw e;
-      // The others of the group try themselves now (the error may be this release's alone).
-      this.o.shared.abandon(releaseKey(o.release));
+      visit.startFailed();
       const status = afterStartFailed(run.record.status, mayHaveReachedServer(e));
       return this.fail(run, status, classifyError(e, secretRefText(o.release)), e);
     }
@@ -502,14 +503,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     await this.commit(run, next);
     // Recorded: the group's other releases join this job (they are woken for it). A job whose id
     // could not be recorded is nobody's to join: its start's outcome counts as unknown.
-    if (o.shareKey !== undefined)
-      this.o.shared.started(
-        o.shareKey,
-        releaseKey(o.release),
-        client.identity,
-        started.jobId,
-        startedAt.toISOString(),
-      );
+    visit.started(started.jobId, startedAt.toISOString());
     // The first look: soon when nothing is known (a small site's export may be done at once), else
     // when this site's exports usually end.
     return { requeueAfterMs: exportPollDelayMs(next.status, startedAt) ?? 0 };
@@ -517,6 +511,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
 
   private async publish(
     o: ReleaseObserved,
+    visit: ShareVisit,
     action: PublishAction,
     client: AdminApiClient,
     run: Run,
@@ -525,9 +520,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
     const status = run.record.status;
     const release = { ...o.release, status };
     // A link generated for another release of the group a moment ago serves this one too.
-    const bundle = await this.o.shared.link(client.identity, action.jobId, () =>
-      client.generateBundle(action.jobId, { signal }),
-    );
+    const bundle = await visit.link(action.jobId, () => client.generateBundle(action.jobId, { signal }));
     let version = status.current?.version ?? '';
     let pageCount: number | undefined;
     let verdict: GateVerdict = { ok: true };

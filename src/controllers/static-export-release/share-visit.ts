@@ -1,0 +1,81 @@
+// One reconcile's part in its release's share group (shared-exports.ts). Opened in observe when the
+// release has an account, closed when the reconcile ends: every call the reconciler makes on the
+// group goes through it, and reading the group, deciding and claiming a start is one step.
+import type { ExportStatus, GeneratedBundle } from '../../api/index.ts';
+import { decide } from './decide.ts';
+import type { Decision, PlatformObserved, Tunables } from './model.ts';
+import type { SharedExport, SharedExports } from './shared-exports.ts';
+
+export class ShareVisit {
+  private readonly groups: SharedExports;
+  /** The release (`namespace/name`). */
+  private readonly member: string;
+  /** Digest of the API base URL and key (see AdminApiClient.identity). */
+  readonly identity: string;
+  /** The group's share key (see shareKey). */
+  readonly key: string;
+
+  /** The release belongs to the group of `key` from here on (it left any other). */
+  constructor(groups: SharedExports, member: string, identity: string, key: string) {
+    this.groups = groups;
+    this.member = member;
+    this.identity = identity;
+    this.key = key;
+    groups.enter(member, key);
+  }
+
+  /** The group's export in flight, if any. */
+  flight(): SharedExport | undefined {
+    return this.groups.flight(this.key);
+  }
+
+  /** A job a release of the group records (e.g. after a restart) is the group's, unless one is already. */
+  adopt(jobId: string, startedAt: string): void {
+    this.groups.adopt(this.key, this.identity, jobId, startedAt);
+  }
+
+  /** The job's status: another member's answer still fresh, or one call for all. */
+  poll(jobId: string, call: () => Promise<ExportStatus>) {
+    return this.groups.poll(this.identity, jobId, call);
+  }
+
+  /** A bundle link generated for another release of the group a moment ago serves this one too. */
+  link(jobId: string, call: () => Promise<GeneratedBundle>): Promise<GeneratedBundle> {
+    return this.groups.link(this.identity, jobId, call);
+  }
+
+  /**
+   * Decides with the group's export in flight as it is now, and claims the start it decides on.
+   * Synchronous from reading the group to claiming it: no other reconcile runs in between, so two
+   * releases of a group never both decide to start. `polled`: the poll in `o` was this reconcile's
+   * call, and the others reuse its answer until this release polls next.
+   */
+  decide(o: PlatformObserved, polled: boolean, tun: Tunables): Decision {
+    const flight = this.flight();
+    const d = decide({ ...o, ...(flight ? { shared: flight } : {}) }, tun);
+    const { now, release } = o;
+    if (d.action.kind === 'start') this.groups.claim(this.key, this.member, now.toISOString());
+    const jobId = release.status?.export?.jobId;
+    if (polled && jobId && d.requeueAfterMs !== undefined)
+      this.groups.pollFreshUntil(this.identity, jobId, now.getTime() + d.requeueAfterMs);
+    return d;
+  }
+
+  /** The claimed start returned a job: the others of the group join it. */
+  started(jobId: string, startedAt: string): void {
+    this.groups.started(this.key, this.member, this.identity, jobId, startedAt);
+  }
+
+  /** The claimed start failed: the others of the group try themselves now (the error may be this release's alone). */
+  startFailed(): void {
+    this.groups.abandon(this.member);
+  }
+
+  /**
+   * The reconcile ended. A start claimed that was not sent (a slot to wait for, a conflict) or whose
+   * job id was not recorded: the group's other releases may start, when they look again.
+   */
+  close(): void {
+    this.groups.abandon(this.member, false);
+  }
+}
