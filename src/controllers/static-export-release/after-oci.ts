@@ -1,9 +1,9 @@
 // Folding the outcome of a registry pull or rewrite back into status (pure).
 import { HISTORY_LIMIT } from '../../crd/index.ts';
+import { gateRefused } from './after-publish.ts';
 import { withHealthy } from './conditions.ts';
 import type { Folded, RegistryObserved, Status } from './model.ts';
 import { ociReference, untilNextCheck } from './oci.ts';
-import { clampDelay } from './schedule.ts';
 
 /** What the registry folds read: the release, the clock, and the source it follows. */
 type RegistrySnapshot = Pick<RegistryObserved, 'now' | 'release' | 'oci'>;
@@ -80,19 +80,11 @@ export function afterOciGateFailed(
       },
     },
   };
-  const served = base.current?.version;
-  const next = untilNextCheck(s, oci, now);
-  return {
-    status: withHealthy(release, s, now),
-    events: [
-      {
-        type: 'Warning',
-        reason: 'PublishGateFailed',
-        note: `${ociReference(oci, rejected.digest)} (${rejected.contentVersion}) was not published: ${rejected.message}; ${
-          served ? `still serving ${served}` : 'nothing is served yet'
-        }`,
-      },
-    ],
-    ...(next === undefined ? {} : { requeueAfterMs: clampDelay(next) }),
-  };
+  return gateRefused(
+    { release, now },
+    s,
+    `${ociReference(oci, rejected.digest)} (${rejected.contentVersion})`,
+    rejected.message,
+    untilNextCheck(s, oci, now),
+  );
 }

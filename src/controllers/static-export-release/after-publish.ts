@@ -118,19 +118,36 @@ export function afterPublishGateFailed(
       publishGateFailure: rejected.message,
     },
   };
-  const served = base.current?.version;
-  const next = untilNextWork({ ...release, status: s }, now, tun);
+  return gateRefused(
+    { release, now },
+    s,
+    `Export job ${rejected.jobId} (${rejected.version})`,
+    rejected.message,
+    untilNextWork({ ...release, status: s }, now, tun),
+  );
+}
+
+/**
+ * Content the publish gate refused, `what` naming it: `s` records it; nothing is written, what is
+ * served stays, and the next look is at `nextMs` (the next trigger, interval or tag check).
+ */
+export function gateRefused(
+  { release, now }: Snapshot,
+  s: Status,
+  what: string,
+  message: string,
+  nextMs: number | undefined,
+): Folded & { requeueAfterMs?: number } {
+  const served = release.status?.current?.version;
   return {
     status: withHealthy(release, s, now),
     events: [
       {
         type: 'Warning',
         reason: 'PublishGateFailed',
-        note: `Export job ${rejected.jobId} (${rejected.version}) was not published: ${rejected.message}; ${
-          served ? `still serving ${served}` : 'nothing is served yet'
-        }`,
+        note: `${what} was not published: ${message}; ${served ? `still serving ${served}` : 'nothing is served yet'}`,
       },
     ],
-    ...(next === undefined ? {} : { requeueAfterMs: clampDelay(next) }),
+    ...(nextMs === undefined ? {} : { requeueAfterMs: clampDelay(nextMs) }),
   };
 }

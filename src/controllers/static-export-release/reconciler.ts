@@ -168,19 +168,20 @@ export class StaticExportReleaseReconciler extends Reconciler<
     return o;
   }
 
-  private observeSource(
+  private async observeSource(
     seen: Observed,
     blocked: Failure | undefined,
     client: AdminApiClient | undefined,
     signal: AbortSignal | undefined,
-  ): Promise<ReleaseObserved> | ReleaseObserved {
+  ): Promise<ReleaseObserved> {
     if (blocked) return { ...seen, blocked };
     const { release } = seen;
     if (seen.source === 'registry') {
-      const following = !release.spec.suspend && !release.metadata.deletionTimestamp;
-      return following ? this.observeRegistry(seen, signal) : seen;
+      if (release.spec.suspend || release.metadata.deletionTimestamp) return seen;
+      return (await this.misconfigured(seen, signal)) ?? this.observeRegistry(seen, signal);
     }
-    return client ? this.observePlatform(seen, client, signal) : seen;
+    if (!client) return seen;
+    return (await this.misconfigured(seen, signal)) ?? this.observePlatform(seen, client, signal);
   }
 
   /**
@@ -188,11 +189,13 @@ export class StaticExportReleaseReconciler extends Reconciler<
    * first: nothing is exported (or pulled) for a target that cannot serve it.
    */
   private async misconfigured(
-    release: StaticExportRelease,
+    seen: Observed,
     signal: AbortSignal | undefined,
-  ): Promise<Failure | undefined> {
-    const problem = await this.target(release).problem(signal);
-    return problem ? failure('TargetMisconfigured', problem, true, TARGET_RECHECK_MS) : undefined;
+  ): Promise<Observed | undefined> {
+    const problem = await this.target(seen.release).problem(signal);
+    return problem
+      ? { ...seen, blocked: failure('TargetMisconfigured', problem, true, TARGET_RECHECK_MS) }
+      : undefined;
   }
 
   /** Platform source: the job in flight (polled once for the group), else the group's peers, the target and workloads. */
@@ -202,8 +205,6 @@ export class StaticExportReleaseReconciler extends Reconciler<
     signal: AbortSignal | undefined,
   ): Promise<ReleaseObserved> {
     const { release, now } = seen;
-    const misconfigured = await this.misconfigured(release, signal);
-    if (misconfigured) return { ...seen, blocked: misconfigured };
     const { identity } = client;
     // A member from here on: a job adopted below is its group's flight.
     const visit = new ShareVisit(
@@ -255,8 +256,6 @@ export class StaticExportReleaseReconciler extends Reconciler<
     signal: AbortSignal | undefined,
   ): Promise<ReleaseObserved> {
     const { release, now } = seen;
-    const misconfigured = await this.misconfigured(release, signal);
-    if (misconfigured) return { ...seen, blocked: misconfigured };
     let registry: OpenedRegistry | undefined;
     let check: OciCheck | undefined;
     if (ociCheckDue(release, now)) {
