@@ -35,6 +35,8 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
   );
 }
 
+// A start in doubt is waited out before anything else; a problem found before the calls, then an
+// export in flight, come before a pin or a new export; renewal and repair only once none is due.
 function decidePlatform(o: PlatformObserved, tun: Tunables): Decision {
   const c = { o, tun, status: withoutExpiredStart(o.release.status ?? {}, o.now, tun) };
   return (
@@ -61,6 +63,8 @@ function pinSeen(c: PlatformCase): PlatformCase {
   return { ...c, status: { ...c.status, observedGeneration: gen } };
 }
 
+// The tag's check is recorded first (the spec and any request are seen with it); a new digest is
+// pulled before a drifted target is written again.
 function decideRegistry(o: RegistryObserved): Decision {
   const found = o.release.status ?? {};
   const status = o.check?.kind === 'resolved' ? withCheck(found, o.release, o.check.digest, o.now) : found;

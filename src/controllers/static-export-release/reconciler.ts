@@ -1,5 +1,5 @@
 // observe -> decide -> act for one StaticExportRelease, on the shared skeleton. Effects only;
-// decisions live in decide.ts.
+// decisions live in decide.ts (its rules in rules/), the share group's protocol in share-visit.ts.
 import type { AdminApiClient, ExportStatus, StartedExport } from '../../api/index.ts';
 import {
   assertVersion,
