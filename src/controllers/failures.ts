@@ -198,7 +198,7 @@ export function invalidSpec(error: z.ZodError): Failure {
   );
 }
 
-/** A transient failure with no fixed delay: the work queue retries it with exponential backoff. */
+/** A transient failure with no fixed delay: why the work queue retries it with exponential backoff. */
 export class RetryableError extends Error {
   override name = 'RetryableError';
 }
@@ -206,7 +206,7 @@ export class RetryableError extends Error {
 /** What the work queue does after a failure: wait a fixed delay, back off, or wait for a change. */
 export function afterFailure(f: Failure): ReconcileResult {
   if (f.retryAfterMs !== undefined) return { requeueAfterMs: f.retryAfterMs };
-  if (!f.stalled) throw new RetryableError(f.message);
+  if (!f.stalled) return { backoff: new RetryableError(f.message) };
   return {};
 }
 

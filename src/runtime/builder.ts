@@ -9,6 +9,7 @@ import {
   enqueueOnChange,
   type KeyMapper,
   ownKey,
+  type ReconcileResult,
   runController,
   splitKey,
 } from './controller.ts';
@@ -41,7 +42,7 @@ export class ControllerBuilder {
 
   /** Starts the workers with `reconcile(namespace, name, signal)` and wires every watch to them. */
   complete(
-    reconcile: (namespace: string, name: string, signal: AbortSignal) => Promise<{ requeueAfterMs?: number }>,
+    reconcile: (namespace: string, name: string, signal: AbortSignal) => Promise<ReconcileResult>,
   ): Controller {
     const controller = runController({
       ...this.options,

@@ -11,6 +11,11 @@ import { WorkQueue, type WorkQueueOptions } from './work-queue.ts';
 export interface ReconcileResult {
   /** Reconcile this key again after this long (polling, link renewal). */
   requeueAfterMs?: number;
+  /**
+   * Try again with the work queue's exponential backoff (a transient failure with no delay of its
+   * own); the error says why and is logged. Handled as a thrown error is.
+   */
+  backoff?: Error;
 }
 
 /**
@@ -67,17 +72,22 @@ export function runController(options: ControllerOptions): Controller {
     const cancel = new AbortController();
     inFlight.set(key, cancel);
     const signal = AbortSignal.any([aborter.signal, cancel.signal]);
+    // A thrown error and a backoff asked for are one outcome: retried rate limited, and logged.
+    const backOff = (err: unknown) => {
+      metrics?.observeReconcile(name, 'error', seconds());
+      if (signal.aborted) return;
+      queue.addRateLimited(key);
+      log?.error({ err, key, retries: queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
+    };
     try {
       const result = await reconcile(key, signal);
+      if (result?.backoff) return backOff(result.backoff);
       queue.forget(key);
       const after = result?.requeueAfterMs;
       if (after !== undefined && after >= 0) queue.addAfter(key, after);
       metrics?.observeReconcile(name, after !== undefined ? 'requeue' : 'success', seconds());
     } catch (err) {
-      metrics?.observeReconcile(name, 'error', seconds());
-      if (signal.aborted) return;
-      queue.addRateLimited(key);
-      log?.error({ err, key, retries: queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
+      backOff(err);
     } finally {
       inFlight.delete(key);
       queue.done(key);

@@ -300,7 +300,7 @@ describe('an export in flight', () => {
       observed(release({ status: inFlight('running') }), { poll: { kind: 'failed', failure } }),
     );
     expect(condition(d.status, 'Ready')).toMatchObject({ status: 'False', reason: 'ApiUnavailable' });
-    expect(() => nextStep(d)).toThrow(RetryableError);
+    expect(nextStep(d).backoff).toBeInstanceOf(RetryableError);
   });
 });
 

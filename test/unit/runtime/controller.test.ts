@@ -5,6 +5,7 @@ import {
   enqueueOnChange,
   ignoreStatusOnly,
   ownerKeys,
+  type ReconcileResult,
   referrerKeys,
   refIndex,
   runController,
@@ -52,33 +53,44 @@ describe('keys', () => {
 });
 
 describe('runController', () => {
-  it('reconciles enqueued keys, retries failures with backoff, and forgets after success', async () => {
-    const metrics = new Metrics({ processMetrics: false });
-    const calls: [string, number][] = [];
-    let failuresLeft = 2;
-    const c = runController({
-      name: 'test',
-      queue: fastQueue,
-      metrics,
-      reconcile: async (key) => {
-        calls.push([key, Date.now()]);
-        if (key === 'ns/flaky' && failuresLeft-- > 0) throw new Error('boom');
+  it.each([
+    [
+      'thrown',
+      (): ReconcileResult => {
+        throw new Error('boom');
       },
-    });
-    c.enqueue('ns/ok');
-    c.enqueue('ns/flaky');
-    await until('flaky succeeded', () => calls.filter(([k]) => k === 'ns/flaky').length === 3);
-    await c.stop();
-    const flaky = calls.filter(([k]) => k === 'ns/flaky').map(([, t]) => t);
-    const [first, second] = gaps(flaky);
-    expect(first).toBeGreaterThanOrEqual(19);
-    expect(second).toBeGreaterThanOrEqual(39);
-    expect(c.queue.numRequeues('ns/flaky')).toBe(0);
-    const text = await metrics.text();
-    expect(text).toContain('static_export_reconcile_total{controller="test",result="success"} 2');
-    expect(text).toContain('static_export_reconcile_total{controller="test",result="error"} 2');
-    expect(text).toContain('static_export_reconcile_errors_total{controller="test"} 2');
-  });
+    ],
+    ['asked for as a value', (): ReconcileResult => ({ backoff: new Error('boom') })],
+  ])(
+    'reconciles enqueued keys, retries failures (%s) with backoff, and forgets after success',
+    async (_, fail) => {
+      const metrics = new Metrics({ processMetrics: false });
+      const calls: [string, number][] = [];
+      let failuresLeft = 2;
+      const c = runController({
+        name: 'test',
+        queue: fastQueue,
+        metrics,
+        reconcile: async (key) => {
+          calls.push([key, Date.now()]);
+          if (key === 'ns/flaky' && failuresLeft-- > 0) return fail();
+        },
+      });
+      c.enqueue('ns/ok');
+      c.enqueue('ns/flaky');
+      await until('flaky succeeded', () => calls.filter(([k]) => k === 'ns/flaky').length === 3);
+      await c.stop();
+      const flaky = calls.filter(([k]) => k === 'ns/flaky').map(([, t]) => t);
+      const [first, second] = gaps(flaky);
+      expect(first).toBeGreaterThanOrEqual(19);
+      expect(second).toBeGreaterThanOrEqual(39);
+      expect(c.queue.numRequeues('ns/flaky')).toBe(0);
+      const text = await metrics.text();
+      expect(text).toContain('static_export_reconcile_total{controller="test",result="success"} 2');
+      expect(text).toContain('static_export_reconcile_total{controller="test",result="error"} 2');
+      expect(text).toContain('static_export_reconcile_errors_total{controller="test"} 2');
+    },
+  );
 
   it('requeues after requeueAfterMs on success', async () => {
     const times: number[] = [];
