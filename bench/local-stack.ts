@@ -26,6 +26,8 @@ export interface LocalStackOptions {
   operator?: Pick<LocalOperator, 'apiRequestsPerMinute'>;
   /** Node arguments before the CLI (a CPU profile, say). */
   nodeArgs?: string[];
+  /** Start the real node too, before the simulator (which may listen on its bridge address). */
+  node?: boolean;
   /** Operator arguments after the local ones. */
   operatorArgs?: string[];
   /** kubectl's output buffer (listing thousands of releases needs more than the default). */
@@ -51,6 +53,7 @@ export async function startLocalStack(o: LocalStackOptions): Promise<LocalStack>
   const dir = mkdtempSync(join(tmpdir(), o.prefix));
   const simOptions = o.simulator(dir);
   const cp = await ControlPlane.start(join(dir, 'cluster'));
+  if (o.node) await cp.startNode();
   const sim = await startSimulator(simOptions);
   const kubectl = (args: string[], input?: string) =>
     new Promise<string>((resolve, reject) => {

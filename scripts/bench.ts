@@ -10,6 +10,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
   operator: () => import('../bench/operator.ts'),
   idle: () => import('../bench/idle.ts'),
   reroll: () => import('../bench/reroll.ts'),
+  node: () => import('../bench/node.ts'),
   mirror: () => import('../bench/mirror.ts'),
   polling: () => import('../bench/polling.ts'),
 };

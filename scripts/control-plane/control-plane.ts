@@ -109,6 +109,11 @@ export class ControlPlane {
     return `https://127.0.0.1:${this.state.ports.apiserver}`;
   }
 
+  /** Where the binaries are (the node's crictl among them). */
+  get binDir(): string {
+    return this.state.binDir;
+  }
+
   /** Starts a fresh control plane whose files live in `dir` (created; removed by `stop`). */
   static async start(dir: string, binDir?: string): Promise<ControlPlane> {
     mkdirSync(join(dir, 'logs'), { recursive: true });

@@ -1,6 +1,7 @@
 // The real node (scripts/control-plane/node.ts) for tests whose pods must really run: started on the
 // suite's control plane by the first test file that needs it and shared by the next ones; the global
 // teardown stops it with the control plane.
+import { get } from 'node:http';
 import { inject } from 'vitest';
 import { ControlPlane } from '../../scripts/control-plane/control-plane.ts';
 import { REAL_NODE, REAL_NODE_TAINT } from '../../scripts/control-plane/node.ts';
@@ -24,3 +25,16 @@ export const ON_REAL_NODE = {
   tolerations: [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }],
   nodeSelector: { 'kubernetes.io/hostname': REAL_NODE },
 };
+
+/** The status of a GET on a connection of its own, or why there was none. */
+export function statusOf(url: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = get(url, { agent: false, timeout: 5_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', (e) => resolve(e.message));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (e) => resolve(e.message));
+  });
+}

@@ -1,0 +1,276 @@
+// What users meet on a real node (issue 18): the local control plane with the real node, the
+// simulator on the node's bridge address (pods fetch from it), the operator on the host, the site
+// chart (existing-Secret mode, two replicas) and the operator chart on the node.
+// - publish -> new page served through the Service: p50 and p95 over BENCH_PUBLISHES (default 10)
+//   publishes, with a client reading the site throughout (failed requests counted; goal 0);
+// - a scale-up's new pod Ready (scheduled, image there, bundle fetched, nginx up), for the sample site;
+// - the operator pod's memory (the container's working set, from crictl) idle with 10 releases.
+import { type ExecFileSyncOptionsWithStringEncoding, execFile, execFileSync } from 'node:child_process';
+import { cpSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { stringify } from 'yaml';
+import { NODE_IP, nodePaths } from '../scripts/control-plane/node.ts';
+import { DEFAULT_DOCS_DIR } from '../src/simulator/index.ts';
+import { builtImage } from '../test/support/image.ts';
+import { ON_REAL_NODE, statusOf } from '../test/support/real-node.ts';
+import { ROOT } from './build.ts';
+import { type LocalStack, startLocalStack } from './local-stack.ts';
+
+const NS = 'docs';
+const IMAGE = 'ghcr.io/static-export-operator/static-export';
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+
+interface Pod {
+  metadata: { name: string; creationTimestamp: string; deletionTimestamp?: string };
+  status: { conditions?: { type: string; status: string; lastTransitionTime: string }[] };
+}
+
+/** Not execFileSync: the simulator lives in this process, and the pods Helm waits for fetch from it. */
+async function helm(stack: LocalStack, args: string[]): Promise<void> {
+  await promisify(execFile)(join(ROOT, '.tools/bin/helm'), [...args, '--kubeconfig', stack.cp.kubeconfig], {
+    encoding: 'utf8',
+    env: { ...process.env, HOME: stack.dir },
+  });
+}
+
+const values = (stack: LocalStack, v: object) => {
+  const file = join(stack.dir, `values-${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(file, stringify(v));
+  return file;
+};
+
+async function requestExport(stack: LocalStack, name: string, value: string): Promise<void> {
+  await stack.kubectl([
+    'annotate',
+    'ser',
+    name,
+    '-n',
+    NS,
+    '--overwrite',
+    `staticexport.dev/requested-at=${value}`,
+  ]);
+}
+
+/** Seconds from scaling the site up by one to the new pod Ready (seen by polling every 100 ms). */
+async function podToReady(stack: LocalStack, deployment: string): Promise<number> {
+  const list = async () =>
+    (
+      JSON.parse(
+        await stack.kubectl(['get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/instance=docs', '-o', 'json']),
+      ) as { items: Pod[] }
+    ).items.filter((p) => !p.metadata.deletionTimestamp);
+  const before = new Set((await list()).map((p) => p.metadata.name));
+  const t0 = performance.now();
+  await stack.kubectl(['scale', deployment, '-n', NS, `--replicas=${before.size + 1}`]);
+  for (const deadline = t0 + 600_000; performance.now() < deadline; await sleep(100)) {
+    const fresh = (await list()).find((p) => !before.has(p.metadata.name));
+    if (fresh?.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) {
+      const seconds = (performance.now() - t0) / 1000;
+      await stack.kubectl(['scale', deployment, '-n', NS, `--replicas=${before.size}`]);
+      await stack.kubectl(['rollout', 'status', deployment, '-n', NS, '--timeout=300s']);
+      return seconds;
+    }
+  }
+  throw new Error('the new pod did not become Ready within 10 min');
+}
+
+const servedPages = async (stack: LocalStack) =>
+  stack.kubectl(['get', 'ser', 'docs', '-n', NS, '-o', 'jsonpath={.status.current.pageCount}']);
+
+export async function run(): Promise<void> {
+  const publishes = Number(process.env.BENCH_PUBLISHES ?? 10);
+  const stack = await startLocalStack({
+    prefix: 'bench-node-',
+    simulator: (scratch) => {
+      cpSync(DEFAULT_DOCS_DIR, join(scratch, 'docs'), { recursive: true });
+      return {
+        host: NODE_IP,
+        port: 0,
+        exportDurationMs: 0,
+        linkTtlSeconds: 24 * 3600,
+        docsDir: join(scratch, 'docs'),
+      };
+    },
+    namespace: NS,
+    operatorArgs: ['--allow-insecure-api-base-url'],
+    node: true,
+  });
+  try {
+    const image = await builtImage();
+    await stack.cp.pushImage(image.layout, image.tag, `${IMAGE}:${image.tag}`);
+    await stack.kubectl(
+      ['apply', '-f', '-'],
+      stringify({
+        apiVersion: 'staticexport.dev/v1alpha1',
+        kind: 'StaticExportRelease',
+        metadata: { name: 'docs', namespace: NS },
+        spec: {
+          domain: 'docs.example.com',
+          credentialsSecretRef: { name: 'admin-key' },
+          target: { valuesSecret: { name: 'docs-values' } },
+        },
+      }),
+    );
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(250)) {
+      if (await stack.kubectl(['get', 'ser', 'docs', '-n', NS, '-o', 'jsonpath={.status.current.version}']))
+        break;
+    }
+    await helm(stack, [
+      'install',
+      'docs',
+      join(ROOT, 'charts/static-export-site'),
+      '-n',
+      NS,
+      '--wait',
+      '--timeout',
+      '300s',
+      '-f',
+      values(stack, {
+        staticExport: { enabled: true, existingSecret: 'docs-values' },
+        image: { tag: image.tag },
+        nginx: { image: { tag: 'offline' } },
+        ...ON_REAL_NODE,
+      }),
+    ]);
+    const deployment = (
+      await stack.kubectl(['get', 'deploy', '-n', NS, '-l', 'app.kubernetes.io/instance=docs', '-o', 'name'])
+    ).trim();
+    await stack.kubectl(['rollout', 'status', deployment, '-n', NS, '--timeout=300s']);
+    const svc = JSON.parse(
+      await stack.kubectl([
+        'get',
+        'service',
+        '-n',
+        NS,
+        '-l',
+        'app.kubernetes.io/instance=docs',
+        '-o',
+        'json',
+      ]),
+    ) as { items: { spec: { clusterIP: string; ports: { port: number }[] } }[] };
+    const base = `http://${svc.items[0]?.spec.clusterIP}:${svc.items[0]?.spec.ports[0]?.port}`;
+
+    // A client reading the site throughout the publishes, one request at a time, each on a new
+    // connection (see statusOf); why the failed ones failed is printed.
+    let reading = true;
+    const answers = { ok: 0, failed: [] as string[] };
+    const client = (async () => {
+      while (reading) {
+        const status = await statusOf(`${base}/getting-started`);
+        if (status === 200) answers.ok++;
+        else answers.failed.push(String(status));
+        await sleep(20);
+      }
+    })();
+    const samples: number[] = [];
+    try {
+      for (let i = 1; i <= publishes; i++) {
+        await stack.kubectl(['rollout', 'status', deployment, '-n', NS, '--timeout=300s']);
+        writeFileSync(join(stack.dir, 'docs', `round-${i}.md`), `# Round ${i}\n\nContent of round ${i}.\n`);
+        const t0 = performance.now();
+        await requestExport(stack, 'docs', `bench-${i}`);
+        let t1: number | undefined;
+        for (
+          const deadline = t0 + 300_000;
+          t1 === undefined && performance.now() < deadline;
+          await sleep(50)
+        ) {
+          const res = await fetch(`${base}/round-${i}`).catch(() => undefined);
+          await res?.arrayBuffer();
+          if (res?.status === 200) t1 = performance.now();
+        }
+        if (t1 === undefined) throw new Error(`publish ${i}: the new page was not served within 300 s`);
+        samples.push((t1 - t0) / 1000);
+      }
+      await stack.kubectl(['rollout', 'status', deployment, '-n', NS, '--timeout=300s']);
+    } finally {
+      reading = false;
+      await client;
+    }
+    const sorted = [...samples].sort((a, b) => a - b);
+    console.log(
+      `publish -> new page served through the Service   p50 ${percentile(sorted, 50).toFixed(2)} s, p95 ${percentile(sorted, 95).toFixed(2)} s over ${publishes} publishes (export duration 0, 2 replicas)`,
+    );
+    console.log(
+      `failed requests during those rolls                ${answers.failed.length} of ${answers.ok + answers.failed.length}   goal 0: ${answers.failed.length === 0 ? 'ok' : `MISSED (${[...new Set(answers.failed)].join('; ')})`}`,
+    );
+
+    const small = await podToReady(stack, deployment);
+    console.log(
+      `scale-up -> new pod Ready, the sample site (${await servedPages(stack)} pages)   ${small.toFixed(2)} s`,
+    );
+
+    // The operator as the chart runs it on the node, idle with 10 releases.
+    await stack.kubectl(['create', 'namespace', 'operator']);
+    await stack.kubectl(['create', 'namespace', 'sites']);
+    await stack.kubectl([
+      '-n',
+      'sites',
+      'create',
+      'secret',
+      'generic',
+      'admin-key',
+      `--from-literal=apiKey=${stack.sim.adminKey}`,
+    ]);
+    await helm(stack, [
+      'install',
+      'op',
+      join(ROOT, 'charts/static-export-operator'),
+      '-n',
+      'operator',
+      '--wait',
+      '--timeout',
+      '300s',
+      '-f',
+      values(stack, {
+        image: { tag: image.tag },
+        crds: { enabled: false },
+        replicaCount: 1,
+        operator: { apiBaseUrl: stack.sim.baseUrl, allowInsecureApiBaseUrl: true },
+        watchNamespaces: ['sites'],
+        ...ON_REAL_NODE,
+      }),
+    ]);
+    await stack.kubectl(
+      ['apply', '-f', '-'],
+      Array.from({ length: 10 }, (_, i) =>
+        stringify({
+          apiVersion: 'staticexport.dev/v1alpha1',
+          kind: 'StaticExportRelease',
+          metadata: { name: `site-${i}`, namespace: 'sites' },
+          spec: {
+            domain: `site-${i}.example.com`,
+            credentialsSecretRef: { name: 'admin-key' },
+            target: { valuesSecret: { name: `site-${i}-values` } },
+          },
+        }),
+      ).join('---\n'),
+    );
+    await stack.kubectl(['wait', '--for=condition=Ready', 'ser', '--all', '-n', 'sites', '--timeout=300s']);
+    await sleep(30_000);
+    const socket = `unix://${nodePaths(stack.cp.dir).containerdSocket}`;
+    const crictl = join(stack.cp.binDir, 'crictl');
+    const quiet: ExecFileSyncOptionsWithStringEncoding = {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    };
+    const id = execFileSync(
+      crictl,
+      ['--runtime-endpoint', socket, 'ps', '-q', '--name', 'operator'],
+      quiet,
+    ).trim();
+    const stats = JSON.parse(
+      execFileSync(crictl, ['--runtime-endpoint', socket, 'stats', '-o', 'json', id], quiet),
+    ) as { stats: { memory: { workingSetBytes: { value: string } } }[] };
+    const mb = Number(stats.stats[0]?.memory.workingSetBytes.value) / 1e6;
+    console.log(
+      `operator pod memory, idle with 10 releases        ${mb.toFixed(0)} MB (working set)   goal < 100 MB: ${mb < 100 ? 'ok' : 'MISSED'}`,
+    );
+  } finally {
+    await stack.stop(5_000);
+  }
+}
