@@ -62,6 +62,18 @@ export function durationOption(ctx: CliContext, flags: string, description: stri
   return d.default === undefined ? option : option.default(parseDuration(d.default), d.default);
 }
 
+/** --poll-interval: a fixed time between status polls (default 2s). */
+export const pollIntervalOption = (ctx: CliContext, description: string): Option =>
+  durationOption(ctx, '--poll-interval <duration>', description, {
+    min: '100ms',
+    default: '2s',
+    legacyUnit: 'ms',
+  });
+
+/** --timeout of a command that waits on the platform (default 30m). */
+export const waitTimeoutOption = (ctx: CliContext, description: string): Option =>
+  durationOption(ctx, '--timeout <duration>', description, { min: '1s', default: '30m', legacyUnit: 's' });
+
 export interface ApiFlags {
   apiUrl?: string;
   keyFile?: string;

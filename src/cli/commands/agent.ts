@@ -8,8 +8,9 @@ import {
   apiClient,
   apiOptions,
   cliLogger,
-  durationOption,
   nonEmpty,
+  pollIntervalOption,
+  waitTimeoutOption,
 } from '../options.ts';
 import { formatElapsed, Reporter } from '../output.ts';
 import { fixedDelay, pollUntil } from '../poll.ts';
@@ -91,25 +92,8 @@ export function registerAgent(program: Command, ctx: CliContext): void {
       .requiredOption('--prompt <text>', 'what the agent must do', nonEmpty),
   )
     .option('--wait', 'wait until the job finishes and print its pull request link')
-    .addOption(
-      durationOption(ctx, '--poll-interval <duration>', 'time between status polls with --wait', {
-        min: '100ms',
-        default: '2s',
-        legacyUnit: 'ms',
-      }),
-    )
-    .addOption(
-      durationOption(
-        ctx,
-        '--timeout <duration>',
-        'with --wait: give up waiting for the job after this long',
-        {
-          min: '1s',
-          default: '30m',
-          legacyUnit: 's',
-        },
-      ),
-    )
+    .addOption(pollIntervalOption(ctx, 'time between status polls with --wait'))
+    .addOption(waitTimeoutOption(ctx, 'with --wait: give up waiting for the job after this long'))
     .option('--json', 'JSON lines on stdout instead of human output')
     .addHelpText('after', `${API_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: CreateFlags) => runCreate(flags, ctx));

@@ -22,6 +22,7 @@ import {
   checkDomain,
   cliLogger,
   durationOption,
+  waitTimeoutOption,
 } from '../options.ts';
 import { downloadProgress, formatBytes, formatElapsed, Reporter } from '../output.ts';
 import { exportScheduleDelay, fixedDelay, pollUntil } from '../poll.ts';
@@ -203,15 +204,9 @@ export function registerExport(program: Command, ctx: CliContext): void {
       ),
     )
     .addOption(
-      durationOption(
+      waitTimeoutOption(
         ctx,
-        '--timeout <duration>',
         'give up waiting for the export job after this long (the download has --download-timeout)',
-        {
-          min: '1s',
-          default: '30m',
-          legacyUnit: 's',
-        },
       ),
     )
     .addOption(downloadTimeoutOption(ctx, '--download-timeout'));

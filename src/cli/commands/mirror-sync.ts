@@ -11,8 +11,9 @@ import {
   apiClient,
   apiOptions,
   cliLogger,
-  durationOption,
   integer,
+  pollIntervalOption,
+  waitTimeoutOption,
 } from '../options.ts';
 import { formatBytes, Reporter } from '../output.ts';
 import {
@@ -168,25 +169,8 @@ export function registerMirrorSync(mirror: Command, ctx: CliContext): void {
     )
     .requiredOption('--config <file>', 'mirror.yaml (see below)')
     .option('--concurrency <n>', 'domains at once (overrides the file)', integer(1))
-    .addOption(
-      durationOption(ctx, '--poll-interval <duration>', 'between export status checks', {
-        min: '100ms',
-        default: '2s',
-        legacyUnit: 'ms',
-      }),
-    )
-    .addOption(
-      durationOption(
-        ctx,
-        '--timeout <duration>',
-        'per domain: give up on its export and download after this long',
-        {
-          min: '1s',
-          default: '30m',
-          legacyUnit: 's',
-        },
-      ),
-    );
+    .addOption(pollIntervalOption(ctx, 'between export status checks'))
+    .addOption(waitTimeoutOption(ctx, 'per domain: give up on its export and download after this long'));
   apiOptions(command);
   signingOptions(registryOptions(command));
   bundleLimitOptions(command)
