@@ -14,6 +14,7 @@ import { type LongTimer, setLongTimeout, wait } from '../timers.ts';
 import { type FaultEndpoint, type FaultSpec, FaultTable, isSiteFault, type SiteFault } from './faults.ts';
 import { type ExportProgressModel, exportProgress } from './progress.ts';
 import {
+  type BundleLink,
   bundlePath,
   checkBundleLink,
   type LinkStyle,
@@ -184,9 +185,11 @@ type Route =
   | { endpoint: 'agent-create'; projectId: string }
   | { endpoint: 'agent-get' | 'agent-message' | 'agent-archive'; projectId: string; id: string }
   | { endpoint: 'start' }
-  | { endpoint: 'status' | 'bundle' | 'download'; jobId: string };
+  | { endpoint: 'status' | 'bundle'; jobId: string }
+  | { endpoint: 'download'; jobId: string; link: BundleLink };
 
-function matchRoute(method: string, path: string): Route | HttpError {
+/** `link`: the request URL read as a bundle link (parseBundleLink), once per request. */
+function matchRoute(method: string, path: string, link: BundleLink | undefined): Route | HttpError {
   let seg: string[];
   try {
     seg = path.split('/').slice(1).map(decodeURIComponent);
@@ -211,9 +214,8 @@ function matchRoute(method: string, path: string): Route | HttpError {
     else if (seg.length === 5 && seg[3] && seg[4] === 'bundle') {
       [route, allowed] = [{ endpoint: 'bundle', jobId: seg[3] }, 'POST'];
     }
-  } else if (seg[0] === 'bundles') {
-    const link = parseBundleLink(path);
-    if (link) [route, allowed] = [{ endpoint: 'download', jobId: link.jobId }, 'GET'];
+  } else if (seg[0] === 'bundles' && link) {
+    [route, allowed] = [{ endpoint: 'download', jobId: link.jobId, link }, 'GET'];
   }
   if (!route || !allowed) return new HttpError(404, `No such endpoint: ${method} ${path}`);
   if (!is(allowed))
@@ -440,7 +442,7 @@ class SimulatorServer implements Simulator {
     const method = req.method ?? 'GET';
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     // A download is recorded and logged without the link's credentials, wherever its style put them.
-    const link = parseBundleLink(path);
+    const link = parseBundleLink(req.url ?? '/');
     const record: RecordedRequest = {
       method,
       path: link ? bundlePath(link.jobId) : path,
@@ -459,7 +461,7 @@ class SimulatorServer implements Simulator {
       );
     });
     try {
-      const route = matchRoute(method, path);
+      const route = matchRoute(method, path, link);
       if (route instanceof HttpError) throw route;
       record.endpoint = route.endpoint;
       let siteFault: SiteFault | undefined;
@@ -492,7 +494,7 @@ class SimulatorServer implements Simulator {
           await this.download(
             req,
             res,
-            route.jobId,
+            route.link,
             kind === 'malformed' || kind === 'truncate' ? kind : undefined,
           );
           return;
@@ -769,10 +771,11 @@ class SimulatorServer implements Simulator {
   private async download(
     req: IncomingMessage,
     res: ServerResponse,
-    jobId: string,
+    link: BundleLink,
     fault: 'malformed' | 'truncate' | undefined,
   ): Promise<void> {
-    const check = checkBundleLink(this.secret, parseBundleLink(req.url ?? '/') ?? { jobId }, this.now());
+    const { jobId } = link;
+    const check = checkBundleLink(this.secret, link, this.now());
     if (!check.ok) {
       sendS3Error(res, 403, check.code, check.message);
       return;

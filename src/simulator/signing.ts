@@ -37,8 +37,15 @@ export function signBundleUrl(
   return url.toString();
 }
 
-/** A download's job and the link's credentials, wherever its style put them; undefined for another path. */
-export function parseBundleLink(url: string): { jobId: string; expires?: string; sig?: string } | undefined {
+/** A download's job and the link's credentials, wherever its style put them. */
+export interface BundleLink {
+  jobId: string;
+  expires?: string;
+  sig?: string;
+}
+
+/** The bundle link `url` is; undefined for another path. */
+export function parseBundleLink(url: string): BundleLink | undefined {
   const { pathname, searchParams } = new URL(url, 'http://sim');
   let seg: string[];
   try {
@@ -64,11 +71,7 @@ export type LinkCheck =
   | { ok: true }
   | { ok: false; code: 'AccessDenied' | 'SignatureDoesNotMatch'; message: string };
 
-export function checkBundleLink(
-  secret: Buffer,
-  link: { jobId: string; expires?: string; sig?: string },
-  nowMs: number,
-): LinkCheck {
+export function checkBundleLink(secret: Buffer, link: BundleLink, nowMs: number): LinkCheck {
   const { jobId, expires: expiresText, sig } = link;
   if (!expiresText || !sig) {
     return {
