@@ -209,12 +209,18 @@ const CONNECTION_FAILURES: Record<string, string> = {
   ERR_TLS_CERT_ALTNAME_INVALID: 'presented a TLS certificate for another host name',
 };
 
+/** A network error's code (ECONNREFUSED, …), on the error or, as fetch reports it, on its cause. */
+export function errorCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = e?.code ?? e?.cause?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /** Why a request got no answer, as words that follow the server's name ("… refused the connection"). */
 export function connectionFailure(error: unknown): string {
-  const e = error as { name?: string; code?: unknown; message?: string; cause?: unknown };
-  const cause = (e?.cause ?? {}) as { code?: unknown; message?: string };
-  const code = [cause.code, e?.code].find((c): c is string => typeof c === 'string');
+  const e = error as { name?: string; message?: string; cause?: { message?: string } } | undefined;
+  const code = errorCode(error);
   if (code && CONNECTION_FAILURES[code]) return `${CONNECTION_FAILURES[code]} [${code}]`;
   if (e?.name === 'TimeoutError') return 'did not answer in time';
-  return `could not be reached (${code ?? cause.message ?? e?.message ?? 'unknown error'})`;
+  return `could not be reached (${code ?? e?.cause?.message ?? e?.message ?? 'unknown error'})`;
 }

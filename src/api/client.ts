@@ -3,7 +3,7 @@
 
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
-import { HttpAgent, HttpTimeoutError, readText } from '../http.ts';
+import { errorCode, HttpAgent, HttpTimeoutError, readText } from '../http.ts';
 import type { Logger } from '../log.ts';
 import { describeUrl, registerSecret } from '../redact.ts';
 import { type Deadline, deadline, wait } from '../timers.ts';
@@ -132,12 +132,6 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<void>
 
 function seg(value: string): string {
   return encodeURIComponent(value);
-}
-
-function errorCode(err: unknown): string | undefined {
-  const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  const code = e?.code ?? e?.cause?.code;
-  return typeof code === 'string' ? code : undefined;
 }
 
 export class AdminApiClient {

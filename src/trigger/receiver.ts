@@ -238,7 +238,7 @@ export async function startTriggerReceiver(o: TriggerReceiverOptions): Promise<T
   const log = o.logger.child({ component: 'trigger' });
   const releaseLimits = new Limits(o.requestsPerMinute, now);
   const addressLimits = new Limits(UNVERIFIED_LOOKUPS_PER_ADDRESS_PER_MINUTE, now);
-  const allLimits = new Limits(UNVERIFIED_LOOKUPS_PER_MINUTE, now);
+  const allLookups = new RequestLimiter(UNVERIFIED_LOOKUPS_PER_MINUTE, now);
   const lookups = new Lookups(now);
   const seen = new Map<string, SeenSignatures>();
 
@@ -282,7 +282,7 @@ export async function startTriggerReceiver(o: TriggerReceiverOptions): Promise<T
     const cached = lookups.get(key);
     if (cached.fresh) return cached.fresh;
     if (!cached.known) {
-      const wait = Math.max(addressLimits.delayMs(remote), allLimits.delayMs(''));
+      const wait = Math.max(addressLimits.delayMs(remote), allLookups.delayMs());
       if (wait > 0) {
         const seconds = Math.ceil(wait / 1000);
         return reply(
@@ -293,7 +293,7 @@ export async function startTriggerReceiver(o: TriggerReceiverOptions): Promise<T
         );
       }
       addressLimits.tryTake(remote);
-      allLimits.tryTake('');
+      allLookups.tryTake();
     }
     const lookup = await lookUp(namespace, name);
     lookups.set(key, lookup);
