@@ -138,17 +138,14 @@ const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'
  */
 export function cliLogger(ctx: CliContext): Logger {
   const own = ctx.env[ENV.logLevel];
-  const legacy = own === undefined ? ctx.env.LOG_LEVEL : undefined;
-  if (legacy !== undefined)
+  const [name, raw] = own === undefined ? ['LOG_LEVEL', ctx.env.LOG_LEVEL] : [ENV.logLevel, own];
+  if (own === undefined && raw !== undefined)
     ctx.stderr.write(
       `warning: LOG_LEVEL is deprecated and will be ignored in the next minor version: set ${ENV.logLevel}\n`,
     );
-  const name = own === undefined ? 'LOG_LEVEL' : ENV.logLevel;
-  const level = (own ?? legacy ?? 'warn').trim().toLowerCase();
+  const level = (raw ?? 'warn').trim().toLowerCase();
   if (!LOG_LEVELS.includes(level))
-    throw usageError(
-      `${name}=${(own ?? legacy ?? '').slice(0, 40)} is not a log level: use one of ${LOG_LEVELS.join(', ')}.`,
-    );
+    throw usageError(`${name}=${raw?.slice(0, 40)} is not a log level: use one of ${LOG_LEVELS.join(', ')}.`);
   return createLogger({ name: 'static-export', level });
 }
 
