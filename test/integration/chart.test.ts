@@ -9,8 +9,8 @@ import {
   HELMS,
   type HelmName,
   helm,
+  helmInstall,
   inlineValues,
-  valuesFile,
 } from '../support/chart.ts';
 import { createNamespace, eventually, kubeconfig, kubectlOk } from '../support/kube.ts';
 
@@ -26,21 +26,14 @@ const EVERYTHING_OPTIONAL = {
   networkPolicy: { enabled: true, bundleHostPeers: [{ ipBlock: { cidr: '10.20.0.0/16' } }] },
 };
 
-async function install(name: HelmName, release: string, values: object) {
-  return helm(name, [
-    'install',
+function install(name: HelmName, release: string, values: object) {
+  return helmInstall(name, {
     release,
-    CHART_DIR,
-    '--kubeconfig',
-    kubeconfig(),
-    '--namespace',
-    ns,
-    '--wait',
-    '--timeout',
-    '90s',
-    '-f',
-    await valuesFile(values),
-  ]);
+    chart: CHART_DIR,
+    namespace: ns,
+    extra: ['--wait', '--timeout', '90s'],
+    values,
+  });
 }
 
 async function deploymentAvailable(name: string) {

@@ -13,10 +13,10 @@ import {
   findObject,
   freePort,
   helm,
+  helmInstall,
   OPERATOR_CHART_DIR,
   parseManifests,
   ROOT,
-  valuesFile,
 } from '../support/chart.ts';
 import { applyObjects, example, installGitopsCrd, type KubeDoc } from '../support/gitops.ts';
 import { createNamespace, eventually, installCrds, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
@@ -128,21 +128,16 @@ describe.runIf(controlPlaneDir).each([
     releaseNs = await createNamespace('opchart-rbac');
     siteNs = await createNamespace('opchart-site');
     namespaces.push(releaseNs, siteNs);
-    const installed = await helm('helm4', [
-      'install',
-      RELEASE,
-      OPERATOR_CHART_DIR,
-      '--kubeconfig',
-      kubeconfig(),
-      '--namespace',
-      releaseNs,
-      '-f',
-      await valuesFile({
+    const installed = await helmInstall('helm4', {
+      release: RELEASE,
+      chart: OPERATOR_CHART_DIR,
+      namespace: releaseNs,
+      values: {
         crds: { enabled: false },
         operator: { apiBaseUrl: 'https://api.example.com' },
         ...(namespaced ? { watchNamespaces: [siteNs] } : {}),
-      }),
-    ]);
+      },
+    });
     expect(installed.code, installed.stderr).toBe(0);
     const manifest = await helm('helm4', [
       'get',
@@ -400,23 +395,18 @@ describe.runIf(controlPlaneDir)('the Deployment as the chart renders it', () => 
     namespaces.push(ns);
     const port = await freePort();
     const triggerPort = await freePort();
-    const installed = await helm('helm4', [
-      'install',
-      RELEASE,
-      OPERATOR_CHART_DIR,
-      '--kubeconfig',
-      kubeconfig(),
-      '--namespace',
-      ns,
-      '-f',
-      await valuesFile({
+    const installed = await helmInstall('helm4', {
+      release: RELEASE,
+      chart: OPERATOR_CHART_DIR,
+      namespace: ns,
+      values: {
         crds: { enabled: false },
         operator: { apiBaseUrl: 'https://api.example.com' },
         watchNamespaces: [ns],
         metrics: { port },
         trigger: { enabled: true, port: triggerPort },
-      }),
-    ]);
+      },
+    });
     expect(installed.code, installed.stderr).toBe(0);
     const manifest = await helm('helm4', [
       'get',

@@ -18,6 +18,7 @@ import {
   type SecretData,
   startNginx as startNginxIn,
 } from '../../scripts/site-local.ts';
+import { kubeconfig } from './kube.ts';
 
 export {
   containerEnv,
@@ -74,6 +75,28 @@ export async function helm(name: HelmName, args: string[]): Promise<HelmResult> 
     const e = error as { code?: number; stdout?: string; stderr?: string };
     return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
+}
+
+/**
+ * `helm install` of `chart` as `release` into `namespace` of the suite's cluster, the values through
+ * a file; `extra` follows (--wait, --timeout).
+ */
+export async function helmInstall(
+  name: HelmName,
+  o: { release: string; chart: string; namespace: string; values: object; extra?: string[] },
+): Promise<HelmResult> {
+  return helm(name, [
+    'install',
+    o.release,
+    o.chart,
+    '--kubeconfig',
+    kubeconfig(),
+    '--namespace',
+    o.namespace,
+    ...(o.extra ?? []),
+    '-f',
+    await valuesFile(o.values),
+  ]);
 }
 
 /** Values go through a file (as users pass them with -f), never the command line. */

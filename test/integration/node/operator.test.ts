@@ -8,7 +8,7 @@ import { auditLogPath } from '../../../scripts/control-plane/control-plane.ts';
 import { NODE_IP } from '../../../scripts/control-plane/node.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { helm, OPERATOR_CHART_DIR, valuesFile } from '../../support/chart.ts';
+import { helm, helmInstall, OPERATOR_CHART_DIR } from '../../support/chart.ts';
 import { builtImage } from '../../support/image.ts';
 import {
   createNamespace,
@@ -81,23 +81,18 @@ describe.runIf(controlPlaneDir)('the operator chart on the real node', () => {
     // Where pods reach it: the node's address on its bridge (links it signs point there too).
     sim = await startSimulator({ host: NODE_IP, port: 0, exportDurationMs: 300 });
     await applySecret(siteNs, ADMIN_KEY_SECRET, { apiKey: sim.adminKey });
-    const installed = await helm('helm4', [
-      'install',
-      RELEASE,
-      OPERATOR_CHART_DIR,
-      '--kubeconfig',
-      kubeconfig(),
-      '--namespace',
-      ns,
-      '-f',
-      await valuesFile({
+    const installed = await helmInstall('helm4', {
+      release: RELEASE,
+      chart: OPERATOR_CHART_DIR,
+      namespace: ns,
+      values: {
         image: { tag: image.tag },
         crds: { enabled: false },
         operator: { apiBaseUrl: sim.baseUrl, allowInsecureApiBaseUrl: true },
         watchNamespaces: [siteNs],
         ...ON_REAL_NODE,
-      }),
-    ]);
+      },
+    });
     expect(installed.code, installed.stderr).toBe(0);
   }, REAL_NODE_START_TIMEOUT_MS);
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { NODE_IP } from '../../../scripts/control-plane/node.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { CHART_DIR, helm, valuesFile } from '../../support/chart.ts';
+import { CHART_DIR, helm, helmInstall } from '../../support/chart.ts';
 import { builtImage } from '../../support/image.ts';
 import { eventually, kubeconfig, kubectlOk } from '../../support/kube.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
@@ -46,25 +46,18 @@ describe.runIf(controlPlaneDir)('the site chart on the real node', () => {
         return r.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? r : undefined;
       });
       const { tag } = await builtImage();
-      const installed = await helm('helm4', [
-        'install',
-        'docs',
-        CHART_DIR,
-        '--kubeconfig',
-        kubeconfig(),
-        '--namespace',
-        h.ns,
-        '--wait',
-        '--timeout',
-        '180s',
-        '-f',
-        await valuesFile({
+      const installed = await helmInstall('helm4', {
+        release: 'docs',
+        chart: CHART_DIR,
+        namespace: h.ns,
+        extra: ['--wait', '--timeout', '180s'],
+        values: {
           staticExport: { enabled: true, existingSecret: 'docs-values' },
           image: { tag },
           nginx: { image: { tag: 'offline' } },
           ...ON_REAL_NODE,
-        }),
-      ]);
+        },
+      });
       expect(installed.code, installed.stderr).toBe(0);
 
       // The operator rolls the chart's Deployment to the release's version as soon as it sees it.
