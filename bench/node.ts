@@ -11,15 +11,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { NODE_IP, nodePaths } from '../scripts/control-plane/node.ts';
+import { NODE_IP, nodePaths, ON_REAL_NODE } from '../scripts/control-plane/node.ts';
 import { DEFAULT_DOCS_DIR } from '../src/simulator/index.ts';
-import { builtImage } from '../test/support/image.ts';
-import { ON_REAL_NODE, statusOf } from '../test/support/real-node.ts';
+import { statusOf } from '../test/support/real-node.ts';
 import { ROOT } from './build.ts';
 import { type LocalStack, startLocalStack } from './local-stack.ts';
 
 const NS = 'docs';
-const IMAGE = 'ghcr.io/static-export-operator/static-export';
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
@@ -100,8 +98,7 @@ export async function run(): Promise<void> {
     node: true,
   });
   try {
-    const image = await builtImage();
-    await stack.cp.pushImage(image.layout, image.tag, `${IMAGE}:${image.tag}`);
+    const tag = await stack.cp.pushProjectImage();
     await stack.kubectl(
       ['apply', '-f', '-'],
       stringify({
@@ -131,7 +128,7 @@ export async function run(): Promise<void> {
       '-f',
       values(stack, {
         staticExport: { enabled: true, existingSecret: 'docs-values' },
-        image: { tag: image.tag },
+        image: { tag },
         nginx: { image: { tag: 'offline' } },
         ...ON_REAL_NODE,
       }),
@@ -227,7 +224,7 @@ export async function run(): Promise<void> {
       '300s',
       '-f',
       values(stack, {
-        image: { tag: image.tag },
+        image: { tag },
         crds: { enabled: false },
         replicaCount: 1,
         operator: { apiBaseUrl: stack.sim.baseUrl, allowInsecureApiBaseUrl: true },

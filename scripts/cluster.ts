@@ -1,8 +1,9 @@
 // `npm run cluster:up` starts the local control plane in .cluster/ and prints its KUBECONFIG path
-// (`-- --node` adds the real node, where pods run); `npm run cluster:down` stops every process of it,
-// removes what the node made on the host, and removes .cluster/.
+// (`-- --node` adds the real node, where pods run, with the project's image pullable there);
+// `npm run cluster:down` stops every process of it, removes what the node made on the host, and
+// removes .cluster/.
 import { existsSync } from 'node:fs';
-import { ControlPlane, DEFAULT_CLUSTER_DIR } from './control-plane/control-plane.ts';
+import { ControlPlane, DEFAULT_CLUSTER_DIR, PROJECT_IMAGE } from './control-plane/control-plane.ts';
 import { REAL_NODE, REAL_NODE_TAINT } from './control-plane/node.ts';
 
 const command = process.argv[2];
@@ -20,6 +21,8 @@ if (command === 'up') {
   if (process.argv.includes('--node')) {
     try {
       await cp.startNode();
+      const tag = await cp.pushProjectImage();
+      console.error(`the node pulls ${PROJECT_IMAGE}:${tag} (npm run image) from its registry`);
     } catch (e) {
       await cp.stop();
       throw e;

@@ -1,25 +1,20 @@
 // `npm run demo`: a local control plane, the admin API simulator and the operator; applies the
 // sample StaticExportRelease with its Secret and shows it become Ready with its version and
 // renewal time. Then serves the site: the site chart installed with Helm next to the release (the
-// operator rolls it), and its pod run on this machine (the init container's command, real nginx
-// with the chart's config); new docs and a trigger show the site change. Stays up for exploring
-// until Ctrl-C (`--once`: exits after the site changed, for tests).
+// operator rolls it), its pod on the real node where one can run here (through the chart's
+// Service), else run as local processes (the init container's command, real nginx with the chart's
+// config; `--kwok` asks for that); new docs and a trigger show the site change. Stays up for
+// exploring until Ctrl-C (`--once`: exits after the site changed, for tests).
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_DOCS_DIR, startSimulator } from '../src/simulator/index.ts';
-import { ControlPlane } from './control-plane/control-plane.ts';
+import { ControlPlane, PROJECT_IMAGE } from './control-plane/control-plane.ts';
+import { NODE_IP, nodeUnavailable } from './control-plane/node.ts';
+import { type DemoCluster, type DemoSite, siteAsLocalProcesses, siteOnNode } from './demo-site.ts';
 import { localOperatorArgs } from './operator-args.ts';
-import {
-  freePort,
-  parseManifests,
-  type RunningNginx,
-  runInitContainer,
-  type SecretData,
-  startNginx,
-} from './site-local.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const once = process.argv.includes('--once');
@@ -32,6 +27,7 @@ const dir = mkdtempSync(join(tmpdir(), 'static-export-demo-'));
 chmodSync(dir, 0o755);
 const docs = join(dir, 'docs');
 cpSync(DEFAULT_DOCS_DIR, docs, { recursive: true });
+const noNode = process.argv.includes('--kwok') ? 'not asked for (--kwok)' : await nodeUnavailable();
 say('Starting a local Kubernetes control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)…');
 const cp = await ControlPlane.start(join(dir, 'cluster'));
 const kubectl = (args: string[], input?: string) =>
@@ -43,8 +39,31 @@ const helm = (args: string[]) =>
     env: { ...process.env, HOME: dir },
   });
 
+let node: { tag: string } | undefined;
+if (noNode) {
+  console.log(`  No real node: ${noNode}. The site's pod will run as processes on this machine.`);
+} else {
+  say(
+    'Starting the real node: containerd, runc, the kubelet, kube-proxy (the first run builds them: minutes)…',
+  );
+  try {
+    await cp.startNode();
+    node = { tag: await cp.pushProjectImage() };
+  } catch (error) {
+    await cp.stop();
+    throw error;
+  }
+  console.log(`  node static-export-node Ready; it pulls ${PROJECT_IMAGE}:${node.tag} from its own registry`);
+}
+
 say('Starting the admin API simulator (exports take 3 s, bundle links live 90 s)…');
-const sim = await startSimulator({ exportDurationMs: 3_000, linkTtlSeconds: 90, docsDir: docs });
+// On the node's bridge address when pods fetch from it: the links it signs name that address.
+const sim = await startSimulator({
+  exportDurationMs: 3_000,
+  linkTtlSeconds: 90,
+  docsDir: docs,
+  ...(node ? { host: NODE_IP, port: 0 } : {}),
+});
 console.log(`  ${sim.baseUrl}, exporting the Markdown pages in ${docs}`);
 
 say('Starting the operator: static-export operator');
@@ -54,14 +73,16 @@ const operator = spawn(
   [
     join(root, 'src', 'cli', 'main.ts'),
     ...localOperatorArgs({ kubeconfig: cp.kubeconfig, apiBaseUrl: sim.baseUrl, workDir: join(dir, 'work') }),
+    // The node's bridge address is not loopback; the simulator speaks plain HTTP.
+    ...(node ? ['--allow-insecure-api-base-url'] : []),
   ],
   { stdio: ['ignore', openSync(log, 'a'), openSync(log, 'a')] },
 );
 console.log(`  logs: ${log}`);
 
-let nginx: RunningNginx | undefined;
+let site: DemoSite | undefined;
 async function cleanup(code: number): Promise<never> {
-  await nginx?.stop();
+  await site?.stop();
   operator.kill('SIGTERM');
   await sim.close();
   await cp.stop();
@@ -140,26 +161,25 @@ try {
   }
 
   say("Installing the site chart next to the release, reading the operator's Secret as it is:");
-  const siteValues = [
-    '--set',
-    'staticExport.enabled=true',
-    '--set',
-    'staticExport.existingSecret=docs-site-values',
-  ];
   console.log('  helm install docs charts/static-export-site -n docs \\');
   console.log(
-    '    --set staticExport.enabled=true --set staticExport.existingSecret=docs-site-values --set replicaCount=1',
+    '    --set staticExport.enabled=true --set staticExport.existingSecret=docs-site-values --set replicaCount=1 \\',
   );
-  helm([
-    'install',
-    'docs',
-    join(root, 'charts', 'static-export-site'),
-    '-n',
-    'docs',
-    ...siteValues,
-    '--set',
-    'replicaCount=1',
-  ]);
+  const cluster: DemoCluster = {
+    root,
+    dir,
+    kubectl,
+    helm,
+    siteValues: [
+      '--set',
+      'staticExport.enabled=true',
+      '--set',
+      'staticExport.existingSecret=docs-site-values',
+      '--set',
+      'replicaCount=1',
+    ],
+  };
+  site = node ? await siteOnNode(cluster, node.tag) : await siteAsLocalProcesses(cluster);
   await until('the roll of the chart Deployment', () => deploymentVersion() === version);
   console.log(
     `  The operator rolled deployment/docs-static-export-site to ${version} (pod template annotation):`,
@@ -167,48 +187,21 @@ try {
   console.log(kubectl(['get', 'deployment,replicaset', '-n', 'docs']).trim());
 
   say(
-    "Its pod on this machine (kwok's pods run nothing): the init container's command, then nginx with the chart's config",
+    node
+      ? 'Its pod on the real node: the init container (static-export fetch) fills the site from the link in the Secret, nginx serves it'
+      : "Its pod on this machine (kwok's pods run nothing): the init container's command, then nginx with the chart's config",
   );
-  const port = await freePort();
-  const objects = parseManifests(
-    helm([
-      'template',
-      'docs',
-      join(root, 'charts', 'static-export-site'),
-      '-n',
-      'docs',
-      ...siteValues,
-      '--set',
-      `siteMountPath=${join(dir, 'www')}`,
-      '--set',
-      `containerPort=${port}`,
-    ]),
-  );
-  /** What the kubelet does when the pod (re)starts: the init container fills the served directory. */
-  async function runPod(): Promise<void> {
-    const secret = JSON.parse(kubectl(['get', 'secret', 'docs-site-values', '-n', 'docs', '-o', 'json'])) as {
-      data: Record<string, string>;
-    };
-    const secrets: SecretData = {
-      'docs-site-values': Object.fromEntries(
-        Object.entries(secret.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
-      ),
-    };
-    const r = await runInitContainer(objects, secrets, dir);
-    if (r.code !== 0)
-      throw new Error(`the init container's static-export fetch failed (${r.code}): ${r.stderr}`);
-    console.log(
-      `  static-export fetch: version ${secrets['docs-site-values']?.version} into ${join(dir, 'www', 'site')}`,
-    );
-  }
-  await runPod();
-  nginx = await startNginx(objects, port, dir);
+  await site.follow();
   const show = async (path: string) => {
-    const res = await fetch(`${nginx?.baseUrl}${path}`);
+    const res = await fetch(`${site?.baseUrl}${path}`);
     const heading = /<h1[^>]*>(.*?)<\/h1>/s.exec(await res.text())?.[1]?.replace(/<[^>]+>/g, '');
     console.log(`  GET ${path.padEnd(11)} ${res.status}  ${heading ?? ''}`);
   };
-  console.log(`  Serving the site on ${nginx.baseUrl}/`);
+  console.log(
+    node
+      ? `  Serving the site through service/docs-static-export-site on ${site.baseUrl}/ (its ClusterIP, through kube-proxy)`
+      : `  Serving the site on ${site.baseUrl}/`,
+  );
   await show('/');
   await show('/whats-new');
 
@@ -235,7 +228,7 @@ try {
   console.log(`  Published ${next}; the operator rolled the Deployment (a new ReplicaSet):`);
   console.log(kubectl(['get', 'replicaset', '-n', 'docs']).trim());
   say('The rolled pod starts: its init container fetches the new version, nginx serves it:');
-  await runPod();
+  await site.follow();
   await show('/whats-new');
 
   if (once) await cleanup(0);
@@ -245,18 +238,20 @@ try {
   console.log(
     `  ${kubectlBin} get rs -n docs -w                 # each renewal and new version rolls the site`,
   );
+  if (node)
+    console.log(`  ${kubectlBin} logs -n docs deploy/docs-static-export-site -c fetch   # the pod's fetch`);
   console.log(`  edit the pages in ${docs}, then:`);
   console.log(
     `  ${kubectlBin} annotate ser docs -n docs staticexport.dev/requested-at="$(date +%s)" --overwrite   # export now`,
   );
-  console.log(`  curl ${nginx.baseUrl}/`);
+  console.log(`  curl ${site.baseUrl}/`);
   console.log(`  tail -f ${log}`);
   console.log('\nStop with Ctrl-C (everything started here is stopped and removed).');
   for (let shown = next; ; await sleep(2_000)) {
     const current = deploymentVersion();
     if (current && current !== shown) {
       say(`New version rolled out: ${current}`);
-      await runPod();
+      await site.follow();
       shown = current;
     }
   }

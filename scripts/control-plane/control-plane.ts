@@ -7,6 +7,7 @@ import { request } from 'node:https';
 import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { builtImage } from '../image/built.ts';
 import { runProcess } from '../run-process.ts';
 import { type ClusterCerts, certPaths, createCerts } from './certs.ts';
 import {
@@ -35,6 +36,8 @@ export const COMPONENTS = [
 ] as const;
 export type Component = (typeof COMPONENTS)[number] | NodeComponent;
 export const FAKE_NODE = 'kwok-node-0';
+/** The static-export image's repository, as both charts name it by default. */
+export const PROJECT_IMAGE = 'ghcr.io/static-export-operator/static-export';
 
 interface State {
   binDir: string;
@@ -337,6 +340,16 @@ export class ControlPlane {
       const name = m.annotations['org.opencontainers.image.ref.name'] ?? '';
       await this.pushImage(imagesDir, name, name);
     }
+  }
+
+  /**
+   * Makes the project's image (`npm run image`, built when its sources changed) pullable on the real
+   * node under the charts' default name; returns its tag.
+   */
+  async pushProjectImage(): Promise<string> {
+    const image = await builtImage();
+    await this.pushImage(image.layout, image.tag, `${PROJECT_IMAGE}:${image.tag}`);
+    return image.tag;
   }
 
   /**

@@ -22,6 +22,11 @@ import { promisify } from 'node:util';
 export const REAL_NODE = 'static-export-node';
 /** Only pods that tolerate this run on the real node: the kwok-only tests keep their fake pods. */
 export const REAL_NODE_TAINT = { key: 'staticexport.dev/real-node', effect: 'NoSchedule' } as const;
+/** Pod spec fields (and chart values) that put a pod on the real node. */
+export const ON_REAL_NODE = {
+  tolerations: [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }],
+  nodeSelector: { 'kubernetes.io/hostname': REAL_NODE },
+};
 /** The node's address is the bridge's: pods reach the host there (the default route leaves the machine). */
 export const NODE_IP = '10.85.0.1';
 const POD_CIDR = '10.85.0.0/24';
@@ -137,6 +142,32 @@ export async function assertNoOtherNode(): Promise<void> {
     dir
       ? `a real node already runs from ${dir}; stop it with STATIC_EXPORT_CLUSTER_DIR=${dir} npm run cluster:down`
       : `the ${BRIDGE} bridge of a real node that is gone is still there; remove it with ip link del ${BRIDGE}`,
+  );
+}
+
+/**
+ * Why a real node cannot run on this machine, or undefined when it can (its binaries may still
+ * have to be built: minutes, once).
+ */
+export async function nodeUnavailable(): Promise<string | undefined> {
+  if (process.platform !== 'linux') return 'a real node needs Linux';
+  if (process.getuid?.() !== 0) return 'a real node needs root (containerd, the CNI bridge, nftables)';
+  const tools = ['containerd', 'runc', 'nft', 'iptables', 'gcc', 'go'];
+  const found = await Promise.all(
+    tools.map((t) =>
+      run('sh', ['-c', `command -v ${t}`]).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  const missing = tools.filter((_, i) => !found[i]);
+  if (!existsSync('/usr/lib/cni/bridge')) missing.push('the CNI plugins');
+  if (missing.length > 0)
+    return `${missing.join(', ')} not installed (Debian: apt-get install containerd runc containernetworking-plugins nftables iptables gcc golang-go)`;
+  return assertNoOtherNode().then(
+    () => undefined,
+    (e: Error) => e.message,
   );
 }
 

@@ -1,33 +1,51 @@
 // `npm run demo` is the README's main command: it must reach Ready, serve the site, show it change
-// after new docs and a trigger, and clean up after itself.
+// after new docs and a trigger, and clean up after itself; on the real node where one can run here
+// (the site through its Service), and with kwok's fake pods (the pod run as local processes).
 import { describe, expect, it } from 'vitest';
+import { nodeUnavailable } from '../../scripts/control-plane/node.ts';
 import { ROOT, run } from '../support/kube.ts';
+import { REAL_NODE_START_TIMEOUT_MS } from '../support/real-node.ts';
 
 describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('npm run demo', () => {
-  it('brings the sample release to Ready, serves the site, shows it change after a trigger, then stops everything', async () => {
-    const r = await run(process.execPath, [`${ROOT}/scripts/demo.ts`, '--once']);
-    expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
-    // `kubectl get -o wide`: NAME READY STATUS (the Ready message) AGE VERSION RENEWAL DOMAIN …
-    expect(r.stdout).toMatch(/docs\s+True\s+.+\s+sha256-[0-9a-f]{64}\s+20\d\d-\S+Z\s+docs\.example\.com/);
-    expect(r.stdout).toMatch(/renewalTime\s+20\d\d-/);
-    expect(r.stdout).toContain('Published');
-    expect(r.stdout).not.toMatch(/sig=/);
+  it.each([
+    { how: 'on the real node', flags: [] as string[] },
+    { how: 'with kwok', flags: ['--kwok'] },
+  ])(
+    '$how: brings the sample release to Ready, serves the site, shows it change after a trigger, then stops everything',
+    async ({ flags }) => {
+      // The suite's own real node starts after this file (test/support/sequencer.ts): one per machine.
+      const onNode = flags.length === 0 && (await nodeUnavailable()) === undefined;
+      const r = await run(process.execPath, [`${ROOT}/scripts/demo.ts`, '--once', ...flags]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      // `kubectl get -o wide`: NAME READY STATUS (the Ready message) AGE VERSION RENEWAL DOMAIN …
+      expect(r.stdout).toMatch(/docs\s+True\s+.+\s+sha256-[0-9a-f]{64}\s+20\d\d-\S+Z\s+docs\.example\.com/);
+      expect(r.stdout).toMatch(/renewalTime\s+20\d\d-/);
+      expect(r.stdout).toContain('Published');
+      expect(r.stdout).not.toMatch(/sig=/);
 
-    // The chart installed next to the release is rolled by the operator, twice.
-    expect(r.stdout).toMatch(
-      /The operator rolled deployment\/docs-static-export-site to sha256-[0-9a-f]{64}/,
-    );
-    expect(r.stdout).toMatch(/Published sha256-[0-9a-f]{64}; the operator rolled the Deployment/);
-    // Served by nginx with the chart's config: the home page, then the new page only after the trigger.
-    const baseUrl = /Serving the site on (http:\/\/127\.0\.0\.1:\d+)\//.exec(r.stdout)?.[1];
-    expect(baseUrl).toBeDefined();
-    expect(r.stdout).toMatch(/GET \/\s+200\s+Acme Docs/);
-    const pages = [...r.stdout.matchAll(/GET \/whats-new\s+(\d+)\s*(.*)/g)].map((m) =>
-      `${m[1]} ${m[2]}`.trim(),
-    );
-    expect(pages).toEqual(['404 404 Not Found', '200 New in this version']);
-    // Stopped: nothing answers there any more.
-    await expect(fetch(`${baseUrl}/`)).rejects.toThrow();
-  });
+      // The chart installed next to the release is rolled by the operator, twice.
+      expect(r.stdout).toMatch(
+        /The operator rolled deployment\/docs-static-export-site to sha256-[0-9a-f]{64}/,
+      );
+      expect(r.stdout).toMatch(/Published sha256-[0-9a-f]{64}; the operator rolled the Deployment/);
+      // Served by nginx with the chart's config: the home page, then the new page only after the trigger.
+      const served = onNode
+        ? /Serving the site through service\/docs-static-export-site on (http:\/\/10\.96\.\d+\.\d+:80)\//
+        : /Serving the site on (http:\/\/127\.0\.0\.1:\d+)\//;
+      const baseUrl = served.exec(r.stdout)?.[1];
+      expect(baseUrl, r.stdout).toBeDefined();
+      if (onNode)
+        expect(r.stdout).toMatch(/docs-static-export-site-\S+\s+1\/1\s+Running\s.*static-export-node/);
+      else expect(r.stdout).toContain('No real node: not asked for (--kwok)');
+      expect(r.stdout).toMatch(/GET \/\s+200\s+Acme Docs/);
+      const pages = [...r.stdout.matchAll(/GET \/whats-new\s+(\d+)\s*(.*)/g)].map((m) =>
+        `${m[1]} ${m[2]}`.trim(),
+      );
+      expect(pages).toEqual(['404 404 Not Found', '200 New in this version']);
+      // Stopped: nothing answers there any more.
+      await expect(fetch(`${baseUrl}/`, { signal: AbortSignal.timeout(5_000) })).rejects.toThrow();
+    },
+    REAL_NODE_START_TIMEOUT_MS,
+  );
 });

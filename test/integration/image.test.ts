@@ -15,9 +15,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtImage, imageToolsMissing } from '../../scripts/image/built.ts';
 import { localOperatorArgs } from '../../scripts/operator-args.ts';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
-import { builtImage, imageToolsMissing } from '../support/image.ts';
 import {
   createNamespace,
   eventually,

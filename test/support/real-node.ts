@@ -4,7 +4,6 @@
 import { get } from 'node:http';
 import { inject } from 'vitest';
 import { ControlPlane } from '../../scripts/control-plane/control-plane.ts';
-import { REAL_NODE, REAL_NODE_TAINT } from '../../scripts/control-plane/node.ts';
 
 /** The first start on a fresh machine builds the kubelet (about 5 minutes on two cores). */
 export const REAL_NODE_START_TIMEOUT_MS = 20 * 60_000;
@@ -19,12 +18,6 @@ export async function realNode(): Promise<ControlPlane> {
   if (!cp.hasNode) await cp.startNode();
   return cp;
 }
-
-/** Pod spec fields that put a pod on the real node. */
-export const ON_REAL_NODE = {
-  tolerations: [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }],
-  nodeSelector: { 'kubernetes.io/hostname': REAL_NODE },
-};
 
 /** The status of a GET on a connection of its own, or why there was none. */
 export function statusOf(url: string): Promise<number | string> {

@@ -5,11 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { auditLogPath } from '../../../scripts/control-plane/control-plane.ts';
-import { NODE_IP } from '../../../scripts/control-plane/node.ts';
+import { NODE_IP, ON_REAL_NODE } from '../../../scripts/control-plane/node.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { helm, helmInstall, OPERATOR_CHART_DIR } from '../../support/chart.ts';
-import { builtImage } from '../../support/image.ts';
 import {
   createNamespace,
   eventually,
@@ -18,13 +17,12 @@ import {
   kubectl,
   kubectlOk,
 } from '../../support/kube.ts';
-import { ON_REAL_NODE, REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
+import { REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
 import { ADMIN_KEY_SECRET, applyRelease, applySecret, getRelease } from '../../support/resources.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
 const RELEASE = 'node-op';
 const FULLNAME = `${RELEASE}-static-export-operator`;
-const IMAGE = 'ghcr.io/static-export-operator/static-export';
 
 interface PodList {
   items: {
@@ -74,8 +72,8 @@ describe.runIf(controlPlaneDir)('the operator chart on the real node', () => {
     );
 
   beforeAll(async () => {
-    const [cp, image] = await Promise.all([realNode(), builtImage(), installCrds()]);
-    await cp.pushImage(image.layout, image.tag, `${IMAGE}:${image.tag}`);
+    const [cp] = await Promise.all([realNode(), installCrds()]);
+    const tag = await cp.pushProjectImage();
     ns = await createNamespace('node-op');
     siteNs = await createNamespace('node-op-site');
     // Where pods reach it: the node's address on its bridge (links it signs point there too).
@@ -86,7 +84,7 @@ describe.runIf(controlPlaneDir)('the operator chart on the real node', () => {
       chart: OPERATOR_CHART_DIR,
       namespace: ns,
       values: {
-        image: { tag: image.tag },
+        image: { tag },
         crds: { enabled: false },
         operator: { apiBaseUrl: sim.baseUrl, allowInsecureApiBaseUrl: true },
         watchNamespaces: [siteNs],

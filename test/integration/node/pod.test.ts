@@ -3,9 +3,11 @@
 // kube-proxy and by name through the cluster DNS (CoreDNS), kubectl logs, exec and port-forward reach
 // the container through the kubelet, the pod reaches the API server through the `kubernetes` Service
 // as its service account, and an image pushed to the node under a ghcr.io name is pulled by it.
+
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ON_REAL_NODE } from '../../../scripts/control-plane/node.ts';
 import { runProcess } from '../../../scripts/run-process.ts';
 import {
   createNamespace,
@@ -16,7 +18,7 @@ import {
   kubectlOk,
   ROOT,
 } from '../../support/kube.ts';
-import { ON_REAL_NODE, REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
+import { REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
 
 const BUSYBOX = 'docker.io/library/busybox:1.37';
 

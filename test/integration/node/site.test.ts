@@ -7,91 +7,34 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { NODE_IP } from '../../../scripts/control-plane/node.ts';
-import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { CHART_DIR, helm, helmInstall } from '../../support/chart.ts';
-import { builtImage } from '../../support/image.ts';
+import { helm } from '../../support/chart.ts';
 import { eventually, kubeconfig, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { ON_REAL_NODE, REAL_NODE_START_TIMEOUT_MS, realNode, statusOf } from '../../support/real-node.ts';
-import { applyRelease, getRelease } from '../../support/resources.ts';
+import { REAL_NODE_START_TIMEOUT_MS } from '../../support/real-node.ts';
+import { installSite, readContinuously, sitePods, useSiteSuite } from '../../support/site-on-node.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
-
-const IMAGE = 'ghcr.io/static-export-operator/static-export';
 
 describe.runIf(controlPlaneDir)('the site chart on the real node', () => {
   /** The Service's address, once the chart is installed. */
   let base = '';
-  const h = useOperatorSuite({
-    namespaces: ['node-site'],
-    // Where pods reach it: the node's address on its bridge, which the links it signs name.
-    sim: { host: NODE_IP, port: 0, exportDurationMs: 300 },
-    operator: { allowInsecureApiBaseUrl: true },
-    editableDocs: true,
-    beforeStart: async () => {
-      const [cp, image] = await Promise.all([realNode(), builtImage()]);
-      await cp.pushImage(image.layout, image.tag, `${IMAGE}:${image.tag}`);
-    },
-  });
+  let deployment = '';
+  const h = useSiteSuite('node-site');
 
   it(
     'serves the release through the Service: home page, extensionless pages and the 404 page',
     async () => {
       // The bundle's own 404 page, which the chart serves for a missing page.
       writeFileSync(join(h.docsDir, '404.md'), '# Page not found\n\nThis page does not exist.\n');
-      await applyRelease(h.ns, 'docs');
-      await eventually('docs Ready', async () => {
-        const r: StaticExportRelease = await getRelease(h.ns, 'docs');
-        return r.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? r : undefined;
-      });
-      const { tag } = await builtImage();
-      const installed = await helmInstall('helm4', {
-        release: 'docs',
-        chart: CHART_DIR,
-        namespace: h.ns,
-        extra: ['--wait', '--timeout', '180s'],
-        values: {
-          staticExport: { enabled: true, existingSecret: 'docs-values' },
-          image: { tag },
-          nginx: { image: { tag: 'offline' } },
-          ...ON_REAL_NODE,
-        },
-      });
-      expect(installed.code, installed.stderr).toBe(0);
-
-      // The operator rolls the chart's Deployment to the release's version as soon as it sees it.
-      const deployment = (
-        await kubectlOk(['get', 'deploy', '-n', h.ns, '-l', 'app.kubernetes.io/instance=docs', '-o', 'name'])
-      ).trim();
-      await kubectlOk(['rollout', 'status', deployment, '-n', h.ns, '--timeout=180s']);
+      ({ base, deployment } = await installSite(h.ns, 'docs'));
       const pods = await eventually('only the rolled pods left', async () => {
-        const list = JSON.parse(
-          await kubectlOk(['get', 'pods', '-n', h.ns, '-l', 'app.kubernetes.io/instance=docs', '-o', 'json']),
-        ) as { items: { metadata: { name: string }; spec: { nodeName: string } }[] };
-        return list.items.length === 2 ? list : undefined;
+        const list = await sitePods(h.ns, 'docs');
+        return list.length === 2 ? list : undefined;
       });
-      expect(pods.items.length).toBe(2);
-      for (const p of pods.items) {
+      for (const p of pods) {
         expect(p.spec.nodeName).toBe('static-export-node');
         const log = await kubectlOk(['logs', p.metadata.name, '-n', h.ns, '-c', 'fetch']);
         expect(log).toMatch(/sha256-[0-9a-f]{64}/);
       }
-
-      const service = JSON.parse(
-        await kubectlOk([
-          'get',
-          'service',
-          '-n',
-          h.ns,
-          '-l',
-          'app.kubernetes.io/instance=docs',
-          '-o',
-          'json',
-        ]),
-      ) as { items: { spec: { clusterIP: string; ports: { port: number }[] } }[] };
-      const svc = service.items[0]?.spec;
-      base = `http://${svc?.clusterIP}:${svc?.ports[0]?.port}`;
       for (const [path, title] of [
         ['/', '<title>'],
         ['/getting-started', '<title>Getting started'],
@@ -122,9 +65,6 @@ describe.runIf(controlPlaneDir)('the site chart on the real node', () => {
   );
   it('rolls to new docs with no failed request: a client reading the site throughout sees every answer', async () => {
     expect(base).not.toBe('');
-    const deployment = (
-      await kubectlOk(['get', 'deploy', '-n', h.ns, '-l', 'app.kubernetes.io/instance=docs', '-o', 'name'])
-    ).trim();
     const replicaSets = async () =>
       (await kubectlOk(['get', 'rs', '-n', h.ns, '-l', 'app.kubernetes.io/instance=docs', '-o', 'name']))
         .trim()
@@ -133,16 +73,8 @@ describe.runIf(controlPlaneDir)('the site chart on the real node', () => {
     // A client requesting the site continuously, one request at a time, through the whole roll; each
     // on a new connection, as a keep-alive connection to a pod that quits may be closed just as a
     // request is sent on it (a browser sends that one again; fetch reports it).
-    const answers = { ok: 0, failed: [] as string[] };
-    let reading = true;
-    const client = (async () => {
-      while (reading) {
-        const why = await statusOf(`${base}/getting-started`);
-        if (why === 200) answers.ok++;
-        else answers.failed.push(String(why));
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
+    const client = readContinuously(`${base}/getting-started`);
+    let answers = { ok: 0, failed: [] as string[] };
     try {
       writeFileSync(join(h.docsDir, 'new-page.md'), '# Freshly written\n\nAdded by the roll test.\n');
       await kubectlOk([
@@ -165,15 +97,11 @@ describe.runIf(controlPlaneDir)('the site chart on the real node', () => {
       expect(page).toContain('Freshly written');
       await kubectlOk(['rollout', 'status', deployment, '-n', h.ns, '--timeout=180s']);
       // The roll's old pods are gone too: their shutdown delay passed without a failed answer.
-      await eventually('only the new pods left', async () => {
-        const list = JSON.parse(
-          await kubectlOk(['get', 'pods', '-n', h.ns, '-l', 'app.kubernetes.io/instance=docs', '-o', 'json']),
-        ) as { items: unknown[] };
-        return list.items.length === 2 ? true : undefined;
-      });
+      await eventually('only the new pods left', async () =>
+        (await sitePods(h.ns, 'docs')).length === 2 ? true : undefined,
+      );
     } finally {
-      reading = false;
-      await client;
+      answers = await client.stop();
     }
     expect((await replicaSets()).filter((rs) => !before.includes(rs)).length).toBe(1);
     expect(answers.failed).toEqual([]);

@@ -6,10 +6,16 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ControlPlane, processesUsing } from '../../../scripts/control-plane/control-plane.ts';
-import { NODE_IP, nodeLeftovers, nodePaths, REAL_NODE } from '../../../scripts/control-plane/node.ts';
+import {
+  NODE_IP,
+  nodeLeftovers,
+  nodePaths,
+  ON_REAL_NODE,
+  REAL_NODE,
+} from '../../../scripts/control-plane/node.ts';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { createNamespace, kubectl, kubectlOk } from '../../support/kube.ts';
-import { ON_REAL_NODE, REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
+import { REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
 
 const pod = (ns: string) => ({
   apiVersion: 'v1',

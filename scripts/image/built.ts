@@ -1,12 +1,14 @@
 // The container image as built by `npm run image`, cached outside the repo by a hash of its inputs
-// (like the control plane), unpacked with umoci into a root filesystem the tests chroot into.
+// (like the control plane): pushed to the real node's registry, or unpacked by the tests with umoci
+// into a root filesystem they chroot into.
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT } from './kube.ts';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
 
 /** What the image is built from: the Dockerfile's build context and the offline base's recipe. */
 const INPUTS = [
@@ -22,7 +24,7 @@ const INPUTS = [
   'scripts/image',
 ];
 
-/** Why the image tests cannot run on this machine, or undefined when they can. */
+/** Why the image cannot be built on this machine, or undefined when it can. */
 export function imageToolsMissing(): string | undefined {
   if (process.platform !== 'linux') return 'building and unpacking the image needs Linux';
   if (process.getuid?.() !== 0) return 'buildah (chroot isolation), umoci and chroot need root here';
