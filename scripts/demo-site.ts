@@ -4,6 +4,7 @@
 // (kwok's pods run nothing): the init container's rendered command, then real nginx with the
 // chart's rendered config, run again for each version the operator rolls out.
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ON_REAL_NODE } from './control-plane/node.ts';
 import {
   freePort,
@@ -26,6 +27,8 @@ export interface DemoCluster {
   root: string;
   dir: string;
   kubectl(args: string[]): string;
+  /** For waits: the simulator in this process must answer the pods meanwhile. */
+  kubectlAsync(args: string[]): Promise<string>;
   helm(args: string[]): string;
   /** The chart's values both ways share: existing-Secret mode, one replica. */
   siteValues: string[];
@@ -48,8 +51,15 @@ export async function siteOnNode(c: DemoCluster, tag: string): Promise<DemoSite>
   ];
   console.log(`    ${placement.join(' ')}   # the real node: this build's image, the node's taint`);
   c.helm(['install', 'docs', CHART(c), '-n', 'docs', ...c.siteValues, ...placement]);
+  // Rolled out, and the old pods gone: until then the Service may still send requests to them.
   const follow = async () => {
-    c.kubectl(['rollout', 'status', DEPLOYMENT, '-n', 'docs', '--timeout=300s']);
+    await c.kubectlAsync(['rollout', 'status', DEPLOYMENT, '-n', 'docs', '--timeout=300s']);
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(500)) {
+      const pods = JSON.parse(await c.kubectlAsync(['get', 'pods', '-n', 'docs', '-o', 'json'])) as {
+        items: { metadata: { deletionTimestamp?: string }; status: { phase: string } }[];
+      };
+      if (pods.items.every((p) => !p.metadata.deletionTimestamp && p.status.phase === 'Running')) break;
+    }
     console.log(c.kubectl(['get', 'pods', '-n', 'docs', '-o', 'wide']).trim());
   };
   const svc = JSON.parse(

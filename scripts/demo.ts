@@ -5,11 +5,12 @@
 // Service), else run as local processes (the init container's command, real nginx with the chart's
 // config; `--kwok` asks for that); new docs and a trigger show the site change. Stays up for
 // exploring until Ctrl-C (`--once`: exits after the site changed, for tests).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { DEFAULT_DOCS_DIR, startSimulator } from '../src/simulator/index.ts';
 import { ControlPlane, PROJECT_IMAGE } from './control-plane/control-plane.ts';
 import { NODE_IP, nodeUnavailable } from './control-plane/node.ts';
@@ -32,6 +33,9 @@ say('Starting a local Kubernetes control plane (etcd, kube-apiserver, controller
 const cp = await ControlPlane.start(join(dir, 'cluster'));
 const kubectl = (args: string[], input?: string) =>
   execFileSync(kubectlBin, ['--kubeconfig', cp.kubeconfig, ...args], { input, encoding: 'utf8' });
+const kubectlAsync = async (args: string[]) =>
+  (await promisify(execFile)(kubectlBin, ['--kubeconfig', cp.kubeconfig, ...args], { encoding: 'utf8' }))
+    .stdout;
 const helm = (args: string[]) =>
   execFileSync(helmBin, [...args, '--kubeconfig', cp.kubeconfig], {
     encoding: 'utf8',
@@ -169,6 +173,7 @@ try {
     root,
     dir,
     kubectl,
+    kubectlAsync,
     helm,
     siteValues: [
       '--set',
