@@ -26,6 +26,8 @@ export async function freePort(): Promise<number> {
 }
 
 export interface RegistryOptions {
+  /** The address it listens on: 127.0.0.1 unless pods must reach it (the real node's address). */
+  host?: string;
   /** Basic auth with one user (htpasswd, bcrypt). */
   user?: { username: string; password: string };
   /** Serve https with this certificate and key (PEM files). */
@@ -61,7 +63,7 @@ function configYaml(
     '  delete:',
     `    enabled: ${options.deleteDisabled !== true}`,
     'http:',
-    `  addr: 127.0.0.1:${port}`,
+    `  addr: ${options.host ?? '127.0.0.1'}:${port}`,
     '  secret: test-registry-http-secret',
   ];
   if (options.tls)
@@ -129,7 +131,7 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Test
   child.stderr?.on('data', (d: Buffer) => {
     output = (output + d).slice(-4000);
   });
-  const host = `127.0.0.1:${port}`;
+  const host = `${options.host ?? '127.0.0.1'}:${port}`;
   const close = async (): Promise<void> => {
     if (child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));

@@ -1,12 +1,43 @@
 // Keys and the real cosign CLI for the signature tests: key pairs as a user makes them with
 // openssl, and `cosign verify --key` run offline as inside an air gap.
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ProcessResult, runProcess } from '../../scripts/run-process.ts';
 
 export async function openssl(args: string[]): Promise<void> {
   const result = await runProcess('openssl', args);
   if (result.code !== 0) throw new Error(`openssl ${args[0]} failed: ${result.stderr}`);
+}
+
+/**
+ * A self-signed server certificate (its own CA) for `names` (subjectAltName entries such as
+ * IP:127.0.0.1, DNS:localhost): cert.pem and key.pem in `dir`, which is returned.
+ */
+export async function selfSignedCert(
+  dir: string,
+  names = ['IP:127.0.0.1', 'DNS:localhost'],
+): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  await openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=test-registry',
+    '-addext',
+    `subjectAltName=${names.join(',')}`,
+    '-keyout',
+    join(dir, 'key.pem'),
+    '-out',
+    join(dir, 'cert.pem'),
+  ]);
+  return dir;
 }
 
 export interface KeyPair {

@@ -296,8 +296,10 @@ describe('inside the gap: a site image', () => {
     staticExport: { enabled: true, oci: { reference: REF, ...extra } },
   });
 
-  it('pulls the image in the init container: the reference as an argument, login and public key as mounted files, no link', async () => {
-    const objects = await render(oci({ credentialsSecret: 'login', publicKeySecret: 'signing' }));
+  it('pulls the image in the init container: the reference as an argument, login, public key and registry CA as mounted files, no link', async () => {
+    const objects = await render(
+      oci({ credentialsSecret: 'login', publicKeySecret: 'signing', caSecret: 'internal-ca' }),
+    );
     expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
     const pod = podSpec(objects);
     const init = pod.initContainers[0];
@@ -305,6 +307,7 @@ describe('inside the gap: a site image', () => {
     expect(args).toContain(`--oci ${REF}`);
     expect(args).toContain('--authfile /var/run/static-export/registry/config.json');
     expect(args).toContain('--verify-key /var/run/static-export/verify/cosign.pub');
+    expect(args).toContain('--ca-file /var/run/static-export/registry-ca/ca.crt');
     expect(JSON.stringify(init.env ?? [])).not.toContain('STATIC_EXPORT_BUNDLE_URL');
     expect(pod.volumes).toEqual(
       expect.arrayContaining([
@@ -315,6 +318,10 @@ describe('inside the gap: a site image', () => {
         {
           name: 'verify-key',
           secret: { secretName: 'signing', items: [{ key: 'cosign.pub', path: 'cosign.pub' }] },
+        },
+        {
+          name: 'registry-ca',
+          secret: { secretName: 'internal-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] },
         },
       ]),
     );

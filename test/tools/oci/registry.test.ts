@@ -21,6 +21,7 @@ import {
   type TestRegistry,
   type TokenServer,
 } from '../../support/registry.ts';
+import { selfSignedCert } from '../../support/signing.ts';
 
 let work: string;
 let anon: TestRegistry;
@@ -312,31 +313,6 @@ describe('RegistryClient with htpasswd basic auth', () => {
 });
 
 /** A P-256 certificate for 127.0.0.1 and localhost, with its key, in `dir` (cert.pem, key.pem). */
-async function selfSignedCert(dir: string): Promise<string> {
-  await mkdir(dir, { recursive: true });
-  const result = await runProcess('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=test-registry',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    '-keyout',
-    join(dir, 'key.pem'),
-    '-out',
-    join(dir, 'cert.pem'),
-  ]);
-  expect(result.code, result.stderr).toBe(0);
-  return dir;
-}
-
 describe('RegistryClient with Bearer token auth', () => {
   let tokenRegistry: TestRegistry;
   let tokens: TokenServer;
