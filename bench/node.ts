@@ -3,10 +3,11 @@
 // chart (existing-Secret mode, two replicas) and the operator chart on the node.
 // - publish -> new page served through the Service: p50 and p95 over BENCH_PUBLISHES (default 10)
 //   publishes, with a client reading the site throughout (failed requests counted; goal 0);
-// - a scale-up's new pod Ready (scheduled, image there, bundle fetched, nginx up), for the sample site;
+// - a scale-up's new pod Ready (scheduled, image there, bundle fetched, nginx up), for the sample site
+//   and for a 20,000-page site (BENCH_NODE_PAGES), beside `static-export fetch` alone on the host;
 // - the operator pod's memory (the container's working set, from crictl) idle with 10 releases.
 import { type ExecFileSyncOptionsWithStringEncoding, execFile, execFileSync } from 'node:child_process';
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -74,6 +75,22 @@ async function podToReady(stack: LocalStack, deployment: string): Promise<number
     }
   }
   throw new Error('the new pod did not become Ready within 10 min');
+}
+
+/** Seconds `static-export fetch` takes on the host for the link in the site's values Secret. */
+async function fetchOnHost(stack: LocalStack): Promise<number> {
+  const link = Buffer.from(
+    await stack.kubectl(['get', 'secret', 'docs-values', '-n', NS, '-o', 'jsonpath={.data.bundleUrl}']),
+    'base64',
+  ).toString();
+  const dest = join(stack.dir, 'fetch-alone');
+  const t0 = performance.now();
+  await promisify(execFile)(process.execPath, [join(ROOT, 'src/cli/main.ts'), 'fetch', '--dest', dest], {
+    env: { ...process.env, STATIC_EXPORT_BUNDLE_URL: link },
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  rmSync(dest, { recursive: true, force: true });
+  return seconds;
 }
 
 const servedPages = async (stack: LocalStack) =>
@@ -199,6 +216,22 @@ export async function run(): Promise<void> {
     const small = await podToReady(stack, deployment);
     console.log(
       `scale-up -> new pod Ready, the sample site (${await servedPages(stack)} pages)   ${small.toFixed(2)} s`,
+    );
+
+    // A large site: 20,000 more pages, published and rolled out, then a scale-up; beside it, the
+    // same bundle fetched by `static-export fetch` alone on the host (what the init container runs).
+    const bigPages = Number(process.env.BENCH_NODE_PAGES ?? 20_000);
+    mkdirSync(join(stack.dir, 'docs', 'big'));
+    for (let i = 0; i < bigPages; i++)
+      writeFileSync(join(stack.dir, 'docs', 'big', `page-${i}.md`), `# Page ${i}\n\nLarge site page ${i}.\n`);
+    await requestExport(stack, 'docs', 'bench-large');
+    for (const deadline = Date.now() + 600_000; Number(await servedPages(stack)) < bigPages; await sleep(500))
+      if (Date.now() > deadline) throw new Error(`the ${bigPages}-page site was not published within 600 s`);
+    await stack.kubectl(['rollout', 'status', deployment, '-n', NS, '--timeout=600s']);
+    const large = await podToReady(stack, deployment);
+    const fetchAlone = await fetchOnHost(stack);
+    console.log(
+      `scale-up -> new pod Ready, a ${await servedPages(stack)}-page site   ${large.toFixed(2)} s; static-export fetch alone on the host ${fetchAlone.toFixed(2)} s (${(large / fetchAlone).toFixed(2)}x; goal within 2x: ${large <= 2 * fetchAlone ? 'ok' : 'MISSED'})`,
     );
 
     // The operator as the chart runs it on the node, idle with 10 releases.

@@ -78,6 +78,9 @@ interface Page {
   body: string;
 }
 
+/** Pages in every page's navigation at most. */
+const NAV_PAGES = 100;
+
 function layout(page: Page, links: string, domain: string): string {
   return `<!doctype html>
 <html lang="en">
@@ -212,11 +215,13 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
     const content = typeof text === 'string' ? Buffer.from(text) : text;
     files.set(path, { path, kind: 'file', size: content.length, content });
   };
-  // The navigation every page shows, and the list a generated index holds.
-  const links = pages
-    .map((p) => `<li><a href="${escapeHtml(p.urlPath)}">${escapeHtml(p.title)}</a></li>`)
-    .join('\n');
-  for (const page of pages) inHand(page.output, layout(page, links, options.domain));
+  // The list a generated index holds, and the navigation every page shows: its first NAV_PAGES
+  // entries, as a large site's sidebar shows its sections, not every page (20,000 pages each
+  // listing all 20,000 would make a bundle of gigabytes).
+  const link = (p: Page) => `<li><a href="${escapeHtml(p.urlPath)}">${escapeHtml(p.title)}</a></li>`;
+  const links = pages.map(link).join('\n');
+  const nav = pages.length <= NAV_PAGES ? links : pages.slice(0, NAV_PAGES).map(link).join('\n');
+  for (const page of pages) inHand(page.output, layout(page, nav, options.domain));
   if (!files.has('index.html')) {
     const index: Page = {
       source: '',
@@ -225,7 +230,7 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
       title: options.domain,
       body: `<h1>${escapeHtml(options.domain)}</h1>\n<ul>\n${links}\n</ul>`,
     };
-    inHand('index.html', layout(index, links, options.domain));
+    inHand('index.html', layout(index, nav, options.domain));
   }
   const pageCount = options.siteFault ? spoilSite(files, options.siteFault) : pages.length;
   inHand('assets/site.css', SITE_CSS);

@@ -1,4 +1,4 @@
-import { cp, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Parser } from 'tar';
@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEFAULT_DOCS_DIR,
   parseFault,
+  renderBundle,
   renderMarkdown,
   type Simulator,
   startSimulator,
@@ -258,6 +259,35 @@ describe('parseFault', () => {
       expect(await get()).toBe(500);
     } finally {
       await sim.close();
+    }
+  });
+});
+
+describe('a large site', () => {
+  it("lists every page in the generated index but only the first 100 in each page's navigation", async () => {
+    const docs = await mkdtemp(join(tmpdir(), 'sim-large-'));
+    const work = await mkdtemp(join(tmpdir(), 'sim-large-work-'));
+    try {
+      for (let i = 0; i < 500; i++)
+        await writeFile(join(docs, `p${String(i).padStart(3, '0')}.md`), `# Page ${i}\n`);
+      const bundle = await renderBundle({
+        docsDir: docs,
+        domain: 'docs.acme.dev',
+        workDir: work,
+        mtime: new Date(0),
+      });
+      expect(bundle.pageCount).toBe(500);
+      const files = await untar(await readFile(join(work, 'bundle.tar.gz')));
+      const linksIn = (html: string) => html.match(/<li><a href=/g)?.length ?? 0;
+      const index = files.get('index.html')?.content.toString() ?? '';
+      expect(linksIn(index)).toBe(500 + 100);
+      const page = files.get('p499.html')?.content.toString() ?? '';
+      expect(linksIn(page)).toBe(100);
+      expect(page).toContain('<a href="/p099">');
+      expect(page).not.toContain('<a href="/p100">');
+    } finally {
+      await rm(docs, { recursive: true, force: true });
+      await rm(work, { recursive: true, force: true });
     }
   });
 });
