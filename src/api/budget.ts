@@ -54,6 +54,16 @@ export class AgentJobBudget {
     return Math.max(0, this.limit - this.recent(projectId).length);
   }
 
+  /** Creations the project may still make now: 0 while the server's Retry-After holds too. */
+  availableNow(projectId: string): number {
+    return this.delayMs(projectId) > 0 ? 0 : this.remaining(projectId);
+  }
+
+  /** The projects this budget has counted creations or refusals for. */
+  projects(): string[] {
+    return [...new Set([...this.used.keys(), ...this.blockedUntil.keys()])];
+  }
+
   /** Takes a slot if one is free now; undefined otherwise (see `delayMs`). */
   tryReserve(projectId: string): BudgetReservation | undefined {
     if (this.delayMs(projectId) > 0) return undefined;

@@ -68,8 +68,11 @@ export interface AdminApiClientOptions {
   agentJobBudget?: AgentJobBudget;
   /** Path of get-agent-job (the contract does not show it). Placeholders `{projectId}` and `{id}`. */
   agentJobPath?: string;
-  /** Called after every HTTP attempt, for metrics. */
-  onCall?: (operation: Operation, status: CallStatus, durationMs: number) => void;
+  /**
+   * Called after every HTTP attempt, for metrics. `endpoint` is the method and route template
+   * (`GET /v1/static-export/jobs/{jobId}`): never a URL, which holds ids and the base URL.
+   */
+  onCall?: (operation: Operation, status: CallStatus, durationMs: number, endpoint: string) => void;
   /** Requests per minute this client sends at most (waiting for a slot); unlimited when absent. */
   requestsPerMinute?: number;
 }
@@ -117,6 +120,8 @@ interface CallSpec<S extends z.ZodType> {
   operation: Operation;
   method: 'GET' | 'POST';
   path: string;
+  /** `path` with its ids as placeholders: what metrics name the endpoint by. */
+  route: string;
   body?: unknown;
   schema: S;
   retry: RetryClass;
@@ -217,6 +222,7 @@ export class AdminApiClient {
           operation: 'createAgentJob',
           method: 'POST',
           path: `/v2/agent/${seg(projectId)}/job`,
+          route: '/v2/agent/{projectId}/job',
           body: { prompt },
           schema: AgentJobSchema,
           retry: 'create',
@@ -242,6 +248,7 @@ export class AdminApiClient {
         operation: 'getAgentJob',
         method: 'GET',
         path,
+        route: this.agentJobPath,
         schema: AgentJobSchema,
         retry: 'idempotent',
         subject: { projectId, agentJobId: id },
@@ -262,6 +269,7 @@ export class AdminApiClient {
         operation: 'sendAgentMessage',
         method: 'POST',
         path: `/v2/agent/${seg(projectId)}/job/${seg(id)}/message`,
+        route: '/v2/agent/{projectId}/job/{id}/message',
         body: { prompt },
         schema: AgentJobSchema,
         retry: 'create',
@@ -281,6 +289,7 @@ export class AdminApiClient {
         operation: 'startExport',
         method: 'POST',
         path: '/v1/static-export/jobs',
+        route: '/v1/static-export/jobs',
         body,
         schema: StartedExportSchema,
         retry: 'create',
@@ -296,6 +305,7 @@ export class AdminApiClient {
         operation: 'getExport',
         method: 'GET',
         path: `/v1/static-export/jobs/${seg(jobId)}`,
+        route: '/v1/static-export/jobs/{jobId}',
         schema: ExportJobSchema,
         retry: 'idempotent',
         subject: { jobId },
@@ -312,6 +322,7 @@ export class AdminApiClient {
         operation: 'generateBundle',
         method: 'POST',
         path: `/v1/static-export/jobs/${seg(jobId)}/bundle`,
+        route: '/v1/static-export/jobs/{jobId}/bundle',
         schema: BundleResultSchema,
         retry: 'idempotent',
         subject: { jobId },
@@ -328,6 +339,19 @@ export class AdminApiClient {
    */
   get identity(): string {
     return this.#identity;
+  }
+
+  /**
+   * Names the key in metrics and logs without revealing it: the identity digest's first 12 hex
+   * digits (a one-way hash of the base URL and key; too short to confirm a guessed key offline).
+   */
+  get keyId(): string {
+    return this.#identity.slice(0, 12);
+  }
+
+  /** Requests the per-minute limit still allows now; undefined when there is no limit. */
+  requestsRemaining(): number | undefined {
+    return this.limiter?.remaining();
   }
 
   /** True while an operation is under way (waits for a slot, the budget or a retry included). */
@@ -463,10 +487,15 @@ export class AdminApiClient {
       if (signal?.aborted) throw signal.reason;
       if (err instanceof AdminApiError) throw err;
       const failure = this.transportError(spec.operation, err, limit.expired());
-      this.onCall?.(spec.operation, failure.kind === 'Timeout' ? 'timeout' : 'network', elapsed());
+      this.onCall?.(
+        spec.operation,
+        failure.kind === 'Timeout' ? 'timeout' : 'network',
+        elapsed(),
+        `${spec.method} ${spec.route}`,
+      );
       throw failure;
     }
-    this.onCall?.(spec.operation, status, elapsed());
+    this.onCall?.(spec.operation, status, elapsed(), `${spec.method} ${spec.route}`);
     this.logger?.debug(
       { operation: spec.operation, method: spec.method, path: spec.path, status, durationMs: elapsed() },
       'admin API call',

@@ -27,6 +27,12 @@ export class RequestLimiter {
     return this.sent.length < this.perMinute ? 0 : (this.sent[0] ?? now) + MINUTE_MS - now;
   }
 
+  /** Requests that may be sent now without waiting. */
+  remaining(): number {
+    this.delayMs();
+    return this.perMinute - this.sent.length;
+  }
+
   /** No request in the last minute: the limiter is as good as a new one (and can be dropped). */
   idle(): boolean {
     return this.delayMs() === 0 && this.sent.length === 0;

@@ -254,6 +254,16 @@ export class ApiClients {
     return client;
   }
 
+  /** Per key and base URL (by the client's non-secret key id): the requests its per-minute limit still allows now. */
+  requestBudgets(): Map<string, number> {
+    const left = new Map<string, number>();
+    for (const { client } of this.cache.values()) {
+      const remaining = client.requestsRemaining();
+      if (remaining !== undefined) left.set(client.keyId, remaining);
+    }
+    return left;
+  }
+
   /** A key Secret changed or was deleted: its clients are closed unless a reconcile reads the same key again. */
   secretChanged(namespace: string, name: string): void {
     for (const c of this.cache.values()) c.secrets.delete(`${namespace}/${name}`);

@@ -5,7 +5,14 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { AgentJobBudget, DEFAULT_API_REQUESTS_PER_MINUTE } from '../api/index.ts';
 import { BUNDLE_CACHE_DIR, BundleCache, DEFAULT_BUNDLE_CACHE_ENTRIES } from '../bundle/index.ts';
-import { type AgentJob, AJ_KIND, SER_KIND } from '../crd/index.ts';
+import {
+  type AgentJob,
+  AJ_KIND,
+  GROUP_VERSION,
+  SER_KIND,
+  SER_PLURAL,
+  type StaticExportRelease,
+} from '../crd/index.ts';
 import type { Logger } from '../log.ts';
 import { EventRecorder, refTo } from '../runtime/events.ts';
 import { startHealthServer } from '../runtime/health.ts';
@@ -17,7 +24,9 @@ import type { WorkQueueOptions } from '../runtime/work-queue.ts';
 import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../trigger/contract.ts';
 import { startTriggerReceiver } from '../trigger/receiver.ts';
 import { setupAgentJobs } from './agent-job/setup.ts';
+import { registerBudgetMetrics } from './budget-metrics.ts';
 import { ApiClients } from './credentials.ts';
+import { registerReleaseMetrics } from './release-metrics.ts';
 import { DEFAULT_TUNABLES } from './static-export-release/model.ts';
 import type { BundleDownloadSettings } from './static-export-release/reconciler.ts';
 import { setupReleases } from './static-export-release/setup.ts';
@@ -101,9 +110,12 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     ...(cfg.apiRetry ? { retry: cfg.apiRetry } : {}),
     budget: new AgentJobBudget({ limit: cfg.agentJobsPerHour ?? 100 }),
     requestsPerMinute: cfg.apiRequestsPerMinute ?? DEFAULT_API_REQUESTS_PER_MINUTE,
-    onCall: (operation, status, ms) =>
-      metrics.observeAdminApiCall(operation, typeof status === 'number' ? status : undefined, ms / 1000),
+    onCall: (_operation, status, ms, endpoint) => metrics.observeAdminApiCall(endpoint, status, ms / 1000),
   });
+  registerBudgetMetrics(metrics, clients);
+  // The releases in the cache of the reconcilers running now (none while not leading).
+  let cachedReleases: () => readonly StaticExportRelease[] = () => [];
+  registerReleaseMetrics(metrics, () => cachedReleases());
   const recorder = new EventRecorder({ client: kube, reportingInstance: identity, logger: log });
   const events: EventSink = {
     emit: (obj, type, reason, note) =>
@@ -176,6 +188,8 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
       onSynced: (jobs) => seedBudget(jobs),
     });
     wakeRelease = (key) => releases.enqueue(key);
+    const releaseCache = w.cacheOf<StaticExportRelease & KubeObject>(GROUP_VERSION, SER_PLURAL);
+    cachedReleases = () => releaseCache?.list() ?? [];
     // A changed key Secret may hold a new key: the client of the old one is closed once unused.
     w.secrets.onChange((type, secret) => {
       if (type === 'MODIFIED' || type === 'DELETED')
@@ -189,6 +203,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     return {
       synced: () => w.informers.every((i) => i.hasSynced()),
       async stop(drainMs) {
+        cachedReleases = () => [];
         await Promise.all([releases.stop(drainMs), agentJobs.stop(drainMs)]);
         await Promise.all(w.informers.map((i) => i.stop()));
       },

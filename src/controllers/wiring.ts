@@ -4,7 +4,7 @@
 import type { Logger } from '../log.ts';
 import { ControllerBuilder } from '../runtime/builder.ts';
 import { CachedReader, type CacheSource } from '../runtime/cached-reader.ts';
-import { Informer, type KubeObject, type ListWatchClient } from '../runtime/informer.ts';
+import { Informer, type KubeObject, type ListWatchClient, resourceName } from '../runtime/informer.ts';
 import { type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import type { WorkQueueOptions } from '../runtime/work-queue.ts';
@@ -12,6 +12,7 @@ import type { OwnedObject } from '../targets/owned.ts';
 import type { CachedReads } from './skeleton.ts';
 
 type Lifecycle = Pick<Informer<KubeObject>, 'start' | 'stop' | 'hasSynced'>;
+type Made = Lifecycle & Pick<Informer<KubeObject>, 'resource' | 'list'>;
 
 export interface WiringOptions {
   kube: KubeClient;
@@ -31,7 +32,7 @@ export class Wiring {
   /** Secrets' metadata only (never their data): both kinds act on a Secret created or fixed. */
   readonly secrets: Informer<KubeObject>;
   private readonly o: WiringOptions;
-  private readonly made: Lifecycle[] = [];
+  private readonly made: Made[] = [];
   private readonly secretReads: CachedReader<KubeObject & OwnedObject>;
 
   constructor(options: WiringOptions) {
@@ -86,6 +87,12 @@ export class Wiring {
       }),
       secrets: this.secretReads,
     };
+  }
+
+  /** The cache of the informer a setup made for a resource, for reads such as metrics. */
+  cacheOf<T extends KubeObject>(apiVersion: string, plural: string): { list(): T[] } | undefined {
+    const resource = resourceName(apiVersion, plural);
+    return this.made.find((i) => i.resource === resource) as { list(): T[] } | undefined;
   }
 
   /** Every informer made here. */

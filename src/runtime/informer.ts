@@ -126,6 +126,10 @@ export function diffList<T extends KubeObject>(
   return out;
 }
 
+/** `plural.group` (`plural` for the core group): how logs and metrics name a resource. */
+export const resourceName = (apiVersion: string, plural: string): string =>
+  apiVersion.includes('/') ? `${plural}.${apiVersion.split('/')[0]}` : plural;
+
 export class Informer<T extends KubeObject> {
   readonly resource: string;
   private readonly opts: InformerOptions;
@@ -147,9 +151,7 @@ export class Informer<T extends KubeObject> {
 
   constructor(options: InformerOptions) {
     this.opts = options;
-    this.resource = options.apiVersion.includes('/')
-      ? `${options.plural}.${options.apiVersion.split('/')[0]}`
-      : options.plural;
+    this.resource = resourceName(options.apiVersion, options.plural);
     this.scopes = options.namespaces?.length ? [...new Set(options.namespaces)] : [undefined];
   }
 

@@ -14,12 +14,14 @@ const EXPORT_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600];
 
 export class Metrics {
   readonly registry = new Registry();
+  /** Every metric name starts with it (`static_export_` by default). */
+  readonly prefix: string;
   readonly reconcileTotal: Counter<'controller' | 'result'>;
   readonly reconcileErrors: Counter<'controller'>;
   readonly reconcileDuration: Histogram<'controller'>;
   readonly queueDepth: Gauge<'controller'>;
-  readonly adminApiCalls: Counter<'operation' | 'status'>;
-  readonly adminApiDuration: Histogram<'operation'>;
+  readonly adminApiCalls: Counter<'endpoint' | 'code'>;
+  readonly adminApiDuration: Histogram<'endpoint'>;
   readonly exportDuration: Histogram<'result'>;
   readonly bundleBytes: Counter;
   readonly linkExpiry: Gauge<'namespace' | 'name'>;
@@ -30,6 +32,7 @@ export class Metrics {
 
   constructor(options: MetricsOptions = {}) {
     const p = options.prefix ?? 'static_export_';
+    this.prefix = p;
     const registers = [this.registry];
     const queues = this.queues;
     const expiries = this.expiries;
@@ -64,14 +67,14 @@ export class Metrics {
     });
     this.adminApiCalls = new Counter({
       name: `${p}admin_api_requests_total`,
-      help: 'Admin API calls by operation and HTTP status (or "error" when no response arrived).',
-      labelNames: ['operation', 'status'],
+      help: 'Admin API requests (every attempt) by endpoint (method and route template) and HTTP status code, or network/timeout when no response arrived.',
+      labelNames: ['endpoint', 'code'],
       registers,
     });
     this.adminApiDuration = new Histogram({
       name: `${p}admin_api_request_duration_seconds`,
-      help: 'Admin API call duration by operation.',
-      labelNames: ['operation'],
+      help: 'Admin API request duration by endpoint (method and route template).',
+      labelNames: ['endpoint'],
       buckets: API_BUCKETS,
       registers,
     });
@@ -140,10 +143,10 @@ export class Metrics {
     this.reconcileDuration.observe({ controller }, seconds);
   }
 
-  /** One admin API call; `status` is the HTTP status, or undefined when none arrived. */
-  observeAdminApiCall(operation: string, status: number | undefined, seconds: number): void {
-    this.adminApiCalls.inc({ operation, status: status === undefined ? 'error' : String(status) });
-    this.adminApiDuration.observe({ operation }, seconds);
+  /** One admin API request: `endpoint` is a route template, `code` the HTTP status or network/timeout. */
+  observeAdminApiCall(endpoint: string, code: number | 'network' | 'timeout', seconds: number): void {
+    this.adminApiCalls.inc({ endpoint, code: String(code) });
+    this.adminApiDuration.observe({ endpoint }, seconds);
   }
 
   text(): Promise<string> {

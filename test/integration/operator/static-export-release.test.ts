@@ -266,7 +266,7 @@ describe('StaticExportRelease', () => {
     ).exec(text);
     expect(Number(expiry?.[1])).toBeGreaterThan(60);
     expect(text).toMatch(
-      /static_export_admin_api_requests_total\{operation="startExport",status="202"\} [1-9]/,
+      /static_export_admin_api_requests_total\{endpoint="POST \/v1\/static-export\/jobs",code="202"\} [1-9]/,
     );
     expect(text).toMatch(
       /static_export_reconcile_total\{controller="staticexportrelease",result="[a-z]+"\} [1-9]/,

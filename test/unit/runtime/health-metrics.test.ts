@@ -19,15 +19,17 @@ describe('Metrics', () => {
     q.add('b');
     m.setLinkExpiry('web', 'docs', new Date(Date.now() + 3_600_000));
     m.setLinkExpiry('web', 'old', new Date(Date.now() + 60_000));
-    m.observeAdminApiCall('export.start', 202, 0.12);
-    m.observeAdminApiCall('export.status', undefined, 1);
+    m.observeAdminApiCall('POST /v1/static-export/jobs', 202, 0.12);
+    m.observeAdminApiCall('GET /v1/static-export/jobs/{jobId}', 'timeout', 1);
     m.bundleBytes.inc(1234);
     let text = await m.text();
     expect(text).toContain('static_export_workqueue_depth{controller="release"} 2');
     expect(text).toMatch(/static_export_link_expiry_seconds\{namespace="web",name="docs"\} 3[56]\d\d/);
-    expect(text).toContain('static_export_admin_api_requests_total{operation="export.start",status="202"} 1');
     expect(text).toContain(
-      'static_export_admin_api_requests_total{operation="export.status",status="error"} 1',
+      'static_export_admin_api_requests_total{endpoint="POST /v1/static-export/jobs",code="202"} 1',
+    );
+    expect(text).toContain(
+      'static_export_admin_api_requests_total{endpoint="GET /v1/static-export/jobs/{jobId}",code="timeout"} 1',
     );
     expect(text).toContain('static_export_bundle_bytes_total 1234');
     m.setLinkExpiry('web', 'old', undefined);
