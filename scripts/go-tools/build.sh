@@ -6,19 +6,24 @@
 # repository root; cached per hash of its sources, so an edit rebuilds it).
 # A spec `module@version#path/in/module` names a file the module ships (e.g. a project's generated
 # CRD) instead: it is copied out of the module download, cached per version, and its path printed.
+# A module spec may be followed by build tags, `module/path/cmd@version tags=a,b` (cached per version
+# and tags), to leave out what the tests do not use.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 name=${1:?usage: build.sh NAME (one of: $(sed -n 's/^\([a-z0-9-]*\)=.*/\1/p' "$here/tools.env" | tr '\n' ' '))}
-spec=$(sed -n "s/^$name=//p" "$here/tools.env")
-[ -n "$spec" ] || { echo "build.sh: no tool '$name' in $here/tools.env" >&2; exit 2; }
+line=$(sed -n "s/^$name=//p" "$here/tools.env")
+[ -n "$line" ] || { echo "build.sh: no tool '$name' in $here/tools.env" >&2; exit 2; }
+spec=${line%% *}
+tags=
+[[ $line != *' tags='* ]] || tags=${line##* tags=}
 module=${spec%%#*}
 file=${spec#"$module"}
 file=${file#\#}
 cache=${STATIC_EXPORT_CACHE:-$HOME/.cache/static-export-operator}
 if [[ $module == *@* ]]; then
   src=
-  dir="$cache/go-tools/$name-${module##*@}"
+  dir="$cache/go-tools/$name-${module##*@}${tags:+-${tags//,/-}}"
 else
   src="$root/$spec"
   [ -f "$src/go.mod" ] || { echo "build.sh: $spec (tool '$name') has no go.mod" >&2; exit 2; }
@@ -53,7 +58,7 @@ if [ ! -f "$out" ]; then
     mv "$dir/.$name" "$out"
   else
     echo "build.sh: building $name from $spec" >&2
-    GOFLAGS=-mod=mod CGO_ENABLED=0 GOBIN="$dir/.bin" go install -trimpath -ldflags "-s -w" "$spec" >&2
+    GOFLAGS=-mod=mod CGO_ENABLED=0 GOBIN="$dir/.bin" go install -trimpath -ldflags "-s -w" ${tags:+-tags "$tags"} "$spec" >&2
     mv "$dir/.bin/$(basename "${spec%@*}")" "$out" && rm -rf "$dir/.bin"
   fi
   echo "build.sh: $name ready in $(($(date +%s) - start)) s" >&2

@@ -8,6 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CHART_CRD_DIR, chartCrdTemplate } from '../../../scripts/chart-crds.ts';
 import { SHUTDOWN_DRAIN_MS } from '../../../src/cli/commands/operator.ts';
+import { registerBudgetMetrics } from '../../../src/controllers/budget-metrics.ts';
+import { ApiClients } from '../../../src/controllers/credentials.ts';
+import { registerReleaseMetrics } from '../../../src/controllers/release-metrics.ts';
+import { createLogger } from '../../../src/log.ts';
+import { Metrics } from '../../../src/runtime/metrics.ts';
 import {
   findObject,
   HELMS,
@@ -44,6 +49,14 @@ describe('CRD templates', () => {
   });
 });
 
+/** The names of every metric the operator registers (the per-release and budget ones included). */
+async function servedMetricNames(): Promise<Set<string>> {
+  const metrics = new Metrics();
+  registerReleaseMetrics(metrics, () => []);
+  registerBudgetMetrics(metrics, new ApiClients({ logger: createLogger({ level: 'silent' }) }));
+  return new Set((await metrics.registry.getMetricsAsJSON()).map((m) => m.name));
+}
+
 describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
   it('passes helm lint --strict with the defaults and with everything optional on', async () => {
     for (const values of [
@@ -52,7 +65,11 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
         watchNamespaces: ['docs', 'blog'],
         podDisruptionBudget: { enabled: true },
         networkPolicy: { enabled: true, apiServerPeers: [{ ipBlock: { cidr: '10.0.0.1/32' } }] },
-        metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' } } },
+        metrics: {
+          serviceMonitor: { enabled: true, labels: { release: 'prom' } },
+          prometheusRule: { enabled: true },
+          grafanaDashboard: { enabled: true, annotations: { grafana_folder: 'Operators' } },
+        },
         trigger: { enabled: true, from: [{ namespaceSelector: { matchLabels: { ci: 'true' } } }] },
       },
     ]) {
@@ -263,6 +280,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     expect(findObject(objects, 'ServiceMonitor').spec.endpoints[0]).toMatchObject({
       port: 'metrics',
       path: '/metrics',
+      honorLabels: true,
     });
     expect(findObject(objects, 'PodDisruptionBudget').spec.maxUnavailable).toBe(1);
     const egress = findObject(objects, 'NetworkPolicy').spec.egress;
@@ -274,6 +292,32 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       to: [{ ipBlock: { cidr: '10.0.0.1/32' } }],
     });
     expect(egress[1].to).toEqual([{ ipBlock: { cidr: '203.0.113.0/24' } }]);
+  });
+
+  it('renders the PrometheusRule and the dashboard only when enabled, naming only metrics the operator serves', async () => {
+    const plain = (await render(helm)).objects;
+    expect(plain.map((o) => o.kind)).not.toContain('PrometheusRule');
+    expect(plain.filter((o) => o.kind === 'ConfigMap')).toEqual([]);
+    const { objects } = await render(helm, {
+      metrics: {
+        prometheusRule: { enabled: true, labels: { release: 'prom' } },
+        grafanaDashboard: { enabled: true, annotations: { grafana_folder: 'Operators' } },
+      },
+    });
+    const rule = findObject(objects, 'PrometheusRule');
+    expect(rule.metadata.labels?.release).toBe('prom');
+    const dashboard = findObject(objects, 'ConfigMap');
+    expect(dashboard.metadata.labels?.grafana_dashboard).toBe('1');
+    expect(dashboard.metadata.annotations).toEqual({ grafana_folder: 'Operators' });
+    const json = dashboard.data['static-export-operator.json'];
+    expect(JSON.parse(json)).toEqual(
+      JSON.parse(readFileSync(join(OPERATOR_CHART_DIR, 'dashboards/static-export-operator.json'), 'utf8')),
+    );
+    const served = await servedMetricNames();
+    const named = [...(JSON.stringify(rule.spec) + json).matchAll(/static_export_[a-z_]+/g)].map((m) =>
+      m[0].replace(/_(bucket|count|sum)$/, ''),
+    );
+    expect(named.filter((n) => !served.has(n))).toEqual([]);
   });
 
   it.each([

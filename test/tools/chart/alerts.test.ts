@@ -1,0 +1,53 @@
+// The operator chart's alerts as Prometheus's own tool reads them: the rendered PrometheusRule passes
+// `promtool check rules`, and `promtool test rules` (alerts/rules.test.yaml) shows each alert firing
+// on synthetic series when it should, and not before or for healthy series. promtool is built from
+// the Prometheus Go module (scripts/go-tools/tools.env).
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runProcess } from '../../../scripts/run-process.ts';
+import { goTool } from '../../support/go-tools.ts';
+import { writeRuleFile } from '../../support/prometheus-rule.ts';
+
+let dir: string;
+let promtool: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'alerts-'));
+  promtool = await goTool('promtool');
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe('the PrometheusRule', () => {
+  it('passes promtool check rules, with the defaults and with every threshold set', async () => {
+    for (const values of [
+      {},
+      {
+        metrics: {
+          prometheusRule: {
+            notReadyFor: '1h30m',
+            exportFailingFor: '2h',
+            linkExpiresWithinSeconds: 600,
+            rolloutStalledFor: '30s',
+            budgetExhaustedFor: '1m',
+            operatorAbsentFor: '15m',
+          },
+        },
+      },
+    ]) {
+      const rules = await writeRuleFile(dir, values);
+      const r = await runProcess(promtool, ['check', 'rules', '--lint-fatal', rules]);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toContain('SUCCESS: 8 rules found');
+    }
+  });
+
+  it('fires each alert on synthetic series as its unit tests expect', async () => {
+    await writeRuleFile(dir);
+    await copyFile(join(import.meta.dirname, 'alerts', 'rules.test.yaml'), join(dir, 'rules.test.yaml'));
+    const r = await runProcess(promtool, ['test', 'rules', join(dir, 'rules.test.yaml')]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('SUCCESS');
+  });
+});
