@@ -51,7 +51,10 @@ export interface Loaded<T> {
   obj: T;
   /** A problem found before any API call (spec, Secret, key): nothing else is attempted. */
   blocked?: Failure;
-  /** Set when the object needs the admin API and its credentials are usable. */
+  /**
+   * Set when the object needs the admin API and its credentials are usable; observe carries it into
+   * what it observes, where the actions take it from.
+   */
   client?: AdminApiClient;
 }
 
@@ -105,14 +108,13 @@ export abstract class Reconciler<
   /** Everything else this controller observes (the platform's job, the target). */
   protected abstract observe(loaded: Loaded<T>, signal: AbortSignal | undefined): Promise<O>;
   protected abstract decide(observed: O): D;
-  /** Performs the decided action (its status is already written). Errors become failures. */
-  protected abstract act(observed: O, d: D, client: AdminApiClient, run: Run<T, S>): Promise<ReconcileResult>;
+  /**
+   * Performs the decided action (its status is already written); called with the admin API client
+   * observed, or for an object whose work needs none (`callsApi` false). Errors become failures.
+   */
+  protected abstract act(observed: O, d: D, run: Run<T, S>): Promise<ReconcileResult>;
   protected abstract withFailure(status: S, f: Failure, generation: number | undefined, now: Date): S;
 
-  /** Performs an action of an object whose work needs no admin API (`callsApi` false). */
-  protected actWithoutApi(_observed: O, d: D, _run: Run<T, S>): Promise<ReconcileResult> {
-    return Promise.resolve(nextStep(d));
-  }
   /** An action that must reach the platform at most once (it is marked in status before the call). */
   protected sendsOnce(_action: D['action']): boolean {
     return false;
@@ -214,11 +216,11 @@ export abstract class Reconciler<
       return { requeueAfterMs: 0 };
     }
     if (d.action.kind === 'none') return nextStep(d);
+    // An object that needs the admin API acts only with a client (an object that needs none, such as
+    // a release following a registry, acts on its own).
+    if (!client && this.callsApi(run.obj)) return nextStep(d);
     try {
-      if (client) return await this.act(observed, d, client, run);
-      // An object that needs no admin API (a release following a registry) acts on its own.
-      if (!this.callsApi(run.obj)) return await this.actWithoutApi(observed, d, run);
-      return nextStep(d);
+      return await this.act(observed, d, run);
     } catch (e) {
       // Aborted: the work is no longer wanted (deleted, or another replica leads); write nothing.
       if (signal?.aborted) throw e;

@@ -2,7 +2,11 @@
 // `status.creation` says `Creating` before the create call (written only if the object did not
 // change since it was read), so a crash, a lost answer or a second operator never leads to a second
 // job (and a second pull request); it becomes CreateOutcomeUnknown for a human instead.
-import { AGENT_JOB_FINAL_STATUSES, type AgentJob as ApiAgentJob } from '../../api/index.ts';
+import {
+  type AdminApiClient,
+  AGENT_JOB_FINAL_STATUSES,
+  type AgentJob as ApiAgentJob,
+} from '../../api/index.ts';
 import { type AgentJob, type AgentJobStatus, RECONCILE_REQUEST_ANNOTATION } from '../../crd/index.ts';
 import type { ConditionReason } from '../../crd/reasons.ts';
 import { getCondition, type Progress, progressConditions } from '../../runtime/conditions.ts';
@@ -21,6 +25,8 @@ export interface Observed {
   now: Date;
   job: AgentJob;
   blocked?: Failure;
+  /** The project's admin API client, while the job calls the API and its credentials are usable (decide never calls it). */
+  client?: AdminApiClient;
   /** Milliseconds until the project's shared creation budget allows one more job (0: now). */
   budgetDelayMs: number;
   poll?: JobPoll;

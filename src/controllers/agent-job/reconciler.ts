@@ -1,9 +1,9 @@
 // observe -> decide -> act for one AgentJob, on the shared skeleton. Effects only; decisions live
 // in decide.ts.
-import { type AdminApiClient, AGENT_JOB_FINAL_STATUSES, RateLimitedError } from '../../api/index.ts';
+import { AGENT_JOB_FINAL_STATUSES, RateLimitedError } from '../../api/index.ts';
 import { type AgentJob, AJ_PLURAL, agentJobSpecSchema, GROUP_VERSION } from '../../crd/index.ts';
 import { secretRefText } from '../credentials.ts';
-import { classifyError, type Failure, failure, mayHaveReachedServer } from '../failures.ts';
+import { classifyError, type Failure, failure, mayHaveReachedServer, nextStep } from '../failures.ts';
 import { type Loaded, Reconciler, type ReconcilerDeps, type Run } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
@@ -63,7 +63,11 @@ export class AgentJobReconciler extends Reconciler<AgentJob, Status, Observed, D
     if (!client) return base;
     const jobId = job.status?.jobId;
     if (!jobId) await this.o.budgetSeeded;
-    const observed: Observed = { ...base, budgetDelayMs: this.o.clients.budget.delayMs(job.spec.projectId) };
+    const observed: Observed = {
+      ...base,
+      client,
+      budgetDelayMs: this.o.clients.budget.delayMs(job.spec.projectId),
+    };
     if (jobId) {
       observed.poll = await this.pollJob(
         job,
@@ -74,12 +78,10 @@ export class AgentJobReconciler extends Reconciler<AgentJob, Status, Observed, D
     return observed;
   }
 
-  protected async act(
-    o: Observed,
-    _d: Decision,
-    client: AdminApiClient,
-    run: Run<AgentJob, Status>,
-  ): Promise<ReconcileResult> {
+  protected async act(o: Observed, d: Decision, run: Run<AgentJob, Status>): Promise<ReconcileResult> {
+    // A finished or deleted job calls the API no more: it creates nothing.
+    const { client } = o;
+    if (!client) return nextStep(d);
     // `status.creation` is stored (by the skeleton, as a compare-and-swap) before this call: a crash
     // or a second operator from here on never creates twice.
     let created: RemoteJob;

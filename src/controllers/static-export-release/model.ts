@@ -1,6 +1,7 @@
 // What a StaticExportRelease's decision reads and returns. `Observed` says which source the release
 // follows (the platform's export jobs or a registry's tag), so each source's rules see only what is
 // theirs; a rule is one rung of the ladder in decide.ts.
+import type { AdminApiClient } from '../../api/index.ts';
 import type { StaticExportRelease, StaticExportReleaseStatus } from '../../crd/index.ts';
 import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
 import type { Failure } from '../failures.ts';
@@ -53,6 +54,11 @@ interface ObservedCommon extends Snapshot {
 /** A release exported by the platform (spec.domain and an admin API key). */
 export interface PlatformObserved extends ObservedCommon {
   source: 'platform';
+  /**
+   * The admin API client of the release's account, when its credentials are usable and it is neither
+   * suspended nor being deleted; the actions call through it (decide never does).
+   */
+  client?: AdminApiClient;
   poll?: ExportPoll;
   /**
    * The export in flight for this release's share group (same account, domain and export options),

@@ -162,7 +162,12 @@ export class StaticExportReleaseReconciler extends Reconciler<
     { now, obj: release, blocked, client }: Loaded<StaticExportRelease>,
     signal: AbortSignal | undefined,
   ): Promise<ReleaseObserved> {
-    const o = await this.observeSource(observedOf(release, now), blocked, client, signal);
+    const seen = observedOf(release, now);
+    const o = await this.observeSource(
+      seen.source === 'platform' && client ? { ...seen, client } : seen,
+      blocked,
+      signal,
+    );
     // Deleted, suspended, blocked or following a registry: in no share group.
     if (!o.visit) this.o.shared.leave(releaseKey(release));
     return o;
@@ -171,7 +176,6 @@ export class StaticExportReleaseReconciler extends Reconciler<
   private async observeSource(
     seen: Observed,
     blocked: Failure | undefined,
-    client: AdminApiClient | undefined,
     signal: AbortSignal | undefined,
   ): Promise<ReleaseObserved> {
     if (blocked) return { ...seen, blocked };
@@ -180,6 +184,7 @@ export class StaticExportReleaseReconciler extends Reconciler<
       if (release.spec.suspend || release.metadata.deletionTimestamp) return seen;
       return (await this.misconfigured(seen, signal)) ?? this.observeRegistry(seen, signal);
     }
+    const { client } = seen;
     if (!client) return seen;
     return (await this.misconfigured(seen, signal)) ?? this.observePlatform(seen, client, signal);
   }
@@ -305,17 +310,6 @@ export class StaticExportReleaseReconciler extends Reconciler<
     );
   }
 
-  protected override async actWithoutApi(
-    o: ReleaseObserved,
-    d: Decision,
-    run: Run,
-  ): Promise<ReconcileResult> {
-    const { action } = d;
-    if (action.kind === 'pull' || action.kind === 'rewrite') return this.publishOci(o, action, run);
-    if (action.kind === 'roll') return this.roll(o, action, run);
-    return {};
-  }
-
   /** Pulls, verifies and checks the image at the digest, then writes it to the target (or writes the served one again). */
   private async publishOci(o: ReleaseObserved, action: OciAction, run: Run): Promise<ReconcileResult> {
     const { signal } = run;
@@ -431,17 +425,14 @@ export class StaticExportReleaseReconciler extends Reconciler<
     return action.kind === 'publish';
   }
 
-  protected async act(
-    o: ReleaseObserved,
-    d: Decision,
-    client: AdminApiClient,
-    run: Run,
-  ): Promise<ReconcileResult> {
+  protected async act(o: ReleaseObserved, d: Decision, run: Run): Promise<ReconcileResult> {
     const { action } = d;
     if (action.kind === 'roll') return this.roll(o, action, run);
+    if (action.kind === 'pull' || action.kind === 'rewrite') return this.publishOci(o, action, run);
     // The platform's actions are a group member's: observe opened the visit along with the client.
     const { visit } = o;
-    if (!visit) return {};
+    if (o.source !== 'platform' || !visit || !o.client) return {};
+    const { client } = o;
     if (action.kind === 'start') return this.start(o, visit, client, run);
     if (action.kind === 'publish') return this.publish(o, visit, action, client, run);
     return {};

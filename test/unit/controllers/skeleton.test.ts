@@ -42,13 +42,10 @@ class FailingAction extends Reconciler<Obj, Status, object, D> {
   protected decide(): D {
     return { action: { kind: 'act' }, status: {}, events: [] };
   }
-  protected async act() {
-    return {};
-  }
   protected withFailure(s: Status, f: Failure): Status {
     return { ...s, reason: f.reason };
   }
-  protected override actWithoutApi(_o: object, _d: D, run: Run<Obj, Status>) {
+  protected act(_o: object, _d: D, run: Run<Obj, Status>) {
     return this.fail(run, run.record.status, this.f, new Error(this.f.message));
   }
 }
