@@ -16,8 +16,8 @@ import { AdminApiClient } from '../src/api/index.ts';
 import { afterStart } from '../src/controllers/static-export-release/after-start.ts';
 import { decide } from '../src/controllers/static-export-release/decide.ts';
 import type { Status } from '../src/controllers/static-export-release/model.ts';
-import { exportPoll } from '../src/controllers/static-export-release/reconciler.ts';
 import { exportPollDelayMs } from '../src/controllers/static-export-release/schedule.ts';
+import { exportPoll } from '../src/controllers/static-export-release/sources/platform-export.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
 import { type ExportProgressModel, type Simulator, startSimulator } from '../src/simulator/index.ts';
 

@@ -28,7 +28,7 @@ import { registerBudgetMetrics } from './budget-metrics.ts';
 import { ApiClients } from './credentials.ts';
 import { registerReleaseMetrics } from './release-metrics.ts';
 import { DEFAULT_TUNABLES } from './static-export-release/model.ts';
-import type { BundleDownloadSettings } from './static-export-release/reconciler.ts';
+import type { BundleDownloadSettings } from './static-export-release/options.ts';
 import { setupReleases } from './static-export-release/setup.ts';
 import { SharedExports } from './static-export-release/shared-exports.ts';
 import type { EventSink } from './types.ts';

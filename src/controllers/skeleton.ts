@@ -268,19 +268,19 @@ export abstract class Reconciler<
     });
     return afterFailure(f);
   }
+}
 
-  /** Polls a job on the platform: gone and failed calls are outcomes to decide on, not errors. */
-  protected async pollJob<R>(
-    obj: T,
-    call: () => Promise<R>,
-    signal: AbortSignal | undefined,
-  ): Promise<JobPoll<R>> {
-    try {
-      return { kind: 'job', job: await call() };
-    } catch (e) {
-      if (signal?.aborted) throw e;
-      if (e instanceof NotFoundError) return { kind: 'notFound' };
-      return { kind: 'failed', failure: classifyError(e, secretRefText(obj)) };
-    }
+/** Polls a job on the platform: gone and failed calls are outcomes to decide on, not errors. */
+export async function pollJob<R>(
+  obj: UsesCredentials,
+  call: () => Promise<R>,
+  signal: AbortSignal | undefined,
+): Promise<JobPoll<R>> {
+  try {
+    return { kind: 'job', job: await call() };
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    if (e instanceof NotFoundError) return { kind: 'notFound' };
+    return { kind: 'failed', failure: classifyError(e, secretRefText(obj)) };
   }
 }

@@ -4,7 +4,6 @@
 import {
   DEFAULT_TUNABLES,
   type Observed,
-  observedOf,
   type PlatformCase,
   type PlatformObserved,
   type RegistryCase,
@@ -61,9 +60,14 @@ export function release(opts: ReleaseOptions = {}): StaticExportRelease {
 /** What either source may observe besides the release and the clock. */
 type Extra = Partial<Omit<PlatformObserved, 'source'>> & Partial<Omit<RegistryObserved, 'source'>>;
 
-/** What decide() observes at NOW for `r` (its source as its spec says), plus `extra`. */
-export const observed = (r: StaticExportRelease, extra: Extra = {}): Observed =>
-  ({ ...observedOf(r, NOW), ...extra }) as Observed;
+/** What decide() observes at NOW for `r` (its source as its spec says, as sourceFor picks it), plus `extra`. */
+export function observed(r: StaticExportRelease, extra: Extra = {}): Observed {
+  const oci = r.spec.source?.oci;
+  const seen: Observed = oci
+    ? { source: 'registry', oci, now: NOW, release: r }
+    : { source: 'platform', now: NOW, release: r };
+  return { ...seen, ...extra } as Observed;
+}
 
 /** `observed` of a release following a registry (spec.source.oci). */
 export function registryObserved(r: StaticExportRelease, extra: Extra = {}): RegistryObserved {

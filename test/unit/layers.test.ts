@@ -1,6 +1,7 @@
 // The rooms of src/ in layers: a file imports from its own layer or below, never above, so the
 // machinery does not depend on the policy built on it. A new upward import fails here (and Biome's
-// noImportCycles catches cycles within a layer).
+// noImportCycles catches cycles within a layer), as does a release rule or fold that reaches for a
+// source's effects (sources/ is the reconciler's, as targets/ is).
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -52,6 +53,25 @@ describe('layers', () => {
         .map((target) => `${relative(ROOT, file)} imports ${relative(ROOT, target)}`),
     );
     expect(upward).toEqual([]);
+  });
+
+  it('hold inside the release controller: only the reconciler talks to its sources, which never import it', () => {
+    const release = join(SRC, 'controllers/static-export-release');
+    const sources = join(release, 'sources');
+    const reconciler = join(release, 'reconciler.ts');
+    const above = [reconciler, join(release, 'setup.ts')];
+    const crossing = files
+      .filter((file) => file.startsWith(release))
+      .flatMap((file) =>
+        importsOf(file)
+          .filter((target) =>
+            file.startsWith(sources)
+              ? above.includes(target)
+              : target.startsWith(sources) && file !== reconciler,
+          )
+          .map((target) => `${relative(ROOT, file)} imports ${relative(ROOT, target)}`),
+      );
+    expect(crossing).toEqual([]);
   });
 
   it('keep the test tiers apart: nothing outside test/unit imports from it', () => {

@@ -4,7 +4,7 @@ import { AGENT_JOB_FINAL_STATUSES, RateLimitedError } from '../../api/index.ts';
 import { type AgentJob, AJ_PLURAL, agentJobSpecSchema, GROUP_VERSION } from '../../crd/index.ts';
 import { secretRefText } from '../credentials.ts';
 import { classifyError, type Failure, failure, mayHaveReachedServer, nextStep } from '../failures.ts';
-import { type Loaded, Reconciler, type ReconcilerDeps, type Run } from '../skeleton.ts';
+import { type Loaded, pollJob, Reconciler, type ReconcilerDeps, type Run } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
   afterCreate,
@@ -69,7 +69,7 @@ export class AgentJobReconciler extends Reconciler<AgentJob, Status, Observed, D
       budgetDelayMs: this.o.clients.budget.delayMs(job.spec.projectId),
     };
     if (jobId) {
-      observed.poll = await this.pollJob(
+      observed.poll = await pollJob(
         job,
         () => client.getAgentJob(job.spec.projectId, jobId, { signal }),
         signal,

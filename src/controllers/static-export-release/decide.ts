@@ -1,6 +1,6 @@
 // What a StaticExportRelease needs next, as a pure function of what was observed: the first rule of
-// its source's ladder that applies, else `settle`. The reconciler observes, calls `decide`, performs
-// the one action it names and folds the outcome back into status (after-*.ts).
+// its source's ladder that applies, else `settle`. The release's source (sources/) observes, calls
+// `decide`, performs the one action it names and folds the outcome back into status (after-*.ts).
 
 import {
   DEFAULT_TUNABLES,

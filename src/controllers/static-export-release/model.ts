@@ -157,9 +157,3 @@ export const first =
     }
     return undefined;
   };
-
-/** What is known of a release before its source is looked at: which source it follows. */
-export function observedOf(release: StaticExportRelease, now: Date): Observed {
-  const oci = release.spec.source?.oci;
-  return oci ? { source: 'registry', oci, now, release } : { source: 'platform', now, release };
-}

@@ -12,7 +12,8 @@ import {
 import type { KubeObject } from '../../runtime/informer.ts';
 import { VALUES_SECRET_LABEL, WORKLOAD_KINDS } from '../../targets/workloads.ts';
 import type { Wiring } from '../wiring.ts';
-import { type ReleaseReconcilerOptions, StaticExportReleaseReconciler } from './reconciler.ts';
+import type { ReleaseReconcilerOptions } from './options.ts';
+import { StaticExportReleaseReconciler } from './reconciler.ts';
 
 type Release = StaticExportRelease & KubeObject;
 

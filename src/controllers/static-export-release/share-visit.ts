@@ -1,6 +1,7 @@
-// One reconcile's part in its release's share group (shared-exports.ts). Opened in observe when the
-// release has an account, closed when the reconcile ends: every call the reconciler makes on the
-// group goes through it, and reading the group, deciding and claiming a start is one step.
+// One reconcile's part in its release's share group (shared-exports.ts). Opened by the platform
+// source (sources/platform-export.ts) when the release has an account, closed when the reconcile
+// ends: every call made on the group goes through it, and reading the group, deciding and claiming a
+// start is one step.
 import type { ExportStatus, GeneratedBundle } from '../../api/index.ts';
 import { decide } from './decide.ts';
 import type { Decision, PlatformObserved, Tunables } from './model.ts';

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { ExportStatus, GeneratedBundle } from '../../api/index.ts';
 import { NotFoundError } from '../../api/index.ts';
-import type { StaticExportReleaseSpec } from '../../crd/index.ts';
+import type { StaticExportRelease, StaticExportReleaseSpec } from '../../crd/index.ts';
 
 /** The group's export as `decide` sees it. `jobId` is absent while its start call is under way. */
 export interface SharedExport {
@@ -44,6 +44,10 @@ export function shareKey(identity: string, spec: Pick<StaticExportReleaseSpec, '
     .update(JSON.stringify([identity, spec.domain, ...options]))
     .digest('hex');
 }
+
+/** A release as a member of its group: `namespace/name`. */
+export const memberKey = (r: Pick<StaticExportRelease, 'metadata'>) =>
+  `${r.metadata.namespace}/${r.metadata.name}`;
 
 /** Job ids are per account: another key's job of the same id is never answered from here. */
 const jobKey = (identity: string, jobId: string) => `${identity}\u0000${jobId}`;

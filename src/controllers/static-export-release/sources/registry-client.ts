@@ -1,14 +1,14 @@
-// Effects of the registry source (spec.source.oci): the Secrets it names, the registry client, the
+// The registry source's calls (spec.source.oci): the Secrets it names, the registry client, the
 // tag's digest, and the check of one image (manifest, signature, layer) into a site summary. The
-// registry client (and undici under it) is loaded only once a release follows a registry.
-import type { BundleLimits, SiteSummary } from '../../bundle/index.ts';
-import { type AuthFile, authConfigCredentials, type RegistryCredentials } from '../../oci/auth.ts';
-import { OciError } from '../../oci/errors.ts';
-import type { RegistryClient } from '../../oci/registry.ts';
-import type { KubeClient } from '../../runtime/kube-client.ts';
-import { readSecretKey, type SecretReads } from '../credentials.ts';
-import { type Failure, failure } from '../failures.ts';
-import type { RegistryObserved } from './model.ts';
+// registry client is loaded only once a release follows a registry.
+import type { BundleLimits, SiteSummary } from '../../../bundle/index.ts';
+import { type AuthFile, authConfigCredentials, type RegistryCredentials } from '../../../oci/auth.ts';
+import { OciError } from '../../../oci/errors.ts';
+import type { RegistryClient } from '../../../oci/registry.ts';
+import type { KubeClient } from '../../../runtime/kube-client.ts';
+import { readSecretKey, type SecretReads } from '../../credentials.ts';
+import { type Failure, failure } from '../../failures.ts';
+import type { RegistryObserved } from '../model.ts';
 
 export interface OpenedRegistry {
   client: RegistryClient;
@@ -102,7 +102,7 @@ export async function openRegistry(
     if ('failure' in read) return read;
     publicKey = decode(read.value);
   }
-  const { RegistryClient } = await import('../../oci/registry.ts');
+  const { RegistryClient } = await import('../../../oci/registry.ts');
   const client = new RegistryClient({
     registry,
     ...(credentials ? { credentials } : {}),
@@ -143,7 +143,7 @@ export async function pullSite(
   digest: string,
   o: { limits?: Partial<BundleLimits> } = {},
 ): Promise<PulledSite> {
-  const { inspectSiteImage } = await import('../../oci/pull.ts');
+  const { inspectSiteImage } = await import('../../../oci/pull.ts');
   const { summary, verified } = await inspectSiteImage(opened.client, opened.repository, digest, {
     ...(opened.publicKey === undefined
       ? {}

@@ -1,0 +1,39 @@
+// What the StaticExportRelease reconciler is built with (setup.ts passes it), and what it lends its
+// sources.
+import type { BundleCache, BundleLimits } from '../../bundle/index.ts';
+import type { StaticExportRelease } from '../../crd/index.ts';
+import type { LabelledWorkloads } from '../../targets/workloads.ts';
+import type { ReconcilerDeps } from '../skeleton.ts';
+import type { Tunables } from './model.ts';
+import type { SharedExports } from './shared-exports.ts';
+
+export interface ReleaseMetrics {
+  exportFinished(seconds: number, result: 'completed' | 'failed'): void;
+  linkExpiry(namespace: string, name: string, expiresAt: Date | undefined): void;
+}
+
+export interface BundleDownloadSettings {
+  limits?: Partial<BundleLimits>;
+  /** Overall deadline of one bundle download: a stuck server never holds a worker for longer. */
+  deadlineMs?: number;
+}
+
+export interface ReleaseReconcilerOptions extends ReconcilerDeps {
+  /** Where bundles are downloaded, verified and kept (bounded), once per export job. */
+  cache: BundleCache;
+  /** The share groups: one export per site, key and options at a time. */
+  shared: SharedExports;
+  /** The overall download deadline (the caps are the cache's). */
+  download?: BundleDownloadSettings;
+  metrics?: ReleaseMetrics;
+  tunables?: Tunables;
+  /** The operator's cache of labelled workloads: a kind it holds none of for a Secret is not listed. */
+  labelledWorkloads?: LabelledWorkloads;
+  /** Registry client settings for spec.source.oci (tests: short timeouts). */
+  registry?: { timeoutMs?: number };
+  /**
+   * The releases of a domain from the operator's cache (an index: no scan of every release);
+   * undefined while the cache is still loading. Without it no other release's status is looked at.
+   */
+  releasesOfDomain?: (domain: string) => readonly StaticExportRelease[] | undefined;
+}

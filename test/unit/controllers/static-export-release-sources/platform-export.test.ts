@@ -1,0 +1,160 @@
+// The platform source: what it observes of the job in flight, the group and the target for each
+// state of a release, and what its start does with the answer.
+import { describe, expect, it } from 'vitest';
+import {
+  type AdminApiClient,
+  type ExportStatus,
+  NetworkError,
+  NotFoundError,
+  ServerError,
+  type StartedExport,
+} from '../../../../src/api/index.ts';
+import { failure } from '../../../../src/controllers/failures.ts';
+import type { PlatformObserved, Status } from '../../../../src/controllers/static-export-release/model.ts';
+import { shareKey } from '../../../../src/controllers/static-export-release/shared-exports.ts';
+import { sourceFor } from '../../../../src/controllers/static-export-release/sources/source.ts';
+import type { StaticExportRelease } from '../../../../src/crd/index.ts';
+import { at, MIN, release, servingV1 } from '../../../support/release-fixtures.ts';
+import { lent, loaded, run } from './context.ts';
+
+interface Answers {
+  getExport?: () => Promise<ExportStatus>;
+  startExport?: () => Promise<StartedExport>;
+}
+
+/** The account's client: `calls` names each call made. */
+function account(answers: Answers = {}) {
+  const calls: string[] = [];
+  const refuse = () => Promise.reject(new Error('not expected'));
+  const client = {
+    identity: 'acct',
+    getExport: (jobId: string) => {
+      calls.push(`getExport ${jobId}`);
+      return (answers.getExport ?? refuse)();
+    },
+    startExport: (req: { domain: string }) => {
+      calls.push(`startExport ${req.domain}`);
+      return (answers.startExport ?? refuse)();
+    },
+  } as unknown as AdminApiClient;
+  return { client, calls };
+}
+
+const exporting: Status = { export: { jobId: 'se_2', state: 'running', startedAt: at(-MIN) } };
+const serverError = () => new ServerError('boom', { operation: 'getExport', status: 500 });
+
+describe('the platform source observes', () => {
+  it.each<[string, StaticExportRelease, Answers | undefined, Partial<PlatformObserved>, string[], number]>([
+    // name, release, the account's answers (undefined: no usable key), observed, calls, Kubernetes reads
+    ['nothing but the release without a usable key', release({ status: exporting }), undefined, {}, [], 0],
+    [
+      'the job in flight, polled',
+      release({ status: exporting }),
+      { getExport: async () => ({ status: 'running', progress: 40 }) as ExportStatus },
+      { poll: { kind: 'job', state: 'running', progress: 40 } },
+      ['getExport se_2'],
+      0,
+    ],
+    [
+      'a job the platform no longer has',
+      release({ status: exporting }),
+      { getExport: () => Promise.reject(new NotFoundError('gone', { operation: 'getExport', status: 404 })) },
+      { poll: { kind: 'notFound' } },
+      ['getExport se_2'],
+      0,
+    ],
+    ['nothing served: the target is not read', release(), {}, { targetDrifted: false }, [], 0],
+    [
+      'a served version its values Secret no longer holds',
+      release({ status: servingV1() }),
+      {},
+      { targetDrifted: true, workloads: [] },
+      [],
+      1,
+    ],
+    [
+      'a workloadRef that does not exist',
+      release({
+        status: servingV1(),
+        spec: { rollout: { workloadRefs: [{ kind: 'Deployment', name: 'site' }] } },
+      }),
+      {},
+      { targetDrifted: true, workloads: [], missingWorkloads: [{ kind: 'Deployment', name: 'site' }] },
+      [],
+      2,
+    ],
+  ])('%s', async (_, r, answers, expected, calls, reads) => {
+    const l = lent();
+    const a = account(answers);
+    const look = await sourceFor(l.ctx, r).observe(loaded(r, answers ? { client: a.client } : {}), undefined);
+    const { source, now, release: seen, client, ...rest } = look.observed as PlatformObserved;
+    expect({ source, client: client !== undefined }).toEqual({
+      source: 'platform',
+      client: answers !== undefined,
+    });
+    expect(rest).toEqual(expected);
+    expect(a.calls).toEqual(calls);
+    expect(l.reads).toHaveLength(reads);
+    look.close();
+  });
+
+  it('a failed poll as a failure to decide on, not an error', async () => {
+    const r = release({ status: exporting });
+    const a = account({ getExport: () => Promise.reject(serverError()) });
+    const look = await sourceFor(lent().ctx, r).observe(loaded(r, { client: a.client }), undefined);
+    expect(look.observed).toMatchObject({ poll: { kind: 'failed' } });
+  });
+
+  it('a problem found first, and calls nothing', async () => {
+    const r = release({ status: exporting });
+    const blocked = failure('SecretNotFound', 'no Secret', true);
+    const look = await sourceFor(lent().ctx, r).observe(loaded(r, { blocked }), undefined);
+    expect(look.observed).toMatchObject({ blocked });
+    expect(look.decide().action).toEqual({ kind: 'none' });
+  });
+});
+
+describe('the platform source acts', () => {
+  /** Observes `r` with the account, decides and acts on the decision. */
+  async function decideAndAct(r: StaticExportRelease, answers: Answers) {
+    const l = lent();
+    const a = account(answers);
+    const look = await sourceFor(l.ctx, r).observe(loaded(r, { client: a.client }), undefined);
+    const d = look.decide();
+    const flightDecided = l.shared.flight(shareKey('acct', r.spec));
+    const result = await look.act(d, run(r, d.status));
+    look.close();
+    return { ...l, ...a, d, flightDecided, result, flight: l.shared.flight(shareKey('acct', r.spec)) };
+  }
+
+  it('claims its group as it decides to start, and records the job it started', async () => {
+    const done = await decideAndAct(release(), {
+      startExport: async () => ({ jobId: 'se_9', status: 'queued' }),
+    });
+    expect(done.d.action).toEqual({ kind: 'start', reason: 'Initial' });
+    // Claimed: another release of the group waits for its job id instead of starting one.
+    expect(done.flightDecided).toBeDefined();
+    expect(done.flightDecided?.jobId).toBeUndefined();
+    expect(done.calls).toEqual(['startExport docs.example.com']);
+    expect(done.committed[0]?.status.export).toMatchObject({ jobId: 'se_9', state: 'queued' });
+    expect(done.committed[0]?.status.start).toBeUndefined();
+    // The group's other releases join it.
+    expect(done.flight).toMatchObject({ jobId: 'se_9' });
+    expect(done.result.requeueAfterMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it.each<[string, Error, boolean]>([
+    [
+      'a start that never reached the platform drops its mark',
+      new NetworkError('refused', { operation: 'startExport', beforeRequestSent: true }),
+      false,
+    ],
+    ['a start the platform may have run keeps its mark', serverError(), true],
+  ])('%s; the group is free to start again', async (_, error, marked) => {
+    const done = await decideAndAct(release(), { startExport: () => Promise.reject(error) });
+    expect(done.committed).toEqual([]);
+    expect(done.failed).toHaveLength(1);
+    expect(done.failed[0]?.status.start !== undefined).toBe(marked);
+    expect(done.flight).toBeUndefined();
+  });
+});
