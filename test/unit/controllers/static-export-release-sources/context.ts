@@ -1,5 +1,6 @@
 // What a source's tests lend it: a Kubernetes API that holds no object (every read a 404, each
-// recorded), a registry of share groups, and a reconcile whose writes and failures are recorded.
+// recorded; what is created is kept), a registry of share groups, and a reconcile whose writes and
+// failures are recorded.
 import { afterFailure, type Failure } from '../../../../src/controllers/failures.ts';
 import type { Loaded } from '../../../../src/controllers/skeleton.ts';
 import {
@@ -21,6 +22,8 @@ export interface Lent {
   shared: SharedExports;
   /** Paths read from the Kubernetes API. */
   reads: string[];
+  /** Objects created through it. */
+  created: { data?: Record<string, string> }[];
   committed: Folded[];
   failed: { status: Status; failure: Failure }[];
 }
@@ -31,9 +34,14 @@ export function lent(): Lent {
     reads.push(path);
     throw new KubeApiError(404, 'NotFound', `${path} not found`);
   };
+  const created: Lent['created'] = [];
   const kube = {
     get: absent,
     request: (_method: string, path: string) => absent(path),
+    create: async (_path: string, body: Lent['created'][number]) => {
+      created.push(body);
+      return body;
+    },
   } as unknown as KubeClient;
   const shared = new SharedExports();
   const committed: Folded[] = [];
@@ -58,7 +66,7 @@ export function lent(): Lent {
       return afterFailure(failure);
     },
   };
-  return { ctx, shared, reads, committed, failed };
+  return { ctx, shared, reads, created, committed, failed };
 }
 
 /** The skeleton's load of `release` at NOW. */

@@ -7,8 +7,8 @@ import type { RegistryObserved } from '../../../../src/controllers/static-export
 import { sourceFor } from '../../../../src/controllers/static-export-release/sources/source.ts';
 import type { StaticExportRelease } from '../../../../src/crd/index.ts';
 import { release } from '../../../support/release-fixtures.ts';
-import { ociRelease } from '../static-export-release-rules/oci.ts';
-import { lent, loaded } from './context.ts';
+import { D1, ociRelease, REPO, servingD1 } from '../static-export-release-rules/oci.ts';
+import { lent, loaded, run } from './context.ts';
 
 /** Follows a repository on `host` (never checked), with `oci` merged over its source and `spec` over the rest. */
 const following = (host: string, oci: object = {}, spec: object = {}) =>
@@ -67,6 +67,22 @@ describe('the registry source observes', () => {
     const look = await sourceFor(l.ctx, r).observe(loaded(r, { blocked }), undefined);
     expect(look.observed).toMatchObject({ blocked });
     expect(l.reads).toEqual([]);
+  });
+});
+
+describe('the registry source acts', () => {
+  it('writes the served reference again to a values Secret that lost it, with no pull', async () => {
+    const l = lent();
+    const r = ociRelease();
+    const look = await sourceFor(l.ctx, r).observe(loaded(r), undefined);
+    const d = look.decide();
+    const result = await look.act(d, run(r, d.status));
+    expect(d.action).toEqual({ kind: 'rewrite' });
+    const data = l.created[0]?.data ?? {};
+    expect(Buffer.from(data.ociReference ?? '', 'base64').toString()).toBe(`${REPO}@${D1}`);
+    expect(Buffer.from(data.version ?? '', 'base64').toString()).toBe(servingD1.current?.contentVersion);
+    expect(l.committed[0]?.events.map((e) => e.reason)).toEqual(['TargetRepaired']);
+    expect(result).toEqual({ requeueAfterMs: 0 });
   });
 });
 

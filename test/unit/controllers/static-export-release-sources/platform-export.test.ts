@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type AdminApiClient,
   type ExportStatus,
+  type GeneratedBundle,
   NetworkError,
   NotFoundError,
   ServerError,
@@ -14,12 +15,13 @@ import type { PlatformObserved, Status } from '../../../../src/controllers/stati
 import { shareKey } from '../../../../src/controllers/static-export-release/shared-exports.ts';
 import { sourceFor } from '../../../../src/controllers/static-export-release/sources/source.ts';
 import type { StaticExportRelease } from '../../../../src/crd/index.ts';
-import { at, MIN, release, servingV1 } from '../../../support/release-fixtures.ts';
+import { at, MIN, NOW, release, servingV1, V1 } from '../../../support/release-fixtures.ts';
 import { lent, loaded, run } from './context.ts';
 
 interface Answers {
   getExport?: () => Promise<ExportStatus>;
   startExport?: () => Promise<StartedExport>;
+  generateBundle?: () => Promise<GeneratedBundle>;
 }
 
 /** The account's client: `calls` names each call made. */
@@ -35,6 +37,10 @@ function account(answers: Answers = {}) {
     startExport: (req: { domain: string }) => {
       calls.push(`startExport ${req.domain}`);
       return (answers.startExport ?? refuse)();
+    },
+    generateBundle: (jobId: string) => {
+      calls.push(`generateBundle ${jobId}`);
+      return (answers.generateBundle ?? refuse)();
     },
   } as unknown as AdminApiClient;
   return { client, calls };
@@ -156,5 +162,22 @@ describe('the platform source acts', () => {
     expect(done.failed).toHaveLength(1);
     expect(done.failed[0]?.status.start !== undefined).toBe(marked);
     expect(done.flight).toBeUndefined();
+  });
+
+  it('renews the served link: a fresh one written to the values Secret, nothing downloaded', async () => {
+    const link = 'https://files.example.com/se_1.tar.gz?sig=new';
+    const expiresAt = new Date(NOW.getTime() + 60 * MIN);
+    const done = await decideAndAct(release({ status: servingV1({}, { renewalTime: at(-MIN) }) }), {
+      generateBundle: async () => ({ jobId: 'se_1', bundleUrl: link, expiresAt }),
+    });
+    expect(done.d.action).toEqual({ kind: 'publish', mode: 'Renew', jobId: 'se_1' });
+    expect(done.calls).toEqual(['generateBundle se_1']);
+    expect(done.created[0]?.data?.bundleUrl).toBe(Buffer.from(link).toString('base64'));
+    expect(done.committed[0]?.status.current).toMatchObject({
+      version: V1,
+      expiresAt: expiresAt.toISOString(),
+    });
+    expect(done.committed[0]?.events.map((e) => e.reason)).toEqual(['LinkRenewed']);
+    expect(done.result).toEqual({ requeueAfterMs: 0 });
   });
 });
