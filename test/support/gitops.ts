@@ -93,18 +93,6 @@ export const untilRelease = (
     ms,
   );
 
-/** Any new value asks the operator for an export now (and a fresh look at its target). */
-export const trigger = (namespace: string, name: string, value: string) =>
-  kubectlOk([
-    'annotate',
-    'ser',
-    name,
-    '-n',
-    namespace,
-    '--overwrite',
-    `staticexport.dev/requested-at=${value}`,
-  ]);
-
 /** The object minus what the API server changes on any write (and `also`, e.g. annotations). */
 export function withoutVolatile(o: Seen, also: string[] = []): Seen {
   const drop = new Set(['resourceVersion', 'managedFields', ...also]);

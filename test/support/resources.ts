@@ -8,6 +8,18 @@ export const ADMIN_KEY_SECRET = 'admin-key';
 
 const apply = (obj: unknown) => kubectlOk(['apply', '-f', '-'], stringify(obj));
 
+/** Any new value asks the operator for an export now (and a fresh look at its target). */
+export const requestExport = (namespace: string, name: string, value = new Date().toISOString()) =>
+  kubectlOk([
+    'annotate',
+    'ser',
+    name,
+    '-n',
+    namespace,
+    '--overwrite',
+    `staticexport.dev/requested-at=${value}`,
+  ]);
+
 export function applySecret(namespace: string, name: string, data: Record<string, string>): Promise<string> {
   return apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, stringData: data });
 }

@@ -13,7 +13,7 @@ import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { CHART_DIR, helm } from '../../support/chart.ts';
 import { eventually, kubeconfig, kubectl, kubectlOk } from '../../support/kube.ts';
 import { REAL_NODE_START_TIMEOUT_MS, statusOf } from '../../support/real-node.ts';
-import { getRelease } from '../../support/resources.ts';
+import { getRelease, requestExport } from '../../support/resources.ts';
 import {
   installSite,
   podReady,
@@ -80,15 +80,7 @@ describe.runIf(controlPlaneDir)('a roll whose new pods refuse the site, on the r
         const raised = await upgrade(1000);
         expect(raised.code, raised.stderr).toBe(0);
         writeFileSync(join(h.docsDir, 'new-page.md'), '# Freshly written\n\nAdded by the refused roll.\n');
-        await kubectlOk([
-          'annotate',
-          'ser',
-          'docs',
-          '-n',
-          h.ns,
-          '--overwrite',
-          `staticexport.dev/requested-at=${new Date().toISOString()}`,
-        ]);
+        await requestExport(h.ns, 'docs');
         const stalled = await eventually(
           'Ready=False, RolloutStalled',
           async () => {

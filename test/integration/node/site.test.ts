@@ -4,12 +4,14 @@
 // ClusterIP from the host, through kube-proxy: the home page, extensionless pages, the 404 page;
 // then new docs (item 3): the operator rolls the Deployment and a client reading the site all along
 // sees no failed request (readiness, the shutdown delay and maxUnavailable 0 make that true).
+
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { helm } from '../../support/chart.ts';
 import { eventually, kubeconfig, kubectlOk } from '../../support/kube.ts';
 import { REAL_NODE_START_TIMEOUT_MS } from '../../support/real-node.ts';
+import { requestExport } from '../../support/resources.ts';
 import { installSite, readContinuously, sitePods, useSiteSuite } from '../../support/site-on-node.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
@@ -77,15 +79,7 @@ describe.runIf(controlPlaneDir)('the site chart on the real node', () => {
     let answers = { ok: 0, failed: [] as string[] };
     try {
       writeFileSync(join(h.docsDir, 'new-page.md'), '# Freshly written\n\nAdded by the roll test.\n');
-      await kubectlOk([
-        'annotate',
-        'ser',
-        'docs',
-        '-n',
-        h.ns,
-        '--overwrite',
-        `staticexport.dev/requested-at=${new Date().toISOString()}`,
-      ]);
+      await requestExport(h.ns, 'docs');
       const page = await eventually(
         'the new page served through the Service',
         async () => {

@@ -1,9 +1,9 @@
 // Each class of admin API failure gives the condition a user can act on, and the release recovers
 // once the cause is gone. Real control plane, simulator faults, production client.
 import { describe, expect, it } from 'vitest';
-import { eventsFor, eventually, kubectl, kubectlOk } from '../../support/kube.ts';
+import { eventsFor, eventually, kubectl } from '../../support/kube.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+import { applyRelease, applySecret, getRelease, requestExport } from '../../support/resources.ts';
 
 const NON_ENTERPRISE_KEY = 'mint_starterplan0000000000000000';
 const h = useOperatorSuite({
@@ -32,8 +32,7 @@ async function waitReason(name: string, reason: string, timeoutMs = 60_000) {
   );
 }
 
-const retry = (name: string, value: string) =>
-  kubectlOk(['annotate', 'ser', name, '-n', h.ns, '--overwrite', `staticexport.dev/requested-at=${value}`]);
+const retry = (name: string, value: string) => requestExport(h.ns, name, value);
 
 describe('admin API failures', () => {
   it('a rejected key: AuthenticationFailed, Stalled, no hot loop; recovers as soon as the Secret holds a good key', async () => {

@@ -14,13 +14,12 @@ import {
   type KubeDoc,
   linkNowhereIn,
   readyOf,
-  trigger,
   untilRelease,
   withoutVolatile,
 } from '../../support/gitops.ts';
 import { eventually, kubectl, kubectlOk } from '../../support/kube.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { getRelease } from '../../support/resources.ts';
+import { getRelease, requestExport } from '../../support/resources.ts';
 
 const h = useOperatorSuite({
   namespaces: ['flux'],
@@ -99,7 +98,7 @@ describe('the fluxHelmRelease target, on the real HelmRelease v2 schema', () => 
     const before = await get('helmrelease', 'docs');
     const served = (await getRelease(h.ns, 'docs')).status?.current?.version;
     writeFileSync(join(h.docsDir, 'news.md'), '# News\n\nA page that was not there before.\n');
-    await trigger(h.ns, 'docs', 'new');
+    await requestExport(h.ns, 'docs', 'new');
     const r = await until(
       'docs',
       'a new version',
@@ -128,7 +127,7 @@ describe('the fluxHelmRelease target, on the real HelmRelease v2 schema', () => 
       '{"data":{"version":"edited"}}',
     ]);
     // The ConfigMap is not watched: the next reconcile (here a trigger) finds it and repairs it.
-    await trigger(h.ns, 'docs', 'repair');
+    await requestExport(h.ns, 'docs', 'repair');
     await eventually(
       'version written back',
       async () => (await get('configmap', 'docs-version')).data?.version === served,

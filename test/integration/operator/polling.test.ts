@@ -3,10 +3,9 @@
 // simulator's request log.
 import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { trigger } from '../../support/gitops.ts';
 import { eventually } from '../../support/kube.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease } from '../../support/resources.ts';
+import { applyRelease, getRelease, requestExport } from '../../support/resources.ts';
 
 const EXPORT_MS = 4_000;
 const h = useOperatorSuite({ namespaces: ['polling'], sim: { exportDurationMs: EXPORT_MS } });
@@ -43,7 +42,7 @@ describe('export polling', () => {
     expect(firstPolls[0]).toBeGreaterThanOrEqual(900);
     expect(firstPolls.length).toBeLessThanOrEqual(3);
 
-    await trigger(h.ns, 'site', '2');
+    await requestExport(h.ns, 'site', '2');
     const second = await until(published(firstJob), 'second export published');
     const secondJob = second.status?.export?.jobId ?? '';
     expect(second.status?.exportDurationsSeconds).toHaveLength(2);

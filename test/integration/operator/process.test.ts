@@ -2,11 +2,16 @@
 // export job; two replicas elect one leader; the watch survives an API server restart.
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { ControlPlane } from '../../../scripts/control-plane/control-plane.ts';
-import { trigger } from '../../support/gitops.ts';
 import { eventually, kubectlOk } from '../../support/kube.ts';
 import { OperatorProcess } from '../../support/operator-process.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyAgentJob, applyRelease, getAgentJob, getRelease } from '../../support/resources.ts';
+import {
+  applyAgentJob,
+  applyRelease,
+  getAgentJob,
+  getRelease,
+  requestExport,
+} from '../../support/resources.ts';
 
 const running: OperatorProcess[] = [];
 const suite = useOperatorSuite({ namespaces: ['proc'], sim: { exportDurationMs: 3_000 }, operator: false });
@@ -95,7 +100,7 @@ describe('two replicas', () => {
     expect(next).toBeTruthy();
     // lease 4 s + one retry period (1 s) + scheduling slack
     expect(Date.now() - killedAt).toBeLessThan(8_000);
-    await trigger(suite.ns, 'elected', 'after-failover');
+    await requestExport(suite.ns, 'elected', 'after-failover');
     await eventually(
       'new leader handles the trigger',
       async () => (await get('elected')).status?.lastHandledRequestedAt === 'after-failover',

@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { trigger as requestExport } from '../../support/gitops.ts';
 import { eventsFor, eventually, kubectlOk } from '../../support/kube.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease } from '../../support/resources.ts';
+import { applyRelease, getRelease, requestExport } from '../../support/resources.ts';
 
 const h = useOperatorSuite({ namespaces: ['gate'], editableDocs: true, sim: { exportDurationMs: 300 } });
 

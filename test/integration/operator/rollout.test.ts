@@ -9,7 +9,7 @@ import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { CHART_DIR, type HelmName, helm, valuesFile } from '../../support/chart.ts';
 import { eventsFor, eventually, kubeconfig, kubectlOk } from '../../support/kube.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease } from '../../support/resources.ts';
+import { applyRelease, getRelease, requestExport } from '../../support/resources.ts';
 
 const VERSION = 'staticexport.dev/version';
 const RENEWED_AT = 'staticexport.dev/renewed-at';
@@ -51,8 +51,7 @@ async function until(name: string, what: string, test: (r: StaticExportRelease) 
   );
 }
 
-const trigger = (name: string, value: string) =>
-  kubectlOk(['annotate', 'ser', name, '-n', h.ns, '--overwrite', `staticexport.dev/requested-at=${value}`]);
+const trigger = (name: string, value: string) => requestExport(h.ns, name, value);
 
 async function helmInstall(bin: HelmName, release: string, values: object, verb = 'install') {
   const r = await helm(bin, [

@@ -14,6 +14,7 @@ import {
   applyRelease as applyReleaseIn,
   applySecret,
   getRelease as getReleaseIn,
+  requestExport,
 } from '../../support/resources.ts';
 import { tempDir } from '../../support/temp.ts';
 
@@ -58,8 +59,7 @@ async function valuesOf(name: string) {
 
 const eventsOf = (name: string) => eventsFor(h.ns, name);
 
-const trigger = (name: string, value: string) =>
-  kubectlOk(['annotate', 'ser', name, '-n', h.ns, '--overwrite', `staticexport.dev/requested-at=${value}`]);
+const trigger = (name: string, value: string) => requestExport(h.ns, name, value);
 
 describe('StaticExportRelease', () => {
   it('exports, verifies and publishes: Ready with version and renewal, values Secret written, one export job', async () => {
