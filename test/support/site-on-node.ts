@@ -69,7 +69,12 @@ export async function installSite(
     items: { spec: { clusterIP: string; ports: { port: number }[] } }[];
   };
   const svc = service.items[0]?.spec;
-  return { deployment, base: `http://${svc?.clusterIP}:${svc?.ports[0]?.port}` };
+  const base = `http://${svc?.clusterIP}:${svc?.ports[0]?.port}`;
+  // A new Service answers once kube-proxy has programmed it.
+  await eventually('the Service answers', async () =>
+    (await statusOf(`${base}/`)) === 200 ? true : undefined,
+  );
+  return { deployment, base };
 }
 
 export interface SitePod {

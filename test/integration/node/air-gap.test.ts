@@ -181,7 +181,10 @@ describe.runIf(controlPlaneDir)('inside the air gap, on the real node', () => {
       expect(log).toContain(first);
       expect(log).toContain('(signature verified)');
       expect(log).not.toContain(USER.password);
-      expect(await statusOf(`${base}/getting-started`)).toBe(200);
+      // A new Service answers once kube-proxy has programmed it.
+      await eventually('the Service answers', async () =>
+        (await statusOf(`${base}/getting-started`)) === 200 ? true : undefined,
+      );
       expect(await statusOf(`${base}/carried-in`)).toBe(404);
 
       // A new version carried in: the operator publishes its digest and rolls; the pods pull it.
