@@ -102,10 +102,12 @@ function createEntryPolicy(limits: BundleLimits): (entry: ReadEntry) => BundleEr
       );
     }
     // Writing through a link the archive itself created could land anywhere the link points.
-    for (let i = 1; i < parts.length; i++) {
-      const prefix = parts.slice(0, i).join('/');
-      if (symlinks.has(prefix))
-        throw new BundleError('UnsafeEntry', `archive path ${path} passes through symlink ${prefix}`);
+    if (symlinks.size > 0) {
+      for (let slash = path.indexOf('/'); slash !== -1; slash = path.indexOf('/', slash + 1)) {
+        const prefix = path.slice(0, slash);
+        if (symlinks.has(prefix))
+          throw new BundleError('UnsafeEntry', `archive path ${path} passes through symlink ${prefix}`);
+      }
     }
     switch (entry.type) {
       case 'Directory':
@@ -328,7 +330,7 @@ async function unpackInto(
 ): Promise<ArchiveSummary> {
   const writer = new TreeWriter(sink);
   await unpackWith(source, writer, limits, { uncompressed });
-  return { ...writer.summary(), site: writer.site() };
+  return { ...(await writer.summary()), site: writer.site() };
 }
 
 /**

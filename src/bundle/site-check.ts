@@ -13,12 +13,17 @@ const PAGE = /\.html?$/i;
 // The error page is served for missing URLs, not as content: a site of only a 404 page is empty.
 const ERROR_PAGE = '404.html';
 
+/** Whether a regular file at `rel` (relative, `/` separators) counts as a page. */
+export function isPage(rel: string): boolean {
+  return PAGE.test(rel) && rel !== ERROR_PAGE;
+}
+
 /** The summary of a site given its regular files' relative paths (`/` separators). */
 export function siteSummaryOf(files: Iterable<string>): SiteSummary {
   let pages = 0;
   let hasIndex = false;
   for (const rel of files) {
-    if (!PAGE.test(rel) || rel === ERROR_PAGE) continue;
+    if (!isPage(rel)) continue;
     pages += 1;
     if (rel === 'index.html') hasIndex = true;
   }

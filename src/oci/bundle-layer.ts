@@ -130,7 +130,7 @@ export class LayerWriter implements EntryWriter {
   }
 
   /** Writes the directories still pending and the end of the archive; the summary of the layer. */
-  finish(): StreamedLayer {
+  async finish(): Promise<StreamedLayer> {
     for (const dir of this.pending) this.add({ path: dir, kind: 'dir', size: 0 });
     this.pending = [];
     this.add(Buffer.alloc(TAR_END_BYTES));
@@ -141,7 +141,7 @@ export class LayerWriter implements EntryWriter {
       size: this.size,
       files: this.files,
       contentBytes: this.contentBytes,
-      version: versionOf(this.tree),
+      version: await versionOf(this.tree),
       site: siteSummaryOf([...this.tree].filter(([, entry]) => entry.kind === 'file').map(([path]) => path)),
     };
   }

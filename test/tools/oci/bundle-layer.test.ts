@@ -80,7 +80,7 @@ async function streamLayer(archive: Buffer) {
   } catch (error) {
     return { writer, error };
   }
-  const layer = writer.finish();
+  const layer = await writer.finish();
   return { writer, layer, bytes: Buffer.concat(chunks) };
 }
 

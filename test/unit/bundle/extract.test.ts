@@ -10,6 +10,7 @@ import { BundleError } from '../../../src/bundle/errors.ts';
 import { extractTarGz, inspectArchive, stageExtraction } from '../../../src/bundle/extract.ts';
 import { summarizeSite } from '../../../src/bundle/site-check.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
+import { tarStream } from '../../../src/tar.ts';
 import { run } from '../../support/kube.ts';
 import { NODE } from '../../support/run-cli.ts';
 import { siteEntries, type TarEntrySpec, tarGz } from '../../support/tar-fixtures.ts';
@@ -113,6 +114,8 @@ describe('extractTarGz', () => {
       { path: 'old/', type: 'dir' },
       { path: 'old/gone.html', content: 'replaced below' },
       { path: 'old', content: 'now a file' },
+      { path: 'index.html', content: '<h1>Home again</h1>' },
+      { path: 'guides/start.html', type: 'dir' },
     ]);
     const inspected = await inspectArchive(chunked(archive));
     expect(await readdir(work)).toEqual([]);
@@ -121,8 +124,9 @@ describe('extractTarGz', () => {
       const { dir: _, commit: __, discard: ___, ...extracted } = staged;
       expect(inspected).toEqual(extracted);
       expect(inspected.site).toEqual(await summarizeSite(staged.dir));
-      // index, start, the copy and docs/404 (not the root error page, not the replaced file, not the symlink).
-      expect(inspected.site).toEqual({ pages: 4, hasIndex: true });
+      // index (counted once), the copy and docs/404: not the root error page, not the files replaced
+      // (by a file, by a directory), not the symlink.
+      expect(inspected.site).toEqual({ pages: 3, hasIndex: true });
       expect(inspected.version).toBe((await contentVersion(staged.dir)).version);
     } finally {
       await staged.discard();
@@ -252,6 +256,23 @@ describe('extractTarGz', () => {
     );
     expect(error).toBeInstanceOf(BundleError);
     expect((error as BundleError).reason).toBe('Corrupt');
+    expect(await listing(dest)).toEqual(PREVIOUS);
+    expect(await listing(work)).toEqual(['site']);
+  });
+
+  it('a write that fails after 5,000 files (a name too long for the disk) leaves nothing behind', async () => {
+    const pages = [...smallFiles(5000), { path: `pages/${'x'.repeat(300)}.html`, content: 'too long' }];
+    const tar: Uint8Array[] = [];
+    const items = pages.map(({ path, content }) => {
+      const bytes = Buffer.from(content ?? '');
+      return { path, kind: 'file' as const, size: bytes.length, content: bytes };
+    });
+    for await (const chunk of tarStream(items)) tar.push(chunk);
+    await previousVersion();
+    const error = await extract(gzipSync(Buffer.concat(tar))).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BundleError);
+    expect((error as BundleError).reason).toBe('Io');
+    expect((error as BundleError).message).toContain('ENAMETOOLONG');
     expect(await listing(dest)).toEqual(PREVIOUS);
     expect(await listing(work)).toEqual(['site']);
   });
