@@ -87,10 +87,11 @@ export const NO_SINK: TreeSink = {
 /**
  * The local disk under `root`, synchronously: a bundle is mostly small files, and three
  * thread-pool round trips per file (open, write, close) made extraction several times slower than
- * tar on a busy machine. Measured again with creations alone in the thread pool (one at a time, or
- * several in different directories) and the rest here: about 30 % longer and a third more CPU on
- * two busy cores, the hand-offs costing more than the overlap gained. The writer lets the event
- * loop run between slices of work (one creation on an overloaded disk can still take longer).
+ * tar on a busy machine. Measured again with one creation at a time in the thread pool and the
+ * writes here: about 30 % longer and a third more CPU on two busy cores, the hand-offs costing more
+ * than the overlap gained (several directories' files at once through the pool was slower still).
+ * The writer lets the event loop run between slices of work (one creation on an overloaded disk
+ * can still take longer).
  */
 export class DiskSink implements TreeSink {
   private readonly root: string;
