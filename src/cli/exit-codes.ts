@@ -21,6 +21,8 @@ export const EXIT = {
   bundle: 5,
   /** Rate limited (429), timed out (--timeout or HTTP), or the API or bundle server unreachable/failing (network, 5xx) after retries. */
   unavailable: 6,
+  /** The cluster is not ready for static-export: CRDs missing or not established, or the operator not running (check, status). */
+  notReady: 7,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -35,7 +37,8 @@ Exit codes:
   4  export or agent job failed (or 409 conflict)
   5  bundle download, verification or extraction failed, or its site refused (no index.html, too few pages),
      or an image's signature missing or refused, or a registry's content not matching its digest
-  6  rate limited, timed out, or API, bundle server or registry unreachable after retries`;
+  6  rate limited, timed out, or API, bundle server, registry or Kubernetes API unreachable after retries
+  7  the cluster is not ready: CRDs not installed or not established, or the operator not running`;
 
 /** An error the CLI reports as is, with a chosen exit code. */
 export class CliError extends Error {

@@ -24,6 +24,7 @@ const COMMANDS: Record<string, () => Promise<RegisterCommand>> = {
   simulate: async () => (await import('./commands/simulate.ts')).registerSimulate,
   operator: async () => (await import('./commands/operator.ts')).registerOperator,
   trigger: async () => (await import('./commands/trigger.ts')).registerTrigger,
+  status: async () => (await import('./commands/status.ts')).registerStatus,
 };
 
 /**

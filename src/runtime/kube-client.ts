@@ -13,6 +13,8 @@ export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
 export interface KubeClientOptions {
   /** Body timeout of every request but watches. Default 60 s. */
   bodyTimeoutMs?: number;
+  /** Where KUBECONFIG and HOME are read (default: this process's environment). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export class KubeApiError extends Error {
@@ -69,7 +71,7 @@ export class KubeClient {
 
   /** From a kubeconfig file, or the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
   static async create(kubeconfigPath?: string, options: KubeClientOptions = {}): Promise<KubeClient> {
-    const access = await loadKubeAccess(kubeconfigPath);
+    const access = await loadKubeAccess(kubeconfigPath, options.env);
     const http = new HttpAgent({
       tls: access.tls,
       connectTimeoutMs: 10_000,

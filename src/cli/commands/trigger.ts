@@ -16,6 +16,7 @@ import { CliError, EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { readFlagFile } from '../flag-file.ts';
 import { durationOption } from '../options.ts';
 import { Reporter } from '../output.ts';
+import { type ReleaseRef, releaseRef } from '../release-ref.ts';
 
 export const TRIGGER_TOKEN_ENV = 'STATIC_EXPORT_TRIGGER_TOKEN';
 
@@ -24,14 +25,6 @@ interface TriggerFlags {
   tokenFile?: string;
   timeout: number;
   json?: boolean;
-}
-
-const RELEASE_REF = /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)$/;
-
-function releaseRef(value: string): { namespace: string; name: string } {
-  const m = RELEASE_REF.exec(value);
-  if (!m?.[1] || !m[3]) throw new InvalidArgumentError('expected <namespace>/<name>, e.g. docs/docs.');
-  return { namespace: m[1], name: m[3] };
 }
 
 function receiverUrl(value: string): string {
@@ -91,11 +84,7 @@ function refusal(status: number, key: string, said: string, retryAfter: string |
   }
 }
 
-async function runTrigger(
-  ref: { namespace: string; name: string },
-  flags: TriggerFlags,
-  ctx: CliContext,
-): Promise<void> {
+async function runTrigger(ref: ReleaseRef, flags: TriggerFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
   const token = await readToken(flags, ctx);
   const key = `${ref.namespace}/${ref.name}`;
@@ -167,5 +156,5 @@ export function registerTrigger(program: Command, ctx: CliContext): void {
       'after',
       `\nEnvironment:\n  ${TRIGGER_TOKEN_ENV}  the trigger token (when --token-file is not given)\n${EXIT_CODES_HELP}`,
     )
-    .action((ref: { namespace: string; name: string }, flags: TriggerFlags) => runTrigger(ref, flags, ctx));
+    .action((ref: ReleaseRef, flags: TriggerFlags) => runTrigger(ref, flags, ctx));
 }

@@ -1,0 +1,71 @@
+// The Kubernetes side of the CLI (status, check, trigger --wait): a client from --kubeconfig or the
+// usual chain, and its failures as exit codes with messages that name the fix.
+import type { Command } from 'commander';
+import { API_GROUP, GROUP_VERSION } from '../crd/common.ts';
+import { SER_PLURAL } from '../crd/static-export-release.ts';
+import { connectionFailure } from '../http.ts';
+import { KubeApiError, KubeClient } from '../runtime/kube-client.ts';
+import type { CliContext } from './context.ts';
+import { CliError, EXIT, usageError } from './exit-codes.ts';
+
+export interface KubeFlags {
+  kubeconfig?: string;
+}
+
+export const KUBECONFIG_HELP = '(default: KUBECONFIG, ~/.kube/config, then in-cluster)';
+
+export function kubeOptions(command: Command): Command {
+  return command.option('--kubeconfig <file>', `kubeconfig file ${KUBECONFIG_HELP}`);
+}
+
+/** A client for the cluster the kubeconfig names; no kubeconfig at all is a usage error. */
+export async function cliKubeClient(flags: KubeFlags, ctx: CliContext): Promise<KubeClient> {
+  try {
+    return await KubeClient.create(flags.kubeconfig, { env: ctx.env });
+  } catch (error) {
+    const message = (error as Error).message;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw usageError(`--kubeconfig ${flags.kubeconfig ?? ''} cannot be read: it does not exist.`);
+    throw usageError(`${message}.`);
+  }
+}
+
+export const CRD_INSTALL_HINT =
+  'install them with the operator chart (helm install static-export-operator charts/static-export-operator) or kubectl apply --server-side -f crds/';
+
+/**
+ * A failed Kubernetes call as the CLI reports it. `what` names the call ("list StaticExportReleases
+ * in docs"); a 404 of a collection means the CRDs are not installed.
+ */
+export function kubeFailure(error: unknown, what: string, server: string): CliError {
+  if (!(error instanceof KubeApiError)) {
+    return new CliError(EXIT.unavailable, `the Kubernetes API at ${server} ${connectionFailure(error)}.`);
+  }
+  switch (error.status) {
+    case 401:
+      return new CliError(
+        EXIT.auth,
+        `the Kubernetes API at ${server} refused the kubeconfig's credentials (401) to ${what}: log in again or pick another context.`,
+      );
+    case 403:
+      return new CliError(
+        EXIT.auth,
+        `not allowed to ${what} (403: ${error.message}); ask for get/list on ${SER_PLURAL}.${API_GROUP} (and customresourcedefinitions, leases and pods for check).`,
+      );
+    case 404:
+      return new CliError(
+        EXIT.notReady,
+        `cannot ${what}: the API server does not serve ${GROUP_VERSION} ${SER_PLURAL}; the static-export CRDs are not installed: ${CRD_INSTALL_HINT}.`,
+      );
+    default:
+      return error.status >= 500 || error.status === 429
+        ? new CliError(
+            EXIT.unavailable,
+            `the Kubernetes API failed to ${what} (${error.status}: ${error.message}).`,
+          )
+        : new CliError(
+            EXIT.unexpected,
+            `the Kubernetes API refused to ${what} (${error.status}: ${error.message}).`,
+          );
+  }
+}

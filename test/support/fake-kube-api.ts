@@ -1,0 +1,82 @@
+// A Kubernetes API server on loopback that answers from a table of paths, and a kubeconfig for
+// it: the CLI's cluster commands (status, check, trigger --wait) run against it as a subprocess.
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { tempDir } from './temp.ts';
+
+export const FAKE_KUBE_TOKEN = 'kube-token-0123456789abcdef0123456789';
+
+export interface FakeAnswer {
+  status?: number;
+  body: unknown;
+}
+/** An answer per request path (without the query); a function is asked again on each call. */
+export type FakeRoutes = Record<string, FakeAnswer | (() => FakeAnswer)>;
+
+export interface FakeKubeApi {
+  server: string;
+  kubeconfig: string;
+  /** Paths requested, in order. */
+  requests: string[];
+  routes: FakeRoutes;
+  close(): Promise<void>;
+}
+
+export const notFound = (message = 'the server could not find the requested resource'): FakeAnswer => ({
+  status: 404,
+  body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', message, code: 404 },
+});
+
+export const list = (items: unknown[]): FakeAnswer => ({
+  body: { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items },
+});
+
+export async function startFakeKubeApi(routes: FakeRoutes = {}): Promise<FakeKubeApi> {
+  const requests: string[] = [];
+  const api: FakeKubeApi = { server: '', kubeconfig: '', requests, routes, close: async () => {} };
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    requests.push(path);
+    const route = api.routes[path];
+    const answer =
+      req.headers.authorization !== `Bearer ${FAKE_KUBE_TOKEN}`
+        ? {
+            status: 401,
+            body: { kind: 'Status', reason: 'Unauthorized', message: 'Unauthorized', code: 401 },
+          }
+        : route === undefined
+          ? notFound()
+          : typeof route === 'function'
+            ? route()
+            : route;
+    res.writeHead(answer.status ?? 200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(answer.body));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  api.server = `http://127.0.0.1:${port}`;
+  api.kubeconfig = fakeKubeconfig(api.server);
+  api.close = async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  };
+  return api;
+}
+
+/** A kubeconfig naming `server` with a bearer token (another token than the fake's: `token`). */
+export function fakeKubeconfig(server: string, token = FAKE_KUBE_TOKEN): string {
+  const file = join(tempDir('kubeconfig-'), 'config');
+  writeFileSync(
+    file,
+    `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "${server}"}}]
+users: [{name: u, user: {token: ${token}}}]
+contexts: [{name: x, context: {cluster: c, user: u, namespace: docs}}]
+current-context: x
+`,
+  );
+  return file;
+}
