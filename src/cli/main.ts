@@ -25,6 +25,7 @@ const COMMANDS: Record<string, () => Promise<RegisterCommand>> = {
   operator: async () => (await import('./commands/operator.ts')).registerOperator,
   trigger: async () => (await import('./commands/trigger.ts')).registerTrigger,
   status: async () => (await import('./commands/status.ts')).registerStatus,
+  check: async () => (await import('./commands/check.ts')).registerCheck,
 };
 
 /**

@@ -1,0 +1,142 @@
+import type { Command } from 'commander';
+import { formatDuration } from '../../crd/duration.ts';
+import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
+import type { LeaseSpec } from '../../runtime/leader-election.ts';
+import { wait } from '../../timers.ts';
+import {
+  type CheckResult,
+  CRD_NAMES,
+  type CrdObject,
+  crdCheck,
+  operatorCheck,
+  type PodObject,
+} from '../cluster-checks.ts';
+import type { CliContext } from '../context.ts';
+import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.ts';
+import { cliKubeClient, type KubeFlags, kubeFailure, kubeOptions } from '../kube.ts';
+import { durationOption } from '../options.ts';
+import { Reporter } from '../output.ts';
+
+interface CheckFlags extends KubeFlags {
+  operatorNamespace: string;
+  leaseName: string;
+  wait?: number;
+  json?: boolean;
+}
+
+const RETRY_MS = 2000;
+
+/** GET `path`, undefined when it is not found; other failures as the CLI reports them. */
+async function getOrNone<T>(kube: KubeClient, path: string, what: string): Promise<T | undefined> {
+  try {
+    return await kube.get<T>(path);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw kubeFailure(error, what, kube.server);
+  }
+}
+
+async function runChecks(kube: KubeClient, flags: CheckFlags): Promise<CheckResult[]> {
+  const crds = await Promise.all(
+    CRD_NAMES.map(async (name) =>
+      crdCheck(
+        name,
+        await getOrNone<CrdObject>(
+          kube,
+          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+          `get CustomResourceDefinition ${name}`,
+        ),
+      ),
+    ),
+  );
+  const ns = flags.operatorNamespace;
+  const lease = await getOrNone<{ spec: LeaseSpec }>(
+    kube,
+    resourcePath('coordination.k8s.io/v1', 'leases', ns, flags.leaseName),
+    `get Lease ${ns}/${flags.leaseName}`,
+  );
+  let pods: PodObject[] = [];
+  try {
+    pods = (
+      await kube.list<PodObject>(resourcePath('v1', 'pods', ns), {
+        labelSelector: 'app.kubernetes.io/name=static-export-operator',
+      })
+    ).items;
+  } catch (error) {
+    if (!isNotFound(error)) throw kubeFailure(error, `list pods in ${ns}`, kube.server);
+  }
+  return [
+    ...crds,
+    operatorCheck({ namespace: ns, leaseName: flags.leaseName, lease: lease?.spec, pods, now: new Date() }),
+  ];
+}
+
+/** The checks, again every RETRY_MS until all pass while --wait lasts. */
+async function checkUntil(kube: KubeClient, flags: CheckFlags, out: Reporter): Promise<CheckResult[]> {
+  const deadline = Date.now() + (flags.wait ?? 0);
+  for (;;) {
+    const last = Date.now() + RETRY_MS > deadline;
+    let results: CheckResult[] | undefined;
+    try {
+      results = await runChecks(kube, flags);
+    } catch (error) {
+      // Waiting covers a cluster still coming up; credentials refused or RBAC missing do not heal.
+      if (last || !(error instanceof CliError) || error.exitCode !== EXIT.unavailable) throw error;
+    }
+    if (results && (last || results.every((r) => r.ok))) return results;
+    const failing = results?.filter((r) => !r.ok).map((r) => r.check) ?? ['the Kubernetes API'];
+    out.info(`waiting for ${failing.join(', ')}...`);
+    await wait(RETRY_MS);
+  }
+}
+
+async function runCheck(flags: CheckFlags, ctx: CliContext): Promise<void> {
+  const out = new Reporter(ctx, flags.json === true);
+  const kube = await cliKubeClient(flags, ctx);
+  try {
+    const results = await checkUntil(kube, flags, out);
+    for (const r of results) out.event('check', { ...r });
+    if (out.mode !== 'json')
+      out.result(results.map((r) => `${r.ok ? 'ok  ' : 'FAIL'}  ${r.check}: ${r.message}\n`).join(''));
+    const failed = results.filter((r) => !r.ok);
+    if (failed.length > 0) {
+      const waited = flags.wait ? ` after waiting ${formatDuration(flags.wait)} (--wait)` : '';
+      throw new CliError(
+        EXIT.notReady,
+        `the cluster is not ready for static-export${waited}: ${failed.map((r) => `${r.check} ${r.message}`).join('; ')}.`,
+      );
+    }
+  } finally {
+    await kube.close();
+  }
+}
+
+export function registerCheck(program: Command, ctx: CliContext): void {
+  kubeOptions(
+    program
+      .command('check')
+      .summary('check that the CRDs are installed and established and the operator is running')
+      .description(
+        `Pre-flight for the cluster (like cmctl check api): the CRDs ${CRD_NAMES.join(' and ')} are installed, ` +
+          'established and serve the API version this CLI speaks, and the operator is running: a replica holds its ' +
+          'leader election Lease, or (run with --no-leader-election) one of its pods is Ready. Each failure says ' +
+          'what to do. --wait retries until every check passes (or the Kubernetes API answers). Exit 0 when all ' +
+          'pass, 7 when one fails, 3 when the cluster refuses the credentials or RBAC forbids a read, 6 when it is ' +
+          'unreachable, 2 without a kubeconfig.',
+      )
+      .option('--operator-namespace <namespace>', "the operator's namespace", 'static-export-system')
+      .option(
+        '--lease-name <name>',
+        "the operator's leader election Lease (its --lease-name)",
+        'static-export-operator',
+      )
+      .addOption(
+        durationOption(ctx, '--wait <duration>', 'retry until every check passes or this long has passed', {
+          min: '1s',
+        }),
+      )
+      .option('--json', 'one JSON line per check on stdout instead of human output'),
+  )
+    .addHelpText('after', EXIT_CODES_HELP)
+    .action((flags: CheckFlags) => runCheck(flags, ctx));
+}
