@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, type Option } from 'commander';
 import { formatDuration } from '../../crd/duration.ts';
 import { connectionFailure } from '../../http.ts';
 import { registerSecret } from '../../redact.ts';
@@ -14,16 +14,21 @@ import {
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { readFlagFile } from '../flag-file.ts';
+import { cliKubeClient, KUBECONFIG_HELP, type KubeFlags } from '../kube.ts';
 import { durationOption } from '../options.ts';
 import { Reporter } from '../output.ts';
+import { getRelease } from '../release-reader.ts';
 import { type ReleaseRef, releaseRef } from '../release-ref.ts';
+import { waitForTriggeredExport } from '../trigger-wait.ts';
 
 export const TRIGGER_TOKEN_ENV = 'STATIC_EXPORT_TRIGGER_TOKEN';
 
-interface TriggerFlags {
+interface TriggerFlags extends KubeFlags {
   url: string;
   tokenFile?: string;
   timeout: number;
+  /** How long to wait for the export to be published (ms); undefined: return at the 202. */
+  wait?: number;
   json?: boolean;
 }
 
@@ -88,6 +93,40 @@ async function runTrigger(ref: ReleaseRef, flags: TriggerFlags, ctx: CliContext)
   const out = new Reporter(ctx, flags.json === true);
   const token = await readToken(flags, ctx);
   const key = `${ref.namespace}/${ref.name}`;
+  if (flags.wait === undefined) {
+    const requestedAt = await callReceiver(ref, flags, token);
+    if (out.mode === 'json') out.event('triggered', { release: key, requestedAt });
+    else out.result(`Export requested for ${key}${requestedAt ? ` at ${requestedAt}` : ''}.\n`);
+    return;
+  }
+  const kube = await cliKubeClient(flags, ctx);
+  try {
+    // The cluster is read before anything is asked: no access or no such release fails before an
+    // export starts that nobody could wait for.
+    await getRelease(kube, ref);
+    const requestedAt = await callReceiver(ref, flags, token);
+    if (requestedAt === undefined)
+      throw new CliError(
+        EXIT.unexpected,
+        `the receiver at ${flags.url} accepted the call without saying when (no requestedAt): nothing to wait for.`,
+      );
+    out.event('triggered', { release: key, requestedAt });
+    out.info(`Export requested for ${key} at ${requestedAt}; waiting until it is published.`);
+    const version = await waitForTriggeredExport({ kube, ref, requestedAt, timeoutMs: flags.wait, out });
+    if (out.mode === 'json') out.event('published', { release: key, requestedAt, version });
+    else out.result(`Published ${version} for ${key}.\n`);
+  } finally {
+    await kube.close();
+  }
+}
+
+/** The signed call; the receiver's requestedAt on 202 (it has set the annotation). */
+async function callReceiver(
+  ref: ReleaseRef,
+  flags: TriggerFlags,
+  token: string,
+): Promise<string | undefined> {
+  const key = `${ref.namespace}/${ref.name}`;
   const base = flags.url.endsWith('/') ? flags.url : `${flags.url}/`;
   const url = new URL(`${HOOK_PATH_PREFIX.slice(1)}${ref.namespace}/${ref.name}`, base);
   // A fresh id per call: two calls in the same second are two calls, not a replay of one.
@@ -122,8 +161,28 @@ async function runTrigger(ref: ReleaseRef, flags: TriggerFlags, ctx: CliContext)
   if (res.status !== 202 && res.status !== 200) {
     throw refusal(res.status, key, answer.message ?? '', res.headers.get('retry-after'));
   }
-  if (out.mode === 'json') out.event('triggered', { release: key, requestedAt: answer.requestedAt });
-  else out.result(`Export requested for ${key}${answer.requestedAt ? ` at ${answer.requestedAt}` : ''}.\n`);
+  return answer.requestedAt;
+}
+
+/**
+ * --wait[=<duration>]: its value is optional, so `--wait docs/docs` would take the release as the
+ * duration; that case gets an error saying how to write it.
+ */
+function waitOption(ctx: CliContext): Option {
+  const option = durationOption(
+    ctx,
+    '--wait [duration]',
+    'after the 202, wait until the requested export is published or failed, at most this long (default 30m); needs read access to the release (--kubeconfig)',
+    { min: '1s' },
+  ).preset('30m');
+  const parseDuration = option.parseArg as (value: string, previous: unknown) => number;
+  return option.argParser((value: string, previous: unknown) => {
+    if (value.includes('/'))
+      throw new InvalidArgumentError(
+        `"${value}" is the release, not a duration: write --wait=<duration>, or put --wait after the release.`,
+      );
+    return parseDuration(value, previous);
+  });
 }
 
 export function registerTrigger(program: Command, ctx: CliContext): void {
@@ -134,8 +193,10 @@ export function registerTrigger(program: Command, ctx: CliContext): void {
       "Sign a call with the release's trigger token and send it to the operator's trigger receiver " +
         "(operator --trigger-address; the chart's trigger Service): the release exports now, as with " +
         'the staticexport.dev/requested-at annotation, without any cluster credentials. The release must ' +
-        'set spec.trigger.tokenSecretRef. Exit 3 when the signature is refused (wrong token or clock), ' +
-        '2 for an unknown release, 6 when rate limited or the receiver is unreachable.',
+        'set spec.trigger.tokenSecretRef. With --wait it then reads the release through the Kubernetes API ' +
+        'until the export it asked for is published (exit 0, printing the version) or failed (exit 4 with the ' +
+        "release's reason and message). Exit 3 when the signature is refused (wrong token or clock), 2 for an " +
+        'unknown release, 6 when rate limited, the receiver is unreachable or --wait runs out.',
     )
     .argument('<namespace/name>', 'the StaticExportRelease, e.g. docs/docs', releaseRef)
     .requiredOption(
@@ -151,7 +212,9 @@ export function registerTrigger(program: Command, ctx: CliContext): void {
         legacyUnit: 's',
       }),
     )
-    .option('--json', 'a JSON line on stdout instead of human output')
+    .addOption(waitOption(ctx))
+    .option('--kubeconfig <file>', `with --wait: kubeconfig file ${KUBECONFIG_HELP}`)
+    .option('--json', 'JSON lines on stdout instead of human output')
     .addHelpText(
       'after',
       `\nEnvironment:\n  ${TRIGGER_TOKEN_ENV}  the trigger token (when --token-file is not given)\n${EXIT_CODES_HELP}`,

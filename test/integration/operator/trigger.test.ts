@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { REQUESTED_AT_ANNOTATION, type StaticExportRelease } from '../../../src/crd/index.ts';
 import { MAX_BODY_BYTES, SIGNATURE_HEADER, sign, TIMESTAMP_HEADER } from '../../../src/trigger/contract.ts';
-import { eventually, kubectlOk, ROOT } from '../../support/kube.ts';
+import { eventually, kubeconfig, kubectlOk, ROOT } from '../../support/kube.ts';
 import { OperatorProcess } from '../../support/operator-process.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
@@ -148,6 +148,51 @@ describe('a valid call', () => {
     expect(accepted.map((e) => e.note)).toEqual([
       `A signed trigger call asked for an export (${REQUESTED_AT_ANNOTATION}: ${annotated})`,
     ]);
+  });
+});
+
+describe('--wait', () => {
+  const waitFor = async (name: string) => {
+    const r = await runCli([
+      'trigger',
+      '--url',
+      receiver,
+      '--token-file',
+      tokenFile,
+      '--kubeconfig',
+      kubeconfig(),
+      `${suite.ns}/${name}`,
+      '--wait=2m',
+    ]);
+    cliOutput.push(r.stdout, r.stderr);
+    return r;
+  };
+
+  it('returns once the export the call asked for is published, with its version', async () => {
+    const before = await publishedRelease('waited');
+    const r = await waitFor('waited');
+    expect(r.code, r.stderr).toBe(0);
+    const after = await getRelease(suite.ns, 'waited');
+    expect(after.status?.lastHandledRequestedAt).toBe(requestedAt(after));
+    expect(after.status?.export?.jobId).not.toBe(before.status?.export?.jobId);
+    expect(after.status?.export?.finishedAt).toBeDefined();
+    expect(r.stdout).toBe(`Published ${after.status?.current?.version} for ${suite.ns}/waited.\n`);
+  });
+
+  it("exits 4 with the release's reason when the export it asked for is refused", async () => {
+    await publishedRelease('waited-bad');
+    suite.sim.setFaults(['start:noindex:1:1']);
+    try {
+      const r = await waitFor('waited-bad');
+      expect(r.code).toBe(4);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `error: the export requested for ${suite.ns}/waited-bad at \\S+ failed: PublishGateFailed: Export job \\S+ was not published`,
+        ),
+      );
+    } finally {
+      suite.sim.setFaults([]);
+    }
   });
 });
 
