@@ -26,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<RegisterCommand>> = {
   trigger: async () => (await import('./commands/trigger.ts')).registerTrigger,
   status: async () => (await import('./commands/status.ts')).registerStatus,
   check: async () => (await import('./commands/check.ts')).registerCheck,
+  completion: async () => (await import('./commands/completion.ts')).registerCompletion,
 };
 
 /**
@@ -70,7 +71,11 @@ export async function buildProgram(ctx: CliContext, argv: string[] = []): Promis
     // Each command's options are its own, after its name: `mirror push --url` is push's --url, not mirror's.
     .enablePositionalOptions();
   const named = argv[2];
-  const names = named !== undefined && Object.hasOwn(COMMANDS, named) ? [named] : Object.keys(COMMANDS);
+  // `completion` describes every command, so it loads them all.
+  const names =
+    named !== undefined && named !== 'completion' && Object.hasOwn(COMMANDS, named)
+      ? [named]
+      : Object.keys(COMMANDS);
   for (const name of names) (await (COMMANDS[name] as () => Promise<RegisterCommand>)())(program, ctx);
   applyCommonSettings(program, ctx, argv.includes('--json'));
   return program;
