@@ -149,13 +149,19 @@ export function cliLogger(ctx: CliContext): Logger {
   return createLogger({ name: 'static-export', level });
 }
 
-export async function apiClient(flags: ApiFlags, ctx: CliContext, logger: Logger): Promise<AdminApiClient> {
+/** `requestsPerMinute`: at most this many admin requests a minute (waiting for a slot); 0 or absent: no limit. */
+export async function apiClient(
+  flags: ApiFlags,
+  ctx: CliContext,
+  logger: Logger,
+  requestsPerMinute?: number,
+): Promise<AdminApiClient> {
   const baseUrl = resolveApiUrl(flags, ctx);
   const apiKey = await readApiKey(flags, ctx);
   // Loaded on demand: commands that never call the API (fetch, mirror) skip zod and the client.
   const { AdminApiClient } = await import('../api/index.ts');
   // Key form problems throw AdminKeyError (exit 3) without quoting the key.
-  return new AdminApiClient({ baseUrl, apiKey, logger });
+  return new AdminApiClient({ baseUrl, apiKey, logger, ...(requestsPerMinute ? { requestsPerMinute } : {}) });
 }
 
 /** The API wants a bare host (src/domain.ts); upper case is accepted here and lowered. */

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { GeneratedBundle } from '../api/client.ts';
+import { type ExportObservations, nextPollDelayMs, observe } from '../api/poll-schedule.ts';
 import type { ExportJob, StartedExport } from '../api/schemas.ts';
 import { fetchBundle } from '../bundle/fetch.ts';
 import type { BundleLimits } from '../bundle/limits.ts';
@@ -129,7 +130,8 @@ export interface SyncOptions {
   tags: string[];
   keep?: number;
   concurrency: number;
-  pollIntervalMs: number;
+  /** Status polls at this fixed interval; absent: by the operator's poll schedule (progress-aware). */
+  pollIntervalMs?: number;
   /** Per domain: export plus download. */
   timeoutMs: number;
   limits?: Partial<BundleLimits>;
@@ -144,9 +146,14 @@ async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<Dom
   const deadline = Date.now() + options.timeoutMs;
   const started = await options.api.startExport({ domain });
   emit({ event: 'started', domain, jobId: started.jobId });
+  let seen: ExportObservations = { startedAt: Date.now() };
   let job: ExportJob;
   for (;;) {
+    const delay = options.pollIntervalMs ?? nextPollDelayMs(seen, Date.now()) ?? 0;
+    // The last look comes at the deadline however far apart the schedule puts them.
+    await wait(Math.max(0, Math.min(delay, deadline - Date.now())));
     job = await options.api.getExport(started.jobId);
+    seen = observe(seen, { state: job.status, progress: job.progress }, Date.now());
     emit({
       event: 'exporting',
       domain,
@@ -160,10 +167,9 @@ async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<Dom
         `export ${started.jobId} of ${domain} failed: ${job.error ?? 'no reason given'}`,
       );
     }
-    if (Date.now() + options.pollIntervalMs > deadline) {
+    if (Date.now() >= deadline) {
       throw new OciError('Unavailable', `export ${started.jobId} of ${domain} did not finish in time`);
     }
-    await wait(options.pollIntervalMs);
   }
   let bundle = await options.api.generateBundle(started.jobId);
   const scratch = await mkdtemp(join(tmpdir(), 'static-export-sync-'));

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { DEFAULT_CLI_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
 import type { RegistryClient } from '../../oci/registry.ts';
 import type { DomainResult, SyncEvent } from '../../oci/sync.ts';
 import { type BundleLimitFlags, bundleLimitOptions, limitsFrom } from '../bundle-options.ts';
@@ -11,8 +12,8 @@ import {
   apiClient,
   apiOptions,
   cliLogger,
+  durationOption,
   integer,
-  pollIntervalOption,
   waitTimeoutOption,
 } from '../options.ts';
 import { formatBytes, Reporter } from '../output.ts';
@@ -27,7 +28,8 @@ import { reportSigned, type SigningFlags, signingHook, signingOptions } from '..
 interface SyncFlags extends ApiFlags, RegistryFlags, BundleLimitFlags, SigningFlags {
   config: string;
   concurrency?: number;
-  pollInterval: number;
+  pollInterval?: number;
+  apiRequestsPerMinute: number;
   timeout: number;
   json?: boolean;
 }
@@ -83,6 +85,7 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
     { ...flags, ...(flags.apiUrl === undefined && config.apiUrl ? { apiUrl: config.apiUrl } : {}) },
     ctx,
     logger,
+    flags.apiRequestsPerMinute,
   );
   const clients = new Map<string, Promise<RegistryClient>>();
   const registry = (host: string): Promise<RegistryClient> => {
@@ -102,7 +105,7 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
       tags: config.tags,
       ...(config.keep === undefined ? {} : { keep: config.keep }),
       concurrency: flags.concurrency ?? config.concurrency,
-      pollIntervalMs: flags.pollInterval,
+      ...(flags.pollInterval === undefined ? {} : { pollIntervalMs: flags.pollInterval }),
       timeoutMs: flags.timeout,
       limits: limitsFrom(flags),
       ...(hook ? { afterManifest: hook } : {}),
@@ -169,7 +172,21 @@ export function registerMirrorSync(mirror: Command, ctx: CliContext): void {
     )
     .requiredOption('--config <file>', 'mirror.yaml (see below)')
     .option('--concurrency <n>', 'domains at once (overrides the file)', integer(1))
-    .addOption(pollIntervalOption(ctx, 'between export status checks'))
+    .addOption(
+      durationOption(
+        ctx,
+        '--poll-interval <duration>',
+        "poll each export's status at this fixed interval instead of by progress (by default the operator's " +
+          'schedule: a first look after a second, then at the end progress points to, at least once a minute)',
+        { min: '100ms', legacyUnit: 'ms' },
+      ),
+    )
+    .option(
+      '--api-requests-per-minute <n>',
+      `admin API requests a minute at most, all domains together (every release and tool using the key shares the platform's ~100; 0: no limit)`,
+      integer(0),
+      DEFAULT_CLI_API_REQUESTS_PER_MINUTE,
+    )
     .addOption(waitTimeoutOption(ctx, 'per domain: give up on its export and download after this long'));
   apiOptions(command);
   signingOptions(registryOptions(command));

@@ -476,6 +476,42 @@ describe('mirror sync', SLOW, () => {
     }
   });
 
+  it('keeps within --api-requests-per-minute over all domains, polling each export by the schedule', async () => {
+    const domains = ['b1', 'b2', 'b3', 'b4'].map((d) => `${d}.example.com`);
+    const config = join(work, 'mirror-budget.yaml');
+    await writeFile(config, `target: oci://${registry.host}/budget\ndomains: [${domains.join(', ')}]\n`);
+    const env = { STATIC_EXPORT_API_URL: sim.baseUrl, STATIC_EXPORT_API_KEY: sim.adminKey };
+    const from = sim.requests.length;
+    sim.setExportDurationMs(1_500);
+    let result: Awaited<ReturnType<typeof runCli>>;
+    try {
+      // start, a poll or two and the link per domain: about 14 calls, more than 8 a minute allow.
+      result = await runCli(
+        ['mirror', 'sync', '--config', config, '--json', '--api-requests-per-minute', '8'],
+        env,
+      );
+    } finally {
+      sim.setExportDurationMs(0);
+    }
+    expect(result.code, result.stderr).toBe(0);
+    expect(lastEvent(result.stdout, 'summary')).toMatchObject({ domains: 4, failed: 0 });
+    const calls = sim.requests.slice(from).filter((r) => ['start', 'status', 'bundle'].includes(r.endpoint));
+    expect(calls.length).toBeGreaterThan(8);
+    // In no minute more than 8 (the window the limiter and the platform count in).
+    const perMinute = calls.map(
+      (c) => calls.filter((o) => o.time >= c.time && o.time < c.time + 60_000).length,
+    );
+    expect(
+      Math.max(...perMinute),
+      JSON.stringify(calls.map((c) => [c.endpoint, c.time - (calls[0]?.time ?? 0), c.durationMs])),
+    ).toBeLessThanOrEqual(8);
+    expect(calls.filter((c) => c.status === 429)).toEqual([]);
+    // The schedule's first look after a second, then at the end progress points to: a fixed 2 s
+    // interval over a minute of waiting for slots would have made many more.
+    const statusCalls = calls.filter((c) => c.endpoint === 'status');
+    expect(statusCalls.length).toBeLessThanOrEqual(domains.length * 3);
+  });
+
   it('goes on with the other domains when one export fails, and exits 4', async () => {
     const config = join(work, 'mirror-fail.yaml');
     await writeFile(
