@@ -336,10 +336,61 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     [{ trigger: { enabled: true, port: 8080 } }, /trigger.port must differ from metrics.port/],
     [{ trigger: { service: { type: 'ExternalName' } } }, /trigger/],
     [{ trigger: { requestsPerMinute: 0 } }, /requestsPerMinute/],
+    [{ networkPolicy: { registries: [{ cidrs: ['10.20.0.5/32'] }] } }, /registries.*ports|ports.*required/i],
+    [
+      { networkPolicy: { registries: [{ cidrs: [], ports: [5000] }] } },
+      /registries.*cidrs|minItems|minimum/i,
+    ],
+    [{ networkPolicy: { registries: [{ cidrs: ['registry.internal'], ports: [5000] }] } }, /cidrs/],
   ])('refuses %j with an error naming it', async (values, message) => {
     const r = await render(helm, values);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(message);
+  });
+
+  it('lets the operator reach the registries releases follow, with networkPolicy.registries', async () => {
+    const plain = findObject(
+      (await render(helm, { networkPolicy: { enabled: true } })).objects,
+      'NetworkPolicy',
+    );
+    const { objects } = await render(helm, {
+      networkPolicy: {
+        enabled: true,
+        registries: [
+          { cidrs: ['10.20.0.5/32', 'fd00::5/128'], ports: [5000] },
+          { cidrs: ['10.30.0.0/16'], ports: [443, 8443] },
+        ],
+      },
+    });
+    const egress = findObject(objects, 'NetworkPolicy').spec.egress;
+    // After the API server and admin API rules, before DNS.
+    expect(egress).toHaveLength(plain.spec.egress.length + 2);
+    expect(egress.slice(2, 4)).toEqual([
+      {
+        to: [{ ipBlock: { cidr: '10.20.0.5/32' } }, { ipBlock: { cidr: 'fd00::5/128' } }],
+        ports: [{ port: 5000, protocol: 'TCP' }],
+      },
+      {
+        to: [{ ipBlock: { cidr: '10.30.0.0/16' } }],
+        ports: [
+          { port: 443, protocol: 'TCP' },
+          { port: 8443, protocol: 'TCP' },
+        ],
+      },
+    ]);
+    expect(egress.at(-1).ports).toEqual([
+      { port: 53, protocol: 'UDP' },
+      { port: 53, protocol: 'TCP' },
+    ]);
+    expect(
+      (
+        await helmLint(
+          helm,
+          { networkPolicy: { enabled: true, registries: [{ cidrs: ['10.20.0.5/32'], ports: [5000] }] } },
+          OPERATOR_CHART_DIR,
+        )
+      ).code,
+    ).toBe(0);
   });
 
   it('serves the trigger receiver only when enabled: its port, a Service, patch on releases, a NetworkPolicy rule', async () => {
