@@ -58,6 +58,8 @@ const METADATA_WATCH = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;
 
 export class KubeClient {
   readonly server: string;
+  /** The kubeconfig's default namespace (kubectl's when -n is not given), if it names one. */
+  readonly namespace: string | undefined;
   private readonly access: KubeAccess;
   private readonly http: HttpAgent;
   private headers: Record<string, string> = {};
@@ -66,6 +68,7 @@ export class KubeClient {
   private constructor(access: KubeAccess, http: HttpAgent) {
     this.access = access;
     this.server = access.server.replace(/\/$/, '');
+    this.namespace = access.namespace;
     this.http = http;
   }
 

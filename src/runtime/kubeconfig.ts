@@ -10,6 +10,8 @@ import { parse } from 'yaml';
 
 export interface KubeAccess {
   server: string;
+  /** The default namespace: the current context's, or the service account's in a pod. */
+  namespace?: string;
   tls: { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean };
   /** Authorization headers, computed again on each call (token files rotate). */
   headers(): Promise<Record<string, string>>;
@@ -39,7 +41,7 @@ interface KubeconfigFile {
   'current-context'?: string;
   clusters?: { name: string; cluster?: ClusterEntry }[];
   users?: { name: string; user?: UserEntry }[];
-  contexts?: { name: string; context?: { cluster?: string; user?: string } }[];
+  contexts?: { name: string; context?: { cluster?: string; user?: string; namespace?: string } }[];
 }
 
 /**
@@ -69,6 +71,7 @@ async function inCluster(env: NodeJS.ProcessEnv, dir: string): Promise<KubeAcces
   const port = env.KUBERNETES_SERVICE_PORT ?? '443';
   return {
     server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    ...optional('namespace', (await readFile(join(dir, 'namespace'), 'utf8').catch(() => undefined))?.trim()),
     tls: { ca: await readFile(join(dir, 'ca.crt'), 'utf8'), rejectUnauthorized: true },
     // The kubelet rotates the projected token: read it again each time.
     headers: async () => ({ authorization: `Bearer ${(await readFile(join(dir, 'token'), 'utf8')).trim()}` }),
@@ -110,6 +113,7 @@ async function fromFile(file: string): Promise<KubeAccess> {
   };
   return {
     server: cluster.server,
+    ...optional('namespace', context.namespace),
     tls: {
       ...optional('ca', await pem(cluster['certificate-authority-data'], cluster['certificate-authority'])),
       ...optional('cert', await pem(user['client-certificate-data'], user['client-certificate'])),
@@ -134,6 +138,7 @@ async function viaClientNode(load: (kc: LoadableKubeConfig) => void): Promise<Ku
   await kc.applyToHTTPSOptions(opts);
   return {
     server: cluster.server,
+    ...optional('namespace', kc.getContextObject(kc.getCurrentContext())?.namespace),
     tls: {
       ...optional('ca', opts.ca as string | undefined),
       ...optional('cert', opts.cert as string | undefined),

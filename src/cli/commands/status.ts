@@ -19,7 +19,7 @@ async function runStatus(ref: ReleaseRef | undefined, flags: StatusFlags, ctx: C
   const out = new Reporter(ctx, flags.json === true);
   const kube = await cliKubeClient(flags, ctx);
   try {
-    const namespace = flags.allNamespaces ? undefined : (flags.namespace ?? 'default');
+    const namespace = flags.allNamespaces ? undefined : (flags.namespace ?? kube.namespace ?? 'default');
     const releases = ref ? [await getRelease(kube, ref)] : await listReleases(kube, namespace);
     const rows = releases.map(summarize);
     if (out.mode === 'json') {
@@ -45,12 +45,16 @@ export function registerStatus(program: Command, ctx: CliContext): void {
         'Read StaticExportReleases through the Kubernetes API and show, per release: Ready (True, False, ' +
           'Unknown before the operator first reported), its reason and message, the version served, when it ' +
           'was last published, when its bundle link expires and is renewed, and the state of the last rollout. ' +
-          'Without <namespace>/<name>: every release of --namespace (default "default"), or of all namespaces ' +
+          "Without <namespace>/<name>: every release of --namespace (default: the kubeconfig context's, else " +
+          '"default"), or of all namespaces ' +
           'with --all-namespaces. Exit 0 whatever the releases say; 2 for an unknown release or no kubeconfig, ' +
           '3 when the cluster refuses the credentials, 6 when it is unreachable, 7 when the CRDs are not installed.',
       )
       .argument('[namespace/name]', 'one StaticExportRelease, e.g. docs/docs', releaseRef)
-      .option('-n, --namespace <namespace>', 'the releases of this namespace (default "default")')
+      .option(
+        '-n, --namespace <namespace>',
+        "the releases of this namespace (default: the kubeconfig context's)",
+      )
       .option('-A, --all-namespaces', 'the releases of every namespace')
       .option('--json', 'one JSON line per release on stdout instead of a table'),
   )

@@ -59,6 +59,12 @@ describe('static-export status', () => {
     expect(jsonEvents(all.stdout).map((e) => `${e.namespace}/${e.name}`)).toEqual(['a/x', 'b/y']);
   });
 
+  it("lists the kubeconfig context's namespace without --namespace", async () => {
+    const r = await status(['--json']);
+    expect(r.code).toBe(0);
+    expect(jsonEvents(r.stdout).map((e) => `${e.namespace}/${e.name}`)).toEqual(['docs/api', 'docs/docs']);
+  });
+
   it('says so when a namespace has no releases', async () => {
     const r = await status(['-n', 'empty']);
     expect(r.code).toBe(0);

@@ -27,7 +27,7 @@ function kubeconfig(
       users: [{ name: 'u', user }],
       contexts: [
         { name: 'other', context: { cluster: 'missing', user: 'u' } },
-        { name: 'x', context: { cluster: 'c', user: 'u' } },
+        { name: 'x', context: { cluster: 'c', user: 'u', namespace: 'docs' } },
       ],
       'current-context': 'x',
     }),
@@ -43,6 +43,8 @@ describe('loadKubeAccess', () => {
     );
     const access = await loadKubeAccess(file, {});
     expect(access.server).toBe('https://10.0.0.1:6443');
+    // kubectl's namespace when -n is not given.
+    expect(access.namespace).toBe('docs');
     expect(access.tls).toEqual({ ca: CA, cert: CERT, key: KEY, rejectUnauthorized: true });
     expect(await access.headers()).toEqual({ authorization: 'Bearer abc' });
   });
@@ -89,6 +91,7 @@ describe('loadKubeAccess', () => {
     const sa = tempDir('sa-');
     writeFileSync(join(sa, 'token'), 'pod-token');
     writeFileSync(join(sa, 'ca.crt'), CA);
+    writeFileSync(join(sa, 'namespace'), 'static-export-system');
     const empty = tempDir('home-');
     const pod = await loadKubeAccess(
       undefined,
@@ -96,6 +99,7 @@ describe('loadKubeAccess', () => {
       sa,
     );
     expect(pod.server).toBe('https://[fd00::1]:443');
+    expect(pod.namespace).toBe('static-export-system');
     expect(pod.tls).toEqual({ ca: CA, rejectUnauthorized: true });
     expect(await pod.headers()).toEqual({ authorization: 'Bearer pod-token' });
   });
