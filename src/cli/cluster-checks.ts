@@ -2,6 +2,7 @@
 // established, and an operator running (its Lease held, or a Ready pod when it runs without one).
 import { API_GROUP, API_VERSION } from '../crd/common.ts';
 import type { LeaseSpec } from '../runtime/leader-election.ts';
+import { CRD_FIX } from './kube.ts';
 
 export interface CheckResult {
   check: string;
@@ -15,9 +16,6 @@ export interface CrdObject {
 }
 
 export const CRD_NAMES = [`staticexportreleases.${API_GROUP}`, `agentjobs.${API_GROUP}`] as const;
-
-export const CRD_FIX =
-  'install or upgrade them with the operator chart (helm upgrade --install static-export-operator charts/static-export-operator) or kubectl apply --server-side -f crds/';
 
 /** A CRD (undefined: not found) as this CLI needs it: established, serving API_VERSION. */
 export function crdCheck(name: string, crd: CrdObject | undefined): CheckResult {

@@ -23,15 +23,20 @@ export async function cliKubeClient(flags: KubeFlags, ctx: CliContext): Promise<
   try {
     return await KubeClient.create(flags.kubeconfig, { env: ctx.env });
   } catch (error) {
-    const message = (error as Error).message;
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
-      throw usageError(`--kubeconfig ${flags.kubeconfig ?? ''} cannot be read: it does not exist.`);
-    throw usageError(`${message}.`);
+    const e = error as NodeJS.ErrnoException;
+    if (e.code === 'ENOENT') {
+      const named =
+        flags.kubeconfig === undefined
+          ? `the kubeconfig ${e.path ?? ''}`
+          : `--kubeconfig ${flags.kubeconfig}`;
+      throw usageError(`${named} cannot be read: it does not exist.`);
+    }
+    throw usageError(`${e.message}.`);
   }
 }
 
-export const CRD_INSTALL_HINT =
-  'install them with the operator chart (helm install static-export-operator charts/static-export-operator) or kubectl apply --server-side -f crds/';
+export const CRD_FIX =
+  'install or upgrade them with the operator chart (helm upgrade --install static-export-operator charts/static-export-operator) or kubectl apply --server-side -f crds/';
 
 /**
  * A failed Kubernetes call as the CLI reports it. `what` names the call ("list StaticExportReleases
@@ -50,12 +55,12 @@ export function kubeFailure(error: unknown, what: string, server: string): CliEr
     case 403:
       return new CliError(
         EXIT.auth,
-        `not allowed to ${what} (403: ${error.message}); ask for get/list on ${SER_PLURAL}.${API_GROUP} (and customresourcedefinitions, leases and pods for check).`,
+        `not allowed to ${what} (403: ${error.message}): ask for that permission (status and trigger --wait read ${SER_PLURAL}.${API_GROUP}; check reads customresourcedefinitions, and leases and pods in the operator's namespace).`,
       );
     case 404:
       return new CliError(
         EXIT.notReady,
-        `cannot ${what}: the API server does not serve ${GROUP_VERSION} ${SER_PLURAL}; the static-export CRDs are not installed: ${CRD_INSTALL_HINT}.`,
+        `cannot ${what}: the API server does not serve ${GROUP_VERSION} ${SER_PLURAL}; the static-export CRDs are not installed: ${CRD_FIX}.`,
       );
     default:
       return error.status >= 500 || error.status === 429

@@ -1,6 +1,7 @@
 // `trigger --wait`: after the receiver's 202, read the release until the export the call asked
 // for is published or has failed, or --wait runs out.
 import { formatDuration } from '../crd/duration.ts';
+import type { StaticExportRelease } from '../crd/static-export-release.ts';
 import type { KubeClient } from '../runtime/kube-client.ts';
 import { wait } from '../timers.ts';
 import { CliError, EXIT } from './exit-codes.ts';
@@ -27,7 +28,17 @@ export async function waitForTriggeredExport(w: WaitSettings): Promise<string> {
   const start = Date.now();
   let last = '';
   for (;;) {
-    const release = await getRelease(w.kube, w.ref);
+    const outOfTime = Date.now() + WAIT_POLL_MS - start > w.timeoutMs;
+    let release: StaticExportRelease;
+    try {
+      release = await getRelease(w.kube, w.ref);
+    } catch (error) {
+      // An export outlasts a blip of the API server (a restart, a 503): read again until --wait ends.
+      if (outOfTime || !(error instanceof CliError) || error.exitCode !== EXIT.unavailable) throw error;
+      w.out.progress({ key: 'api', text: `waiting for the Kubernetes API: ${error.message}` });
+      await wait(WAIT_POLL_MS);
+      continue;
+    }
     const outcome = triggerOutcome(release, w.requestedAt, Date.now() - start);
     if (outcome.done && outcome.ok) return outcome.version;
     if (outcome.done)
@@ -37,7 +48,7 @@ export async function waitForTriggeredExport(w: WaitSettings): Promise<string> {
       );
     last = outcome.waitingFor;
     w.out.progress({ key: last.replace(/ \(\d+%\)$/, ''), text: `waiting for ${last}` });
-    if (Date.now() + WAIT_POLL_MS - start > w.timeoutMs) break;
+    if (outOfTime) break;
     await wait(WAIT_POLL_MS);
   }
   const ready = (await getRelease(w.kube, w.ref).catch(() => undefined))?.status?.conditions?.find(

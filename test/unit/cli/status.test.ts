@@ -86,7 +86,7 @@ describe('static-export status', () => {
       const r = await status(args);
       expect(r.code).toBe(7);
       expect(r.stderr).toContain(
-        'the static-export CRDs are not installed: install them with the operator chart',
+        'the static-export CRDs are not installed: install or upgrade them with the operator chart',
       );
     }
   });
@@ -108,7 +108,9 @@ describe('static-export status', () => {
     const forbidden = await status(['-n', 'locked']);
     expect(forbidden.code).toBe(3);
     expect(forbidden.stderr).toContain('not allowed to list StaticExportReleases in namespace locked (403');
-    expect(forbidden.stderr).toContain('ask for get/list on staticexportreleases.staticexport.dev');
+    expect(forbidden.stderr).toContain(
+      'ask for that permission (status and trigger --wait read staticexportreleases.staticexport.dev;',
+    );
   });
 
   it('exits 6 when the cluster is unreachable', async () => {
@@ -124,6 +126,9 @@ describe('static-export status', () => {
     const missing = await status([], '/nonexistent/kubeconfig');
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--kubeconfig /nonexistent/kubeconfig cannot be read');
+    const fromEnv = await runCli(['status'], { KUBECONFIG: '/nonexistent/kc' });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain('the kubeconfig /nonexistent/kc cannot be read: it does not exist.');
     const both = await status(['-n', 'docs', 'docs/docs']);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('give either <namespace>/<name> or --namespace/--all-namespaces');

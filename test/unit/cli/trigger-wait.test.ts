@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import {
   FAKE_KUBE_TOKEN,
+  type FakeAnswer,
   type FakeKubeApi,
   fakeKubeconfig,
   startFakeKubeApi,
@@ -77,6 +78,31 @@ describe('static-export trigger --wait', () => {
     });
     expect(json.stdout + json.stderr + r.stdout + r.stderr).not.toMatch(
       new RegExp(`${TOKEN}|${FAKE_KUBE_TOKEN}`),
+    );
+  });
+
+  it('reads again through a failing Kubernetes API while --wait lasts', async () => {
+    scenario([handled(servedRelease('docs', 'docs'))]);
+    const answer = api.routes[RELEASE] as () => FakeAnswer;
+    const hooks = () => api.requests.filter((p) => p === '/hooks/docs/docs').length;
+    const hooksBefore = hooks();
+    let failures = 0;
+    api.routes[RELEASE] = () => {
+      // The first read (before the call) passes; the next two, during the wait, fail.
+      if (hooks() > hooksBefore && failures < 2) {
+        failures += 1;
+        return {
+          status: 503,
+          body: { kind: 'Status', reason: 'ServiceUnavailable', message: 'etcd leader changed', code: 503 },
+        };
+      }
+      return answer();
+    };
+    const r = await triggerWait(['docs/docs', '--wait=1m']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(failures).toBe(2);
+    expect(r.stderr).toContain(
+      'waiting for the Kubernetes API: the Kubernetes API failed to get StaticExportRelease docs/docs (503: etcd leader changed)',
     );
   });
 
