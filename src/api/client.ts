@@ -18,7 +18,7 @@ import {
 } from './errors.ts';
 import { type ErrorSubject, httpError } from './http-errors.ts';
 import { DEFAULT_KEY_PREFIX, validateAdminKey } from './keys.ts';
-import { RequestLimiter } from './request-limiter.ts';
+import { RequestLimiter, SENT_TO_PLATFORM_WINDOW_MS } from './request-limiter.ts';
 import {
   type AgentJob,
   AgentJobSchema,
@@ -179,7 +179,9 @@ export class AdminApiClient {
     this.agentJobPath = options.agentJobPath ?? DEFAULT_AGENT_JOB_PATH;
     this.onCall = options.onCall;
     this.budget = options.agentJobBudget ?? new AgentJobBudget();
-    this.limiter = options.requestsPerMinute ? new RequestLimiter(options.requestsPerMinute) : undefined;
+    this.limiter = options.requestsPerMinute
+      ? new RequestLimiter(options.requestsPerMinute, Date.now, SENT_TO_PLATFORM_WINDOW_MS)
+      : undefined;
     this.agent = new HttpAgent({
       connectTimeoutMs: this.timeouts.connectMs,
       headersTimeoutMs: this.timeouts.headersMs,

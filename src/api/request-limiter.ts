@@ -2,12 +2,15 @@
 // A sliding window like the server's: a request waits until fewer than `perMinute` were sent in the
 // last minute, so one process never hits the limit by itself however many releases it reconciles.
 
+/** A limiter of what arrives here (the trigger receiver's callers) counts a minute. */
+const MINUTE_MS = 60_000;
+
 /**
- * The window counted in: a minute and a second. The platform counts arrivals, which come after the
- * sends by a latency that varies (a new connection's first request is slower), so a request sent
- * exactly a minute after the oldest could arrive within the platform's minute of it.
+ * A limiter of what is sent to the platform counts a minute and a second: the platform counts
+ * arrivals, which come after the sends by a latency that varies (a new connection's first request
+ * is slower), so a request sent exactly a minute after the oldest could arrive within its minute.
  */
-const WINDOW_MS = 61_000;
+export const SENT_TO_PLATFORM_WINDOW_MS = 61_000;
 
 /** The operator's default: below the platform's ~100, leaving room for the key's other users. */
 export const DEFAULT_API_REQUESTS_PER_MINUTE = 90;
@@ -21,21 +24,23 @@ export const DEFAULT_CLI_API_REQUESTS_PER_MINUTE = 30;
 export class RequestLimiter {
   readonly perMinute: number;
   private readonly now: () => number;
+  private readonly windowMs: number;
   private readonly sent: number[] = [];
 
-  constructor(perMinute: number, now: () => number = Date.now) {
+  constructor(perMinute: number, now: () => number = Date.now, windowMs = MINUTE_MS) {
     if (!Number.isInteger(perMinute) || perMinute < 1) {
       throw new Error(`requests per minute must be a positive integer, not ${perMinute}`);
     }
     this.perMinute = perMinute;
     this.now = now;
+    this.windowMs = windowMs;
   }
 
   /** Milliseconds until one more request may be sent (0: now). */
   delayMs(): number {
     const now = this.now();
-    while (this.sent.length && (this.sent[0] ?? 0) <= now - WINDOW_MS) this.sent.shift();
-    return this.sent.length < this.perMinute ? 0 : (this.sent[0] ?? now) + WINDOW_MS - now;
+    while (this.sent.length && (this.sent[0] ?? 0) <= now - this.windowMs) this.sent.shift();
+    return this.sent.length < this.perMinute ? 0 : (this.sent[0] ?? now) + this.windowMs - now;
   }
 
   /** Requests that may be sent now without waiting. */
