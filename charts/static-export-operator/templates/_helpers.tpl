@@ -93,3 +93,12 @@ which code path needs each rule; the chart's RBAC test measures it on a real API
   resources: [applications]
   verbs: [get, patch]
 {{- end -}}
+
+{{/* The `helm test` objects' labels: not the operator's selector labels (its NetworkPolicy and PDB select those). */}}
+{{- define "operator.testLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}-test
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: test
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}

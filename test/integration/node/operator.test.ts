@@ -119,6 +119,15 @@ describe.runIf(controlPlaneDir)('the operator chart on the real node', () => {
     expect(audit.filter((e) => e.responseStatus?.code === 403)).toEqual([]);
   });
 
+  it('passes helm test: static-export check in a pod finds the CRDs established and a replica leading', async () => {
+    await twoReady();
+    const tested = await helm('helm4', ['test', RELEASE, '--kubeconfig', kubeconfig(), '-n', ns, '--logs']);
+    expect(tested.code, tested.stdout + tested.stderr).toBe(0);
+    expect(tested.stdout).toMatch(/Phase:\s+Succeeded/);
+    expect(tested.stdout).toMatch(/ok\s+operator: .*Lease/);
+    expect(tested.stdout).toMatch(/ok\s+CRD staticexportreleases\.staticexport\.dev/);
+  });
+
   it('fails over when the leader pod is deleted: the standby leads and publishes a new release', async () => {
     const before = await holder();
     const leaderPod = before.split('-').slice(0, -1).join('-');

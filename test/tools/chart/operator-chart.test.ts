@@ -26,8 +26,16 @@ import {
 } from '../../support/chart.ts';
 
 const NS = 'static-export-system';
-const render = (helm: HelmName, values: object = {}) =>
-  helmTemplate(helm, values, 'seo', { chart: OPERATOR_CHART_DIR, namespace: NS });
+const isTest = (o: KubeObject) => o.metadata.annotations?.['helm.sh/hook'] === 'test';
+/** What `helm install` creates; `helm test`'s objects apart. */
+async function render(helm: HelmName, values: object = {}) {
+  const rendered = await helmTemplate(helm, values, 'seo', { chart: OPERATOR_CHART_DIR, namespace: NS });
+  return {
+    ...rendered,
+    objects: rendered.objects.filter((o) => !isTest(o)),
+    tests: rendered.objects.filter(isTest),
+  };
+}
 const crdsDir = join(ROOT, 'crds');
 const crdFiles = readdirSync(crdsDir).sort();
 const ofKind = (objects: KubeObject[], kind: string) => objects.filter((o) => o.kind === kind);
@@ -441,5 +449,37 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     const { objects, stderr } = await render(helm, { leaderElection: { enabled: false }, replicaCount: 1 });
     expect(container(objects)?.args, stderr).toContain('--no-leader-election');
     expect(ofKind(objects, 'Role')).toEqual([]);
+  });
+
+  it('has helm test run static-export check with an account that may read only the CRDs, the Lease and pods', async () => {
+    const { tests, stderr } = await render(helm, { tests: { enabled: true, timeoutSeconds: 90 } });
+    const pod = ofKind(tests, 'Pod')[0];
+    expect(pod?.spec.containers[0].args, stderr).toEqual([
+      'check',
+      `--operator-namespace=${NS}`,
+      '--lease-name=seo-static-export-operator',
+      '--wait=90s',
+    ]);
+    expect(pod?.spec.serviceAccountName).toBe('seo-static-export-operator-check');
+    // Not the operator's selector labels: its NetworkPolicy and PDB select those.
+    expect(pod?.metadata.labels?.['app.kubernetes.io/name']).toBe('static-export-operator-test');
+    expect(ofKind(tests, 'ClusterRole')[0]?.rules).toEqual([
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        resourceNames: ['staticexportreleases.staticexport.dev', 'agentjobs.staticexport.dev'],
+        verbs: ['get'],
+      },
+    ]);
+    expect(ofKind(tests, 'Role')[0]?.rules).toEqual([
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        resourceNames: ['seo-static-export-operator'],
+        verbs: ['get'],
+      },
+      { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+    ]);
+    expect((await render(helm, { tests: { enabled: false, timeoutSeconds: 90 } })).tests).toEqual([]);
   });
 });
