@@ -241,7 +241,7 @@ try {
   console.log(`  export KUBECONFIG=${cp.kubeconfig}`);
   console.log(`  ${kubectlBin} get ser -n docs -w                # the link is renewed before it expires`);
   console.log(
-    `  ${kubectlBin} get rs -n docs -w                 # each renewal and new version rolls the site`,
+    `  ${kubectlBin} get rs -n docs -w                 # each new version rolls the site (a renewal rewrites only the Secret)`,
   );
   if (node)
     console.log(`  ${kubectlBin} logs -n docs deploy/docs-static-export-site -c fetch   # the pod's fetch`);

@@ -279,9 +279,9 @@ const specObject = z
       .object({
         onLinkRenewal: z
           .enum(['Rollout', 'None'])
-          .default('Rollout')
+          .default('None')
           .describe(
-            'Rollout: a renewed link also rolls the workloads (pod template annotation staticexport.dev/renewed-at), so every pod holds a link that is still valid. None: only the values Secret is rewritten; pods read the link when they start. With fluxHelmRelease or argoApplication the GitOps tool rolls the pods of the chart (on a new version only); the operator rolls only spec.rollout.workloadRefs.',
+            'None (the default): a renewed link only rewrites the values Secret; pods read the link when they start, so one started later takes the current link. Rollout: a renewal also rolls the workloads (pod template annotation staticexport.dev/renewed-at), proving the download path at each renewal at the cost of a roll per renewal. With fluxHelmRelease or argoApplication the GitOps tool rolls the pods of the chart (on a new version only); the operator rolls only spec.rollout.workloadRefs.',
           ),
         workloadRefs: z
           .array(
@@ -307,7 +307,7 @@ const specObject = z
             'A rollout not complete after this long is reported: Ready=False, reason RolloutStalled.',
           ),
       })
-      .default({ onLinkRenewal: 'Rollout', timeout: '10m' })
+      .default({ onLinkRenewal: 'None', timeout: '10m' })
       .describe(
         'How the workloads that serve this release are rolled when a new version is published (pod template annotation staticexport.dev/version) or the link renewed.',
       ),

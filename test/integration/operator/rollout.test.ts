@@ -219,12 +219,12 @@ describe('re-rolling the site chart', () => {
 });
 
 describe('link renewal', () => {
-  it('with onLinkRenewal Rollout a renewal rolls (renewed-at); with None it only rewrites the Secret', async () => {
+  it('with onLinkRenewal Rollout a renewal rolls (renewed-at); with None (the default) it only rewrites the Secret', async () => {
     await applyDeployment('renew-rollout', { valuesSecret: 'renew-rollout-values' });
     await applyDeployment('renew-none', { valuesSecret: 'renew-none-values' });
     // Links live 600 s in this simulator: renewed 10 s after each publish.
-    await applyRelease(h.ns, 'renew-rollout', { renewBefore: '590s' });
-    await applyRelease(h.ns, 'renew-none', { renewBefore: '590s', rollout: { onLinkRenewal: 'None' } });
+    await applyRelease(h.ns, 'renew-rollout', { renewBefore: '590s', rollout: { onLinkRenewal: 'Rollout' } });
+    await applyRelease(h.ns, 'renew-none', { renewBefore: '590s' });
     for (const name of ['renew-rollout', 'renew-none'])
       await until(name, 'renewed', (r) => Boolean(r.status?.current?.renewedAt), 60_000);
 

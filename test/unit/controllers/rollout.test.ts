@@ -134,8 +134,10 @@ describe('which workloads roll', () => {
 describe('link renewal', () => {
   const renewed = at(-1_000);
 
-  it('with onLinkRenewal Rollout (the default) a renewal rolls, with the renewed-at annotation', () => {
-    const r = release(serving({ renewedAt: renewed, rollout: rolledOut() }));
+  it('with onLinkRenewal Rollout a renewal rolls, with the renewed-at annotation', () => {
+    const r = release(serving({ renewedAt: renewed, rollout: rolledOut() }), {
+      rollout: { onLinkRenewal: 'Rollout' },
+    });
     const step = rolloutStep(r, [workload('site', { [VERSION]: V1 })], NOW);
     expect(step).toEqual({
       kind: 'roll',
@@ -145,11 +147,9 @@ describe('link renewal', () => {
     });
   });
 
-  it('with None a renewal does not roll, and the renewed-at already rolled out stays', () => {
+  it('with None (the default) a renewal does not roll, and the renewed-at already rolled out stays', () => {
     const before = at(-10 * MIN);
-    const r = release(serving({ renewedAt: renewed, rollout: rolledOut(V1, { renewedAt: before }) }), {
-      rollout: { onLinkRenewal: 'None' },
-    });
+    const r = release(serving({ renewedAt: renewed, rollout: rolledOut(V1, { renewedAt: before }) }));
     const carrying = { [VERSION]: V1, [RENEWED_AT_ANNOTATION]: before };
     expect(rolloutStep(r, [workload('site', carrying)], NOW)).toBeUndefined();
     expect(desiredAnnotations(r)).toEqual(carrying);
@@ -321,7 +321,7 @@ describe('workloadRefs', () => {
         target: { valuesSecret: { name: 'values' } },
         rollout,
       });
-    expect(parse(undefined).data?.rollout).toEqual({ onLinkRenewal: 'Rollout', timeout: '10m' });
+    expect(parse(undefined).data?.rollout).toEqual({ onLinkRenewal: 'None', timeout: '10m' });
     expect(parse({ workloadRefs: [{ kind: 'DaemonSet', name: 'x' }] }).success).toBe(false);
     const bad = parse({ timeout: 'soon' });
     expect(bad.error?.issues[0]?.message).toBe(

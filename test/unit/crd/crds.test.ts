@@ -92,7 +92,7 @@ describe('runtime validation gives the same messages as the API server', () => {
   it('accepts a valid spec and applies defaults', () => {
     const spec = staticExportReleaseSpecSchema.parse(base);
     expect(spec.credentialsSecretRef?.key).toBe('apiKey');
-    expect(spec.rollout.onLinkRenewal).toBe('Rollout');
+    expect(spec.rollout.onLinkRenewal).toBe('None');
     expect(spec.target.valuesSecret?.key).toBe('values.yaml');
     expect(spec.publishGate).toEqual({ minPages: 1, maxPageDrop: '50%', disabled: false });
   });
