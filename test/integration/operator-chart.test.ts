@@ -190,12 +190,15 @@ describe('server-side dry-run of the rendered manifests', () => {
       await valuesFile({ ...VALUES, ...extra, ...(namespacedRbac ? { watchNamespaces: watched } : {}) }),
     ]);
     expect(rendered.code, rendered.stderr).toBe(0);
-    // What helm install does: namespaced objects without a namespace go to the release's.
-    const objects = parseManifests(rendered.stdout).map((o) =>
-      CLUSTER_SCOPED.has(o.kind) || o.metadata.namespace
-        ? o
-        : { ...o, metadata: { ...o.metadata, namespace: ns } },
-    );
+    // What helm install does: namespaced objects without a namespace go to the release's; `helm
+    // test`'s objects wait for `helm test` (node/operator.test.ts runs it).
+    const objects = parseManifests(rendered.stdout)
+      .filter((o) => o.metadata.annotations?.['helm.sh/hook'] !== 'test')
+      .map((o) =>
+        CLUSTER_SCOPED.has(o.kind) || o.metadata.namespace
+          ? o
+          : { ...o, metadata: { ...o.metadata, namespace: ns } },
+      );
     const applied = await run(
       KUBECTL,
       ['--kubeconfig', kubeconfig(), 'apply', '--dry-run=server', '-f', '-'],
