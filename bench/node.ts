@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { NODE_IP, nodePaths, ON_REAL_NODE } from '../scripts/control-plane/node.ts';
 import { DEFAULT_DOCS_DIR } from '../src/simulator/index.ts';
-import { statusOf } from '../test/support/real-node.ts';
+import { readContinuously } from '../test/support/real-node.ts';
 import { ROOT } from './build.ts';
 import { type LocalStack, startLocalStack } from './local-stack.ts';
 
@@ -170,16 +170,8 @@ export async function run(): Promise<void> {
 
     // A client reading the site throughout the publishes, one request at a time, each on a new
     // connection (see statusOf); why the failed ones failed is printed.
-    let reading = true;
-    const answers = { ok: 0, failed: [] as string[] };
-    const client = (async () => {
-      while (reading) {
-        const status = await statusOf(`${base}/getting-started`);
-        if (status === 200) answers.ok++;
-        else answers.failed.push(String(status));
-        await sleep(20);
-      }
-    })();
+    const client = readContinuously(`${base}/getting-started`);
+    let answers = { ok: 0, failed: [] as string[] };
     const samples: number[] = [];
     try {
       for (let i = 1; i <= publishes; i++) {
@@ -202,8 +194,7 @@ export async function run(): Promise<void> {
       }
       await stack.kubectl(['rollout', 'status', deployment, '-n', NS, '--timeout=300s']);
     } finally {
-      reading = false;
-      await client;
+      answers = await client.stop();
     }
     const sorted = [...samples].sort((a, b) => a - b);
     console.log(

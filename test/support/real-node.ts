@@ -31,3 +31,24 @@ export function statusOf(url: string): Promise<number | string> {
     req.on('error', (e) => resolve(e.message));
   });
 }
+
+/** Reads the site continuously, one request at a time, until stopped; each on a connection of its own. */
+export function readContinuously(url: string): { stop: () => Promise<{ ok: number; failed: string[] }> } {
+  const answers = { ok: 0, failed: [] as string[] };
+  let reading = true;
+  const client = (async () => {
+    while (reading) {
+      const why = await statusOf(url);
+      if (why === 200) answers.ok++;
+      else answers.failed.push(String(why));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  return {
+    stop: async () => {
+      reading = false;
+      await client;
+      return answers;
+    },
+  };
+}

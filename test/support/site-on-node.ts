@@ -8,7 +8,7 @@ import { builtImage } from '../../scripts/image/built.ts';
 import type { StaticExportRelease } from '../../src/crd/index.ts';
 import type { SimulatorOptions } from '../../src/simulator/index.ts';
 import { CHART_DIR, helmInstall } from './chart.ts';
-import { eventually, kubectlOk } from './kube.ts';
+import { eventually, kubectl, kubectlOk } from './kube.ts';
 import { type OperatorSuite, useOperatorSuite } from './operator-suite.ts';
 import { realNode, statusOf } from './real-node.ts';
 import { applyRelease, getRelease } from './resources.ts';
@@ -97,23 +97,32 @@ export async function sitePods(ns: string, name: string): Promise<SitePod[]> {
 export const podReady = (p: SitePod) =>
   p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
-/** Reads the site continuously, one request at a time, until stopped; each on a connection of its own. */
-export function readContinuously(url: string): { stop: () => Promise<{ ok: number; failed: string[] }> } {
-  const answers = { ok: 0, failed: [] as string[] };
-  let reading = true;
-  const client = (async () => {
-    while (reading) {
-      const why = await statusOf(url);
-      if (why === 200) answers.ok++;
-      else answers.failed.push(String(why));
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  })();
-  return {
-    stop: async () => {
-      reading = false;
-      await client;
-      return answers;
-    },
-  };
+/** What the pod's fetch container printed: its last run's when it has already been restarted. */
+async function fetchLog(ns: string, pod: SitePod): Promise<string> {
+  const restarted =
+    (pod.status.initContainerStatuses?.find((c) => c.name === 'fetch')?.restartCount ?? 0) > 0;
+  const log = await kubectl([
+    'logs',
+    pod.metadata.name,
+    '-n',
+    ns,
+    '-c',
+    'fetch',
+    ...(restarted ? ['--previous'] : []),
+  ]);
+  return log.stdout;
+}
+
+/** A pod of the site `name`, not Ready, whose fetch printed `pattern`, with what it printed. */
+export async function refusedPod(
+  ns: string,
+  name: string,
+  pattern: RegExp,
+): Promise<{ pod: SitePod; log: string } | undefined> {
+  for (const pod of await sitePods(ns, name)) {
+    if (podReady(pod)) continue;
+    const log = await fetchLog(ns, pod);
+    if (pattern.test(log)) return { pod, log };
+  }
+  return undefined;
 }

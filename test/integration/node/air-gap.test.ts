@@ -21,7 +21,7 @@ import { getRelease } from '../../support/resources.ts';
 import { jsonEvents, runCli } from '../../support/run-cli.ts';
 import { type KeyPair, opensslKeyPair, selfSignedCert } from '../../support/signing.ts';
 import { exportBundle } from '../../support/sim-export.ts';
-import { podReady, sitePods } from '../../support/site-on-node.ts';
+import { podReady, refusedPod, sitePods } from '../../support/site-on-node.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
 const USER = { username: 'mirror', password: 'registry-pass-Hn27qW' };
@@ -210,26 +210,10 @@ describe.runIf(controlPlaneDir)('inside the air gap, on the real node', () => {
     expect(installed.code, installed.stderr).toBe(0);
     const refused = await eventually(
       "the stranger pod's fetch refused the signature",
-      async () => {
-        for (const pod of await sitePods(h.ns, 'stranger')) {
-          if (podReady(pod)) return undefined;
-          const restarted = (pod.status.initContainerStatuses?.[0]?.restartCount ?? 0) > 0;
-          const log = await kubectlOk([
-            'logs',
-            pod.metadata.name,
-            '-n',
-            h.ns,
-            '-c',
-            'fetch',
-            ...(restarted ? ['--previous'] : []),
-          ]).catch(() => '');
-          if (/signature/i.test(log)) return log;
-        }
-        return undefined;
-      },
+      () => refusedPod(h.ns, 'stranger', /signature/i),
       120_000,
     );
-    expect(refused).not.toContain(USER.password);
+    expect(refused.log).not.toContain(USER.password);
     expect((await sitePods(h.ns, 'docs')).filter(podReady).length).toBe(1);
   }, 180_000);
 });

@@ -11,13 +11,13 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { CHART_DIR, helm } from '../../support/chart.ts';
-import { eventually, kubeconfig, kubectl, kubectlOk } from '../../support/kube.ts';
-import { REAL_NODE_START_TIMEOUT_MS, statusOf } from '../../support/real-node.ts';
+import { eventually, kubeconfig, kubectlOk } from '../../support/kube.ts';
+import { REAL_NODE_START_TIMEOUT_MS, readContinuously, statusOf } from '../../support/real-node.ts';
 import { getRelease, requestExport } from '../../support/resources.ts';
 import {
   installSite,
   podReady,
-  readContinuously,
+  refusedPod,
   type SitePod,
   sitePods,
   useSiteSuite,
@@ -26,32 +26,6 @@ import {
 const controlPlaneDir = inject('controlPlaneDir');
 
 const ready = (r: StaticExportRelease) => r.status?.conditions?.find((c) => c.type === 'Ready');
-
-/** What the pod's fetch container printed: its last run's when it has already been restarted. */
-async function fetchLog(ns: string, pod: SitePod): Promise<string> {
-  const restarted =
-    (pod.status.initContainerStatuses?.find((c) => c.name === 'fetch')?.restartCount ?? 0) > 0;
-  const log = await kubectl([
-    'logs',
-    pod.metadata.name,
-    '-n',
-    ns,
-    '-c',
-    'fetch',
-    ...(restarted ? ['--previous'] : []),
-  ]);
-  return log.stdout;
-}
-
-/** A site pod whose fetch failed at least once, with what it printed. */
-async function refusedPod(ns: string, pattern: RegExp): Promise<{ pod: SitePod; log: string } | undefined> {
-  for (const pod of await sitePods(ns, 'docs')) {
-    if (podReady(pod)) continue;
-    const log = await fetchLog(ns, pod);
-    if (pattern.test(log)) return { pod, log };
-  }
-  return undefined;
-}
 
 describe.runIf(controlPlaneDir)('a roll whose new pods refuse the site, on the real node', () => {
   const h = useSiteSuite('node-refused');
@@ -92,7 +66,7 @@ describe.runIf(controlPlaneDir)('a roll whose new pods refuse the site, on the r
         expect(stalled.message).toMatch(/spec\.rollout\.timeout|rolled out/);
         const refused = await eventually(
           'a new pod whose fetch refused the site',
-          () => refusedPod(h.ns, /min-pages/),
+          () => refusedPod(h.ns, 'docs', /min-pages/),
           120_000,
         );
         expect(refused.log).toMatch(/the site in the bundle was refused: .*1000/);
@@ -159,7 +133,7 @@ describe.runIf(controlPlaneDir)('a scale-up after the link expired, on the real 
           await kubectlOk(['scale', deployment, '-n', h.ns, '--replicas=2']);
           const refused = await eventually(
             "the new pod's fetch refused the expired link",
-            () => refusedPod(h.ns, /expired/),
+            () => refusedPod(h.ns, 'docs', /expired/),
             120_000,
           );
           expect(refused.log).not.toContain(link);

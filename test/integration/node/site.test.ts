@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { helm } from '../../support/chart.ts';
 import { eventually, kubeconfig, kubectlOk } from '../../support/kube.ts';
-import { REAL_NODE_START_TIMEOUT_MS } from '../../support/real-node.ts';
+import { REAL_NODE_START_TIMEOUT_MS, readContinuously } from '../../support/real-node.ts';
 import { requestExport } from '../../support/resources.ts';
-import { installSite, readContinuously, sitePods, useSiteSuite } from '../../support/site-on-node.ts';
+import { installSite, sitePods, useSiteSuite } from '../../support/site-on-node.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
 
