@@ -1,6 +1,6 @@
 // The operator chart's RBAC, measured: the operator runs with a token of the ServiceAccount the
 // chart installed (ClusterRole, or Roles in the watched namespace) through a publish with re-rolls,
-// link renewals, the Flux and Argo CD targets and an agent job. The API server's audit log says
+// a sync, link renewals, the Flux and Argo CD targets and an agent job. The API server's audit log says
 // what it asked for: nothing may be refused, and the chart may grant nothing the run did not use.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -282,6 +282,17 @@ describe.runIf(controlPlaneDir).each([
     await eventually('TargetMisconfigured event', async () => (await seriesCount()) >= 1);
     await kubectlOk(['label', 'ser', 'lost', '-n', siteNs, 'again=1']);
     await eventually('the Event repeated', async () => (await seriesCount()) >= 2);
+
+    // spec.rollout.onNewContent Sync: nothing rolls, the workload's pods are listed to read what
+    // each serves.
+    await kubectlOk(
+      ['apply', '-f', '-'],
+      workload('Deployment', siteNs, 'synced', { 'staticexport.dev/values-secret': 'synced-values' }),
+    );
+    await applyRelease(siteNs, 'synced', { rollout: { onNewContent: 'Sync' } });
+    await eventually("the synced workload's pods listed", async () =>
+      auditOf(username()).some((e) => e.objectRef?.resource === 'pods' && e.verb === 'list'),
+    );
 
     await applyAgentJob(siteNs, 'edit', 'proj-a', 'Fix the typo on the home page');
     const job = await eventually('agent job completed', async () => {
