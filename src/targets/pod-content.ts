@@ -35,10 +35,11 @@ export function podContent(pod: PodObject): PodContent | undefined {
   if (pod.metadata.deletionTimestamp) return undefined;
   if (conditions.find((c) => c.type === 'Ready')?.status !== 'True') return undefined;
   const c = conditions.find((c) => c.type === CONTENT_SERVED_CONDITION);
+  // "serving nothing; …": a sidecar whose first download failed.
   const served = c?.message?.match(SERVING)?.[1];
   return {
     name: pod.metadata.name,
-    ...(served ? { served } : {}),
+    ...(served && served !== 'nothing' ? { served } : {}),
     ...(c?.status === 'False' && c.message ? { failure: c.message } : {}),
   };
 }

@@ -416,6 +416,11 @@ describe('publish without restarts: the content sync sidecar', () => {
     // nginx opens the path per request (no open_file_cache), so a swapped symlink serves at once.
     expect(confs).toContain('root /srv/www/current;');
     expect(confs).not.toContain('open_file_cache');
+    // A hashed asset of the page read just before a swap comes from the version served before.
+    expect(confs).toContain('try_files $uri @previous;');
+    expect(confs).toContain('root /srv/www/previous;');
+    const without = await render(MATRIX['existing Secret (the operator writes it)'] as object);
+    expect(JSON.stringify(findObject(without, 'ConfigMap').data)).not.toContain('@previous');
   });
 
   it('gives the API token to the sync containers only, with a Role that reads just the values Secret', async () => {

@@ -321,7 +321,11 @@ describe('workloadRefs', () => {
         target: { valuesSecret: { name: 'values' } },
         rollout,
       });
-    expect(parse(undefined).data?.rollout).toEqual({ onNewContent: 'Rollout', onLinkRenewal: 'None', timeout: '10m' });
+    expect(parse(undefined).data?.rollout).toEqual({
+      onNewContent: 'Rollout',
+      onLinkRenewal: 'None',
+      timeout: '10m',
+    });
     expect(parse({ workloadRefs: [{ kind: 'DaemonSet', name: 'x' }] }).success).toBe(false);
     expect(parse({ onNewContent: 'Swap' }).success).toBe(false);
     const bad = parse({ timeout: 'soon' });

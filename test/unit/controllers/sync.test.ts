@@ -189,6 +189,10 @@ describe('what a pod reports serving', () => {
     ).toBeUndefined();
     expect(podContent(pod([served('True', `serving ${V1}`)], at(0)))).toBeUndefined();
   });
+  it('a sidecar whose first download failed serves nothing', () => {
+    const message = `serving nothing; ${V2} failed: expired`;
+    expect(podContent(pod([served('False', message)]))).toEqual({ name: 'p', failure: message });
+  });
   it('a pod without the condition serves nothing it says', () => {
     expect(podContent(pod([]))).toEqual({ name: 'p' });
   });
