@@ -16,9 +16,9 @@ import { tempDir } from './temp.ts';
 const CTX = { stdout: process.stdout, stderr: process.stderr, env: {} };
 const FLAGS = { ...DEFAULT_LIMITS, minPages: 1, retries: 0, timeout: 10_000 };
 
-/** A bundle file whose pages say `label`, and its content version. */
-export async function bundle(label: string, pages = 2): Promise<WantedContent> {
-  const entries: TarEntrySpec[] = [{ path: 'index.html', content: `<h1>${label}</h1>` }];
+/** A bundle file whose pages say `label` (plus `extra` entries), and its content version. */
+export async function bundle(label: string, pages = 2, extra: TarEntrySpec[] = []): Promise<WantedContent> {
+  const entries: TarEntrySpec[] = [{ path: 'index.html', content: `<h1>${label}</h1>` }, ...extra];
   for (let i = 1; i < pages; i++) entries.push({ path: `page${i}.html`, content: `<p>${label} ${i}</p>` });
   const gz = tarGz(entries);
   const file = join(tempDir('bundle-'), `${label}.tar.gz`);

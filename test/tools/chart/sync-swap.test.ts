@@ -1,0 +1,106 @@
+// Real nginx with the site chart's rendered config, its root on the sync's `current` symlink, while
+// the sync store swaps versions under it: nginx resolves the symlink on every request (no
+// open_file_cache, disable_symlinks off by default), so each response is wholly one version.
+
+import { chmod } from 'node:fs/promises';
+import { get } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import {
+  findObject,
+  freePort,
+  helmTemplate,
+  inlineValues,
+  type KubeObject,
+  scratchDir,
+  startNginx,
+} from '../../support/chart.ts';
+import { bundle, syncer } from '../../support/sync-fixtures.ts';
+
+/** A page and a large asset made only of `label`'s marker: a response torn across versions shows two. */
+const site = (label: string) =>
+  bundle(label, 2, [
+    { path: 'assets/', type: 'dir' },
+    { path: 'assets/site.css', content: `/*${label}*/`.repeat(40_000) },
+  ]);
+
+/** One GET on a connection of its own: its status and body, or why there was none. */
+function read(url: string): Promise<{ status: number | string; body: string }> {
+  return new Promise((resolve) => {
+    const req = get(url, { agent: false, timeout: 5_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        body += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', (e) => resolve({ status: e.message, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (e) => resolve({ status: e.message, body: '' }));
+  });
+}
+
+/** The versions a body shows (by label). */
+const labelsIn = (body: string) =>
+  new Set([...body.matchAll(/(?:<h1>|<p>|\/\*)(old|new)\b/g)].map((m) => m[1] as string));
+
+describe('nginx serving the sync root while versions are swapped', () => {
+  it('answers every request with one whole version: 0 errors, 0 mixed responses', async () => {
+    const mount = await scratchDir('sync-mount-');
+    await chmod(mount, 0o755);
+    const port = await freePort();
+    const { objects, stderr } = await helmTemplate(
+      'helm4',
+      inlineValues('https://cdn.example.com/bundle.tar.gz', { siteMountPath: mount, containerPort: port }),
+    );
+    expect(stderr).toBe('');
+    // What the chart renders with sync on: nginx's root is the symlink.
+    const config = findObject(objects, 'ConfigMap') as KubeObject & { data: Record<string, string> };
+    expect(config.data['nginx.conf']).toContain(`root ${mount}/site;`);
+    expect(config.data['nginx.conf']).not.toMatch(/open_file_cache|disable_symlinks/);
+    config.data['nginx.conf'] = config.data['nginx.conf'].replace(
+      `root ${mount}/site;`,
+      `root ${mount}/current;`,
+    );
+
+    const { store, syncer: s } = syncer(mount);
+    await store.prepare();
+    const [older, newer] = [await site('old'), await site('new')];
+    const signal = new AbortController().signal;
+    await s.syncTo(older, signal);
+    await s.syncTo(newer, signal);
+    const nginx = await startNginx(objects, port);
+
+    let swapping = true;
+    const swaps = (async () => {
+      for (let i = 0; i < 200; i++) {
+        await store.swap(i % 2 ? newer.version : older.version);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      swapping = false;
+    })();
+    const failed: string[] = [];
+    let mixed = 0;
+    let responses = 0;
+    const seen = new Set<string>();
+    const client = async () => {
+      while (swapping) {
+        for (const path of ['/', '/page1', '/assets/site.css']) {
+          const { status, body } = await read(`${nginx.baseUrl}${path}`);
+          responses++;
+          if (status !== 200) failed.push(`${path}: ${status}`);
+          const labels = labelsIn(body);
+          if (labels.size !== 1) mixed++;
+          for (const l of labels) seen.add(l);
+        }
+      }
+    };
+    await Promise.all([swaps, client(), client()]);
+    await nginx.stop();
+    expect(failed).toEqual([]);
+    expect(mixed).toBe(0);
+    expect(responses).toBeGreaterThan(30);
+    // Both versions were served during the run: the swaps were visible to nginx.
+    expect([...seen].sort()).toEqual(['new', 'old']);
+  }, 60_000);
+});
