@@ -55,7 +55,7 @@ describe('nginx serving the sync root while versions are swapped', () => {
     );
     expect(stderr).toBe('');
     // What the chart renders with sync on: nginx's root is the symlink.
-    const config = findObject(objects, 'ConfigMap') as KubeObject & { data: Record<string, string> };
+    const config = findObject(objects, 'ConfigMap') as KubeObject & { data: { 'nginx.conf': string } };
     expect(config.data['nginx.conf']).toContain(`root ${mount}/site;`);
     expect(config.data['nginx.conf']).not.toMatch(/open_file_cache|disable_symlinks/);
     config.data['nginx.conf'] = config.data['nginx.conf'].replace(
