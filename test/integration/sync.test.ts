@@ -1,0 +1,251 @@
+// `static-export sync` as a child process against the real kube-apiserver, watching a values Secret,
+// fetching the simulator's real bundles over loopback and reporting on a real Pod object.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fetchBundle } from '../../src/bundle/fetch.ts';
+import { contentVersion } from '../../src/bundle/version.ts';
+import { KubeClient, resourcePath } from '../../src/runtime/kube-client.ts';
+import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { createNamespace, eventually, kubeconfig } from '../support/kube.ts';
+import { MAIN, NODE, runCli } from '../support/run-cli.ts';
+import { exportBundle } from '../support/sim-export.ts';
+import { sampleDocsCopy, tempDir } from '../support/temp.ts';
+
+const SECRET = 'site-values';
+const POD = 'web';
+const CONDITION = 'staticexport.dev/ContentServed';
+
+interface Content {
+  version: string;
+  bundleUrl: string;
+  /** A line of its home page only this version has. */
+  marker: string;
+}
+
+let sim: Simulator;
+let kube: KubeClient;
+let ns: string;
+let docs: string;
+let published = 0;
+const children = new Set<ChildProcess>();
+
+/** A new export of the docs with a page line of its own: its link and content version. */
+async function publish(): Promise<Content> {
+  const marker = `Edition ${++published} of the docs.`;
+  const index = join(docs, 'index.md');
+  await writeFile(
+    index,
+    `${(await readFile(index, 'utf8')).replace(/\n\nEdition \d+ of the docs\.$/, '')}\n\n${marker}`,
+  );
+  const { bundleUrl } = await exportBundle(sim);
+  const { version } = await fetchBundle({ url: bundleUrl });
+  return { version, bundleUrl, marker };
+}
+
+async function setSecret(data: Record<string, string>): Promise<void> {
+  await kube.apply(resourcePath('v1', 'secrets', ns, SECRET), {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: SECRET, namespace: ns },
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  });
+}
+
+const serve = (c: Content) => setSecret({ version: c.version, bundleUrl: c.bundleUrl });
+
+function startSync(root: string, extra: string[] = []): { child: ChildProcess; output: () => string } {
+  const child = spawn(
+    NODE,
+    [
+      MAIN,
+      'sync',
+      '--root',
+      root,
+      '--secret',
+      SECRET,
+      '--namespace',
+      ns,
+      '--pod',
+      POD,
+      '--kubeconfig',
+      kubeconfig(),
+      ...extra,
+    ],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    output += d;
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    output += d;
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return { child, output: () => output };
+}
+
+async function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await exited;
+}
+
+interface PodCondition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+async function condition(): Promise<PodCondition | undefined> {
+  const pod = await kube.get<{ status?: { conditions?: PodCondition[] } }>(
+    resourcePath('v1', 'pods', ns, POD),
+  );
+  return pod.status?.conditions?.find((c) => c.type === CONDITION);
+}
+
+const servedPage = (root: string) => readFile(join(root, 'current', 'index.html'), 'utf8');
+
+/** Waits until `root` serves `c`, complete (its content version recomputed from the files), and the pod says so. */
+async function untilServing(root: string, c: Content): Promise<void> {
+  await eventually(
+    `serving ${c.version}`,
+    async () => (await condition())?.message === `serving ${c.version}`,
+  );
+  expect(await servedPage(root)).toContain(c.marker);
+  expect((await contentVersion(join(root, 'current'))).version).toBe(c.version);
+}
+
+const downloads = () => sim.requests.filter((r) => r.path.startsWith('/bundles/')).length;
+
+beforeAll(async () => {
+  docs = sampleDocsCopy();
+  sim = await startSimulator({ exportDurationMs: 0, docsDir: docs });
+  kube = await KubeClient.create(kubeconfig());
+  ns = await createNamespace('sync');
+  // A Pod no scheduler picks up (on the test control plane it needs no node): only the sync writes its status.
+  await kube.create(resourcePath('v1', 'pods', ns), {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: POD },
+    spec: { schedulerName: 'no-scheduler', containers: [{ name: 'nginx', image: 'nginx' }] },
+  });
+});
+
+afterEach(async () => {
+  sim.setFaults([]);
+  await Promise.all([...children].map((c) => stop(c, 'SIGKILL')));
+});
+
+afterAll(async () => {
+  await kube?.close();
+  await sim?.close();
+});
+
+describe('static-export sync watching a Secret on the real API server', () => {
+  it('serves each new version, the newest of two quick updates, keeps it after a refused fetch, rolls back without a download', async () => {
+    const root = tempDir('sync-root-');
+    const [a, b, c, d] = [await publish(), await publish(), await publish(), await publish()];
+    await serve(a);
+    const sync = startSync(root);
+    await untilServing(root, a);
+    expect((await condition())?.reason).toBe('Serving');
+
+    // Two publishes in quick succession: the newest ends up served.
+    await serve(b);
+    await serve(c);
+    await untilServing(root, c);
+
+    // A link the bundle server refuses: the old version stays served, the pod says why, never the link.
+    const tampered = `${d.bundleUrl.replace(/.$/, (ch) => (ch === '0' ? '1' : '0'))}`;
+    await setSecret({ version: d.version, bundleUrl: tampered });
+    const failed = await eventually('FetchFailed', async () => {
+      const cond = await condition();
+      return cond?.reason === 'FetchFailed' ? cond : undefined;
+    });
+    expect(failed.status).toBe('False');
+    expect(failed.message).toMatch(new RegExp(`^serving ${c.version}; ${d.version} failed: `));
+    expect(failed.message).not.toContain(new URL(tampered).search);
+    expect(sync.output()).not.toContain(new URL(tampered).search);
+    expect(await servedPage(root)).toContain(c.marker);
+
+    // Rollback to a kept version: a swap, no download (any download now would fail).
+    sim.setFaults(['download:503:1']);
+    const before = downloads();
+    await serve(a);
+    await untilServing(root, a);
+    expect(downloads()).toBe(before);
+    expect(sync.output()).toContain(`serving ${a.version} (kept on disk, no download)`);
+    expect((await readdir(join(root, 'versions'))).length).toBeLessThanOrEqual(3);
+    await stop(sync.child);
+  });
+
+  it('serves a complete version after being killed mid-download and restarted', async () => {
+    const root = tempDir('sync-root-');
+    const [a, b] = [await publish(), await publish()];
+    await serve(a);
+    const first = startSync(root);
+    await untilServing(root, a);
+    // The download of b hangs: the process is killed while b is staged half way.
+    sim.setFaults(['download:delay=60000:1']);
+    await serve(b);
+    await eventually('b staged', async () => (await readdir(join(root, 'staging'))).length > 0);
+    await stop(first.child, 'SIGKILL');
+    expect(await servedPage(root)).toContain(a.marker);
+    sim.setFaults([]);
+    startSync(root);
+    await untilServing(root, b);
+    expect(await readdir(join(root, 'staging'))).toEqual([]);
+  });
+
+  it('--once syncs to the Secret version and exits 0; a missing Secret exits 7 naming it', async () => {
+    const a = await publish();
+    await serve(a);
+    const root = tempDir('sync-root-');
+    const args = ['sync', '--once', '--root', root, '--namespace', ns, '--kubeconfig', kubeconfig()];
+    const ok = await runCli([...args, '--secret', SECRET]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(await servedPage(root)).toContain(a.marker);
+
+    const missing = await runCli([...args, '--secret', 'nothing-here']);
+    expect(missing.code).toBe(7);
+    expect(missing.stderr).toContain(`Secret ${ns}/nothing-here does not exist`);
+  });
+
+  it('--once refuses a site with too few pages: exit 5, nothing served, the pod says why', async () => {
+    const a = await publish();
+    await serve(a);
+    const root = tempDir('sync-root-');
+    const refused = await runCli([
+      'sync',
+      '--once',
+      '--root',
+      root,
+      '--secret',
+      SECRET,
+      '--namespace',
+      ns,
+      '--pod',
+      POD,
+      '--min-pages',
+      '1000',
+      '--kubeconfig',
+      kubeconfig(),
+    ]);
+    expect(refused.code).toBe(5);
+    expect(refused.stderr).toContain('--min-pages');
+    expect(refused.stderr).not.toContain(new URL(a.bundleUrl).search);
+    expect(await readdir(join(root, 'versions'))).toEqual([]);
+    const cond = await condition();
+    expect(cond?.reason).toBe('FetchFailed');
+    expect(cond?.message).toMatch(new RegExp(`^serving nothing; ${a.version} failed: .*--min-pages`));
+    expect(cond?.message).not.toContain(new URL(a.bundleUrl).search);
+  });
+});
