@@ -8,7 +8,7 @@ import { fetchBundle } from '../../src/bundle/fetch.ts';
 import { contentVersion } from '../../src/bundle/version.ts';
 import { KubeClient, resourcePath } from '../../src/runtime/kube-client.ts';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
-import { createNamespace, eventually, kubeconfig } from '../support/kube.ts';
+import { createNamespace, eventually, kubeconfig, kubectlOk, tokenKubeconfig } from '../support/kube.ts';
 import { MAIN, NODE, runCli } from '../support/run-cli.ts';
 import { exportBundle } from '../support/sim-export.ts';
 import { sampleDocsCopy, tempDir } from '../support/temp.ts';
@@ -55,29 +55,18 @@ async function setSecret(data: Record<string, string>): Promise<void> {
 
 const serve = (c: Content) => setSecret({ version: c.version, bundleUrl: c.bundleUrl });
 
-function startSync(root: string, extra: string[] = []): { child: ChildProcess; output: () => string } {
-  const child = spawn(
-    NODE,
-    [
-      MAIN,
-      'sync',
-      '--root',
-      root,
-      '--secret',
-      SECRET,
-      '--namespace',
-      ns,
-      '--pod',
-      POD,
-      '--kubeconfig',
-      kubeconfig(),
-      ...extra,
-    ],
-    {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+/** The sync as a sidecar runs; `as` replaces the admin kubeconfig and the --namespace/--pod flags (env instead). */
+function startSync(
+  root: string,
+  as?: { kubeconfig: string; env: Record<string, string> },
+): { child: ChildProcess; output: () => string } {
+  const identity = as
+    ? ['--kubeconfig', as.kubeconfig]
+    : ['--namespace', ns, '--pod', POD, '--kubeconfig', kubeconfig()];
+  const child = spawn(NODE, [MAIN, 'sync', '--root', root, '--secret', SECRET, ...identity], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...as?.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => {
     output += d;
@@ -203,6 +192,55 @@ describe('static-export sync watching a Secret on the real API server', () => {
     startSync(root);
     await untilServing(root, b);
     expect(await readdir(join(root, 'staging'))).toEqual([]);
+  });
+
+  it('needs no more than a Role limited to its Secret and pods/status, with namespace and pod from the environment', async () => {
+    const sa = 'site-sync';
+    await kubectlOk(['create', 'serviceaccount', sa, '-n', ns]);
+    await kubectlOk([
+      'create',
+      'role',
+      sa,
+      '-n',
+      ns,
+      '--verb=get,list,watch',
+      '--resource=secrets',
+      `--resource-name=${SECRET}`,
+    ]);
+    await kubectlOk([
+      'create',
+      'role',
+      `${sa}-report`,
+      '-n',
+      ns,
+      '--verb=patch',
+      '--resource=pods/status',
+      `--resource-name=${POD}`,
+    ]);
+    for (const role of [sa, `${sa}-report`]) {
+      await kubectlOk([
+        'create',
+        'rolebinding',
+        role,
+        '-n',
+        ns,
+        `--role=${role}`,
+        `--serviceaccount=${ns}:${sa}`,
+      ]);
+    }
+    const token = (await kubectlOk(['create', 'token', sa, '-n', ns, '--duration=1h'])).trim();
+    const [a, b] = [await publish(), await publish()];
+    await serve(a);
+    const root = tempDir('sync-root-');
+    const sync = startSync(root, {
+      kubeconfig: tokenKubeconfig(token),
+      env: { POD_NAMESPACE: ns, POD_NAME: POD },
+    });
+    await untilServing(root, a);
+    await serve(b);
+    await untilServing(root, b);
+    expect(sync.output()).not.toMatch(/forbidden|403/i);
+    await stop(sync.child);
   });
 
   it('--once syncs to the Secret version and exits 0; a missing Secret exits 7 naming it', async () => {
