@@ -44,11 +44,11 @@ async function publish(): Promise<Content> {
   return { version, bundleUrl, marker };
 }
 
-async function setSecret(data: Record<string, string>): Promise<void> {
-  await kube.apply(resourcePath('v1', 'secrets', ns, SECRET), {
+async function setSecret(data: Record<string, string>, name = SECRET): Promise<void> {
+  await kube.apply(resourcePath('v1', 'secrets', ns, name), {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: SECRET, namespace: ns },
+    metadata: { name, namespace: ns },
     data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
   });
 }
@@ -58,12 +58,12 @@ const serve = (c: Content) => setSecret({ version: c.version, bundleUrl: c.bundl
 /** The sync as a sidecar runs; `as` replaces the admin kubeconfig and the --namespace/--pod flags (env instead). */
 function startSync(
   root: string,
-  as?: { kubeconfig: string; env: Record<string, string> },
+  { secret = SECRET, as }: { secret?: string; as?: { kubeconfig: string; env: Record<string, string> } } = {},
 ): { child: ChildProcess; output: () => string } {
   const identity = as
     ? ['--kubeconfig', as.kubeconfig]
     : ['--namespace', ns, '--pod', POD, '--kubeconfig', kubeconfig()];
-  const child = spawn(NODE, [MAIN, 'sync', '--root', root, '--secret', SECRET, ...identity], {
+  const child = spawn(NODE, [MAIN, 'sync', '--root', root, '--secret', secret, ...identity], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...as?.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -232,15 +232,68 @@ describe('static-export sync watching a Secret on the real API server', () => {
     const [a, b] = [await publish(), await publish()];
     await serve(a);
     const root = tempDir('sync-root-');
-    const sync = startSync(root, {
-      kubeconfig: tokenKubeconfig(token),
-      env: { POD_NAMESPACE: ns, POD_NAME: POD },
-    });
+    const saConfig = tokenKubeconfig(token);
+    const sync = startSync(root, { as: { kubeconfig: saConfig, env: { POD_NAMESPACE: ns, POD_NAME: POD } } });
     await untilServing(root, a);
     await serve(b);
     await untilServing(root, b);
     expect(sync.output()).not.toMatch(/forbidden|403/i);
     await stop(sync.child);
+
+    // Without the namespace from anywhere: a usage error naming the flag.
+    const once = ['sync', '--once', '--root', root, '--kubeconfig', saConfig];
+    const noNamespace = await runCli([...once, '--secret', SECRET]);
+    expect(noNamespace.code).toBe(2);
+    expect(noNamespace.stderr).toContain('--namespace is required');
+    // Another Secret than the Role names: exit 3, saying which permission to give.
+    const other = await runCli([...once, '--namespace', ns, '--secret', 'other-values']);
+    expect(other.code).toBe(3);
+    expect(other.stderr).toContain(`not allowed to read Secret ${ns}/other-values (403)`);
+  });
+
+  it('waits for a Secret that does not exist yet, serves it when it comes, and keeps serving when it goes', async () => {
+    const name = 'late-values';
+    const root = tempDir('sync-root-');
+    const child = spawn(
+      NODE,
+      [
+        MAIN,
+        'sync',
+        '--root',
+        root,
+        '--secret',
+        name,
+        '--namespace',
+        ns,
+        '--pod',
+        POD,
+        '--kubeconfig',
+        kubeconfig(),
+      ],
+      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' }, stdio: 'ignore' },
+    );
+    children.add(child);
+    await eventually('waiting reported', async () => {
+      const cond = await condition();
+      return (
+        cond?.reason === 'SecretUnusable' &&
+        cond.message.includes(`Secret ${ns}/${name} does not exist (yet)`)
+      );
+    });
+    expect(child.exitCode).toBeNull();
+    const a = await publish();
+    await setSecret({ version: a.version, bundleUrl: a.bundleUrl }, name);
+    await untilServing(root, a);
+    await kubectlOk(['delete', 'secret', name, '-n', ns]);
+    await eventually('deletion reported', async () => {
+      const cond = await condition();
+      return (
+        cond?.message ===
+        `serving ${a.version}; Secret ${ns}/${name} was deleted: keeping the served version until it is back.`
+      );
+    });
+    expect(await servedPage(root)).toContain(a.marker);
+    await stop(child);
   });
 
   it('--once syncs to the Secret version and exits 0; a missing Secret exits 7 naming it', async () => {
