@@ -239,6 +239,7 @@ describe('static-export sync watching a Secret on the real API server', () => {
     await untilServing(root, b);
     expect(sync.output()).not.toMatch(/forbidden|403/i);
     await stop(sync.child);
+    expect(sync.child.exitCode).toBe(0);
 
     // Without the namespace from anywhere: a usage error naming the flag.
     const once = ['sync', '--once', '--root', root, '--kubeconfig', saConfig];
@@ -249,6 +250,15 @@ describe('static-export sync watching a Secret on the real API server', () => {
     const other = await runCli([...once, '--namespace', ns, '--secret', 'other-values']);
     expect(other.code).toBe(3);
     expect(other.stderr).toContain(`not allowed to read Secret ${ns}/other-values (403)`);
+    // The sidecar keeps retrying a watch it may not make (no crash loop), says why, and stops on SIGTERM.
+    const refused = startSync(tempDir('sync-root-'), {
+      secret: 'other-values',
+      as: { kubeconfig: saConfig, env: { POD_NAMESPACE: ns } },
+    });
+    await eventually('refusal logged', async () => /forbidden/i.test(refused.output()));
+    expect(refused.child.exitCode).toBeNull();
+    await stop(refused.child);
+    expect(refused.child.exitCode).toBe(0);
   });
 
   it('waits for a Secret that does not exist yet, serves it when it comes, and keeps serving when it goes', async () => {

@@ -1,7 +1,10 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { Logger } from '../../log.ts';
 import type { KubeObject } from '../../runtime/informer.ts';
 import { isNotFound, KubeApiError, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
+import type { VersionStore } from '../../sync/store.ts';
+import type { SecretState, Syncer } from '../../sync/syncer.ts';
 import { CHART_KEYS } from '../../targets/chart-keys.ts';
 import type { CliContext } from '../context.ts';
 import { untilStopSignal } from '../context.ts';
@@ -52,12 +55,79 @@ function secretReadFailure(error: unknown, ref: string, kube: KubeClient): CliEr
   return kubeFailure(error, `get ${ref}`, kube.server);
 }
 
+interface SyncSetup {
+  kube: KubeClient;
+  namespace: string;
+  ref: string;
+  store: VersionStore;
+  syncer: Syncer;
+  stateOf: (object: unknown) => SecretState;
+  out: Reporter;
+  logger: Logger;
+}
+
+/** --once: one sync to the Secret's version; a refusal exits with fetch's code. */
+async function syncOnce(flags: SyncFlags, s: SyncSetup): Promise<void> {
+  const secret = await s.kube
+    .get(resourcePath('v1', 'secrets', s.namespace, flags.secret))
+    .catch((error: unknown) => {
+      throw secretReadFailure(error, s.ref, s.kube);
+    });
+  const state = s.stateOf(secret);
+  if ('problem' in state) throw new CliError(EXIT.notReady, state.problem);
+  const served = await s.store.served();
+  try {
+    await s.syncer.syncTo(state.wanted, new AbortController().signal);
+  } catch (error) {
+    const cause = error instanceof Error ? error.message : String(error);
+    await s.syncer.report({ kind: 'fetchFailed', served, version: state.wanted.version, cause });
+    throw error;
+  }
+  await s.syncer.report({ kind: 'serving', version: state.wanted.version });
+  s.out.info(`serving ${state.wanted.version} from ${s.store.current}`);
+}
+
+/** The sidecar: a list-watch of the one Secret (a Role with resourceNames [NAME] allows it) until SIGTERM. */
+async function syncContinuously(flags: SyncFlags, s: SyncSetup): Promise<void> {
+  const { Informer } = await import('../../runtime/informer.ts');
+  const informer = new Informer<KubeObject>({
+    client: s.kube,
+    apiVersion: 'v1',
+    plural: 'secrets',
+    namespaces: [s.namespace],
+    fieldSelector: `metadata.name=${flags.secret}`,
+    logger: s.logger,
+    resyncMs: 0,
+  });
+  informer.onChange((type, object) =>
+    s.syncer.want(
+      type === 'DELETED'
+        ? { problem: `${s.ref} was deleted: keeping the served version until it is back.` }
+        : s.stateOf(object),
+    ),
+  );
+  const stop = new AbortController();
+  // Stopping the informer also ends a wait for a first list that never succeeds (no permission yet).
+  const stopped = untilStopSignal().then(() => {
+    stop.abort();
+    return informer.stop();
+  });
+  informer.start();
+  const running = s.syncer.run(stop.signal);
+  await informer.waitForSync();
+  if (!stop.signal.aborted && informer.get(s.namespace, flags.secret) === undefined) {
+    s.syncer.want({
+      problem: `${s.ref} does not exist (yet): waiting for it (the operator writes it when it first publishes; check --secret and --namespace).`,
+    });
+  }
+  await Promise.all([running, stopped]);
+}
+
 async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
   const { SecretSchema, wantedContent } = await import('../../sync/secret.ts');
   const { VersionStore } = await import('../../sync/store.ts');
   const { Syncer } = await import('../../sync/syncer.ts');
   const { PodConditionReporter } = await import('../../sync/reporter.ts');
-  const { Informer } = await import('../../runtime/informer.ts');
   const out = new Reporter(ctx, false);
   const logger = cliLogger(ctx);
   const kube = await cliKubeClient(flags, ctx);
@@ -69,11 +139,11 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
       version: flags.versionKey,
       ociReference: flags.ociReferenceKey,
     };
-    const stateOf = (object: unknown) => {
+    const stateOf = (object: unknown): SecretState => {
       const secret = SecretSchema.safeParse(object);
       return secret.success
         ? wantedContent(secret.data, keys)
-        : { problem: `${ref} is not a Secret the API should return: ${secret.error.message}` };
+        : { problem: `${ref} has an unexpected shape: ${secret.error.message}` };
     };
     const store = new VersionStore(resolve(flags.root));
     await store.prepare();
@@ -91,57 +161,8 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
       ...(pod ? { reporter: new PodConditionReporter(kube, namespace, pod, logger) } : {}),
       log: (line) => out.info(line),
     });
-
-    if (flags.once) {
-      const secret = await kube
-        .get(resourcePath('v1', 'secrets', namespace, flags.secret))
-        .catch((error: unknown) => {
-          throw secretReadFailure(error, ref, kube);
-        });
-      const state = stateOf(secret);
-      if ('problem' in state) throw new CliError(EXIT.notReady, state.problem);
-      const served = await store.served();
-      try {
-        await syncer.syncTo(state.wanted, new AbortController().signal);
-      } catch (error) {
-        const cause = error instanceof Error ? error.message : String(error);
-        await syncer.report({ kind: 'fetchFailed', served, version: state.wanted.version, cause });
-        throw error;
-      }
-      await syncer.report({ kind: 'serving', version: state.wanted.version });
-      out.info(`serving ${state.wanted.version} from ${store.current}`);
-      return;
-    }
-
-    // A list-watch of this one Secret: a Role with resourceNames [NAME] and get, list, watch allows it.
-    const informer = new Informer<KubeObject>({
-      client: kube,
-      apiVersion: 'v1',
-      plural: 'secrets',
-      namespaces: [namespace],
-      fieldSelector: `metadata.name=${flags.secret}`,
-      logger,
-      resyncMs: 0,
-    });
-    informer.onChange((type, object) =>
-      syncer.want(
-        type === 'DELETED'
-          ? { problem: `${ref} was deleted: keeping the served version until it is back.` }
-          : stateOf(object),
-      ),
-    );
-    const stop = new AbortController();
-    void untilStopSignal().then(() => stop.abort());
-    informer.start();
-    const running = syncer.run(stop.signal);
-    await informer.waitForSync();
-    if (!stop.signal.aborted && informer.get(namespace, flags.secret) === undefined) {
-      syncer.want({
-        problem: `${ref} does not exist (yet): waiting for it (the operator writes it when it first publishes; check --secret and --namespace).`,
-      });
-    }
-    await running;
-    await informer.stop();
+    const setup = { kube, namespace, ref, store, syncer, stateOf, out, logger };
+    await (flags.once ? syncOnce(flags, setup) : syncContinuously(flags, setup));
   } finally {
     await kube.close();
   }
