@@ -1,15 +1,21 @@
 // `static-export sync` as a child process against the real kube-apiserver, watching a values Secret,
 // fetching the simulator's real bundles over loopback and reporting on a real Pod object.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { fetchBundle } from '../../src/bundle/fetch.ts';
 import { contentVersion } from '../../src/bundle/version.ts';
+import { pushImage, siteImage, versionTag } from '../../src/oci/image.ts';
+import { siteLayer } from '../../src/oci/layer.ts';
+import { RegistryClient } from '../../src/oci/registry.ts';
+import { signManifest } from '../../src/oci/sign.ts';
 import { KubeClient, resourcePath } from '../../src/runtime/kube-client.ts';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
 import { createNamespace, eventually, kubeconfig, kubectlOk, tokenKubeconfig } from '../support/kube.ts';
+import { startRegistry } from '../support/registry.ts';
 import { MAIN, NODE, runCli } from '../support/run-cli.ts';
+import { opensslKeyPair } from '../support/signing.ts';
 import { exportBundle } from '../support/sim-export.ts';
 import { sampleDocsCopy, tempDir } from '../support/temp.ts';
 
@@ -58,12 +64,16 @@ const serve = (c: Content) => setSecret({ version: c.version, bundleUrl: c.bundl
 /** The sync as a sidecar runs; `as` replaces the admin kubeconfig and the --namespace/--pod flags (env instead). */
 function startSync(
   root: string,
-  { secret = SECRET, as }: { secret?: string; as?: { kubeconfig: string; env: Record<string, string> } } = {},
+  {
+    secret = SECRET,
+    as,
+    extra = [],
+  }: { secret?: string; as?: { kubeconfig: string; env: Record<string, string> }; extra?: string[] } = {},
 ): { child: ChildProcess; output: () => string } {
   const identity = as
     ? ['--kubeconfig', as.kubeconfig]
     : ['--namespace', ns, '--pod', POD, '--kubeconfig', kubeconfig()];
-  const child = spawn(NODE, [MAIN, 'sync', '--root', root, '--secret', secret, ...identity], {
+  const child = spawn(NODE, [MAIN, 'sync', '--root', root, '--secret', secret, ...identity, ...extra], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...as?.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -348,5 +358,57 @@ describe('static-export sync watching a Secret on the real API server', () => {
     expect(cond?.reason).toBe('FetchFailed');
     expect(cond?.message).toMatch(new RegExp(`^serving nothing; ${a.version} failed: .*--min-pages`));
     expect(cond?.message).not.toContain(new URL(a.bundleUrl).search);
+  });
+});
+
+describe('static-export sync from site images (inside the gap)', () => {
+  it('pulls the signed image the Secret names, and keeps it served when the next one is signed by another key', async () => {
+    const registry = await startRegistry();
+    const client = new RegistryClient({ registry: registry.host, retries: 0 });
+    try {
+      const work = tempDir('sync-oci-');
+      const [ours, theirs] = [await opensslKeyPair(work, 'ours'), await opensslKeyPair(work, 'theirs')];
+      /** A site image whose home page says `label`, signed with `key`: its reference and version. */
+      const image = async (label: string, key: string) => {
+        const site = join(work, label);
+        await mkdir(join(site, 'guide'), { recursive: true });
+        await writeFile(join(site, 'index.html'), `<h1>${label}</h1>`);
+        await writeFile(join(site, 'guide', 'start.html'), '<h1>Start</h1>');
+        const { version } = await contentVersion(site);
+        const pushed = await pushImage(
+          client,
+          'docs/site',
+          siteImage(await siteLayer(site), { version, domain: 'docs.example.com', pages: 2 }),
+          [versionTag(version)],
+        );
+        await signManifest(client, 'docs/site', pushed.digest, key);
+        return { version, ociReference: `${registry.host}/docs/site@${pushed.digest}`, marker: label };
+      };
+      const first = await image('first image', ours.private);
+      const second = await image('second image', theirs.private);
+      // The image wins over a link, as in fetch: this one would fail.
+      await setSecret({
+        version: first.version,
+        ociReference: first.ociReference,
+        bundleUrl: 'http://127.0.0.1:1/x',
+      });
+      const root = tempDir('sync-root-');
+      const sync = startSync(root, { extra: ['--verify-key', ours.publicFile] });
+      await untilServing(root, { ...first, bundleUrl: '' });
+
+      await setSecret({ version: second.version, ociReference: second.ociReference });
+      const failed = await eventually('FetchFailed', async () => {
+        const cond = await condition();
+        return cond?.reason === 'FetchFailed' ? cond : undefined;
+      });
+      expect(failed.message).toMatch(
+        new RegExp(`^serving ${first.version}; ${second.version} failed: .*signature`, 'i'),
+      );
+      expect(await servedPage(root)).toContain(first.marker);
+      await stop(sync.child);
+    } finally {
+      await client.close();
+      await registry.close();
+    }
   });
 });
