@@ -12,7 +12,7 @@ import { CliError, EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { cliKubeClient, type KubeFlags, kubeFailure, kubeOptions } from '../kube.ts';
 import { cliLogger, integer, nonEmpty } from '../options.ts';
 import { Reporter } from '../output.ts';
-import { REGISTRY_ENV_HELP } from '../registry-options.ts';
+import { REGISTRY_ENV, REGISTRY_ENV_HELP } from '../registry-options.ts';
 import { fetchSite, type SiteCheckFlags, siteCheckOptions, verifyKeyOption } from '../site-fetch.ts';
 
 interface SyncFlags extends SiteCheckFlags, KubeFlags {
@@ -124,6 +124,12 @@ async function syncContinuously(flags: SyncFlags, s: SyncSetup): Promise<void> {
 }
 
 async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
+  if (flags.passwordStdin && !flags.once) {
+    // stdin is read once: every later pull of the sidecar would go without the password.
+    throw usageError(
+      `--password-stdin works with --once only: give the sidecar the registry password in ${REGISTRY_ENV.password} or an --authfile.`,
+    );
+  }
   const { SecretSchema, wantedContent } = await import('../../sync/secret.ts');
   const { VersionStore } = await import('../../sync/store.ts');
   const { Syncer } = await import('../../sync/syncer.ts');
