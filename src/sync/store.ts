@@ -1,6 +1,6 @@
 // The served content on disk, as kubernetes/git-sync keeps it: one complete tree per content version
 // under ROOT/versions/<version>, and ROOT/current, a symlink to versions/<version> that the web
-// server's root points at. A new version is fetched under ROOT/staging and renamed into versions/
+// server's root points at (ROOT/previous points at the version served before it). A new version is fetched under ROOT/staging and renamed into versions/
 // only when complete; the symlink is replaced by rename(2), so a request sees the old tree or the
 // new one, never a partial or missing one.
 import { randomBytes } from 'node:crypto';
@@ -11,6 +11,7 @@ import { isContentVersion } from '../bundle/version.ts';
 const VERSIONS = 'versions';
 const STAGING = 'staging';
 const CURRENT = 'current';
+const PREVIOUS = 'previous';
 const TEMP_LINK_PREFIX = '.current.tmp-';
 
 export interface KeptVersion {
@@ -79,18 +80,34 @@ export class VersionStore {
     await rename(this.stagingDir(version), this.versionDir(version));
   }
 
-  /** Points `current` at a kept version atomically: a new symlink renamed over the old one. */
+  /** The symlink to the version served before `current`'s (a web server's fallback for its pages' assets). */
+  get previous(): string {
+    return join(this.root, PREVIOUS);
+  }
+
+  /**
+   * Points `current` at a kept version atomically, and `previous` at the one it replaced: a page
+   * read just before the swap may ask for assets only its version has (hashed names), which a web
+   * server can then still find there.
+   */
   async swap(version: string): Promise<void> {
     const dir = this.versionDir(version);
     if (!(await lstat(dir)).isDirectory()) throw new Error(`${dir} is not a directory`);
     // The version's mtime records when it was last served: the newest N are the ones kept.
     const now = new Date();
     await utimes(dir, now, now);
+    const before = await this.served();
+    await this.link(version, this.current);
+    if (before !== undefined && before !== version) await this.link(before, this.previous);
+  }
+
+  /** A new symlink to versions/<version> renamed over `path`: readers see the old link or the new one. */
+  private async link(version: string, path: string): Promise<void> {
     const temp = join(this.root, `${TEMP_LINK_PREFIX}${randomBytes(4).toString('hex')}`);
     // Relative, so the tree can be mounted elsewhere (another container, another path) and still resolve.
     await symlink(join(VERSIONS, version), temp);
     try {
-      await rename(temp, this.current);
+      await rename(temp, path);
     } catch (error) {
       await rm(temp, { force: true });
       throw error;

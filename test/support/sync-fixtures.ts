@@ -1,4 +1,4 @@
-// Real file:// bundles and a Syncer on the real fetch pipeline, for the sync's unit tests.
+// Real file:// bundles and a Syncer on the real fetch pipeline, for the sync tests (unit, and nginx in tools).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';

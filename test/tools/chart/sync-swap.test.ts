@@ -44,25 +44,32 @@ function read(url: string): Promise<{ status: number | string; body: string }> {
 const labelsIn = (body: string) =>
   new Set([...body.matchAll(/(?:<h1>|<p>|\/\*)(old|new)\b/g)].map((m) => m[1] as string));
 
+/** The chart rendered for a site volume at `mount`, nginx's root on the sync's `current` symlink. */
+async function syncSite(): Promise<{
+  mount: string;
+  port: number;
+  objects: KubeObject[];
+  config: { 'nginx.conf': string };
+}> {
+  const mount = await scratchDir('sync-mount-');
+  await chmod(mount, 0o755);
+  const port = await freePort();
+  const { objects, stderr } = await helmTemplate(
+    'helm4',
+    inlineValues('https://cdn.example.com/bundle.tar.gz', { siteMountPath: mount, containerPort: port }),
+  );
+  expect(stderr).toBe('');
+  // What the chart renders with sync on: nginx's root is the symlink.
+  const config = (findObject(objects, 'ConfigMap') as KubeObject & { data: { 'nginx.conf': string } }).data;
+  expect(config['nginx.conf']).toContain(`root ${mount}/site;`);
+  expect(config['nginx.conf']).not.toMatch(/open_file_cache|disable_symlinks/);
+  config['nginx.conf'] = config['nginx.conf'].replace(`root ${mount}/site;`, `root ${mount}/current;`);
+  return { mount, port, objects, config };
+}
+
 describe('nginx serving the sync root while versions are swapped', () => {
   it('answers every request with one whole version: 0 errors, 0 mixed responses', async () => {
-    const mount = await scratchDir('sync-mount-');
-    await chmod(mount, 0o755);
-    const port = await freePort();
-    const { objects, stderr } = await helmTemplate(
-      'helm4',
-      inlineValues('https://cdn.example.com/bundle.tar.gz', { siteMountPath: mount, containerPort: port }),
-    );
-    expect(stderr).toBe('');
-    // What the chart renders with sync on: nginx's root is the symlink.
-    const config = findObject(objects, 'ConfigMap') as KubeObject & { data: { 'nginx.conf': string } };
-    expect(config.data['nginx.conf']).toContain(`root ${mount}/site;`);
-    expect(config.data['nginx.conf']).not.toMatch(/open_file_cache|disable_symlinks/);
-    config.data['nginx.conf'] = config.data['nginx.conf'].replace(
-      `root ${mount}/site;`,
-      `root ${mount}/current;`,
-    );
-
+    const { mount, port, objects } = await syncSite();
     const { store, syncer: s } = syncer(mount);
     await store.prepare();
     const [older, newer] = [await site('old'), await site('new')];
@@ -102,5 +109,47 @@ describe('nginx serving the sync root while versions are swapped', () => {
     expect(responses).toBeGreaterThan(30);
     // Both versions were served during the run: the swaps were visible to nginx.
     expect([...seen].sort()).toEqual(['new', 'old']);
+  }, 60_000);
+
+  it('finds a hashed asset of the version served before the swap in ROOT/previous, when the config falls back to it', async () => {
+    const hashed = (label: string, hash: string) =>
+      bundle(label, 2, [
+        { path: 'assets/', type: 'dir' },
+        { path: `assets/app.${hash}.js`, content: `/*${label}*/` },
+      ]);
+    const [older, newer] = [await hashed('old', '1111aaaa'), await hashed('new', '2222bbbb')];
+    const oldAsset = '/assets/app.1111aaaa.js';
+
+    // As the chart renders it: a page read just before the swap asks for an asset the new version lacks.
+    const plain = await syncSite();
+    const { store, syncer: s } = syncer(plain.mount);
+    await store.prepare();
+    const signal = new AbortController().signal;
+    await s.syncTo(older, signal);
+    await s.syncTo(newer, signal);
+    const before = await startNginx(plain.objects, plain.port);
+    expect((await read(`${before.baseUrl}${oldAsset}`)).status).toBe(404);
+    await before.stop();
+
+    // With a fallback for hashed assets to ROOT/previous, it is found.
+    const fallback = await syncSite();
+    const hashedLocation = /try_files \$uri =404;(\s+add_header Cache-Control "[^"]*immutable")/;
+    expect(fallback.config['nginx.conf']).toMatch(hashedLocation);
+    fallback.config['nginx.conf'] = fallback.config['nginx.conf']
+      .replace(hashedLocation, 'try_files $uri @previous;$1')
+      .replace(
+        'location = /_healthz {',
+        `location @previous { root ${fallback.mount}/previous; try_files $uri =404; }\n    location = /_healthz {`,
+      );
+    const second = syncer(fallback.mount);
+    await second.store.prepare();
+    await second.syncer.syncTo(older, signal);
+    await second.syncer.syncTo(newer, signal);
+    const after = await startNginx(fallback.objects, fallback.port);
+    const answer = await read(`${after.baseUrl}${oldAsset}`);
+    expect(answer).toEqual({ status: 200, body: '/*old*/' });
+    expect((await read(`${after.baseUrl}/assets/app.2222bbbb.js`)).body).toBe('/*new*/');
+    expect((await read(`${after.baseUrl}/assets/app.3333cccc.js`)).status).toBe(404);
+    await after.stop();
   }, 60_000);
 });

@@ -31,7 +31,7 @@ describe('sync store', () => {
     expect(readdirSync(join(root, 'staging'))).toEqual([]);
   });
 
-  it('swaps to a kept version without downloading it again (rollback)', async () => {
+  it('swaps to a kept version without downloading it again (rollback); previous points at the one replaced', async () => {
     const root = tempDir('sync-');
     const { store, syncer: s, downloads } = syncer(root);
     await store.prepare();
@@ -39,8 +39,10 @@ describe('sync store', () => {
     await s.syncTo(a, signal);
     await s.syncTo(b, signal);
     expect(served(root)).toBe('<h1>B</h1>');
+    expect(readlinkSync(join(root, 'previous'))).toBe(`versions/${a.version}`);
     expect(await s.syncTo(a, signal)).toEqual({ kind: 'swap', version: a.version });
     expect(served(root)).toBe('<h1>A</h1>');
+    expect(readlinkSync(join(root, 'previous'))).toBe(`versions/${b.version}`);
     expect(downloads()).toBe(2);
     expect(await s.syncTo(a, signal)).toEqual({ kind: 'serving' });
   });
