@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readdir, readlink, rename, rm, stat, symlink, utimes } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { BundleError } from '../bundle/errors.ts';
 import { isContentVersion } from '../bundle/version.ts';
 
 const VERSIONS = 'versions';
@@ -46,6 +47,16 @@ export class VersionStore {
    * symlinks. `current` and the complete versions stay, so a restart keeps serving.
    */
   async prepare(): Promise<void> {
+    const current = await lstat(this.current).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (current && !current.isSymbolicLink()) {
+      throw new BundleError(
+        'DestinationNotOurs',
+        `${this.current} exists and is not the symlink static-export sync keeps there: choose a new or empty --root`,
+      );
+    }
     await rm(join(this.root, STAGING), { recursive: true, force: true });
     await mkdir(join(this.root, VERSIONS), { recursive: true });
     await mkdir(join(this.root, STAGING), { recursive: true });

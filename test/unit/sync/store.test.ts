@@ -106,6 +106,17 @@ describe('sync store', () => {
     expect(served(root)).toBe('<h1>A</h1>');
   });
 
+  it('refuses a --root whose current is not its symlink (a fetch destination, say), changing nothing', async () => {
+    const root = tempDir('sync-');
+    mkdirSync(join(root, 'current'));
+    writeFileSync(join(root, 'current', 'index.html'), 'mine');
+    await expect(new VersionStore(root).prepare()).rejects.toMatchObject({
+      reason: 'DestinationNotOurs',
+      message: expect.stringContaining('choose a new or empty --root'),
+    });
+    expect(readdirSync(root)).toEqual(['current']);
+  });
+
   it('refuses a version that is not a content version as a directory name', () => {
     const store = new VersionStore(tempDir('sync-'));
     expect(() => store.versionDir('../../etc')).toThrow(/not a content version/);
