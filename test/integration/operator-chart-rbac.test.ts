@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { auditLogPath } from '../../scripts/control-plane/control-plane.ts';
 import type { StaticExportRelease } from '../../src/crd/index.ts';
 import {
@@ -19,7 +19,15 @@ import {
   ROOT,
 } from '../support/chart.ts';
 import { applyObjects, example, installGitopsCrd, type KubeDoc } from '../support/gitops.ts';
-import { createNamespace, eventually, installCrds, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
+import {
+  createNamespace,
+  eventually,
+  installCrds,
+  kubeconfig,
+  kubectl,
+  kubectlOk,
+  tokenKubeconfig,
+} from '../support/kube.ts';
 import { type Harness, startHarness } from '../support/operator.ts';
 import { applyAgentJob, applyRelease, applySecret, getAgentJob, getRelease } from '../support/resources.ts';
 import { runCli } from '../support/run-cli.ts';
@@ -64,27 +72,6 @@ function auditOf(username: string): AuditEvent[] {
 }
 
 /** A kubeconfig for the same API server that authenticates with `token` only. */
-function tokenKubeconfig(token: string): string {
-  const admin = parse(readFileSync(kubeconfig(), 'utf8')) as {
-    clusters: { name: string; cluster: Record<string, unknown> }[];
-  };
-  const cluster = admin.clusters[0];
-  const file = join(tempDir('operator-sa-'), 'kubeconfig');
-  writeFileSync(
-    file,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [cluster],
-      users: [{ name: 'operator', user: { token } }],
-      contexts: [{ name: 'operator', context: { cluster: cluster?.name, user: 'operator' } }],
-      'current-context': 'operator',
-    }),
-    { mode: 0o600 },
-  );
-  return file;
-}
-
 function workload(kind: 'Deployment' | 'StatefulSet', namespace: string, name: string, labels = {}) {
   const selector = { 'app.kubernetes.io/name': name };
   return stringify({
