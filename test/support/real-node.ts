@@ -1,7 +1,10 @@
 // The real node (scripts/control-plane/node.ts) for tests whose pods must really run: started on the
 // suite's control plane by the first test file that needs it and shared by the next ones; the global
 // teardown stops it with the control plane.
+import { createHash } from 'node:crypto';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
+import { join } from 'node:path';
 import { inject } from 'vitest';
 import { ControlPlane } from '../../scripts/control-plane/control-plane.ts';
 
@@ -99,4 +102,17 @@ export function readPageAndAsset(pageUrl: string): { stop: () => Promise<Version
       return reads;
     },
   };
+}
+
+/**
+ * Makes the docs version `n` recognisable: page `marker` says `marker v<n>` and links an asset named
+ * with a content hash, as static site generators name theirs (the previous one is removed).
+ */
+export function writeMarker(docsDir: string, n: number): string {
+  const version = `v${n}`;
+  for (const f of readdirSync(docsDir)) if (/^marker\.[0-9a-f]{8}\.txt$/.test(f)) rmSync(join(docsDir, f));
+  const asset = `marker.${createHash('sha256').update(version).digest('hex').slice(0, 8)}.txt`;
+  writeFileSync(join(docsDir, asset), `${version}\n`);
+  writeFileSync(join(docsDir, 'marker.md'), `# Marker\n\nmarker ${version} [its asset](${asset})\n`);
+  return version;
 }
