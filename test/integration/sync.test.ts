@@ -3,7 +3,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ControlPlane } from '../../scripts/control-plane/control-plane.ts';
 import { fetchBundle } from '../../src/bundle/fetch.ts';
 import { contentVersion } from '../../src/bundle/version.ts';
 import { pushImage, siteImage, versionTag } from '../../src/oci/image.ts';
@@ -315,6 +316,22 @@ describe('static-export sync watching a Secret on the real API server', () => {
     expect(await servedPage(root)).toContain(a.marker);
     await stop(child);
   });
+
+  it.skipIf(!inject('controlPlaneDir'))(
+    'keeps running through an API server restart and serves the version published meanwhile',
+    async () => {
+      const root = tempDir('sync-root-');
+      const [a, b] = [await publish(), await publish()];
+      await serve(a);
+      const sync = startSync(root);
+      await untilServing(root, a);
+      await ControlPlane.attach(inject('controlPlaneDir') as string).restartComponent('kube-apiserver');
+      await serve(b);
+      await untilServing(root, b);
+      expect(sync.child.exitCode).toBeNull();
+      await stop(sync.child);
+    },
+  );
 
   it('--once syncs to the Secret version and exits 0; a missing Secret exits 7 naming it', async () => {
     const a = await publish();
