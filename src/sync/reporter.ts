@@ -4,8 +4,8 @@
 import type { Logger } from '../log.ts';
 import { scrub } from '../redact.ts';
 import { type KubeClient, resourcePath } from '../runtime/kube-client.ts';
+import { CONTENT_SERVED_CONDITION as CONTENT_SERVED } from '../targets/pod-content.ts';
 
-export const CONTENT_SERVED = 'staticexport.dev/ContentServed';
 
 export interface PodCondition {
   type: typeof CONTENT_SERVED;

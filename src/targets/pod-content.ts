@@ -4,7 +4,7 @@
 import { KubeApiError, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import { TargetError } from './owned.ts';
 
-/** The pod condition the sidecar writes: True `serving <version>`, False `serving <old>; <new> failed: …`. */
+/** The pod condition the sidecar writes (src/sync/reporter.ts): True `serving <version>`, False `serving <old>; <new> failed: …`. */
 export const CONTENT_SERVED_CONDITION = 'staticexport.dev/ContentServed';
 
 export interface PodContent {
