@@ -6,7 +6,6 @@ import { scrub } from '../redact.ts';
 import { type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import { CONTENT_SERVED_CONDITION as CONTENT_SERVED } from '../targets/pod-content.ts';
 
-
 export interface PodCondition {
   type: typeof CONTENT_SERVED;
   status: 'True' | 'False';
