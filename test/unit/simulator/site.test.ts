@@ -163,6 +163,83 @@ describe('renderMarkdown', () => {
     expect(html).toContain('href="guides/"');
     expect(html).toContain('href="./"');
   });
+  it('gives headings the ids GitHub gives them, so #anchor links from other pages land', () => {
+    const { html, title } = renderMarkdown(
+      '# The `static-export` CLI\n\n## Status in Flux, Argo CD and kstatus\n\n## Ready reasons\n\n### Ready reasons\n\n## A -- B: *c*?\n',
+    );
+    expect(title).toBe('The static-export CLI');
+    expect(html).toContain('<h1 id="the-static-export-cli">The <code>static-export</code> CLI</h1>');
+    expect(html).toContain('<h2 id="status-in-flux-argo-cd-and-kstatus">');
+    expect(html).toContain('<h2 id="ready-reasons">');
+    expect(html).toContain('<h3 id="ready-reasons-1">');
+    expect(html).toContain('<h2 id="a----b-c">');
+  });
+
+  it('maps relative links to .md pages, with their anchors, to the exported pages', () => {
+    const { html } = renderMarkdown(
+      '[a](spec/release.md#ready-reasons) [b](../gitops.md#flux) [c](../index.md#latest) [d](#local) [e](./cli.md)',
+    );
+    expect(html).toContain('<a href="spec/release#ready-reasons">a</a>');
+    expect(html).toContain('<a href="../gitops#flux">b</a>');
+    expect(html).toContain('<a href="../#latest">c</a>');
+    expect(html).toContain('<a href="#local">d</a>');
+    expect(html).toContain('<a href="./cli">e</a>');
+  });
+
+  it('renders tables with alignment, escaped pipes and inline Markdown in cells', () => {
+    const { html } = renderMarkdown(
+      '| flag | default | meaning |\n|---|:-:|--:|\n| `--link-style` | `query\\|path` | see [CLI](cli.md#flags) |\n| **x** | 1 |\n',
+    );
+    expect(html).toContain(
+      '<thead><tr><th>flag</th><th style="text-align: center">default</th><th style="text-align: right">meaning</th></tr></thead>',
+    );
+    expect(html).toContain(
+      '<tr><td><code>--link-style</code></td><td style="text-align: center"><code>query|path</code></td><td style="text-align: right">see <a href="cli#flags">CLI</a></td></tr>',
+    );
+    // A short row gets its missing cells.
+    expect(html).toContain(
+      '<tr><td><strong>x</strong></td><td style="text-align: center">1</td><td style="text-align: right"></td></tr>',
+    );
+  });
+
+  it('renders emphasis around code and links, link labels holding code, images, autolinks and escapes', () => {
+    const { html } = renderMarkdown(
+      'A **`StaticExportRelease`** and [`static-export fetch`](cli.md#fetch), ![logo](logo.png "Logo"), <https://example.com/x>, \\*not italic\\* and snake_case_name.',
+    );
+    expect(html).toBe(
+      '<p>A <strong><code>StaticExportRelease</code></strong> and <a href="cli#fetch"><code>static-export fetch</code></a>, <img src="logo.png" alt="logo" title="Logo">, <a href="https://example.com/x">https://example.com/x</a>, &#42;not italic&#42; and snake_case_name.</p>',
+    );
+  });
+
+  it('renders nested lists, code fenced inside an item, rules, ordered lists from another start, and drops comments', () => {
+    const { html } = renderMarkdown(
+      [
+        '<!-- a note for editors -->',
+        '3. install:',
+        '',
+        '   ```sh',
+        '   helm install x',
+        '   ```',
+        '4. then',
+        '   - one',
+        '   - two',
+        '     continued',
+        '',
+        '---',
+        '',
+        '- a',
+        '  - b',
+        '- c',
+      ].join('\n'),
+    );
+    expect(html).not.toContain('editors');
+    expect(html).toContain(
+      '<ol start="3"><li><p>install:</p>\n<pre><code class="language-sh">helm install x</code></pre></li>',
+    );
+    expect(html).toContain('<li><p>then</p>\n<ul><li>one</li><li>two continued</li></ul></li></ol>');
+    expect(html).toContain('<hr>');
+    expect(html).toContain('<ul><li>a\n<ul><li>b</li></ul></li><li>c</li></ul>');
+  });
 });
 
 describe('bad exports (site faults on start)', () => {
