@@ -24,4 +24,4 @@ export {
   type SimulatorOptions,
   startSimulator,
 } from './server.ts';
-export { DEFAULT_DOCS_DIR, listDocs, type RenderedBundle, renderBundle } from './site.ts';
+export { DEFAULT_DOCS_DIR, listDocs, pageUrlPath, type RenderedBundle, renderBundle } from './site.ts';

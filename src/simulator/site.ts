@@ -59,6 +59,8 @@ body { margin: 0; display: flex; font: 16px/1.6 system-ui, sans-serif; }
 main { flex: 1; max-width: 48rem; padding: 1rem 2rem; }
 pre { padding: 1rem; overflow-x: auto; background: #8881; border-radius: 6px; }
 blockquote { margin: 0; padding-left: 1rem; border-left: 3px solid var(--accent); }
+table { border-collapse: collapse; display: block; overflow-x: auto; }
+th, td { padding: 0.3rem 0.6rem; border: 1px solid #8884; vertical-align: top; }
 `;
 
 const SITE_JS = `// Marks the current page in the navigation; works with and without .html in the URL.
