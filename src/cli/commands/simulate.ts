@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { AdminKeyError } from '../../api/errors.ts';
 import { validateAdminKey } from '../../api/keys.ts';
 import { parseFault } from '../../simulator/faults.ts';
 import { EXPORT_PROGRESS_MODELS, type ExportProgressModel } from '../../simulator/progress.ts';
@@ -45,14 +46,25 @@ function publicOrigin(value: string): string {
   return url.origin;
 }
 
+/** `key` if it is an admin key; else the reason, naming where it came from. */
+function checkedKey(key: string, from: string): string {
+  try {
+    return validateAdminKey(key);
+  } catch (error) {
+    if (error instanceof AdminKeyError) throw new AdminKeyError(`${from}: ${error.message}`);
+    throw error;
+  }
+}
+
 /** The key from --key or --key-file (a Secret mounted as a file, so it never shows in a process list). */
 async function adminKeyOf(flags: SimulateFlags): Promise<string | undefined> {
   if (flags.key !== undefined && flags.keyFile !== undefined) {
     throw usageError('--key and --key-file both name the admin key: give one of them.');
   }
-  if (flags.keyFile === undefined) return flags.key === undefined ? undefined : validateAdminKey(flags.key);
+  if (flags.keyFile === undefined)
+    return flags.key === undefined ? undefined : checkedKey(flags.key, '--key');
   const text = (await readFlagFile('--key-file', flags.keyFile)).toString('utf8');
-  return validateAdminKey(text.replace(/\r?\n$/, ''));
+  return checkedKey(text.replace(/\r?\n$/, ''), `--key-file ${flags.keyFile}`);
 }
 
 async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void> {

@@ -208,6 +208,9 @@ describe('the rendered commands, run as local processes', () => {
     });
     const exported = await runCli(exportArgs);
     expect(exported.code, exported.stderr).toBe(0);
+    // The test pod's log shows neither the key nor the link's signature.
+    expect(exported.stdout + exported.stderr).not.toContain(secretKey(objects));
+    expect(exported.stdout + exported.stderr).not.toMatch(/sig=/);
     expect(await readdir(join(dir, 'site'))).toContain('index.html');
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');

@@ -717,6 +717,15 @@ describe('static-export simulate', () => {
     expect(code).toBe(0);
   });
 
+  it('refuses a key file holding no admin key, naming the flag and the file, without printing its content (exit 3)', async () => {
+    const keyFile = join(work, 'not-a-key');
+    await writeFile(keyFile, 'dsc_public 0123456789\n');
+    const r = await runCli(['simulate', '--key-file', keyFile]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`--key-file ${keyFile}: The admin API key contains whitespace`);
+    expect(r.stderr + r.stdout).not.toContain('dsc_public');
+  });
+
   it('takes its key from --key-file without printing it, and signs bundle links for --public-url', async () => {
     const keyFile = join(work, 'simulator-key');
     await writeFile(keyFile, 'mint_fromsecret0123456789\n');
