@@ -151,10 +151,16 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     for (const flag of flags) expect(help, `${flag} is no simulate flag`).toContain(`${flag.split('=')[0]} `);
   });
 
-  it('refuses a public URL with a path, naming the value', async () => {
-    const bad = await render(helm, { publicUrl: 'http://sim.example.com/api' });
+  it.each([
+    ['a public URL with a path', { publicUrl: 'http://sim.example.com/api' }, 'publicUrl'],
+    ['a duration without a unit', { exportDuration: '5' }, 'exportDuration'],
+    ['an unknown log level', { logLevel: 'loud' }, 'logLevel'],
+    ['a ConfigMap name that is no object name', { docs: { configMap: 'My Docs' } }, 'configMap'],
+    ['a value the chart does not have', { replicaCount: 2 }, 'replicaCount'],
+  ])('refuses %s, naming the field', async (_what, values, field) => {
+    const bad = await render(helm, values);
     expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toContain('publicUrl');
+    expect(bad.stderr).toContain(field);
   });
 
   it('has helm test export through the Service with the Secret key; none when tests are off', async () => {
