@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Parser } from 'tar';
@@ -124,6 +124,33 @@ describe('rendered bundles', () => {
       'index.html',
       'reference/faq.html',
     ]);
+  });
+
+  it('exports the pages of a mounted ConfigMap (the simulator chart’s docs.configMap), not its hidden data folders', async () => {
+    // The kubelet's layout: each key a link into ..data, itself a link to a timestamped folder.
+    const mount = await mkdtemp(join(tmpdir(), 'sim-configmap-'));
+    try {
+      await mkdir(join(mount, '..2026_11_26_04_00_00.1'));
+      await writeFile(
+        join(mount, '..2026_11_26_04_00_00.1', 'index.md'),
+        '# Our docs\n\n[Install](install.md#helm)\n',
+      );
+      await writeFile(join(mount, '..2026_11_26_04_00_00.1', 'install.md'), '# Install\n\n## Helm\n');
+      await symlink('..2026_11_26_04_00_00.1', join(mount, '..data'));
+      await symlink('..data/index.md', join(mount, 'index.md'));
+      await symlink('..data/install.md', join(mount, 'install.md'));
+      sim.setDocsDir(mount);
+      const { files } = await exportFiles('configmap.example');
+      expect([...files.keys()].filter((f) => f.endsWith('.html')).sort()).toEqual([
+        'index.html',
+        'install.html',
+      ]);
+      expect(files.get('index.html')?.content.toString()).toContain('<a href="install#helm">Install</a>');
+      expect(files.get('install.html')?.content.toString()).toContain('<h2 id="helm">Helm</h2>');
+    } finally {
+      sim.setDocsDir(docs);
+      await rm(mount, { recursive: true, force: true });
+    }
   });
 
   it('generates an index when the docs have none', async () => {
