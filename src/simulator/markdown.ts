@@ -52,12 +52,12 @@ export function githubSlug(text: string, seen: Map<string, number>): string {
 const INLINE =
   /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|(!?)\[((?:[^[\]`\\]|\\.|`[^`]*`)*)\]\(\s*<?([^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)>?(?:\s+"([^"]*)")?\s*\)|<((?:https?|mailto):[^\s<>]+)>/g;
 
-/** Text outside code spans and links: HTML escaped, backslash escapes kept literal. */
+/** Text outside code spans and links: HTML escaped, backslash-escaped punctuation kept literal. */
 function renderText(text: string): string {
-  return escapeHtml(text).replace(
-    /\\([!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~])/g,
-    (_m, c: string) => `&#${c.codePointAt(0)};`,
-  );
+  return text
+    .split(/(\\[!-/:-@[-`{-~])/)
+    .map((part, i) => (i % 2 ? `&#${part.codePointAt(1)};` : escapeHtml(part)))
+    .join('');
 }
 
 /** Bold and italics, which may wrap code spans and links (kept as placeholders meanwhile). */

@@ -231,10 +231,10 @@ describe('renderMarkdown', () => {
 
   it('renders emphasis around code and links, link labels holding code, images, autolinks and escapes', () => {
     const { html } = renderMarkdown(
-      'A **`StaticExportRelease`** and [`static-export fetch`](cli.md#fetch), ![logo](logo.png "Logo"), <https://example.com/x>, \\*not italic\\* and snake_case_name.',
+      'A **`StaticExportRelease`** and [`static-export fetch`](cli.md#fetch), ![logo](logo.png "Logo"), <https://example.com/x>, \\*not italic\\*, \\<b\\> and snake_case_name.',
     );
     expect(html).toBe(
-      '<p>A <strong><code>StaticExportRelease</code></strong> and <a href="cli#fetch"><code>static-export fetch</code></a>, <img src="logo.png" alt="logo" title="Logo">, <a href="https://example.com/x">https://example.com/x</a>, &#42;not italic&#42; and snake_case_name.</p>',
+      '<p>A <strong><code>StaticExportRelease</code></strong> and <a href="cli#fetch"><code>static-export fetch</code></a>, <img src="logo.png" alt="logo" title="Logo">, <a href="https://example.com/x">https://example.com/x</a>, &#42;not italic&#42;, &#60;b&#62; and snake_case_name.</p>',
     );
   });
 
