@@ -1,20 +1,26 @@
-// The simulator chart (for trying only) installed by Helm 4 and Helm 3 on the real control plane:
-// the API server accepts its objects, the Deployment becomes available (kwok runs its pod), and the
-// admin key it generated survives `helm upgrade` (the chart looks its Secret up), so a release
-// naming that Secret keeps working; a key set in the values replaces it and restarts the pod.
+// The simulator chart (for trying only) installed on the real control plane: by Helm 4 with the
+// quickstart's own command (docs/quickstart.md), by Helm 3 under another release name. The API
+// server accepts its objects, the Deployment becomes available (kwok runs its pod), and the admin
+// key it generated survives `helm upgrade` (the chart looks its Secret up), so a release naming
+// that Secret keeps working; a key set in the values replaces it and restarts the pod.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HELMS, type HelmName, helm, SIMULATOR_CHART_DIR, valuesFile } from '../support/chart.ts';
 import { createNamespace, eventually, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
+import { INSTALL_SIMULATOR, QUICKSTART_NS, runStep } from '../support/quickstart.ts';
 
 const NAME = 'static-export-simulator';
+/** Helm 3's namespace; Helm 4 installs into the quickstart's. */
+let helm3Ns: string;
 let ns: string;
 
 beforeAll(async () => {
-  ns = await createNamespace('sim-chart');
+  helm3Ns = await createNamespace('sim-chart');
 });
 
 afterAll(async () => {
-  if (ns) await kubectl(['delete', 'namespace', ns, '--wait=false']);
+  if (helm3Ns) await kubectl(['delete', 'namespace', helm3Ns, '--wait=false']);
+  // The real node's quickstart, later in the run, creates it again.
+  await kubectl(['delete', 'namespace', QUICKSTART_NS, '--ignore-not-found', '--wait']);
 });
 
 const helmIn = async (name: HelmName, args: string[], values?: object) =>
@@ -50,17 +56,15 @@ async function deployment(release: string): Promise<Deployment> {
 describe('helm install and upgrade on a real API server', () => {
   for (const name of Object.keys(HELMS) as HelmName[]) {
     it(`${name}: objects created and available; the generated key kept by upgrades, a given one taking over`, async () => {
-      // The quickstart's release name under Helm 4; another gives <release>-static-export-simulator.
-      const release = name === 'helm4' ? NAME : 'sim3';
-      const fullname = name === 'helm4' ? NAME : `sim3-${NAME}`;
-      const installed = await helmIn(name, [
-        'install',
-        release,
-        SIMULATOR_CHART_DIR,
-        '--wait',
-        '--timeout',
-        '90s',
-      ]);
+      // The quickstart's command under Helm 4; under another release name the objects are
+      // <release>-static-export-simulator.
+      const quickstart = name === 'helm4';
+      ns = quickstart ? QUICKSTART_NS : helm3Ns;
+      const release = quickstart ? NAME : 'sim3';
+      const fullname = quickstart ? NAME : `sim3-${NAME}`;
+      const installed = quickstart
+        ? await runStep(INSTALL_SIMULATOR)
+        : await helmIn(name, ['install', release, SIMULATOR_CHART_DIR, '--wait', '--timeout', '90s']);
       expect(installed.code, installed.stderr).toBe(0);
       expect(installed.stdout).toContain('FOR TRYING ONLY');
       expect(installed.stdout).toContain(`Admin API:    http://${fullname}.${ns}.svc`);
