@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<RegisterCommand>> = {
   export: async () => (await import('./commands/export.ts')).registerExport,
   agent: async () => (await import('./commands/agent.ts')).registerAgent,
   fetch: async () => (await import('./commands/fetch.ts')).registerFetch,
+  sync: async () => (await import('./commands/sync.ts')).registerSync,
   mirror: async () => (await import('./commands/mirror.ts')).registerMirror,
   simulate: async () => (await import('./commands/simulate.ts')).registerSimulate,
   operator: async () => (await import('./commands/operator.ts')).registerOperator,

@@ -65,3 +65,51 @@ export function readContinuously(url: string): { stop: () => Promise<{ ok: numbe
     },
   };
 }
+
+/** What a reader of a page and its asset saw: answers, failures, and pages whose asset was of another version. */
+export interface VersionedReads {
+  ok: number;
+  failed: string[];
+  mixed: string[];
+  versions: string[];
+}
+
+/**
+ * Reads `pageUrl` and then the asset it links continuously until stopped, as a browser loads a
+ * page: the page says `marker <version>` and links `marker.<8 hex>.txt`, whose text is the version.
+ * A page whose asset is missing or of another version is mixed.
+ */
+export function readPageAndAsset(pageUrl: string): { stop: () => Promise<VersionedReads> } {
+  const reads: VersionedReads = { ok: 0, failed: [], mixed: [], versions: [] };
+  let reading = true;
+  const client = (async () => {
+    while (reading) {
+      try {
+        const page = await fetch(pageUrl);
+        const html = await page.text();
+        const version = html.match(/marker (v\d+)/)?.[1];
+        const asset = html.match(/marker\.[0-9a-f]{8}\.txt/)?.[0];
+        if (page.status !== 200 || !version || !asset) {
+          reads.failed.push(`page ${page.status}`);
+        } else {
+          const res = await fetch(new URL(asset, pageUrl));
+          const text = (await res.text()).trim();
+          if (res.status !== 200 || text !== version)
+            reads.mixed.push(`${version} page, ${asset} ${res.status} ${text}`);
+          else reads.ok++;
+          if (!reads.versions.includes(version)) reads.versions.push(version);
+        }
+      } catch (e) {
+        reads.failed.push((e as Error).message);
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  return {
+    stop: async () => {
+      reading = false;
+      await client;
+      return reads;
+    },
+  };
+}

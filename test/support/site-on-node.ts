@@ -3,6 +3,9 @@
 // name) and the static-export image on the node; then a release Ready and the chart installed in
 // existing-Secret mode, rolled by the operator to the release's version, and its Service's address.
 
+import { createHash } from 'node:crypto';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { NODE_IP, ON_REAL_NODE } from '../../scripts/control-plane/node.ts';
 import { builtImage } from '../../scripts/image/built.ts';
 import type { StaticExportRelease } from '../../src/crd/index.ts';
@@ -125,4 +128,17 @@ export async function refusedPod(
     if (pattern.test(log)) return { pod, log };
   }
   return undefined;
+}
+
+/**
+ * Makes the docs version `n` recognisable: page `marker` says `marker v<n>` and links an asset named
+ * with a content hash, as static site generators name theirs (the previous one is removed).
+ */
+export function writeMarker(docsDir: string, n: number): string {
+  const version = `v${n}`;
+  for (const f of readdirSync(docsDir)) if (/^marker\.[0-9a-f]{8}\.txt$/.test(f)) rmSync(join(docsDir, f));
+  const asset = `marker.${createHash('sha256').update(version).digest('hex').slice(0, 8)}.txt`;
+  writeFileSync(join(docsDir, asset), `${version}\n`);
+  writeFileSync(join(docsDir, 'marker.md'), `# Marker\n\nmarker ${version} [its asset](${asset})\n`);
+  return version;
 }
