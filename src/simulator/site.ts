@@ -222,7 +222,9 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
   // listing all 20,000 would make a bundle of gigabytes).
   const link = (p: Page) => `<li><a href="${escapeHtml(p.urlPath)}">${escapeHtml(p.title)}</a></li>`;
   const links = pages.map(link).join('\n');
-  const nav = pages.length <= NAV_PAGES ? links : pages.slice(0, NAV_PAGES).map(link).join('\n');
+  // The home page heads the navigation, wherever its file sorts.
+  const navPages = [...pages].sort((a, b) => Number(b.urlPath === '/') - Number(a.urlPath === '/'));
+  const nav = navPages.slice(0, NAV_PAGES).map(link).join('\n');
   for (const page of pages) inHand(page.output, layout(page, nav, options.domain));
   if (!files.has('index.html')) {
     const index: Page = {

@@ -54,6 +54,8 @@ describe('rendered bundles', () => {
     expect(install).toContain('<a href="configure">Configure</a>');
     expect(install).toContain('<link rel="canonical" href="https://docs.acme.dev/guides/install">');
     expect(install).toContain('href="/assets/site.css"');
+    // The home page heads the navigation, though index.md sorts after getting-started.md and guides/.
+    expect(install).toContain('<ul>\n<li><a href="/">Acme Docs</a></li>\n<li><a href="/getting-started">');
     const sitemap = files.get('sitemap.xml')?.content.toString() ?? '';
     expect(sitemap).toContain('<loc>https://docs.acme.dev/guides/install</loc>');
     expect(sitemap).toContain('<loc>https://docs.acme.dev/</loc>');
