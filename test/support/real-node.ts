@@ -7,6 +7,7 @@ import { get } from 'node:http';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { ControlPlane } from '../../scripts/control-plane/control-plane.ts';
+import { nodeUnavailable } from '../../scripts/control-plane/node.ts';
 
 /** The first start on a fresh machine builds the kubelet (about 5 minutes on two cores). */
 export const REAL_NODE_START_TIMEOUT_MS = 20 * 60_000;
@@ -20,6 +21,18 @@ export async function realNode(): Promise<ControlPlane> {
   const cp = ControlPlane.attach(dir);
   if (!cp.hasNode) await cp.startNode();
   return cp;
+}
+
+/**
+ * Why the real node cannot run for this suite (a reason for `skip`), or undefined when it runs
+ * already or can be started.
+ */
+export async function realNodeUnavailable(): Promise<string | undefined> {
+  const dir = inject('controlPlaneDir');
+  if (!dir) return 'the real node joins the suite’s own control plane (unset STATIC_EXPORT_TEST_KUBECONFIG)';
+  // Once the suite's node runs, nodeUnavailable() sees its bridge as another node's.
+  if (ControlPlane.attach(dir).hasNode) return undefined;
+  return nodeUnavailable();
 }
 
 /** The status of a GET on a connection of its own, or why there was none. */
