@@ -43,7 +43,8 @@ export function syncStep(
   now: Date,
 ): RolloutWatch | undefined {
   const version = release.status?.current?.version;
-  if (!version || !workloads) return undefined;
+  // No workload yet: nothing serves it; a chart installed later starts the sync then.
+  if (!version || !workloads?.length) return undefined;
   const rec = release.status?.current?.rollout;
   if (rec?.via !== 'Sync' || rec.version !== version) {
     const rollout: RolloutRecord = {
@@ -52,11 +53,16 @@ export function syncStep(
       startedAt: now.toISOString(),
       workloads: workloads.map((w) => ({ kind: w.kind, name: w.name, generation: w.generation })),
     };
-    const to = workloads.length ? workloads.map(named).join(', ') : 'no workload';
     return {
       kind: 'watch',
       rollout,
-      events: [{ type: 'Normal', reason: 'Syncing', note: `Syncing ${version} to the pods of ${to}` }],
+      events: [
+        {
+          type: 'Normal',
+          reason: 'Syncing',
+          note: `Syncing ${version} to the pods of ${workloads.map(named).join(', ')}`,
+        },
+      ],
       requeueAfterMs: 1_000,
     };
   }

@@ -55,6 +55,12 @@ describe('onNewContent Sync', () => {
     expect(d.requeueAfterMs).toBe(1_000);
   });
 
+  it('records nothing while no workload serves the release', () => {
+    const d = decide(observed(syncRelease(), { workloads: [] }));
+    expect(d.status.current?.rollout).toBeUndefined();
+    expect(d.events).toEqual([]);
+  });
+
   it('waits while some ready pods still serve the old version, saying how many serve the new one', () => {
     const d = decide(
       observed(syncRelease(syncing()), {
