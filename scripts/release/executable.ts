@@ -1,0 +1,55 @@
+// The CLI as one file that runs without Node installed: Node's single executable applications.
+// Node 24 runs only a CommonJS script from the injected blob, so esbuild bundles the CLI and its
+// dependencies into one; the blob goes into a copy of the Node binary that made it (postject).
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { inject } from 'postject';
+import { runTool } from './tools.ts';
+
+/** The fuse Node's binary carries; postject flips it so the binary runs the blob. */
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+export const executableName = (version: string): string =>
+  `static-export-${version}-${process.platform}-${process.arch}`;
+
+/** Builds the single executable for this platform into `outDir`; returns its path. */
+export async function buildExecutable(root: string, version: string, outDir: string): Promise<string> {
+  const work = mkdtempSync(join(tmpdir(), 'static-export-sea-'));
+  try {
+    const script = join(work, 'static-export.cjs');
+    await build({
+      entryPoints: [join(root, 'scripts/release/executable-entry.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node24',
+      outfile: script,
+      logLevel: 'error',
+      legalComments: 'none',
+      // No package.json travels with the binary; import.meta does not exist in CommonJS (the
+      // simulator's default docs directory is resolved from it: beside the binary, so pass --docs).
+      define: {
+        STATIC_EXPORT_VERSION: JSON.stringify(version),
+        'import.meta.url': '__static_export_url',
+        'import.meta.main': 'false',
+      },
+      banner: { js: 'const __static_export_url = require("node:url").pathToFileURL(__filename).href;' },
+    });
+    const blob = join(work, 'sea.blob');
+    const config = join(work, 'sea-config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ main: script, output: blob, disableExperimentalSEAWarning: true }),
+    );
+    await runTool('node --experimental-sea-config', process.execPath, ['--experimental-sea-config', config]);
+    const binary = join(outDir, executableName(version));
+    copyFileSync(process.execPath, binary);
+    chmodSync(binary, 0o755);
+    await inject(binary, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE });
+    return binary;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
