@@ -47,7 +47,16 @@ export async function buildExecutable(root: string, version: string, outDir: str
     const binary = join(outDir, executableName(version));
     copyFileSync(process.execPath, binary);
     chmodSync(binary, 0o755);
-    await inject(binary, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE });
+    // LIEF (inside postject) warns about every unnamed ELF note section of the Node binary: harmless.
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => {
+      if (!/Can't find string offset for section name/.test(String(args[0]))) warn(...args);
+    };
+    try {
+      await inject(binary, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE });
+    } finally {
+      console.warn = warn;
+    }
     return binary;
   } finally {
     rmSync(work, { recursive: true, force: true });
