@@ -4,7 +4,7 @@
 // both charts, each signed there.
 import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { builtImage } from './image/built.ts';
+import { builtImage, imageToolsMissing } from './image/built.ts';
 import { publishChart } from './release/charts.ts';
 import { writeChecksums } from './release/checksums.ts';
 import { assertSigningKey, type Signer, signArtifact, signBlob } from './release/cosign.ts';
@@ -23,6 +23,8 @@ async function release(options: ReleaseOptions): Promise<void> {
   const version = releaseVersion(ROOT);
   assertSigningKey(options.signKey);
   const tools = await findTools(ROOT);
+  const cannotBuildImage = imageToolsMissing();
+  if (cannotBuildImage) throw new ReleaseError(`the image cannot be built here: ${cannotBuildImage}`);
   await assertRegistryReachable(options.to, options.plainHttp);
   const out = resolve(options.out);
   rmSync(out, { recursive: true, force: true });
@@ -38,7 +40,10 @@ async function release(options: ReleaseOptions): Promise<void> {
     env: { ...process.env, PATH: path },
   });
   const tarball = join(out, `static-export-operator-${version}.tgz`);
-  const image = await builtImage();
+  const image = await builtImage().catch((error: { stderr?: string; message: string }) => {
+    const lines = (error.stderr ?? error.message).trim().split('\n');
+    throw new ReleaseError(`building the image (npm run image) failed: ${lines.at(-1)}`);
+  });
 
   const imageRepository = `${options.to.repository}/${IMAGE_NAME}`;
   const imageDigest = await pushImage(tools.skopeo, image, imageRepository, options.plainHttp);

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { inject } from 'postject';
+import { ReleaseError } from './errors.ts';
 import { runTool } from './tools.ts';
 
 /** The fuse Node's binary carries; postject flips it so the binary runs the blob. */
@@ -16,6 +17,10 @@ export const executableName = (version: string): string =>
 
 /** Builds the single executable for this platform into `outDir`; returns its path. */
 export async function buildExecutable(root: string, version: string, outDir: string): Promise<string> {
+  if (!process.versions.node.startsWith('24.'))
+    throw new ReleaseError(
+      `the single executable is built from the Node running the release, ${process.version}; run it with Node 24 (npm run release does)`,
+    );
   const work = mkdtempSync(join(tmpdir(), 'static-export-sea-'));
   try {
     const script = join(work, 'static-export.cjs');
