@@ -164,7 +164,7 @@ describe('npm run release to a local registry', () => {
         'verify-blob',
         '--key',
         join(work, 'cosign.pub'),
-        '--insecure-ignore-tlog=true',
+        '--private-infrastructure',
         '--signature',
         signature,
         file,
