@@ -2,7 +2,7 @@
 // publishes the version in package.json (docs/release.md). Into --out: the npm tarball, the single
 // executable, both chart packages, SHA256SUMS and a .sig per file; to the registry: the image and
 // both charts, each signed there.
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { builtImage, imageToolsMissing } from './image/built.ts';
 import { publishChart } from './release/charts.ts';
@@ -19,14 +19,25 @@ import { CHARTS, IMAGE_NAME, releaseVersion } from './release/versions.ts';
 const ROOT = resolve(import.meta.dirname, '..');
 const step = (text: string) => process.stderr.write(`release: ${text}\n`);
 
+/** What a release writes into --out (an interrupted one too). */
+const RELEASE_FILE = /^(static-export-.*|SHA256SUMS(\.sig)?|charts|\.stage)$/;
+
+/** A ReleaseError unless `out` is new or holds only an earlier release's files: it is emptied later. */
+function assertOutReplaceable(out: string): void {
+  if (existsSync(out) && !readdirSync(out).every((name) => RELEASE_FILE.test(name))) {
+    throw new ReleaseError(`--out ${out} holds files of no earlier release; name a new or empty directory`);
+  }
+}
+
 async function release(options: ReleaseOptions): Promise<void> {
   const version = releaseVersion(ROOT);
   assertSigningKey(options.signKey);
   const tools = await findTools(ROOT);
   const cannotBuildImage = imageToolsMissing();
   if (cannotBuildImage) throw new ReleaseError(`the image cannot be built here: ${cannotBuildImage}`);
-  await assertRegistryReachable(options.to, options.plainHttp);
   const out = resolve(options.out);
+  assertOutReplaceable(out);
+  await assertRegistryReachable(options.to, options.plainHttp);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(join(out, 'charts'), { recursive: true });
   const signer: Signer = { cosign: tools.cosign, key: options.signKey, plainHttp: options.plainHttp };

@@ -50,6 +50,19 @@ describe('npm run release refuses in one line', () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  it('when --out holds anything but an earlier release: name another directory; nothing is removed', async () => {
+    const host = `127.0.0.1:${await freePort()}`;
+    const result = await runRelease(
+      ['--to', `oci://${host}/static-export`, '--sign-key', key, '--out', work, '--plain-http'],
+      env,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `release: --out ${work} holds files of no earlier release; name a new or empty directory\n`,
+    );
+    expect(existsSync(key)).toBe(true);
+  });
+
   it('without cosign: where to get it', async () => {
     const result = await runRelease(['--to', 'oci://ghcr.io/static-export-operator', '--sign-key', key], {
       ...env,
