@@ -7,7 +7,7 @@ import { NODE_IP, ON_REAL_NODE } from '../../scripts/control-plane/node.ts';
 import { builtImage } from '../../scripts/image/built.ts';
 import type { StaticExportRelease } from '../../src/crd/index.ts';
 import type { SimulatorOptions } from '../../src/simulator/index.ts';
-import { CHART_DIR, helmInstall } from './chart.ts';
+import { CHART_DIR, helmInstall, merge } from './chart.ts';
 import { eventually, kubectl, kubectlOk } from './kube.ts';
 import { type OperatorSuite, useOperatorSuite } from './operator-suite.ts';
 import { realNode, statusOf } from './real-node.ts';
@@ -52,13 +52,15 @@ export async function installSite(
     chart: CHART_DIR,
     namespace: ns,
     extra: ['--wait', '--timeout', '180s'],
-    values: {
-      staticExport: { enabled: true, existingSecret: `${name}-values` },
-      image: { tag },
-      nginx: { image: { tag: 'offline' } },
-      ...ON_REAL_NODE,
-      ...o.values,
-    },
+    values: merge(
+      {
+        staticExport: { enabled: true, existingSecret: `${name}-values` },
+        image: { tag },
+        nginx: { image: { tag: 'offline' } },
+        ...ON_REAL_NODE,
+      },
+      o.values ?? {},
+    ),
   });
   if (installed.code !== 0) throw new Error(`helm install ${name} failed: ${installed.stderr}`);
   const selector = `app.kubernetes.io/instance=${name}`;
