@@ -7,6 +7,8 @@ import { CRD_FIX } from './kube.ts';
 export interface CheckResult {
   check: string;
   ok: boolean;
+  /** Not run (e.g. no admin key given); ok stays true. */
+  skipped?: boolean;
   message: string;
 }
 

@@ -459,6 +459,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       `--operator-namespace=${NS}`,
       '--lease-name=seo-static-export-operator',
       '--wait=90s',
+      '--no-rbac',
     ]);
     expect(pod?.spec.serviceAccountName).toBe('seo-static-export-operator-check');
     // Not the operator's selector labels: its NetworkPolicy and PDB select those.
