@@ -95,3 +95,12 @@ export function operatorCheck(o: OperatorSeen): CheckResult {
     message: `not running: no ${where} and no Ready pod labelled app.kubernetes.io/name=static-export-operator in ${o.namespace}: install the operator chart there, or name where it runs with --operator-namespace and --lease-name`,
   };
 }
+
+/** A check whose read RBAC forbade (`what`: the verb, resource and where). */
+export function forbiddenCheck(check: string, what: string): CheckResult {
+  return {
+    check,
+    ok: false,
+    message: `you may not ${what} (403): ask for it, or run check with an account that may read the CRDs, and the Lease and pods in --operator-namespace (helm test's account may)`,
+  };
+}

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { formatDuration } from '../../crd/duration.ts';
-import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
+import { isForbidden, isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
 import type { LeaseSpec } from '../../runtime/leader-election.ts';
 import { wait } from '../../timers.ts';
 import { ADMIN_KEY_SKIPPED, probeAdminKey } from '../admin-api-check.ts';
@@ -9,6 +9,7 @@ import {
   CRD_NAMES,
   type CrdObject,
   crdCheck,
+  forbiddenCheck,
   operatorCheck,
   type PodObject,
 } from '../cluster-checks.ts';
@@ -48,12 +49,25 @@ interface CheckFlags extends KubeFlags, ApiFlags {
 const RETRY_MS = 2000;
 const REVIEWS = '/apis/authorization.k8s.io/v1';
 
+/** A read RBAC refused: the check it served fails, naming it, and the others still run. */
+class Forbidden {
+  readonly what: string;
+  constructor(what: string) {
+    this.what = what;
+  }
+}
+
 /** GET `path`, undefined when it is not found; other failures as the CLI reports them. */
-async function getOrNone<T>(kube: KubeClient, path: string, what: string): Promise<T | undefined> {
+async function getOrNone<T>(
+  kube: KubeClient,
+  path: string,
+  what: string,
+): Promise<T | undefined | Forbidden> {
   try {
     return await kube.get<T>(path);
   } catch (error) {
     if (isNotFound(error)) return undefined;
+    if (isForbidden(error)) return new Forbidden(what);
     throw kubeFailure(error, what, kube.server);
   }
 }
@@ -101,24 +115,22 @@ async function rbacChecks(kube: KubeClient, flags: CheckFlags): Promise<CheckRes
 
 async function runChecks(kube: KubeClient, flags: CheckFlags): Promise<CheckResult[]> {
   const crds = await Promise.all(
-    CRD_NAMES.map(async (name) =>
-      crdCheck(
-        name,
-        await getOrNone<CrdObject>(
-          kube,
-          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
-          `get CustomResourceDefinition ${name}`,
-        ),
-      ),
-    ),
+    CRD_NAMES.map(async (name) => {
+      const crd = await getOrNone<CrdObject>(
+        kube,
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+        `get customresourcedefinitions.apiextensions.k8s.io ${name}`,
+      );
+      return crd instanceof Forbidden ? forbiddenCheck(`CRD ${name}`, crd.what) : crdCheck(name, crd);
+    }),
   );
   const ns = flags.operatorNamespace;
   const lease = await getOrNone<{ spec: LeaseSpec }>(
     kube,
     resourcePath('coordination.k8s.io/v1', 'leases', ns, flags.leaseName),
-    `get Lease ${ns}/${flags.leaseName}`,
+    `get leases.coordination.k8s.io ${flags.leaseName} in ${ns}`,
   );
-  let pods: PodObject[] = [];
+  let pods: PodObject[] | Forbidden = [];
   try {
     pods = (
       await kube.list<PodObject>(resourcePath('v1', 'pods', ns), {
@@ -126,13 +138,23 @@ async function runChecks(kube: KubeClient, flags: CheckFlags): Promise<CheckResu
       })
     ).items;
   } catch (error) {
-    if (!isNotFound(error)) throw kubeFailure(error, `list pods in ${ns}`, kube.server);
+    if (isForbidden(error)) pods = new Forbidden(`list pods in ${ns}`);
+    else if (!isNotFound(error)) throw kubeFailure(error, `list pods in ${ns}`, kube.server);
   }
-  return [
-    ...crds,
-    operatorCheck({ namespace: ns, leaseName: flags.leaseName, lease: lease?.spec, pods, now: new Date() }),
-    ...(flags.rbac ? await rbacChecks(kube, flags) : []),
-  ];
+  const operator =
+    lease instanceof Forbidden || pods instanceof Forbidden
+      ? forbiddenCheck(
+          'operator',
+          [lease, pods].flatMap((r) => (r instanceof Forbidden ? [r.what] : [])).join(', '),
+        )
+      : operatorCheck({
+          namespace: ns,
+          leaseName: flags.leaseName,
+          lease: lease?.spec,
+          pods,
+          now: new Date(),
+        });
+  return [...crds, operator, ...(flags.rbac ? await rbacChecks(kube, flags) : [])];
 }
 
 /** The checks, again every RETRY_MS until all pass while --wait lasts. */
@@ -196,7 +218,7 @@ export function registerCheck(program: Command, ctx: CliContext): void {
           `${ENV.apiKey}), the key is accepted and static export enabled for its organization: one read of a job ` +
           'id no export has, which starts nothing. Each failure says what to do. --wait retries the cluster ' +
           'checks until every one passes (or the Kubernetes API answers). Exit 0 when all pass (or are skipped), ' +
-          '7 when one fails, 3 when the cluster refuses the credentials or RBAC forbids a read, 6 when it is unreachable, ' +
+          '7 when one fails (a read RBAC forbids included), 3 when the cluster refuses the credentials, 6 when it is unreachable, ' +
           '2 without a kubeconfig.',
       )
       .option(

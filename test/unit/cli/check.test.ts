@@ -180,7 +180,7 @@ describe('static-export check', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
   });
 
-  it('exits 3 when RBAC forbids a read, 6 when unreachable (after --wait too), 2 with a bad --wait', async () => {
+  it('fails the check whose read RBAC forbids, exits 6 when unreachable (after --wait too), 2 with a bad --wait', async () => {
     api.routes = {
       ...healthy,
       [PODS]: {
@@ -188,10 +188,11 @@ describe('static-export check', () => {
         body: { kind: 'Status', reason: 'Forbidden', message: 'pods is forbidden', code: 403 },
       },
     };
-    const forbidden = await check(['--wait', '10s']);
-    expect(forbidden.code).toBe(3);
-    expect(forbidden.stderr).toContain(
-      'not allowed to list pods in static-export-system (403: pods is forbidden)',
+    const forbidden = await check([]);
+    expect(forbidden.code).toBe(7);
+    expect(forbidden.stdout).toContain('ok    CRD agentjobs.staticexport.dev: v1alpha1 established');
+    expect(forbidden.stdout).toContain(
+      'FAIL  operator: you may not list pods in static-export-system (403): ask for it, or run check with an account that may',
     );
     const gone = await check(['--wait', '2s'], fakeKubeconfig('http://127.0.0.1:1'));
     expect(gone.code).toBe(6);
