@@ -1,9 +1,10 @@
-// What `static-export check` says of the admin key. Neither the contract nor VENDOR-FACTS names a call
-// that proves a key and the export entitlement without starting an export, so the probe is the cheapest
-// read-only export call: the status of a job id no export ever had. 404 means the key was accepted
-// and export is allowed, 401 a wrong key, 403 a plan without static export. The contract does not say whether the service
-// authenticates before it looks a job up; the simulator does, and a service that did not would answer
-// 404 to any key, which this check would then pass. It costs one request of the per-minute limit.
+// What `static-export check` says of the admin key. Neither the contract nor VENDOR-FACTS names a
+// call that proves a key and the export entitlement without starting an export, so the probe is the
+// cheapest read-only export call: the status of a job id no export ever had. 404 means the key was
+// accepted and export is allowed, 401 a wrong key, 403 a plan without static export. The contract
+// does not say whether the service authenticates before it looks a job up; the simulator does, and
+// a service that did not would answer 404 to any key, which this check would then pass. It costs
+// one request of the key's per-minute limit.
 import { AdminApiError, AdminKeyError } from '../api/errors.ts';
 import type { AdminApiClient } from '../api/index.ts';
 import type { CheckResult } from './cluster-checks.ts';

@@ -84,7 +84,7 @@ export function callerRbacCheck(needs: Permission[], allowed: boolean[]): CheckR
   return {
     check,
     ok: false,
-    message: `may not ${missing.map(named).join(', ')}: ask for the view ClusterRole in ${ns} (the operator chart aggregates reading releases into it; or its static-export-operator-view ClusterRole), e.g. kubectl create rolebinding static-export-view -n ${ns} --clusterrole=view --user=<you>`,
+    message: `may not ${missing.map(named).join(', ')}: ask for the view ClusterRole in ${ns} (the operator chart aggregates reading releases into it; or bind the chart's <fullname>-view ClusterRole), e.g. kubectl create rolebinding static-export-view -n ${ns} --clusterrole=view --user=<you>`,
   };
 }
 
