@@ -13,6 +13,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
   node: () => import('../bench/node.ts'),
   mirror: () => import('../bench/mirror.ts'),
   polling: () => import('../bench/polling.ts'),
+  rolls: () => import('../bench/rolls.ts'),
 };
 
 const requested = process.argv.slice(2);

@@ -7,6 +7,8 @@ import { CRD_FIX } from './kube.ts';
 export interface CheckResult {
   check: string;
   ok: boolean;
+  /** Not run (e.g. no admin key given); ok stays true. */
+  skipped?: boolean;
   message: string;
 }
 
@@ -91,5 +93,14 @@ export function operatorCheck(o: OperatorSeen): CheckResult {
     check,
     ok: false,
     message: `not running: no ${where} and no Ready pod labelled app.kubernetes.io/name=static-export-operator in ${o.namespace}: install the operator chart there, or name where it runs with --operator-namespace and --lease-name`,
+  };
+}
+
+/** A check whose read RBAC forbade (`what`: the verb, resource and where). */
+export function forbiddenCheck(check: string, what: string): CheckResult {
+  return {
+    check,
+    ok: false,
+    message: `you may not ${what} (403): ask for it, or run check with an account that may read the CRDs, and the Lease and pods in --operator-namespace (helm test's account may)`,
   };
 }

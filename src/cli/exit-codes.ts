@@ -21,7 +21,7 @@ export const EXIT = {
   bundle: 5,
   /** Rate limited (429), timed out (--timeout or HTTP), or the API or bundle server unreachable/failing (network, 5xx) after retries. */
   unavailable: 6,
-  /** The cluster is not ready for static-export: CRDs missing or not established, or the operator not running (check, status). */
+  /** The cluster is not ready for static-export: CRDs missing or not established, the operator not running, RBAC or the admin key insufficient (check, status). */
   notReady: 7,
 } as const;
 
@@ -38,7 +38,8 @@ Exit codes:
   5  bundle download, verification or extraction failed, or its site refused (no index.html, too few pages),
      or an image's signature missing or refused, or a registry's content not matching its digest
   6  rate limited, timed out, or API, bundle server, registry or Kubernetes API unreachable after retries
-  7  the cluster is not ready: CRDs not installed or not established, or the operator not running`;
+  7  the cluster is not ready: CRDs not installed or not established, the operator not running,
+     RBAC missing a permission, or the admin key refused (check)`;
 
 /** An error the CLI reports as is, with a chosen exit code. */
 export class CliError extends Error {

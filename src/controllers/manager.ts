@@ -162,8 +162,6 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     metrics: {
       exportFinished: (seconds: number, result: 'completed' | 'failed') =>
         metrics.exportDuration.observe({ result }, seconds),
-      linkExpiry: (namespace: string, name: string, expiresAt: Date | undefined) =>
-        metrics.setLinkExpiry(namespace, name, expiresAt),
     },
   };
 

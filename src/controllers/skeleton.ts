@@ -130,8 +130,6 @@ export abstract class Reconciler<
   }
   /** The object no longer exists. */
   protected gone(_namespace: string, _name: string): void {}
-  /** After each status write (or decision that nothing changed). */
-  protected statusRecorded(_obj: T, _status: S): void {}
   /** The reconcile of what was observed ended, however: what observe opened for it is closed. */
   protected finished(_observed: O): void {}
 
@@ -251,7 +249,6 @@ export abstract class Reconciler<
     opts: { ifUnchanged?: boolean } = {},
   ): Promise<void> {
     await run.record.write(step.status, opts);
-    this.statusRecorded(run.obj, step.status);
     run.events.push(emitEvents(this.deps.events, run.obj, [...run.unsent.splice(0), ...step.events]));
   }
 

@@ -29,6 +29,7 @@ export class KubeApiError extends Error {
 }
 
 export const isNotFound = (e: unknown) => e instanceof KubeApiError && e.status === 404;
+export const isForbidden = (e: unknown) => e instanceof KubeApiError && e.status === 403;
 export const isConflict = (e: unknown) => e instanceof KubeApiError && e.status === 409;
 export const isGone = (e: unknown) => e instanceof KubeApiError && e.status === 410;
 

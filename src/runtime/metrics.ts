@@ -24,18 +24,15 @@ export class Metrics {
   readonly adminApiDuration: Histogram<'endpoint'>;
   readonly exportDuration: Histogram<'result'>;
   readonly bundleBytes: Counter;
-  readonly linkExpiry: Gauge<'namespace' | 'name'>;
   readonly watchRestarts: Counter<'resource'>;
   readonly watchRelists: Counter<'resource'>;
   private readonly queues = new Map<string, () => number>();
-  private readonly expiries = new Map<string, { namespace: string; name: string; at: number }>();
 
   constructor(options: MetricsOptions = {}) {
     const p = options.prefix ?? 'static_export_';
     this.prefix = p;
     const registers = [this.registry];
     const queues = this.queues;
-    const expiries = this.expiries;
     this.reconcileTotal = new Counter({
       name: `${p}reconcile_total`,
       help: 'Reconciles by controller and result (success, requeue, error).',
@@ -90,20 +87,6 @@ export class Metrics {
       help: 'Bundle bytes downloaded.',
       registers,
     });
-    this.linkExpiry = new Gauge({
-      name: `${p}link_expiry_seconds`,
-      help: "Seconds until each release's bundle link expires (negative once expired).",
-      labelNames: ['namespace', 'name'],
-      registers,
-      // Seconds-until is computed at scrape time from the stored expiry instant.
-      collect() {
-        this.reset();
-        const now = Date.now();
-        for (const e of expiries.values()) {
-          this.set({ namespace: e.namespace, name: e.name }, Math.round((e.at - now) / 1000));
-        }
-      },
-    });
     this.watchRestarts = new Counter({
       name: `${p}watch_restarts_total`,
       help: 'Watch streams restarted (errors, stream end, watchdog).',
@@ -127,13 +110,6 @@ export class Metrics {
   untrackQueue(controller: string): void {
     this.queues.delete(controller);
     this.queueDepth.remove({ controller });
-  }
-
-  /** Records when a release's link expires; `undefined` removes the series (release gone). */
-  setLinkExpiry(namespace: string, name: string, expiresAt: Date | undefined): void {
-    const key = `${namespace}/${name}`;
-    if (expiresAt) this.expiries.set(key, { namespace, name, at: expiresAt.getTime() });
-    else this.expiries.delete(key);
   }
 
   /** One reconcile's outcome. */

@@ -87,7 +87,19 @@ export async function createNamespace(prefix: string): Promise<string> {
 
 export async function installCrds(): Promise<void> {
   await kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(ROOT, 'crds')]);
-  await kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', '-f', join(ROOT, 'crds')]);
+  // A CRD created a moment ago may have no status yet, and kubectl wait then fails at once
+  // (".status.conditions accessor error") instead of waiting: asked again until it waits.
+  await eventually('the CRDs established', async () => {
+    const r = await kubectl([
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      '-f',
+      join(ROOT, 'crds'),
+    ]);
+    if (r.code !== 0 && !r.stderr.includes('accessor error')) throw new Error(r.stderr);
+    return r.code === 0;
+  });
 }
 
 export async function eventually<T>(

@@ -1,61 +1,136 @@
 import type { Command } from 'commander';
 import { formatDuration } from '../../crd/duration.ts';
-import { isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
+import { isForbidden, isNotFound, type KubeClient, resourcePath } from '../../runtime/kube-client.ts';
 import type { LeaseSpec } from '../../runtime/leader-election.ts';
 import { wait } from '../../timers.ts';
+import { ADMIN_KEY_SKIPPED, probeAdminKey } from '../admin-api-check.ts';
 import {
   type CheckResult,
   CRD_NAMES,
   type CrdObject,
   crdCheck,
+  forbiddenCheck,
   operatorCheck,
   type PodObject,
 } from '../cluster-checks.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.ts';
 import { cliKubeClient, type KubeFlags, kubeFailure, kubeOptions } from '../kube.ts';
-import { durationOption } from '../options.ts';
+import {
+  API_ENV_HELP,
+  type ApiFlags,
+  apiClient,
+  apiOptions,
+  cliLogger,
+  durationOption,
+  ENV,
+} from '../options.ts';
 import { Reporter } from '../output.ts';
+import {
+  accessReview,
+  callerNeeds,
+  callerRbacCheck,
+  OPERATOR_RBAC_SKIPPED,
+  operatorNeeds,
+  operatorRbacCheck,
+  type Permission,
+} from '../rbac-checks.ts';
 
-interface CheckFlags extends KubeFlags {
+interface CheckFlags extends KubeFlags, ApiFlags {
   operatorNamespace: string;
   leaseName: string;
+  operatorServiceAccount: string;
+  namespace?: string;
+  rbac: boolean;
   wait?: number;
   json?: boolean;
 }
 
 const RETRY_MS = 2000;
+const REVIEWS = '/apis/authorization.k8s.io/v1';
+
+/** A read RBAC refused: the check it served fails, naming it, and the others still run. */
+class Forbidden {
+  readonly what: string;
+  constructor(what: string) {
+    this.what = what;
+  }
+}
 
 /** GET `path`, undefined when it is not found; other failures as the CLI reports them. */
-async function getOrNone<T>(kube: KubeClient, path: string, what: string): Promise<T | undefined> {
+async function getOrNone<T>(
+  kube: KubeClient,
+  path: string,
+  what: string,
+): Promise<T | undefined | Forbidden> {
   try {
     return await kube.get<T>(path);
   } catch (error) {
     if (isNotFound(error)) return undefined;
+    if (isForbidden(error)) return new Forbidden(what);
     throw kubeFailure(error, what, kube.server);
   }
 }
 
+/** Whether the authorizer allows each of `needs` to the caller, or to `serviceAccount` when given. */
+async function allowed(
+  kube: KubeClient,
+  needs: Permission[],
+  serviceAccount?: { namespace: string; name: string },
+): Promise<boolean[]> {
+  const kind = serviceAccount ? 'subjectaccessreviews' : 'selfsubjectaccessreviews';
+  try {
+    return await Promise.all(
+      needs.map(
+        async (p) =>
+          (
+            await kube.create<{ status?: { allowed?: boolean } }>(
+              `${REVIEWS}/${kind}`,
+              accessReview(p, serviceAccount),
+            )
+          ).status?.allowed === true,
+      ),
+    );
+  } catch (error) {
+    throw kubeFailure(error, `create ${kind}.authorization.k8s.io`, kube.server);
+  }
+}
+
+/** The caller's RBAC for status and trigger --wait, and the operator ServiceAccount's when the caller may ask. */
+async function rbacChecks(kube: KubeClient, flags: CheckFlags): Promise<CheckResult[]> {
+  const namespace = flags.namespace ?? kube.namespace ?? 'default';
+  const mine = callerNeeds(namespace);
+  const sa = { namespace: flags.operatorNamespace, name: flags.operatorServiceAccount };
+  const [mineAllowed, [mayReview]] = await Promise.all([
+    allowed(kube, mine),
+    allowed(kube, [
+      { group: 'authorization.k8s.io', resource: 'subjectaccessreviews', verb: 'create', namespace: '' },
+    ]),
+  ]);
+  const caller = callerRbacCheck(mine, mineAllowed);
+  if (!mayReview) return [caller, OPERATOR_RBAC_SKIPPED(sa)];
+  const theirs = operatorNeeds(namespace, flags.operatorNamespace);
+  return [caller, operatorRbacCheck(sa, theirs, await allowed(kube, theirs, sa))];
+}
+
 async function runChecks(kube: KubeClient, flags: CheckFlags): Promise<CheckResult[]> {
   const crds = await Promise.all(
-    CRD_NAMES.map(async (name) =>
-      crdCheck(
-        name,
-        await getOrNone<CrdObject>(
-          kube,
-          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
-          `get CustomResourceDefinition ${name}`,
-        ),
-      ),
-    ),
+    CRD_NAMES.map(async (name) => {
+      const crd = await getOrNone<CrdObject>(
+        kube,
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+        `get customresourcedefinitions.apiextensions.k8s.io ${name}`,
+      );
+      return crd instanceof Forbidden ? forbiddenCheck(`CRD ${name}`, crd.what) : crdCheck(name, crd);
+    }),
   );
   const ns = flags.operatorNamespace;
   const lease = await getOrNone<{ spec: LeaseSpec }>(
     kube,
     resourcePath('coordination.k8s.io/v1', 'leases', ns, flags.leaseName),
-    `get Lease ${ns}/${flags.leaseName}`,
+    `get leases.coordination.k8s.io ${flags.leaseName} in ${ns}`,
   );
-  let pods: PodObject[] = [];
+  let pods: PodObject[] | Forbidden = [];
   try {
     pods = (
       await kube.list<PodObject>(resourcePath('v1', 'pods', ns), {
@@ -63,12 +138,23 @@ async function runChecks(kube: KubeClient, flags: CheckFlags): Promise<CheckResu
       })
     ).items;
   } catch (error) {
-    if (!isNotFound(error)) throw kubeFailure(error, `list pods in ${ns}`, kube.server);
+    if (isForbidden(error)) pods = new Forbidden(`list pods in ${ns}`);
+    else if (!isNotFound(error)) throw kubeFailure(error, `list pods in ${ns}`, kube.server);
   }
-  return [
-    ...crds,
-    operatorCheck({ namespace: ns, leaseName: flags.leaseName, lease: lease?.spec, pods, now: new Date() }),
-  ];
+  const operator =
+    lease instanceof Forbidden || pods instanceof Forbidden
+      ? forbiddenCheck(
+          'operator',
+          [lease, pods].flatMap((r) => (r instanceof Forbidden ? [r.what] : [])).join(', '),
+        )
+      : operatorCheck({
+          namespace: ns,
+          leaseName: flags.leaseName,
+          lease: lease?.spec,
+          pods,
+          now: new Date(),
+        });
+  return [...crds, operator, ...(flags.rbac ? await rbacChecks(kube, flags) : [])];
 }
 
 /** The checks, again every RETRY_MS until all pass while --wait lasts. */
@@ -94,10 +180,18 @@ async function runCheck(flags: CheckFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
   const kube = await cliKubeClient(flags, ctx);
   try {
-    const results = await checkUntil(kube, flags, out);
+    const hasKey = flags.keyFile !== undefined || Boolean(ctx.env[ENV.apiKey]);
+    const results = [
+      ...(await checkUntil(kube, flags, out)),
+      hasKey ? await probeAdminKey(() => apiClient(flags, ctx, cliLogger(ctx))) : ADMIN_KEY_SKIPPED,
+    ];
     for (const r of results) out.event('check', { ...r });
     if (out.mode !== 'json')
-      out.result(results.map((r) => `${r.ok ? 'ok  ' : 'FAIL'}  ${r.check}: ${r.message}\n`).join(''));
+      out.result(
+        results
+          .map((r) => `${r.skipped ? 'skip' : r.ok ? 'ok  ' : 'FAIL'}  ${r.check}: ${r.message}\n`)
+          .join(''),
+      );
     const failed = results.filter((r) => !r.ok);
     if (failed.length > 0) {
       const waited = flags.wait ? ` after waiting ${formatDuration(flags.wait)} (--wait)` : '';
@@ -113,22 +207,38 @@ async function runCheck(flags: CheckFlags, ctx: CliContext): Promise<void> {
 
 export function registerCheck(program: Command, ctx: CliContext): void {
   kubeOptions(
-    program
-      .command('check')
-      .summary('check that the CRDs are installed and established and the operator is running')
+    apiOptions(program.command('check'))
+      .summary('check the CRDs, the operator, RBAC and the admin key before using static-export')
       .description(
         `Pre-flight for the cluster (like cmctl check api): the CRDs ${CRD_NAMES.join(' and ')} are installed, ` +
           'established and serve the API version this CLI speaks, and the operator is running: a replica holds its ' +
-          'leader election Lease, or (run with --no-leader-election) one of its pods is Ready. Each failure says ' +
-          'what to do. --wait retries until every check passes (or the Kubernetes API answers). Exit 0 when all ' +
-          'pass, 7 when one fails, 3 when the cluster refuses the credentials or RBAC forbids a read, 6 when it is ' +
-          'unreachable, 2 without a kubeconfig.',
+          'leader election Lease, or (run with --no-leader-election) one of its pods is Ready. RBAC: you may read ' +
+          'the releases of --namespace (status, trigger --wait), and, when you may create SubjectAccessReviews, the ' +
+          "operator's ServiceAccount may do what the operator does there. With an admin key (--key-file or " +
+          `${ENV.apiKey}), the key is accepted and static export enabled for its organization: one read of a job ` +
+          'id no export has, which starts nothing. Each failure says what to do. --wait retries the cluster ' +
+          'checks until every one passes (or the Kubernetes API answers). Exit 0 when all pass (or are skipped), ' +
+          '7 when one fails (a read RBAC forbids included), 3 when the cluster refuses the credentials, 6 when it is unreachable, ' +
+          '2 without a kubeconfig.',
+      )
+      .option(
+        '-n, --namespace <namespace>',
+        'the releases\' namespace whose RBAC is checked (default: the kubeconfig context\'s, else "default")',
       )
       .option('--operator-namespace <namespace>', "the operator's namespace", 'static-export-system')
       .option(
         '--lease-name <name>',
         "the operator's leader election Lease (its --lease-name)",
         'static-export-operator',
+      )
+      .option(
+        '--operator-service-account <name>',
+        "the operator's ServiceAccount in --operator-namespace (the chart's full name)",
+        'static-export-operator',
+      )
+      .option(
+        '--no-rbac',
+        "skip the RBAC checks (helm test's account may read only what the other checks need)",
       )
       .addOption(
         durationOption(ctx, '--wait <duration>', 'retry until every check passes or this long has passed', {
@@ -137,6 +247,6 @@ export function registerCheck(program: Command, ctx: CliContext): void {
       )
       .option('--json', 'one JSON line per check on stdout instead of human output'),
   )
-    .addHelpText('after', EXIT_CODES_HELP)
+    .addHelpText('after', `${API_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: CheckFlags) => runCheck(flags, ctx));
 }

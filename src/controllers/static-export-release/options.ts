@@ -9,7 +9,6 @@ import type { SharedExports } from './shared-exports.ts';
 
 export interface ReleaseMetrics {
   exportFinished(seconds: number, result: 'completed' | 'failed'): void;
-  linkExpiry(namespace: string, name: string, expiresAt: Date | undefined): void;
 }
 
 export interface BundleDownloadSettings {

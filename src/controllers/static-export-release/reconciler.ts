@@ -52,7 +52,6 @@ export class StaticExportReleaseReconciler extends Reconciler<
 
   // Deleted: the values Secret goes with it (owner reference); only our own series remain.
   protected override gone(namespace: string, name: string): void {
-    this.o.metrics?.linkExpiry(namespace, name, undefined);
     this.o.shared.leave(`${namespace}/${name}`);
   }
 
@@ -73,15 +72,6 @@ export class StaticExportReleaseReconciler extends Reconciler<
 
   protected withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
     return withFailure(status, f, generation, now);
-  }
-
-  protected override statusRecorded(release: StaticExportRelease, status: Status): void {
-    const expires = status.current?.expiresAt;
-    this.o.metrics?.linkExpiry(
-      release.metadata.namespace ?? '',
-      release.metadata.name ?? '',
-      expires ? new Date(expires) : undefined,
-    );
   }
 
   protected override sendsOnce(action: Action): boolean {

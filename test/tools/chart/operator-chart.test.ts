@@ -257,7 +257,11 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       { kind: 'ServiceAccount', name: 'seo-static-export-operator', namespace: NS },
     ]);
     const namespaced = (await render(helm, { watchNamespaces: ['docs', 'blog'] })).objects;
-    expect(ofKind(namespaced, 'ClusterRole')).toEqual([]);
+    // Only the roles for people (aggregated into view and edit) are cluster-wide.
+    expect(ofKind(namespaced, 'ClusterRole').map((r) => r.metadata.name)).toEqual([
+      'seo-static-export-operator-view',
+      'seo-static-export-operator-edit',
+    ]);
     expect(ofKind(namespaced, 'ClusterRoleBinding')).toEqual([]);
     const roles = ofKind(namespaced, 'Role').filter((r) => !r.metadata.name.endsWith('-leader-election'));
     expect(roles.map((r) => r.metadata.namespace)).toEqual(['docs', 'blog']);
@@ -269,6 +273,40 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       ['docs', 'seo-static-export-operator'],
       ['blog', 'seo-static-export-operator'],
     ]);
+  });
+
+  it('aggregates reading releases into the view role and patching them into edit, unless opted out', async () => {
+    const roles = ofKind((await render(helm)).objects, 'ClusterRole');
+    const view = roles.find((r) => r.metadata.name === 'seo-static-export-operator-view');
+    const edit = roles.find((r) => r.metadata.name === 'seo-static-export-operator-edit');
+    const aggregate = (r: KubeObject | undefined) =>
+      Object.keys(r?.metadata.labels ?? {}).filter((l) =>
+        l.startsWith('rbac.authorization.k8s.io/aggregate-to-'),
+      );
+    expect(aggregate(view)).toEqual([
+      'rbac.authorization.k8s.io/aggregate-to-view',
+      'rbac.authorization.k8s.io/aggregate-to-edit',
+      'rbac.authorization.k8s.io/aggregate-to-admin',
+    ]);
+    expect(aggregate(edit)).toEqual([
+      'rbac.authorization.k8s.io/aggregate-to-edit',
+      'rbac.authorization.k8s.io/aggregate-to-admin',
+    ]);
+    const read = {
+      apiGroups: ['staticexport.dev'],
+      resources: ['staticexportreleases', 'agentjobs'],
+      verbs: ['get', 'list', 'watch'],
+    };
+    expect(view?.rules).toEqual([read]);
+    expect(edit?.rules).toEqual([
+      read,
+      { apiGroups: ['staticexport.dev'], resources: ['staticexportreleases'], verbs: ['patch'] },
+    ]);
+    const off = ofKind(
+      (await render(helm, { rbac: { aggregateToDefaultRoles: false } })).objects,
+      'ClusterRole',
+    );
+    expect(off.map((r) => r.metadata.name)).toEqual(['seo-static-export-operator']);
   });
 
   it('renders the optional ServiceMonitor, PodDisruptionBudget and NetworkPolicy only when enabled', async () => {
@@ -459,6 +497,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       `--operator-namespace=${NS}`,
       '--lease-name=seo-static-export-operator',
       '--wait=90s',
+      '--no-rbac',
     ]);
     expect(pod?.spec.serviceAccountName).toBe('seo-static-export-operator-check');
     // Not the operator's selector labels: its NetworkPolicy and PDB select those.

@@ -7,7 +7,8 @@ import { runProcess } from '../../../scripts/run-process.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
 import { ANNOTATIONS } from '../../../src/oci/image.ts';
 import type { RegistryClient } from '../../../src/oci/registry.ts';
-import { DEFAULT_DOCS_DIR, type Simulator } from '../../../src/simulator/index.ts';
+import { DEFAULT_DOCS_DIR, type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { fastClock, fastClockEnv } from '../../support/fast-clock.ts';
 import { type MirrorStack, startMirrorStack } from '../../support/mirror-stack.ts';
 import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
 import { jsonEvents, runCli } from '../../support/run-cli.ts';
@@ -476,40 +477,40 @@ describe('mirror sync', SLOW, () => {
     }
   });
 
-  it('keeps within --api-requests-per-minute over all domains, polling each export by the schedule', async () => {
-    const domains = ['b1', 'b2', 'b3', 'b4'].map((d) => `${d}.example.com`);
-    const config = join(work, 'mirror-budget.yaml');
-    await writeFile(config, `target: oci://${registry.host}/budget\ndomains: [${domains.join(', ')}]\n`);
-    const env = { STATIC_EXPORT_API_URL: sim.baseUrl, STATIC_EXPORT_API_KEY: sim.adminKey };
-    const from = sim.requests.length;
-    sim.setExportDurationMs(1_500);
-    let result: Awaited<ReturnType<typeof runCli>>;
+  it('keeps 50 domains within --api-requests-per-minute in every minute the platform counts', async () => {
+    // On a clock SPEED times faster in the CLI and the simulator alike: the minutes of waiting for
+    // slots pass in seconds, and the simulator's request log counts them on the same clock.
+    const SPEED = 6;
+    const LIMIT = 30;
+    const domains = Array.from({ length: 50 }, (_, i) => `b${i}.example.com`);
+    const fast = await startSimulator({
+      exportDurationMs: 20_000,
+      clock: fastClock(SPEED),
+      requestsPerMinute: LIMIT,
+    });
     try {
-      // start, a poll or two and the link per domain: about 14 calls, more than 8 a minute allow.
-      result = await runCli(
-        ['mirror', 'sync', '--config', config, '--json', '--api-requests-per-minute', '8'],
-        env,
+      const config = join(work, 'mirror-budget.yaml');
+      await writeFile(config, `target: oci://${registry.host}/budget\ndomains: [${domains.join(', ')}]\n`);
+      const result = await runCli(
+        ['mirror', 'sync', '--config', config, '--json', '--api-requests-per-minute', String(LIMIT)],
+        { STATIC_EXPORT_API_URL: fast.baseUrl, STATIC_EXPORT_API_KEY: fast.adminKey, ...fastClockEnv(SPEED) },
       );
+      expect(result.code, result.stderr).toBe(0);
+      expect(lastEvent(result.stdout, 'summary')).toMatchObject({ domains: 50, failed: 0 });
+      const calls = fast.requests.filter((r) => ['start', 'status', 'bundle'].includes(r.endpoint));
+      expect(calls.filter((c) => c.endpoint === 'start')).toHaveLength(50);
+      // Five times the limit at least: the limiter had to hold requests back for minutes.
+      expect(calls.length).toBeGreaterThanOrEqual(150);
+      const perMinute = calls.map(
+        (c) => calls.filter((o) => o.time >= c.time && o.time < c.time + 60_000).length,
+      );
+      expect(Math.max(...perMinute)).toBeLessThanOrEqual(LIMIT);
+      expect(calls.filter((c) => c.status === 429)).toEqual([]);
+      // The progress-aware schedule: a fixed 2 s interval over 20 s exports would poll ten times each.
+      expect(calls.filter((c) => c.endpoint === 'status').length).toBeLessThanOrEqual(domains.length * 3);
     } finally {
-      sim.setExportDurationMs(0);
+      await fast.close();
     }
-    expect(result.code, result.stderr).toBe(0);
-    expect(lastEvent(result.stdout, 'summary')).toMatchObject({ domains: 4, failed: 0 });
-    const calls = sim.requests.slice(from).filter((r) => ['start', 'status', 'bundle'].includes(r.endpoint));
-    expect(calls.length).toBeGreaterThan(8);
-    // In no minute more than 8 (the window the limiter and the platform count in).
-    const perMinute = calls.map(
-      (c) => calls.filter((o) => o.time >= c.time && o.time < c.time + 60_000).length,
-    );
-    expect(
-      Math.max(...perMinute),
-      JSON.stringify(calls.map((c) => [c.endpoint, c.time - (calls[0]?.time ?? 0), c.durationMs])),
-    ).toBeLessThanOrEqual(8);
-    expect(calls.filter((c) => c.status === 429)).toEqual([]);
-    // The schedule's first look after a second, then at the end progress points to: a fixed 2 s
-    // interval over a minute of waiting for slots would have made many more.
-    const statusCalls = calls.filter((c) => c.endpoint === 'status');
-    expect(statusCalls.length).toBeLessThanOrEqual(domains.length * 3);
   });
 
   it('goes on with the other domains when one export fails, and exits 4', async () => {

@@ -1,6 +1,8 @@
 // `static-export check` against a Kubernetes API on loopback: exit 0 when all passes, 7 naming the
-// failing checks, --wait until they pass, and the access errors with their codes.
+// failing checks, --wait until they pass, and the access errors with their codes. The admin key is
+// checked against the embedded simulator (the real admin API client).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import {
   FAKE_KUBE_TOKEN,
   type FakeKubeApi,
@@ -23,18 +25,29 @@ const crd = {
 const heldLease = () => ({
   body: { spec: { holderIdentity: 'op-1_x', leaseDurationSeconds: 15, renewTime: new Date().toISOString() } },
 });
+const SSAR = '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews';
+const SAR = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
+const review = (allowed: boolean) => ({ status: 201, body: { status: { allowed } } });
 const healthy: FakeRoutes = {
   [`${CRDS}/staticexportreleases.staticexport.dev`]: crd,
   [`${CRDS}/agentjobs.staticexport.dev`]: crd,
   [LEASE]: heldLease,
   [PODS]: list([]),
+  [SSAR]: review(true),
+  [SAR]: review(true),
 };
+const NOT_ENTITLED_KEY = 'mint_starterplan0123456789abcdef';
 let api: FakeKubeApi;
+let sim: Simulator;
 
 beforeAll(async () => {
   api = await startFakeKubeApi({ ...healthy });
+  sim = await startSimulator({ nonEnterpriseKeys: [NOT_ENTITLED_KEY] });
 });
-afterAll(() => api.close());
+afterAll(async () => {
+  await api.close();
+  await sim.close();
+});
 
 const check = (args: string[], kubeconfig = api.kubeconfig) =>
   runCli(['check', '--kubeconfig', kubeconfig, ...args]);
@@ -47,11 +60,95 @@ describe('static-export check', () => {
     expect(r.stdout).toContain('ok    CRD staticexportreleases.staticexport.dev: v1alpha1 established');
     expect(r.stdout).toContain('ok    operator: running: op-1_x holds the Lease');
     const json = await check(['--json']);
-    expect(jsonEvents(json.stdout, 'check').map((e) => e.ok)).toEqual([true, true, true]);
+    expect(jsonEvents(json.stdout, 'check').map((e) => e.ok)).toEqual([true, true, true, true, true, true]);
+  });
+
+  it('checks RBAC: your reads of releases, and the operator ServiceAccount only when you may ask', async () => {
+    api.routes = { ...healthy };
+    const ok = await check(['-n', 'docs']);
+    expect(ok.stdout).toContain(
+      'ok    RBAC: you (status, trigger --wait): may list staticexportreleases.staticexport.dev in docs, get staticexportreleases.staticexport.dev in docs',
+    );
+    expect(ok.stdout).toContain(
+      'ok    RBAC: operator ServiceAccount static-export-system/static-export-operator: has the 24 permissions it needs',
+    );
+    api.routes = { ...healthy, [SSAR]: review(false) };
+    const denied = await check([]);
+    expect(denied.code).toBe(7);
+    // Without -n: the kubeconfig context's namespace.
+    expect(denied.stdout).toContain(
+      'FAIL  RBAC: you (status, trigger --wait): may not list staticexportreleases.staticexport.dev in docs, get staticexportreleases.staticexport.dev in docs: ask for the view ClusterRole in docs',
+    );
+    expect(denied.stdout).toContain(
+      'skip  RBAC: operator ServiceAccount static-export-system/static-export-operator: not checked: you may not create subjectaccessreviews.authorization.k8s.io',
+    );
+    api.routes = { ...healthy, [SAR]: review(false) };
+    const operator = await check(['--operator-service-account', 'seo']);
+    expect(operator.code).toBe(7);
+    expect(operator.stdout).toContain(
+      'FAIL  RBAC: operator ServiceAccount static-export-system/seo: may not get staticexportreleases.staticexport.dev in docs,',
+    );
+    expect(operator.stdout).toContain(
+      'create leases.coordination.k8s.io in static-export-system: install the operator chart with rbac.create=true',
+    );
+  });
+
+  it('checks the admin key with one read that starts no export, only when a key is given', async () => {
+    api.routes = { ...healthy };
+    const skipped = await check([]);
+    expect(skipped.code).toBe(0);
+    expect(skipped.stdout).toContain(
+      'skip  admin API key: not checked: no key given; pass --key-file <file> or set STATIC_EXPORT_API_KEY',
+    );
+    const before = sim.requests.length;
+    const env = (key: string) => ({ STATIC_EXPORT_API_URL: sim.baseUrl, STATIC_EXPORT_API_KEY: key });
+    const accepted = await runCli(['check', '--kubeconfig', api.kubeconfig], env(sim.adminKey));
+    expect(accepted.code).toBe(0);
+    expect(accepted.stdout).toContain('ok    admin API key: accepted; static export enabled');
+    expect(sim.requests.slice(before).map((r) => `${r.method} ${r.path}`)).toEqual([
+      'GET /v1/static-export/jobs/se_0000000000000000',
+    ]);
+    expect(sim.exportJobsStarted()).toBe(0);
+
+    const wrongKey = 'mint_revoked0123456789abcdef01234';
+    const refused = await runCli(['check', '--kubeconfig', api.kubeconfig], env(wrongKey));
+    expect(refused.code).toBe(7);
+    expect(refused.stdout).toContain('FAIL  admin API key: refused (401): use a current admin key');
+    expect(refused.stderr).toContain('admin API key refused (401)');
+    expect(refused.stdout + refused.stderr).not.toContain(wrongKey);
+
+    const plan = await runCli(['check', '--kubeconfig', api.kubeconfig], env(NOT_ENTITLED_KEY));
+    expect(plan.code).toBe(7);
+    expect(plan.stdout).toContain(
+      'FAIL  admin API key: accepted, but static export is not enabled for its organization (403): it requires an Enterprise plan',
+    );
+    expect(plan.stdout + plan.stderr).not.toContain(NOT_ENTITLED_KEY);
+
+    const unreachable = await runCli(['check', '--kubeconfig', api.kubeconfig], {
+      STATIC_EXPORT_API_URL: 'http://127.0.0.1:1',
+      STATIC_EXPORT_API_KEY: sim.adminKey,
+    });
+    expect(unreachable.code).toBe(7);
+    expect(unreachable.stdout).toContain(
+      'FAIL  admin API key: unreachable: Could not connect to the admin API',
+    );
+    expect(unreachable.stdout + unreachable.stderr).not.toContain(sim.adminKey);
+
+    const publicKey = await runCli(
+      ['check', '--kubeconfig', api.kubeconfig],
+      env('mint_dsc_0123456789abcdef'),
+    );
+    expect(publicKey.stdout).toContain('FAIL  admin API key: This is a public assistant key');
+
+    const noUrl = await runCli(['check', '--kubeconfig', api.kubeconfig], {
+      STATIC_EXPORT_API_KEY: sim.adminKey,
+    });
+    expect(noUrl.code).toBe(2);
+    expect(noUrl.stderr).toContain('--api-url is required');
   });
 
   it('exits 7 naming each failing check and its fix', async () => {
-    api.routes = { [PODS]: list([]) };
+    api.routes = { [PODS]: list([]), [SSAR]: review(true), [SAR]: review(true) };
     const r = await check([]);
     expect(r.code).toBe(7);
     expect(r.stdout).toContain(
@@ -83,7 +180,7 @@ describe('static-export check', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
   });
 
-  it('exits 3 when RBAC forbids a read, 6 when unreachable (after --wait too), 2 with a bad --wait', async () => {
+  it('fails the check whose read RBAC forbids, exits 6 when unreachable (after --wait too), 2 with a bad --wait', async () => {
     api.routes = {
       ...healthy,
       [PODS]: {
@@ -91,10 +188,11 @@ describe('static-export check', () => {
         body: { kind: 'Status', reason: 'Forbidden', message: 'pods is forbidden', code: 403 },
       },
     };
-    const forbidden = await check(['--wait', '10s']);
-    expect(forbidden.code).toBe(3);
-    expect(forbidden.stderr).toContain(
-      'not allowed to list pods in static-export-system (403: pods is forbidden)',
+    const forbidden = await check([]);
+    expect(forbidden.code).toBe(7);
+    expect(forbidden.stdout).toContain('ok    CRD agentjobs.staticexport.dev: v1alpha1 established');
+    expect(forbidden.stdout).toContain(
+      'FAIL  operator: you may not list pods in static-export-system (403): ask for it, or run check with an account that may',
     );
     const gone = await check(['--wait', '2s'], fakeKubeconfig('http://127.0.0.1:1'));
     expect(gone.code).toBe(6);
