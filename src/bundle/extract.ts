@@ -220,6 +220,14 @@ class ExtractSink extends Writable {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    // The inflater hands a chunk on from inside its callback and queues the next chunk's inflation
+    // in the thread pool only once that returns: taking the chunk on the next tick lets the pool
+    // inflate while these entries are written, instead of each waiting for the other.
+    process.nextTick(() => this.take(chunk, callback));
+  }
+
+  /** Parses an inflated chunk and writes its entries, then calls back. */
+  private take(chunk: Buffer, callback: (error?: Error | null) => void): void {
     if (this.inflated === 0 && NESTED_MAGIC.some((magic) => chunk.subarray(0, magic.length).equals(magic))) {
       this.fail(new BundleError('Corrupt', 'the archive is compressed twice; expected a tar.gz bundle'));
     }
