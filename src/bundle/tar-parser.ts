@@ -96,15 +96,18 @@ function checksumHolds(block: Buffer): boolean {
   } catch {
     return false;
   }
+  // The checksum field itself counts as eight spaces.
   let unsigned = 8 * 0x20;
+  for (let i = 0; i < 148; i++) unsigned += block[i] as number;
+  for (let i = 156; i < BLOCK; i++) unsigned += block[i] as number;
+  if (stored === unsigned) return true;
   let signed = 8 * 0x20;
   for (let i = 0; i < BLOCK; i++) {
     if (i === 148) i = 156;
     const byte = block[i] as number;
-    unsigned += byte;
     signed += byte > 127 ? byte - 256 : byte;
   }
-  return stored === unsigned || stored === signed;
+  return stored === signed;
 }
 
 function isZeroBlock(block: Buffer): boolean {

@@ -126,6 +126,16 @@ describe('TarParser', () => {
     expect(parse(archive)[0]).toMatchObject({ size: 4, data: 'abcd' });
   });
 
+  it('accepts a checksum summed over signed bytes, as some old tars wrote it', () => {
+    const archive = tarBuffer([{ path: 'café.html', content: 'x' }]);
+    archive.write('        ', 148, 'ascii');
+    let sum = 0;
+    for (let i = 0; i < 512; i++)
+      sum += (archive[i] as number) > 127 ? (archive[i] as number) - 256 : (archive[i] as number);
+    archive.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii');
+    expect(parse(archive)[0]).toMatchObject({ path: 'café.html', data: 'x' });
+  });
+
   it('takes an old-style file entry with a trailing slash as a directory', () => {
     expect(parse(tarBuffer([{ path: 'assets/', type: 'file' }]))[0]?.type).toBe('Directory');
   });
