@@ -258,8 +258,11 @@ async function runCase(c: Case, work: string, probe: string, dropCaches: boolean
     );
   }
   for (const side of sides.slice(0, -1)) {
+    // Each round's two runs are minutes apart at most: their ratio holds when the machine's load
+    // drifts between rounds, which the ratio of the medians does not.
+    const rounds = side.samples.map((s, i) => s.seconds / (ours.samples[i] as Sample).seconds);
     console.log(
-      `ours vs ${side.label}: ${(seconds(side) / ourSec).toFixed(2)}x the throughput${side === sides[0] ? ` (target >= ${c.target}x)` : ''}`,
+      `ours vs ${side.label}: ${(seconds(side) / ourSec).toFixed(2)}x the throughput${side === sides[0] ? ` (target >= ${c.target}x)` : ''}; round by round ${median(rounds).toFixed(2)}x (median; ${rounds.map((r) => r.toFixed(2)).join(' ')})`,
     );
   }
   console.log(
