@@ -6,20 +6,27 @@ const RUN = 8192;
 // Merge steps between clock reads.
 const CHECK_EVERY = 1024;
 
-/** `values` sorted by UTF-16 code units (a new array); the event loop runs every `sliceMs` or so. */
-export async function sortInSlices(values: readonly string[], sliceMs: number): Promise<string[]> {
+/**
+ * `values` sorted by UTF-16 code units, as `sort()` without a comparator sorts strings; the event
+ * loop runs every `sliceMs` or so. Sorts `values` itself (the caller's own copy: 200,000 paths
+ * take 1.6 MB per array, and each copy counted in the peak RSS) and returns it or the one other
+ * array the merges need.
+ */
+export async function sortInSlices(values: string[], sliceMs: number): Promise<string[]> {
   let sliceStart = performance.now();
   const pause = async (): Promise<void> => {
     await new Promise((resolve) => setImmediate(resolve));
     sliceStart = performance.now();
   };
   const overdue = () => performance.now() - sliceStart > sliceMs;
-  let from: string[] = [];
-  for (let start = 0; start < values.length; start += RUN) {
-    for (const value of values.slice(start, start + RUN).sort()) from.push(value);
+  let from = values;
+  for (let start = 0; start < from.length; start += RUN) {
+    const run = from.slice(start, start + RUN).sort();
+    for (let k = 0; k < run.length; k++) from[start + k] = run[k] as string;
     if (overdue()) await pause();
   }
   const n = from.length;
+  if (n <= RUN) return from;
   let to = new Array<string>(n);
   for (let width = RUN; width < n; width *= 2) {
     for (let left = 0; left < n; left += 2 * width) {
