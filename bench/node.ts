@@ -2,7 +2,10 @@
 // simulator on the node's bridge address (pods fetch from it), the operator on the host, the site
 // chart (existing-Secret mode, two replicas) and the operator chart on the node.
 // - publish -> new page served through the Service: p50 and p95 over BENCH_PUBLISHES (default 10)
-//   publishes, with a client reading the site throughout (failed requests counted; goal 0);
+//   publishes, for a site that rolls (onNewContent Rollout) and one whose sync sidecars swap the
+//   version in place (Sync), with a client reading a page and its hashed asset throughout (failed
+//   requests and mixed-version pages counted; goal 0), and a rollback (a pin to the version before)
+//   of each;
 // - a scale-up's new pod Ready (scheduled, image there, bundle fetched, nginx up), for the sample site
 //   and for a 20,000-page site (BENCH_NODE_PAGES), beside `static-export fetch` alone on the host;
 // - the operator pod's memory (the container's working set, from crictl) idle with 10 releases.
@@ -14,7 +17,7 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { NODE_IP, nodePaths, ON_REAL_NODE } from '../scripts/control-plane/node.ts';
 import { DEFAULT_DOCS_DIR } from '../src/simulator/index.ts';
-import { readContinuously } from '../test/support/real-node.ts';
+import { readPageAndAsset, type VersionedReads, writeMarker } from '../test/support/real-node.ts';
 import { ROOT } from './build.ts';
 import { type LocalStack, startLocalStack } from './local-stack.ts';
 
@@ -96,6 +99,131 @@ async function fetchOnHost(stack: LocalStack): Promise<number> {
 const servedPages = async (stack: LocalStack) =>
   stack.kubectl(['get', 'ser', 'docs', '-n', NS, '-o', 'jsonpath={.status.current.pageCount}']);
 
+interface Site {
+  name: string;
+  deployment: string;
+  /** The Service's address, `http://IP:PORT`. */
+  base: string;
+}
+
+/** A release of `domain` with spec.rollout.onNewContent `mode`, published, and the site chart serving it. */
+async function installSiteWith(
+  stack: LocalStack,
+  tag: string,
+  name: string,
+  domain: string,
+  mode: 'Rollout' | 'Sync',
+): Promise<Site> {
+  await stack.kubectl(
+    ['apply', '-f', '-'],
+    stringify({
+      apiVersion: 'staticexport.dev/v1alpha1',
+      kind: 'StaticExportRelease',
+      metadata: { name, namespace: NS },
+      spec: {
+        domain,
+        credentialsSecretRef: { name: 'admin-key' },
+        target: { valuesSecret: { name: `${name}-values` } },
+        rollout: { onNewContent: mode },
+      },
+    }),
+  );
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(250)) {
+    if (await stack.kubectl(['get', 'ser', name, '-n', NS, '-o', 'jsonpath={.status.current.version}']))
+      break;
+  }
+  await helm(stack, [
+    'install',
+    name,
+    join(ROOT, 'charts/static-export-site'),
+    '-n',
+    NS,
+    '--wait',
+    '--timeout',
+    '300s',
+    '-f',
+    values(stack, {
+      staticExport: { enabled: true, existingSecret: `${name}-values`, sync: { enabled: mode === 'Sync' } },
+      image: { tag },
+      nginx: { image: { tag: 'offline' } },
+      ...ON_REAL_NODE,
+    }),
+  ]);
+  const selector = `app.kubernetes.io/instance=${name}`;
+  const deployment = (await stack.kubectl(['get', 'deploy', '-n', NS, '-l', selector, '-o', 'name'])).trim();
+  await stack.kubectl(['rollout', 'status', deployment, '-n', NS, '--timeout=300s']);
+  const svc = JSON.parse(await stack.kubectl(['get', 'service', '-n', NS, '-l', selector, '-o', 'json'])) as {
+    items: { spec: { clusterIP: string; ports: { port: number }[] } }[];
+  };
+  const base = `http://${svc.items[0]?.spec.clusterIP}:${svc.items[0]?.spec.ports[0]?.port}`;
+  // A new Service answers once kube-proxy has programmed it.
+  await untilServed(base, 'marker v0');
+  return { name, deployment, base };
+}
+
+/** Milliseconds-precise time until `base`/marker says `text` (polled every 50 ms, 300 s at most). */
+async function untilServed(base: string, text: string): Promise<number> {
+  const t0 = performance.now();
+  for (const deadline = t0 + 300_000; performance.now() < deadline; await sleep(50)) {
+    const res = await fetch(`${base}/marker`).catch(() => undefined);
+    const body = (await res?.text()) ?? '';
+    if (res?.status === 200 && body.includes(text)) return performance.now();
+  }
+  throw new Error(`${base}/marker did not serve "${text}" within 300 s`);
+}
+
+/**
+ * `rounds` publishes of new docs to `site`, from marker version `first` on: seconds from the
+ * request to the new page served through the Service, with a reader of a page and its asset throughout.
+ */
+async function publishRounds(
+  stack: LocalStack,
+  site: Site,
+  docsDir: string,
+  first: number,
+  rounds: number,
+): Promise<{ samples: number[]; reads: VersionedReads }> {
+  const reader = readPageAndAsset(`${site.base}/marker`);
+  const samples: number[] = [];
+  let reads: VersionedReads;
+  try {
+    for (let n = first; n < first + rounds; n++) {
+      await stack.kubectl(['rollout', 'status', site.deployment, '-n', NS, '--timeout=300s']);
+      writeMarker(docsDir, n);
+      const t0 = performance.now();
+      await requestExport(stack, site.name, `bench-${n}`);
+      samples.push(((await untilServed(site.base, `marker v${n}`)) - t0) / 1000);
+    }
+    await stack.kubectl(['rollout', 'status', site.deployment, '-n', NS, '--timeout=300s']);
+  } finally {
+    reads = await reader.stop();
+  }
+  return { samples, reads };
+}
+
+/** Seconds from pinning the version before the served one to its page (marker `previous`) served; then unpinned. */
+async function rollback(stack: LocalStack, site: Site, previous: number): Promise<number> {
+  const status = JSON.parse(
+    await stack.kubectl(['get', 'ser', site.name, '-n', NS, '-o', 'jsonpath={.status}']),
+  ) as { current?: { version?: string }; history?: { version: string }[] };
+  // history is newest first; the version before is the first that is not served now.
+  const before = status.history?.find((h) => h.version !== status.current?.version)?.version;
+  if (!before) throw new Error(`${site.name} has no version before the served one`);
+  const t0 = performance.now();
+  await stack.kubectl([
+    ...['patch', 'ser', site.name, '-n', NS, '--type=merge'],
+    ...['-p', JSON.stringify({ spec: { pinnedVersion: before } })],
+  ]);
+  const seconds = ((await untilServed(site.base, `marker v${previous}`)) - t0) / 1000;
+  await stack.kubectl([
+    ...['patch', 'ser', site.name, '-n', NS, '--type=json'],
+    ...['-p', '[{"op":"remove","path":"/spec/pinnedVersion"}]'],
+  ]);
+  await untilServed(site.base, `marker v${previous + 1}`);
+  await stack.kubectl(['rollout', 'status', site.deployment, '-n', NS, '--timeout=300s']);
+  return seconds;
+}
+
 export async function run(): Promise<void> {
   const publishes = Number(process.env.BENCH_PUBLISHES ?? 10);
   const stack = await startLocalStack({
@@ -116,92 +244,43 @@ export async function run(): Promise<void> {
   });
   try {
     const tag = await stack.cp.pushProjectImage();
-    await stack.kubectl(
-      ['apply', '-f', '-'],
-      stringify({
-        apiVersion: 'staticexport.dev/v1alpha1',
-        kind: 'StaticExportRelease',
-        metadata: { name: 'docs', namespace: NS },
-        spec: {
-          domain: 'docs.example.com',
-          credentialsSecretRef: { name: 'admin-key' },
-          target: { valuesSecret: { name: 'docs-values' } },
-        },
-      }),
-    );
-    for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(250)) {
-      if (await stack.kubectl(['get', 'ser', 'docs', '-n', NS, '-o', 'jsonpath={.status.current.version}']))
-        break;
-    }
-    await helm(stack, [
-      'install',
-      'docs',
-      join(ROOT, 'charts/static-export-site'),
-      '-n',
-      NS,
-      '--wait',
-      '--timeout',
-      '300s',
-      '-f',
-      values(stack, {
-        staticExport: { enabled: true, existingSecret: 'docs-values' },
-        image: { tag },
-        nginx: { image: { tag: 'offline' } },
-        ...ON_REAL_NODE,
-      }),
-    ]);
-    const deployment = (
-      await stack.kubectl(['get', 'deploy', '-n', NS, '-l', 'app.kubernetes.io/instance=docs', '-o', 'name'])
-    ).trim();
-    await stack.kubectl(['rollout', 'status', deployment, '-n', NS, '--timeout=300s']);
-    const svc = JSON.parse(
-      await stack.kubectl([
-        'get',
-        'service',
-        '-n',
-        NS,
-        '-l',
-        'app.kubernetes.io/instance=docs',
-        '-o',
-        'json',
-      ]),
-    ) as { items: { spec: { clusterIP: string; ports: { port: number }[] } }[] };
-    const base = `http://${svc.items[0]?.spec.clusterIP}:${svc.items[0]?.spec.ports[0]?.port}`;
+    const docsDir = join(stack.dir, 'docs');
+    writeMarker(docsDir, 0);
+    const rolled = await installSiteWith(stack, tag, 'docs', 'docs.example.com', 'Rollout');
+    const synced = await installSiteWith(stack, tag, 'synced', 'synced.example.com', 'Sync');
+    const deployment = rolled.deployment;
 
-    // A client reading the site throughout the publishes, one request at a time, each on a new
-    // connection (see statusOf); why the failed ones failed is printed.
-    const client = readContinuously(`${base}/getting-started`);
-    let answers = { ok: 0, failed: [] as string[] };
-    const samples: number[] = [];
-    try {
-      for (let i = 1; i <= publishes; i++) {
-        await stack.kubectl(['rollout', 'status', deployment, '-n', NS, '--timeout=300s']);
-        writeFileSync(join(stack.dir, 'docs', `round-${i}.md`), `# Round ${i}\n\nContent of round ${i}.\n`);
-        const t0 = performance.now();
-        await requestExport(stack, 'docs', `bench-${i}`);
-        let t1: number | undefined;
-        for (
-          const deadline = t0 + 300_000;
-          t1 === undefined && performance.now() < deadline;
-          await sleep(50)
-        ) {
-          const res = await fetch(`${base}/round-${i}`).catch(() => undefined);
-          await res?.arrayBuffer();
-          if (res?.status === 200) t1 = performance.now();
-        }
-        if (t1 === undefined) throw new Error(`publish ${i}: the new page was not served within 300 s`);
-        samples.push((t1 - t0) / 1000);
-      }
-      await stack.kubectl(['rollout', 'status', deployment, '-n', NS, '--timeout=300s']);
-    } finally {
-      answers = await client.stop();
+    const rollout = await publishRounds(stack, rolled, docsDir, 1, publishes);
+    const sync = await publishRounds(stack, synced, docsDir, publishes + 1, publishes);
+    const p50 = (xs: number[]) =>
+      percentile(
+        [...xs].sort((x, y) => x - y),
+        50,
+      );
+    const p95 = (xs: number[]) =>
+      percentile(
+        [...xs].sort((x, y) => x - y),
+        95,
+      );
+    for (const [what, r] of [
+      ['Rollout', rollout],
+      ['Sync   ', sync],
+    ] as const) {
+      console.log(
+        `publish -> new page served, ${what}              p50 ${p50(r.samples).toFixed(2)} s, p95 ${p95(r.samples).toFixed(2)} s over ${publishes} publishes (export duration 0, 2 replicas)`,
+      );
+      console.log(
+        `  failed requests, mixed-version pages            ${r.reads.failed.length} failed, ${r.reads.mixed.length} mixed of ${r.reads.ok + r.reads.failed.length + r.reads.mixed.length} page loads   goal 0: ${r.reads.failed.length + r.reads.mixed.length === 0 ? 'ok' : `MISSED (${[...new Set([...r.reads.failed, ...r.reads.mixed])].slice(0, 5).join('; ')})`}`,
+      );
     }
-    const sorted = [...samples].sort((a, b) => a - b);
+    const speedup = p50(rollout.samples) / p50(sync.samples);
     console.log(
-      `publish -> new page served through the Service   p50 ${percentile(sorted, 50).toFixed(2)} s, p95 ${percentile(sorted, 95).toFixed(2)} s over ${publishes} publishes (export duration 0, 2 replicas)`,
+      `Sync against Rollout                              ${speedup.toFixed(1)}x faster at p50   goals: Sync p50 < 3 s ${p50(sync.samples) < 3 ? 'ok' : 'MISSED'}, >= 5x ${speedup >= 5 ? 'ok' : 'MISSED'}`,
     );
+    const rollbackRollout = await rollback(stack, rolled, publishes - 1);
+    const rollbackSync = await rollback(stack, synced, 2 * publishes - 1);
     console.log(
-      `failed requests during those rolls                ${answers.failed.length} of ${answers.ok + answers.failed.length}   goal 0: ${answers.failed.length === 0 ? 'ok' : `MISSED (${[...new Set(answers.failed)].join('; ')})`}`,
+      `rollback (pin to the version before) -> served    Sync ${rollbackSync.toFixed(2)} s (goal < 2 s: ${rollbackSync < 2 ? 'ok' : 'MISSED'}), Rollout ${rollbackRollout.toFixed(2)} s`,
     );
 
     const small = await podToReady(stack, deployment);

@@ -1,5 +1,5 @@
-// `npm run demo`: a local control plane, the admin API simulator and the operator; applies the
-// sample StaticExportRelease with its Secret and shows it become Ready with its version and
+// `npm run demo`: a local control plane, the admin API simulator (exporting the project's own docs/
+// folder) and the operator; applies the sample StaticExportRelease with its Secret and shows it become Ready with its version and
 // renewal time. Then serves the site: the site chart installed with Helm next to the release (the
 // operator rolls it), its pod on the real node where one can run here (through the chart's
 // Service), else run as local processes (the init container's command, real nginx with the chart's
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { DEFAULT_DOCS_DIR, startSimulator } from '../src/simulator/index.ts';
+import { startSimulator } from '../src/simulator/index.ts';
 import { ControlPlane, PROJECT_IMAGE } from './control-plane/control-plane.ts';
 import { NODE_IP, nodeUnavailable } from './control-plane/node.ts';
 import { type DemoCluster, type DemoSite, siteAsLocalProcesses, siteOnNode } from './demo-site.ts';
@@ -26,8 +26,9 @@ const say = (text: string) => console.log(`\n▸ ${text}`);
 const dir = mkdtempSync(join(tmpdir(), 'static-export-demo-'));
 // nginx's unprivileged workers serve the site from in here.
 chmodSync(dir, 0o755);
+// The site the demo serves is the project's documentation; a copy, since the demo adds a page to it.
 const docs = join(dir, 'docs');
-cpSync(DEFAULT_DOCS_DIR, docs, { recursive: true });
+cpSync(join(root, 'docs'), docs, { recursive: true });
 const noNode = process.argv.includes('--kwok') ? 'not asked for (--kwok)' : await nodeUnavailable();
 say('Starting a local Kubernetes control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)…');
 const cp = await ControlPlane.start(join(dir, 'cluster'));

@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<RegisterCommand>> = {
   export: async () => (await import('./commands/export.ts')).registerExport,
   agent: async () => (await import('./commands/agent.ts')).registerAgent,
   fetch: async () => (await import('./commands/fetch.ts')).registerFetch,
+  sync: async () => (await import('./commands/sync.ts')).registerSync,
   mirror: async () => (await import('./commands/mirror.ts')).registerMirror,
   simulate: async () => (await import('./commands/simulate.ts')).registerSimulate,
   operator: async () => (await import('./commands/operator.ts')).registerOperator,
@@ -48,8 +49,15 @@ function applyCommonSettings(command: Command, ctx: CliContext, json: boolean): 
   for (const sub of command.commands) applyCommonSettings(sub, ctx, json);
 }
 
+/**
+ * Set by the single-executable build (scripts/release/executable.ts), which carries no package.json;
+ * undeclared everywhere else.
+ */
+declare const STATIC_EXPORT_VERSION: string | undefined;
+
 /** The version in the nearest package.json above this module (src/cli/, dist/cli/ or a bench build). */
 function packageVersion(): string {
+  if (typeof STATIC_EXPORT_VERSION === 'string') return STATIC_EXPORT_VERSION;
   for (let dir = new URL('./', import.meta.url); ; dir = new URL('../', dir)) {
     try {
       return (JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { version: string }).version;
@@ -101,7 +109,8 @@ export async function run(argv: string[], ctx: CliContext = processContext()): P
   }
 }
 
-if (import.meta.main) {
+/** The process's CLI: the exit code of `run` over its arguments. */
+export function main(): Promise<void> {
   // A closed pipe (`static-export --help | head`) ends the command quietly, as for any Unix tool.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
@@ -109,5 +118,10 @@ if (import.meta.main) {
       process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
     });
   }
-  process.exitCode = await run(process.argv);
+  return run(process.argv).then((code) => {
+    process.exitCode = code;
+  });
 }
+
+// No top-level await: the single executable bundles this module as CommonJS.
+if (import.meta.main) void main();

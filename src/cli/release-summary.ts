@@ -20,8 +20,8 @@ export interface ReleaseSummary {
   lastPublished?: string;
   linkExpiresAt?: string;
   linkRenewalTime?: string;
-  /** Complete, RollingOut or Stalled, for the last roll of the serving workloads. */
-  rollout?: 'Complete' | 'RollingOut' | 'Stalled';
+  /** Complete, RollingOut (Syncing with onNewContent Sync) or Stalled, for the last roll or sync. */
+  rollout?: 'Complete' | 'RollingOut' | 'Syncing' | 'Stalled';
   suspended: boolean;
 }
 
@@ -32,7 +32,8 @@ function rolloutState(r: StaticExportRelease): ReleaseSummary['rollout'] {
   const rollout = r.status?.current?.rollout;
   if (!rollout) return undefined;
   if (rollout.stalled) return 'Stalled';
-  return rollout.completedAt ? 'Complete' : 'RollingOut';
+  if (rollout.completedAt) return 'Complete';
+  return rollout.via === 'Sync' ? 'Syncing' : 'RollingOut';
 }
 
 export function summarize(r: StaticExportRelease): ReleaseSummary {

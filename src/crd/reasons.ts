@@ -53,6 +53,7 @@ export const CONDITION_REASONS = [
   'Exporting',
   'Idle',
   'RollingOut',
+  'Syncing',
   // AgentJob
   'Creating',
   'Running',
@@ -74,6 +75,8 @@ export const EVENT_REASONS = [
   'TargetRepaired',
   'RollingOut',
   'RolledOut',
+  'Syncing',
+  'Synced',
   'TriggerAccepted',
   'Created',
   'Completed',

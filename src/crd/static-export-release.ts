@@ -277,6 +277,12 @@ const specObject = z
     suspend: z.boolean().default(false).describe('Stop all API calls and writes for this release.'),
     rollout: z
       .object({
+        onNewContent: z
+          .enum(['Rollout', 'Sync'])
+          .default('Rollout')
+          .describe(
+            "Rollout (the default): a new version rolls the workloads (pod template annotation staticexport.dev/version); every new pod downloads it before it serves. Sync: the values Secret is updated and the pod template left alone; the site chart's content sync sidecars (staticExport.sync.enabled) download the version beside the served one and swap to it, and status.current.rollout completes once every ready pod reports serving it (pod condition staticexport.dev/ContentServed). A pin to a version the pods still keep is a swap, not a download. spec.rollout.onLinkRenewal does not apply: the sidecars read the link from the Secret.",
+          ),
         onLinkRenewal: z
           .enum(['Rollout', 'None'])
           .default('None')
@@ -307,7 +313,7 @@ const specObject = z
             'A rollout not complete after this long is reported: Ready=False, reason RolloutStalled.',
           ),
       })
-      .default({ onLinkRenewal: 'None', timeout: '10m' })
+      .default({ onNewContent: 'Rollout', onLinkRenewal: 'None', timeout: '10m' })
       .describe(
         'How the workloads that serve this release are rolled when a new version is published (pod template annotation staticexport.dev/version) or the link renewed.',
       ),
@@ -392,12 +398,22 @@ export const exportStatusSchema = z.object({
 
 export const rolloutStatusSchema = z
   .object({
-    version: z.string().describe('The staticexport.dev/version annotation rolled out.'),
+    version: z
+      .string()
+      .describe('The version rolled out (the staticexport.dev/version annotation) or synced.'),
+    via: z
+      .literal('Sync')
+      .optional()
+      .describe(
+        'Sync when the version reached the pods through their content sync sidecars (spec.rollout.onNewContent Sync); absent when the workloads rolled.',
+      ),
     renewedAt: timestamp().optional().describe('The staticexport.dev/renewed-at annotation rolled out.'),
-    startedAt: timestamp().describe('When the workloads were rolled.'),
+    startedAt: timestamp().describe('When the workloads were rolled (or, with Sync, the version published).'),
     completedAt: timestamp()
       .optional()
-      .describe('When every workload had all its replicas updated and available.'),
+      .describe(
+        'When every workload had all its replicas updated and available (with Sync: every ready pod served the version).',
+      ),
     stalled: z
       .string()
       .optional()

@@ -1,5 +1,6 @@
 // The embedded admin API. The `static-export simulate` command maps its flags onto
-// SimulatorOptions: --port -> port, --host -> host, --key -> adminKey, --docs -> docsDir,
+// SimulatorOptions: --port -> port, --host -> host, --key/--key-file -> adminKey, --public-url ->
+// publicBaseUrl, --docs -> docsDir,
 // --export-duration -> exportDurationMs, --export-progress -> exportProgress, --link-ttl -> linkTtlSeconds,
 // --link-style -> linkStyle, --fault (repeatable,
 // parsed with parseFault) -> faults; --json only changes how baseUrl and adminKey are printed.
@@ -23,4 +24,4 @@ export {
   type SimulatorOptions,
   startSimulator,
 } from './server.ts';
-export { DEFAULT_DOCS_DIR, listDocs, type RenderedBundle, renderBundle } from './site.ts';
+export { DEFAULT_DOCS_DIR, listDocs, pageUrlPath, type RenderedBundle, renderBundle } from './site.ts';

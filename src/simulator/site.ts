@@ -59,6 +59,8 @@ body { margin: 0; display: flex; font: 16px/1.6 system-ui, sans-serif; }
 main { flex: 1; max-width: 48rem; padding: 1rem 2rem; }
 pre { padding: 1rem; overflow-x: auto; background: #8881; border-radius: 6px; }
 blockquote { margin: 0; padding-left: 1rem; border-left: 3px solid var(--accent); }
+table { border-collapse: collapse; display: block; overflow-x: auto; }
+th, td { padding: 0.3rem 0.6rem; border: 1px solid #8884; vertical-align: top; }
 `;
 
 const SITE_JS = `// Marks the current page in the navigation; works with and without .html in the URL.
@@ -220,7 +222,9 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
   // listing all 20,000 would make a bundle of gigabytes).
   const link = (p: Page) => `<li><a href="${escapeHtml(p.urlPath)}">${escapeHtml(p.title)}</a></li>`;
   const links = pages.map(link).join('\n');
-  const nav = pages.length <= NAV_PAGES ? links : pages.slice(0, NAV_PAGES).map(link).join('\n');
+  // The home page heads the navigation, wherever its file sorts.
+  const navPages = [...pages].sort((a, b) => Number(b.urlPath === '/') - Number(a.urlPath === '/'));
+  const nav = navPages.slice(0, NAV_PAGES).map(link).join('\n');
   for (const page of pages) inHand(page.output, layout(page, nav, options.domain));
   if (!files.has('index.html')) {
     const index: Page = {

@@ -5,6 +5,7 @@
 import { parse } from 'yaml';
 import type { StaticExportRelease } from '../crd/index.ts';
 import type { KubeClient } from '../runtime/kube-client.ts';
+import { CHART_KEYS } from './chart-keys.ts';
 import {
   getOwnable,
   isOwnedBy,
@@ -16,17 +17,9 @@ import {
 import type { Target, TargetContext } from './target.ts';
 import { renderValuesYaml, type StaticExportValues } from './values.ts';
 
+export { CHART_KEYS } from './chart-keys.ts';
 export { MANAGED_BY, TargetError } from './owned.ts';
 export const VERSION_ANNOTATION = 'staticexport.dev/version';
-/**
- * The keys the site chart reads in existing-Secret mode (`staticExport.existingSecretKeys`), next to
- * the values document: `helm install --set staticExport.existingSecret=<name>` works as it is.
- */
-export const CHART_KEYS = {
-  bundleUrl: 'bundleUrl',
-  version: 'version',
-  ociReference: 'ociReference',
-} as const;
 
 export interface ValuesSecretTarget {
   name: string;

@@ -5,6 +5,7 @@
 // The operator needs get, list, watch and patch on deployments and statefulsets (apps) for this.
 import { isNotFound, KubeApiError, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import { TargetError } from './owned.ts';
+import { type PodContent, readyPodContent } from './pod-content.ts';
 
 /** Set by the site chart on its Deployment: the Secret the pods read the link and version from. */
 export const VALUES_SECRET_LABEL = 'staticexport.dev/values-secret';
@@ -29,6 +30,8 @@ export interface Workload extends WorkloadRef {
   /** Its pod template's annotations. */
   annotations: Record<string, string>;
   progress: RolloutProgress;
+  /** Its ready pods and what each serves (read only when asked: spec.rollout.onNewContent Sync). */
+  pods?: PodContent[];
 }
 
 interface Condition {
@@ -44,6 +47,7 @@ export interface WorkloadObject {
   metadata: { name: string; generation?: number };
   spec?: {
     replicas?: number;
+    selector?: { matchLabels?: Record<string, string> };
     template?: { metadata?: { annotations?: Record<string, string> } };
     updateStrategy?: { type?: string; rollingUpdate?: { partition?: number } };
   };
@@ -132,20 +136,26 @@ function toWorkload(kind: WorkloadKind, w: WorkloadObject): Workload {
  */
 export type LabelledWorkloads = (kind: WorkloadKind, namespace: string, valuesSecret: string) => boolean;
 
+export interface FindOptions {
+  signal?: AbortSignal;
+  /** Kinds the operator's cache holds none of are not listed. */
+  labelled?: LabelledWorkloads;
+  /** Also read each workload's ready pods and the version each serves. */
+  pods?: boolean;
+}
+
 /**
  * The workloads serving a release in `namespace`: those labelled with `valuesSecret` (when the
- * release writes one) and `refs`. A ref that does not exist is returned in `missing`. With
- * `labelled`, kinds the operator's cache holds none of are not listed.
+ * release writes one) and `refs`. A ref that does not exist is returned in `missing`.
  */
 export async function findWorkloads(
   kube: KubeClient,
   namespace: string,
   valuesSecret: string | undefined,
   refs: readonly WorkloadRef[],
-  signal?: AbortSignal,
-  labelled?: LabelledWorkloads,
+  { signal, labelled, pods }: FindOptions = {},
 ): Promise<{ workloads: Workload[]; missing: WorkloadRef[] }> {
-  const found = new Map<string, Workload>();
+  const found = new Map<string, { kind: WorkloadKind; object: WorkloadObject }>();
   const key = (r: WorkloadRef) => `${r.kind}/${r.name}`;
   if (valuesSecret) {
     const kinds = labelled
@@ -161,29 +171,37 @@ export async function findWorkloads(
             signal,
           ),
         );
-        return list.items.map((w) => toWorkload(kind, w));
+        return list.items.map((object) => ({ kind, object }));
       }),
     );
-    for (const w of lists.flat()) found.set(key(w), w);
+    for (const w of lists.flat()) found.set(key({ kind: w.kind, name: w.object.metadata.name }), w);
   }
   const missing: WorkloadRef[] = [];
   for (const ref of refs) {
     if (found.has(key(ref))) continue;
     try {
-      const w = await permitted(`Reading ${ref.kind}/${ref.name}`, () =>
+      const object = await permitted(`Reading ${ref.kind}/${ref.name}`, () =>
         kube.request<WorkloadObject>(
           'GET',
           resourcePath('apps/v1', PLURAL[ref.kind], namespace, ref.name),
           signal ? { signal } : {},
         ),
       );
-      found.set(key(ref), toWorkload(ref.kind, w));
+      found.set(key(ref), { kind: ref.kind, object });
     } catch (e) {
       if (!isNotFound(e)) throw e;
       missing.push({ kind: ref.kind, name: ref.name });
     }
   }
-  return { workloads: [...found.values()], missing };
+  const workloads = await Promise.all(
+    [...found.values()].map(async ({ kind, object }) => {
+      const w = toWorkload(kind, object);
+      const matchLabels = object.spec?.selector?.matchLabels;
+      if (!pods || !matchLabels) return w;
+      return { ...w, pods: await readyPodContent(kube, namespace, matchLabels, signal) };
+    }),
+  );
+  return { workloads, missing };
 }
 
 /**

@@ -1,6 +1,8 @@
 // `npm run demo` is the README's main command: it must reach Ready, serve the site, show it change
 // after new docs and a trigger, and clean up after itself; on the real node where one can run here
 // (the site through its Service), and with kwok's fake pods (the pod run as local processes).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nodeUnavailable } from '../../scripts/control-plane/node.ts';
 import { ROOT, run } from '../support/kube.ts';
@@ -38,7 +40,9 @@ describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('npm run demo', () =>
       if (onNode)
         expect(r.stdout).toMatch(/docs-static-export-site-\S+\s+1\/1\s+Running\s.*static-export-node/);
       else expect(r.stdout).toContain('No real node: not asked for (--kwok)');
-      expect(r.stdout).toMatch(/GET \/\s+200\s+Acme Docs/);
+      // The home page is the project's docs/index.md.
+      const home = /^# (.+)$/m.exec(readFileSync(join(ROOT, 'docs', 'index.md'), 'utf8'))?.[1];
+      expect(/GET \/\s+200\s+(.*)/.exec(r.stdout)?.[1]).toBe(home);
       const pages = [...r.stdout.matchAll(/GET \/whats-new\s+(\d+)\s*(.*)/g)].map((m) =>
         `${m[1]} ${m[2]}`.trim(),
       );

@@ -1,12 +1,12 @@
 // The operator chart's RBAC, measured: the operator runs with a token of the ServiceAccount the
 // chart installed (ClusterRole, or Roles in the watched namespace) through a publish with re-rolls,
-// link renewals, the Flux and Argo CD targets and an agent job. The API server's audit log says
+// a sync, link renewals, the Flux and Argo CD targets and an agent job. The API server's audit log says
 // what it asked for: nothing may be refused, and the chart may grant nothing the run did not use.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { auditLogPath } from '../../scripts/control-plane/control-plane.ts';
 import type { StaticExportRelease } from '../../src/crd/index.ts';
 import {
@@ -19,7 +19,15 @@ import {
   ROOT,
 } from '../support/chart.ts';
 import { applyObjects, example, installGitopsCrd, type KubeDoc } from '../support/gitops.ts';
-import { createNamespace, eventually, installCrds, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
+import {
+  createNamespace,
+  eventually,
+  installCrds,
+  kubeconfig,
+  kubectl,
+  kubectlOk,
+  tokenKubeconfig,
+} from '../support/kube.ts';
 import { type Harness, startHarness } from '../support/operator.ts';
 import { applyAgentJob, applyRelease, applySecret, getAgentJob, getRelease } from '../support/resources.ts';
 import { runCli } from '../support/run-cli.ts';
@@ -64,27 +72,6 @@ function auditOf(username: string): AuditEvent[] {
 }
 
 /** A kubeconfig for the same API server that authenticates with `token` only. */
-function tokenKubeconfig(token: string): string {
-  const admin = parse(readFileSync(kubeconfig(), 'utf8')) as {
-    clusters: { name: string; cluster: Record<string, unknown> }[];
-  };
-  const cluster = admin.clusters[0];
-  const file = join(tempDir('operator-sa-'), 'kubeconfig');
-  writeFileSync(
-    file,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [cluster],
-      users: [{ name: 'operator', user: { token } }],
-      contexts: [{ name: 'operator', context: { cluster: cluster?.name, user: 'operator' } }],
-      'current-context': 'operator',
-    }),
-    { mode: 0o600 },
-  );
-  return file;
-}
-
 function workload(kind: 'Deployment' | 'StatefulSet', namespace: string, name: string, labels = {}) {
   const selector = { 'app.kubernetes.io/name': name };
   return stringify({
@@ -282,6 +269,17 @@ describe.runIf(controlPlaneDir).each([
     await eventually('TargetMisconfigured event', async () => (await seriesCount()) >= 1);
     await kubectlOk(['label', 'ser', 'lost', '-n', siteNs, 'again=1']);
     await eventually('the Event repeated', async () => (await seriesCount()) >= 2);
+
+    // spec.rollout.onNewContent Sync: nothing rolls, the workload's pods are listed to read what
+    // each serves.
+    await kubectlOk(
+      ['apply', '-f', '-'],
+      workload('Deployment', siteNs, 'synced', { 'staticexport.dev/values-secret': 'synced-values' }),
+    );
+    await applyRelease(siteNs, 'synced', { rollout: { onNewContent: 'Sync' } });
+    await eventually("the synced workload's pods listed", async () =>
+      auditOf(username()).some((e) => e.objectRef?.resource === 'pods' && e.verb === 'list'),
+    );
 
     await applyAgentJob(siteNs, 'edit', 'proj-a', 'Fix the typo on the home page');
     const job = await eventually('agent job completed', async () => {

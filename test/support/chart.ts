@@ -38,6 +38,7 @@ const run = promisify(execFile);
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CHART_DIR = join(ROOT, 'charts/static-export-site');
 export const OPERATOR_CHART_DIR = join(ROOT, 'charts/static-export-operator');
+export const SIMULATOR_CHART_DIR = join(ROOT, 'charts/static-export-simulator');
 export const HELMS = {
   helm4: join(ROOT, '.tools/bin/helm'),
   helm3: join(ROOT, '.tools/helm3/helm'),

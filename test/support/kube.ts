@@ -1,9 +1,12 @@
 // Test helpers that drive the cluster the way a user does: the real kubectl binary.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { tempDir } from './temp.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const KUBECTL = join(ROOT, '.tools', 'bin', 'kubectl');
@@ -40,6 +43,28 @@ export async function run(
 
 export function kubeconfig(): string {
   return inject('kubeconfig');
+}
+
+/** A kubeconfig for the test cluster that authenticates with `token` (a service account's, from `kubectl create token`). */
+export function tokenKubeconfig(token: string): string {
+  const admin = parse(readFileSync(kubeconfig(), 'utf8')) as {
+    clusters: { name: string; cluster: Record<string, unknown> }[];
+  };
+  const cluster = admin.clusters[0];
+  const file = join(tempDir('sa-kubeconfig-'), 'kubeconfig');
+  writeFileSync(
+    file,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [cluster],
+      users: [{ name: 'service-account', user: { token } }],
+      contexts: [{ name: 'service-account', context: { cluster: cluster?.name, user: 'service-account' } }],
+      'current-context': 'service-account',
+    }),
+    { mode: 0o600 },
+  );
+  return file;
 }
 
 /** kubectl against the test cluster; resolves even on failure so tests can assert on stderr. */

@@ -1,9 +1,13 @@
 // The real node (scripts/control-plane/node.ts) for tests whose pods must really run: started on the
 // suite's control plane by the first test file that needs it and shared by the next ones; the global
 // teardown stops it with the control plane.
+import { createHash } from 'node:crypto';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
+import { join } from 'node:path';
 import { inject } from 'vitest';
 import { ControlPlane } from '../../scripts/control-plane/control-plane.ts';
+import { nodeUnavailable } from '../../scripts/control-plane/node.ts';
 
 /** The first start on a fresh machine builds the kubelet (about 5 minutes on two cores). */
 export const REAL_NODE_START_TIMEOUT_MS = 20 * 60_000;
@@ -17,6 +21,18 @@ export async function realNode(): Promise<ControlPlane> {
   const cp = ControlPlane.attach(dir);
   if (!cp.hasNode) await cp.startNode();
   return cp;
+}
+
+/**
+ * Why the real node cannot run for this suite (a reason for `skip`), or undefined when it runs
+ * already or can be started.
+ */
+export async function realNodeUnavailable(): Promise<string | undefined> {
+  const dir = inject('controlPlaneDir');
+  if (!dir) return 'the real node joins the suite’s own control plane (unset STATIC_EXPORT_TEST_KUBECONFIG)';
+  // Once the suite's node runs, nodeUnavailable() sees its bridge as another node's.
+  if (ControlPlane.attach(dir).hasNode) return undefined;
+  return nodeUnavailable();
 }
 
 /** The status of a GET on a connection of its own, or why there was none. */
@@ -51,4 +67,65 @@ export function readContinuously(url: string): { stop: () => Promise<{ ok: numbe
       return answers;
     },
   };
+}
+
+/** What a reader of a page and its asset saw: answers, failures, and pages whose asset was of another version. */
+export interface VersionedReads {
+  ok: number;
+  failed: string[];
+  mixed: string[];
+  versions: string[];
+}
+
+/**
+ * Reads `pageUrl` and then the asset it links continuously until stopped, as a browser loads a
+ * page: the page says `marker <version>` and links `marker.<8 hex>.txt`, whose text is the version.
+ * A page whose asset is missing or of another version is mixed.
+ */
+export function readPageAndAsset(pageUrl: string): { stop: () => Promise<VersionedReads> } {
+  const reads: VersionedReads = { ok: 0, failed: [], mixed: [], versions: [] };
+  let reading = true;
+  const client = (async () => {
+    while (reading) {
+      try {
+        const page = await fetch(pageUrl);
+        const html = await page.text();
+        const version = html.match(/marker (v\d+)/)?.[1];
+        const asset = html.match(/marker\.[0-9a-f]{8}\.txt/)?.[0];
+        if (page.status !== 200 || !version || !asset) {
+          reads.failed.push(`page ${page.status}`);
+        } else {
+          const res = await fetch(new URL(asset, pageUrl));
+          const text = (await res.text()).trim();
+          if (res.status !== 200 || text !== version)
+            reads.mixed.push(`${version} page, ${asset} ${res.status} ${text}`);
+          else reads.ok++;
+          if (!reads.versions.includes(version)) reads.versions.push(version);
+        }
+      } catch (e) {
+        reads.failed.push((e as Error).message);
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  return {
+    stop: async () => {
+      reading = false;
+      await client;
+      return reads;
+    },
+  };
+}
+
+/**
+ * Makes the docs version `n` recognisable: page `marker` says `marker v<n>` and links an asset named
+ * with a content hash, as static site generators name theirs (the previous one is removed).
+ */
+export function writeMarker(docsDir: string, n: number): string {
+  const version = `v${n}`;
+  for (const f of readdirSync(docsDir)) if (/^marker\.[0-9a-f]{8}\.txt$/.test(f)) rmSync(join(docsDir, f));
+  const asset = `marker.${createHash('sha256').update(version).digest('hex').slice(0, 8)}.txt`;
+  writeFileSync(join(docsDir, asset), `${version}\n`);
+  writeFileSync(join(docsDir, 'marker.md'), `# Marker\n\nmarker ${version} [its asset](${asset})\n`);
+  return version;
 }

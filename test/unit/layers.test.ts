@@ -18,6 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['oci'],
   ['targets', 'trigger'],
   ['controllers'],
+  ['sync'],
   ['cli'],
 ];
 

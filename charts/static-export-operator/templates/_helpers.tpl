@@ -80,6 +80,11 @@ which code path needs each rule; the chart's RBAC test measures it on a real API
 - apiGroups: [apps]
   resources: [deployments, statefulsets]
   verbs: [get, list, watch, patch]
+# spec.rollout.onNewContent Sync: the pods of those workloads, listed while a new version syncs to
+# read what each serves (the content sync sidecar's staticexport.dev/ContentServed condition).
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [list]
 # spec.target.fluxHelmRelease: the version ConfigMap (created, then server-side applied) and the
 # HelmRelease, read and given the reconcile.fluxcd.io/requestedAt annotation (never its spec).
 - apiGroups: [""]

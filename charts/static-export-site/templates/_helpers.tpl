@@ -41,8 +41,18 @@ bundleUrl
 {{- end -}}
 {{- end -}}
 
+{{/* What nginx serves: the fetched tree, or with the sync sidecar the symlink it swaps atomically. */}}
 {{- define "site.siteDir" -}}
+{{- if .Values.staticExport.sync.enabled -}}
+{{- printf "%s/current" (.Values.siteMountPath | trimSuffix "/") -}}
+{{- else -}}
 {{- printf "%s/site" (.Values.siteMountPath | trimSuffix "/") -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The content sync sidecar's ServiceAccount: it reads the one values Secret through the API. */}}
+{{- define "site.syncServiceAccount" -}}
+{{- printf "%s-sync" (include "site.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{/* Where the nginx config (the ConfigMap) is mounted; its includes are relative to it. */}}
@@ -87,4 +97,90 @@ site itself. connect-src decides what the browser may reach outside it:
 {{- end -}}
 {{- end -}}
 default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src {{ $img | uniq | join " " }}; font-src 'self' data:; connect-src {{ $connect | uniq | join " " }}; frame-src 'self'; frame-ancestors 'self'; base-uri 'self'; form-action 'self'; object-src 'none'
+{{- end -}}
+
+{{/* The content checks `fetch` and `sync` share: registry login, signature, CA, retries, site check, deadline. */}}
+{{- define "site.fetchChecks" -}}
+{{- $oci := .Values.staticExport.oci -}}
+{{- $fetch := .Values.staticExport.fetch -}}
+{{- if $oci.credentialsSecret }}
+- --authfile
+- /var/run/static-export/registry/config.json
+{{- end }}
+{{- if $oci.publicKeySecret }}
+- --verify-key
+- /var/run/static-export/verify/{{ $oci.publicKeySecretKey }}
+{{- end }}
+{{- if $oci.caSecret }}
+- --ca-file
+- /var/run/static-export/registry-ca/{{ $oci.caSecretKey }}
+{{- end }}
+- --retries
+- {{ $fetch.retries | quote }}
+- --min-pages
+- {{ $fetch.minPages | quote }}
+- --timeout
+- {{ printf "%ds" ($fetch.timeoutSeconds | int64) | quote }}
+{{- end -}}
+
+{{/* `static-export sync`: the versions under the site volume, the Secret it follows, then the checks. */}}
+{{- define "site.syncArgs" -}}
+{{- $se := .Values.staticExport -}}
+- --root
+- {{ .Values.siteMountPath | trimSuffix "/" }}
+- --secret
+- {{ include "site.secretName" . }}
+- --bundle-url-key
+- {{ include "site.secretKey" . }}
+{{- if $se.existingSecret }}
+- --version-key
+- {{ $se.existingSecretKeys.version }}
+- --oci-reference-key
+- {{ $se.existingSecretKeys.ociReference }}
+{{- end }}
+- --keep
+- {{ $se.sync.keep | quote }}
+{{ include "site.fetchChecks" . | trim }}
+{{- end -}}
+
+{{/* Who the sync container is: it reports the version it serves in its own pod's status. */}}
+{{- define "site.syncEnv" -}}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+{{- end -}}
+
+{{/* What the containers that download mount: the site volume, /tmp, the registry's files and, for sync, the API token. */}}
+{{- define "site.fetchMounts" -}}
+{{- $oci := .Values.staticExport.oci -}}
+- name: site
+  mountPath: {{ .Values.siteMountPath }}
+- name: tmp
+  mountPath: /tmp
+{{- if $oci.credentialsSecret }}
+- name: registry-login
+  mountPath: /var/run/static-export/registry
+  readOnly: true
+{{- end }}
+{{- if $oci.publicKeySecret }}
+- name: verify-key
+  mountPath: /var/run/static-export/verify
+  readOnly: true
+{{- end }}
+{{- if $oci.caSecret }}
+- name: registry-ca
+  mountPath: /var/run/static-export/registry-ca
+  readOnly: true
+{{- end }}
+{{- if .Values.staticExport.sync.enabled }}
+# Only the sync containers get a token (the pod mounts none): nginx never reaches the API.
+- name: kube-api-access
+  mountPath: /var/run/secrets/kubernetes.io/serviceaccount
+  readOnly: true
+{{- end }}
 {{- end -}}

@@ -1,16 +1,20 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { AdminKeyError } from '../../api/errors.ts';
 import { validateAdminKey } from '../../api/keys.ts';
 import { parseFault } from '../../simulator/faults.ts';
 import { EXPORT_PROGRESS_MODELS, type ExportProgressModel } from '../../simulator/progress.ts';
 import { LINK_STYLES, type LinkStyle } from '../../simulator/signing.ts';
 import { type CliContext, untilStopSignal } from '../context.ts';
-import { EXIT_CODES_HELP } from '../exit-codes.ts';
+import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
+import { readFlagFile } from '../flag-file.ts';
 import { cliLogger, durationOption, integer } from '../options.ts';
 
 interface SimulateFlags {
   port: number;
   host: string;
   key?: string;
+  keyFile?: string;
+  publicUrl?: string;
   docs?: string;
   exportDuration?: number;
   exportProgress?: ExportProgressModel;
@@ -31,14 +35,48 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/** --public-url: an origin only, since bundle links are absolute paths on it. */
+function publicOrigin(value: string): string {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.pathname !== '/' || url.search || url.hash) {
+    throw new InvalidArgumentError(
+      'expected an http(s) origin without a path, such as http://static-export-simulator.docs.svc.',
+    );
+  }
+  return url.origin;
+}
+
+/** `key` if it is an admin key; else the reason, naming where it came from. */
+function checkedKey(key: string, from: string): string {
+  try {
+    return validateAdminKey(key);
+  } catch (error) {
+    if (error instanceof AdminKeyError) throw new AdminKeyError(`${from}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The key from --key or --key-file (a Secret mounted as a file, so it never shows in a process list). */
+async function adminKeyOf(flags: SimulateFlags): Promise<string | undefined> {
+  if (flags.key !== undefined && flags.keyFile !== undefined) {
+    throw usageError('--key and --key-file both name the admin key: give one of them.');
+  }
+  if (flags.keyFile === undefined)
+    return flags.key === undefined ? undefined : checkedKey(flags.key, '--key');
+  const text = (await readFlagFile('--key-file', flags.keyFile)).toString('utf8');
+  return checkedKey(text.replace(/\r?\n$/, ''), `--key-file ${flags.keyFile}`);
+}
+
 async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void> {
   const { startSimulator } = await import('../../simulator/index.ts');
+  const adminKey = await adminKeyOf(flags);
   const sim = await startSimulator({
     port: flags.port,
     host: flags.host,
     faults: flags.fault,
     logger: cliLogger(ctx),
-    ...(flags.key === undefined ? {} : { adminKey: validateAdminKey(flags.key) }),
+    ...(adminKey === undefined ? {} : { adminKey }),
+    ...(flags.publicUrl === undefined ? {} : { publicBaseUrl: flags.publicUrl }),
     ...(flags.docs === undefined ? {} : { docsDir: flags.docs }),
     ...(flags.exportDuration === undefined ? {} : { exportDurationMs: flags.exportDuration }),
     ...(flags.exportProgress === undefined ? {} : { exportProgress: flags.exportProgress }),
@@ -46,17 +84,20 @@ async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void>
     ...(flags.linkStyle === undefined ? {} : { linkStyle: flags.linkStyle }),
     requestsPerMinute: flags.requestsPerMinute,
   });
-  // Printing the key is the point of this command: it is the simulator's own, not a vendor key.
+  // Printing the key is the point of this command: it is the simulator's own, not a vendor key. A
+  // key read from a file stays there (in a cluster the output is the pod's log).
+  const shownKey = flags.keyFile === undefined ? sim.adminKey : undefined;
   if (flags.json) {
-    ctx.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, adminKey: sim.adminKey })}\n`);
+    ctx.stdout.write(`${JSON.stringify({ baseUrl: sim.baseUrl, adminKey: shownKey })}\n`);
   } else {
     ctx.stdout.write(
       [
         `Admin API simulator listening on ${sim.baseUrl}`,
-        `Admin key: ${sim.adminKey}`,
+        ...(flags.publicUrl === undefined ? [] : [`Bundle links point at ${flags.publicUrl}`]),
+        shownKey === undefined ? `Admin key: the one in ${flags.keyFile}` : `Admin key: ${shownKey}`,
         '',
         'Try:',
-        `  export STATIC_EXPORT_API_URL=${sim.baseUrl} STATIC_EXPORT_API_KEY=${sim.adminKey}`,
+        `  export STATIC_EXPORT_API_URL=${sim.baseUrl} STATIC_EXPORT_API_KEY=${shownKey ?? `$(cat ${flags.keyFile})`}`,
         '  static-export export --domain docs.example.com --out ./site --values-out values.yaml',
         '',
         'Stop with Ctrl-C.',
@@ -83,6 +124,12 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
     .option('--port <port>', 'port to listen on (0 picks a free one)', integer(0), 0)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--key <key>', 'admin key to accept (mint_...); generated when absent')
+    .option('--key-file <file>', 'file holding the admin key to accept (not printed), e.g. a mounted Secret')
+    .option(
+      '--public-url <url>',
+      'origin bundle links name, when clients reach the simulator at another address (e.g. its Service: http://static-export-simulator.docs.svc)',
+      publicOrigin,
+    )
     .option('--docs <dir>', 'Markdown docs folder to export (default: the bundled sample docs)')
     .addOption(
       durationOption(ctx, '--export-duration <duration>', 'time an export job takes', {
@@ -123,7 +170,7 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
       collect,
       [],
     )
-    .option('--json', 'print {"baseUrl","adminKey"} as one JSON line')
+    .option('--json', 'print {"baseUrl","adminKey"} as one JSON line (no adminKey with --key-file)')
     .addHelpText('after', EXIT_CODES_HELP)
     .action((flags: SimulateFlags) => runSimulate(flags, ctx));
 }

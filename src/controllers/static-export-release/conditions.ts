@@ -122,7 +122,9 @@ function reconcilingOf(s: Status): Progress<ConditionReason> | undefined {
   const r = s.current?.rollout;
   if (r && !r.completedAt && !r.stalled) {
     const names = r.workloads.map((w) => `${w.kind}/${w.name}`).join(', ');
-    return { reason: 'RollingOut', message: `Rolling out ${r.version} to ${names}` };
+    return r.via === 'Sync'
+      ? { reason: 'Syncing', message: `Syncing ${r.version} to the pods of ${names}` }
+      : { reason: 'RollingOut', message: `Rolling out ${r.version} to ${names}` };
   }
   return undefined;
 }

@@ -176,5 +176,7 @@ export function afterRoll(
 
 /** Ready while the rollout is stalled (it wins over Published: the new version is not served). */
 export function rolloutStalledMessage(rec: RolloutRecord): string {
-  return `Published ${rec.version}, but its rollout does not complete: ${rec.stalled}. The previous pods keep serving; see kubectl rollout status`;
+  return rec.via === 'Sync'
+    ? `Published ${rec.version}, but not every pod serves it: ${rec.stalled}. Each pod keeps serving what it served; see the pod's sync container log`
+    : `Published ${rec.version}, but its rollout does not complete: ${rec.stalled}. The previous pods keep serving; see kubectl rollout status`;
 }

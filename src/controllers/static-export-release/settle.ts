@@ -5,12 +5,16 @@ import { withFailure, withHealthy } from './conditions.ts';
 import type { Decision, Observed, Status } from './model.ts';
 import { rolloutStep } from './rollout.ts';
 import { clampDelay } from './schedule.ts';
+import { syncStep } from './sync.ts';
 
 /** `nextWorkMs`: until the next work due on its own (link renewal, the next interval or tag check). */
 export function settle(o: Observed, status: Status, nextWorkMs: number | undefined): Decision {
   const { release, now } = o;
   let steady = status;
-  const step = rolloutStep(release, o.workloads, now);
+  const step =
+    release.spec.rollout.onNewContent === 'Sync'
+      ? syncStep(release, o.workloads, now)
+      : rolloutStep(release, o.workloads, now);
   if (step?.kind === 'roll') return { action: step, status: steady, events: [] };
   if (step && steady.current) steady = { ...steady, current: { ...steady.current, rollout: step.rollout } };
   const missing = o.missingWorkloads ?? [];

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CHART_DIR, OPERATOR_CHART_DIR } from '../../support/chart.ts';
+import { CHART_DIR, OPERATOR_CHART_DIR, SIMULATOR_CHART_DIR } from '../../support/chart.ts';
 
 interface SchemaNode {
   $ref?: string;
@@ -56,7 +56,7 @@ function leaves(schema: SchemaNode): (values: Record<string, unknown>) => Map<st
   return (values) => walk(schema, values, '', new Map());
 }
 
-describe.each([CHART_DIR, OPERATOR_CHART_DIR])('chart README of %s', (chart) => {
+describe.each([CHART_DIR, OPERATOR_CHART_DIR, SIMULATOR_CHART_DIR])('chart README of %s', (chart) => {
   it('documents every value of values.yaml with its default, and nothing else', async () => {
     const { schema, values, readme } = await load(chart);
     const expected = leaves(schema)(values);

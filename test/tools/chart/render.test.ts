@@ -59,6 +59,9 @@ const MATRIX: Record<string, object> = {
   'existing Secret (the operator writes it)': {
     staticExport: { enabled: true, existingSecret: 'docs-site-values' },
   },
+  'existing Secret, content sync sidecar': {
+    staticExport: { enabled: true, existingSecret: 'docs-site-values', sync: { enabled: true } },
+  },
   disabled: {},
 };
 
@@ -364,6 +367,126 @@ describe('inside the gap: a site image', () => {
       const result = await helmTemplate('helm4', values);
       expect(result.code).not.toBe(0);
       expect(result.stderr).toMatch(/staticExport/);
+    }
+  });
+});
+
+describe('publish without restarts: the content sync sidecar', () => {
+  const SYNC = { staticExport: { enabled: true, existingSecret: 'docs-values', sync: { enabled: true } } };
+  const SYNC_ARGS = [
+    '--root',
+    '/srv/www',
+    '--secret',
+    'docs-values',
+    '--bundle-url-key',
+    'bundleUrl',
+    '--version-key',
+    'version',
+    '--oci-reference-key',
+    'ociReference',
+    '--keep',
+    '3',
+    '--retries',
+    '5',
+    '--min-pages',
+    '1',
+    '--timeout',
+    '900s',
+  ];
+
+  it('fills the first version in the init container and keeps syncing beside nginx, which serves the symlink', async () => {
+    const objects = await render(SYNC);
+    const pod = podSpec(objects);
+    expect(pod.initContainers[0].command).toEqual(['static-export', 'sync', '--once', ...SYNC_ARGS]);
+    const [nginx, sync] = pod.containers;
+    expect(nginx.name).toBe('nginx');
+    expect(sync.name).toBe('sync');
+    expect(sync.command).toEqual(['static-export', 'sync', ...SYNC_ARGS]);
+    expect(sync.env.map((e: { name: string }) => e.name)).toEqual([
+      'POD_NAME',
+      'POD_NAMESPACE',
+      'STATIC_EXPORT_LOG_LEVEL',
+    ]);
+    expect(sync.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+    });
+    expect(sync.resources.limits).toHaveProperty('memory');
+    const confs = Object.values(findObject(objects, 'ConfigMap').data as Record<string, string>).join('\n');
+    // nginx opens the path per request (no open_file_cache), so a swapped symlink serves at once.
+    expect(confs).toContain('root /srv/www/current;');
+    expect(confs).not.toContain('open_file_cache');
+    // A hashed asset of the page read just before a swap comes from the version served before.
+    expect(confs).toContain('try_files $uri @previous;');
+    expect(confs).toContain('root /srv/www/previous;');
+    const without = await render(MATRIX['existing Secret (the operator writes it)'] as object);
+    expect(JSON.stringify(findObject(without, 'ConfigMap').data)).not.toContain('@previous');
+  });
+
+  it('gives the API token to the sync containers only, with a Role that reads just the values Secret', async () => {
+    const objects = await render(SYNC);
+    const pod = podSpec(objects);
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(pod.serviceAccountName).toBe('docs-static-export-site-sync');
+    const token = {
+      name: 'kube-api-access',
+      mountPath: '/var/run/secrets/kubernetes.io/serviceaccount',
+      readOnly: true,
+    };
+    expect(pod.initContainers[0].volumeMounts).toContainEqual(token);
+    expect(pod.containers[1].volumeMounts).toContainEqual(token);
+    expect(pod.containers[0].volumeMounts).not.toContainEqual(token);
+    expect(findObject(objects, 'ServiceAccount').automountServiceAccountToken).toBe(false);
+    expect(findObject(objects, 'Role').rules).toEqual([
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: ['docs-values'],
+        verbs: ['get', 'list', 'watch'],
+      },
+      { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
+    ]);
+    expect(findObject(objects, 'RoleBinding').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'docs-static-export-site-sync', namespace: 'docs' },
+    ]);
+  });
+
+  it('follows the chart-rendered Secret of an inline link too (no version key there)', async () => {
+    const objects = await render(
+      merge(inlineValues(LINK), { staticExport: { sync: { enabled: true, keep: 2 } } }),
+    );
+    const args = podSpec(objects).containers[1].command;
+    expect(args).toEqual(expect.arrayContaining(['--secret', 'docs-static-export-site', '--keep', '2']));
+    expect(args).not.toContain('--version-key');
+    expect(JSON.stringify(objects.filter((o) => o.kind !== 'Secret'))).not.toContain('sig=');
+  });
+
+  it('without it nothing changes: no ServiceAccount, no token, fetch into site/', async () => {
+    const objects = await render(MATRIX['existing Secret (the operator writes it)'] as object);
+    expect(objects.map((o) => o.kind)).not.toContain('ServiceAccount');
+    expect(podSpec(objects).serviceAccountName).toBeUndefined();
+    expect(podSpec(objects).containers.map((c: { name: string }) => c.name)).toEqual(['nginx']);
+  });
+
+  it('refuses combinations it cannot serve, naming the value to change', async () => {
+    const cases: [object, RegExp][] = [
+      [merge(SYNC, { staticExport: { version: A_VERSION } }), /unset staticExport.version/],
+      [
+        {
+          staticExport: {
+            enabled: true,
+            oci: { reference: `r.example/d/s@sha256:${'c'.repeat(64)}` },
+            sync: { enabled: true },
+          },
+        },
+        /set staticExport.existingSecret .* instead of staticExport.oci.reference/,
+      ],
+      [merge(SYNC, { staticExport: { sync: { keep: 0 } } }), /keep/],
+    ];
+    for (const [values, message] of cases) {
+      const result = await helmTemplate('helm4', values);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(message);
     }
   });
 });

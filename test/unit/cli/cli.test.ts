@@ -143,6 +143,10 @@ describe('static-export export', () => {
     [['export'], '--domain'],
     [['export', '--domain', 'docs.example.com', '--bogus'], '--bogus'],
     [['simulate', '--export-progress', 'bursty'], '--export-progress'],
+    [['simulate', '--public-url', 'http://static-export-simulator.docs.svc/api'], '--public-url'],
+    [['simulate', '--public-url', 'static-export-simulator.docs.svc'], '--public-url'],
+    [['simulate', '--key-file', '/nonexistent/admin-key'], '--key-file'],
+    [['simulate', '--key', 'mint_a', '--key-file', '/nonexistent/admin-key'], '--key-file'],
     [['export', '--domain', 'docs.example.com', '--expected-duration', '2 minutes'], '--expected-duration'],
   ])('exits 2 naming the flag for %j', async (args, flag) => {
     expectUsage(await runCli(args, api), flag);
@@ -708,6 +712,57 @@ describe('static-export simulate', () => {
       await res.arrayBuffer();
     }
     expect(statuses).toEqual([404, 429]);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+  });
+
+  it('refuses a key file holding no admin key, naming the flag and the file, without printing its content (exit 3)', async () => {
+    const keyFile = join(work, 'not-a-key');
+    await writeFile(keyFile, 'dsc_public 0123456789\n');
+    const r = await runCli(['simulate', '--key-file', keyFile]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`--key-file ${keyFile}: The admin API key contains whitespace`);
+    expect(r.stderr + r.stdout).not.toContain('dsc_public');
+  });
+
+  it('takes its key from --key-file without printing it, and signs bundle links for --public-url', async () => {
+    const keyFile = join(work, 'simulator-key');
+    await writeFile(keyFile, 'mint_fromsecret0123456789\n');
+    const child = spawn(
+      NODE,
+      [
+        MAIN,
+        'simulate',
+        '--json',
+        '--export-duration',
+        '0s',
+        '--key-file',
+        keyFile,
+        '--public-url',
+        'http://sim.docs.svc:8080/',
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    expect(line).not.toContain('mint_fromsecret');
+    const { baseUrl } = JSON.parse(line) as { baseUrl: string };
+    const headers = { authorization: 'Bearer mint_fromsecret0123456789', 'content-type': 'application/json' };
+    const started = await fetch(`${baseUrl}/v1/static-export/jobs`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ domain: 'docs.example.com' }),
+    });
+    expect(started.status).toBeLessThan(300);
+    const { jobId } = (await started.json()) as { jobId: string };
+    let bundle: Response;
+    do {
+      bundle = await fetch(`${baseUrl}/v1/static-export/jobs/${jobId}/bundle`, { method: 'POST', headers });
+    } while (bundle.status === 409 && (await bundle.arrayBuffer()));
+    // The link names the address clients reach the simulator at, not the one it listens on.
+    expect(((await bundle.json()) as { bundleUrl: string }).bundleUrl).toMatch(
+      /^http:\/\/sim\.docs\.svc:8080\/bundles\/.+[?&]sig=/,
+    );
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);

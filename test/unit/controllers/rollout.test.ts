@@ -321,8 +321,13 @@ describe('workloadRefs', () => {
         target: { valuesSecret: { name: 'values' } },
         rollout,
       });
-    expect(parse(undefined).data?.rollout).toEqual({ onLinkRenewal: 'None', timeout: '10m' });
+    expect(parse(undefined).data?.rollout).toEqual({
+      onNewContent: 'Rollout',
+      onLinkRenewal: 'None',
+      timeout: '10m',
+    });
     expect(parse({ workloadRefs: [{ kind: 'DaemonSet', name: 'x' }] }).success).toBe(false);
+    expect(parse({ onNewContent: 'Swap' }).success).toBe(false);
     const bad = parse({ timeout: 'soon' });
     expect(bad.error?.issues[0]?.message).toBe(
       'spec.rollout.timeout must be a duration such as 30s, 15m, 1h or 1h30m',

@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Parser } from 'tar';
@@ -54,6 +54,8 @@ describe('rendered bundles', () => {
     expect(install).toContain('<a href="configure">Configure</a>');
     expect(install).toContain('<link rel="canonical" href="https://docs.acme.dev/guides/install">');
     expect(install).toContain('href="/assets/site.css"');
+    // The home page heads the navigation, though index.md sorts after getting-started.md and guides/.
+    expect(install).toContain('<ul>\n<li><a href="/">Acme Docs</a></li>\n<li><a href="/getting-started">');
     const sitemap = files.get('sitemap.xml')?.content.toString() ?? '';
     expect(sitemap).toContain('<loc>https://docs.acme.dev/guides/install</loc>');
     expect(sitemap).toContain('<loc>https://docs.acme.dev/</loc>');
@@ -126,6 +128,33 @@ describe('rendered bundles', () => {
     ]);
   });
 
+  it('exports the pages of a mounted ConfigMap (the simulator chart’s docs.configMap), not its hidden data folders', async () => {
+    // The kubelet's layout: each key a link into ..data, itself a link to a timestamped folder.
+    const mount = await mkdtemp(join(tmpdir(), 'sim-configmap-'));
+    try {
+      await mkdir(join(mount, '..2026_11_26_04_00_00.1'));
+      await writeFile(
+        join(mount, '..2026_11_26_04_00_00.1', 'index.md'),
+        '# Our docs\n\n[Install](install.md#helm)\n',
+      );
+      await writeFile(join(mount, '..2026_11_26_04_00_00.1', 'install.md'), '# Install\n\n## Helm\n');
+      await symlink('..2026_11_26_04_00_00.1', join(mount, '..data'));
+      await symlink('..data/index.md', join(mount, 'index.md'));
+      await symlink('..data/install.md', join(mount, 'install.md'));
+      sim.setDocsDir(mount);
+      const { files } = await exportFiles('configmap.example');
+      expect([...files.keys()].filter((f) => f.endsWith('.html')).sort()).toEqual([
+        'index.html',
+        'install.html',
+      ]);
+      expect(files.get('index.html')?.content.toString()).toContain('<a href="install#helm">Install</a>');
+      expect(files.get('install.html')?.content.toString()).toContain('<h2 id="helm">Helm</h2>');
+    } finally {
+      sim.setDocsDir(docs);
+      await rm(mount, { recursive: true, force: true });
+    }
+  });
+
   it('generates an index when the docs have none', async () => {
     const bare = await mkdtemp(join(tmpdir(), 'sim-bare-'));
     try {
@@ -162,6 +191,83 @@ describe('renderMarkdown', () => {
     expect(html).toContain('href="https://x.example/a.md"');
     expect(html).toContain('href="guides/"');
     expect(html).toContain('href="./"');
+  });
+  it('gives headings the ids GitHub gives them, so #anchor links from other pages land', () => {
+    const { html, title } = renderMarkdown(
+      '# The `static-export` CLI\n\n## Status in Flux, Argo CD and kstatus\n\n## Ready reasons\n\n### Ready reasons\n\n## A -- B: *c*?\n',
+    );
+    expect(title).toBe('The static-export CLI');
+    expect(html).toContain('<h1 id="the-static-export-cli">The <code>static-export</code> CLI</h1>');
+    expect(html).toContain('<h2 id="status-in-flux-argo-cd-and-kstatus">');
+    expect(html).toContain('<h2 id="ready-reasons">');
+    expect(html).toContain('<h3 id="ready-reasons-1">');
+    expect(html).toContain('<h2 id="a----b-c">');
+  });
+
+  it('maps relative links to .md pages, with their anchors, to the exported pages', () => {
+    const { html } = renderMarkdown(
+      '[a](spec/release.md#ready-reasons) [b](../gitops.md#flux) [c](../index.md#latest) [d](#local) [e](./cli.md)',
+    );
+    expect(html).toContain('<a href="spec/release#ready-reasons">a</a>');
+    expect(html).toContain('<a href="../gitops#flux">b</a>');
+    expect(html).toContain('<a href="../#latest">c</a>');
+    expect(html).toContain('<a href="#local">d</a>');
+    expect(html).toContain('<a href="./cli">e</a>');
+  });
+
+  it('renders tables with alignment, escaped pipes and inline Markdown in cells', () => {
+    const { html } = renderMarkdown(
+      '| flag | default | meaning |\n|---|:-:|--:|\n| `--link-style` | `query\\|path` | see [CLI](cli.md#flags) |\n| **x** | 1 |\n',
+    );
+    expect(html).toContain(
+      '<thead><tr><th>flag</th><th style="text-align: center">default</th><th style="text-align: right">meaning</th></tr></thead>',
+    );
+    expect(html).toContain(
+      '<tr><td><code>--link-style</code></td><td style="text-align: center"><code>query|path</code></td><td style="text-align: right">see <a href="cli#flags">CLI</a></td></tr>',
+    );
+    // A short row gets its missing cells.
+    expect(html).toContain(
+      '<tr><td><strong>x</strong></td><td style="text-align: center">1</td><td style="text-align: right"></td></tr>',
+    );
+  });
+
+  it('renders emphasis around code and links, link labels holding code, images, autolinks and escapes', () => {
+    const { html } = renderMarkdown(
+      'A **`StaticExportRelease`** and [`static-export fetch`](cli.md#fetch), ![logo](logo.png "Logo"), <https://example.com/x>, \\*not italic\\*, \\<b\\> and snake_case_name.',
+    );
+    expect(html).toBe(
+      '<p>A <strong><code>StaticExportRelease</code></strong> and <a href="cli#fetch"><code>static-export fetch</code></a>, <img src="logo.png" alt="logo" title="Logo">, <a href="https://example.com/x">https://example.com/x</a>, &#42;not italic&#42;, &#60;b&#62; and snake_case_name.</p>',
+    );
+  });
+
+  it('renders nested lists, code fenced inside an item, rules, ordered lists from another start, and drops comments', () => {
+    const { html } = renderMarkdown(
+      [
+        '<!-- a note for editors -->',
+        '3. install:',
+        '',
+        '   ```sh',
+        '   helm install x',
+        '   ```',
+        '4. then',
+        '   - one',
+        '   - two',
+        '     continued',
+        '',
+        '---',
+        '',
+        '- a',
+        '  - b',
+        '- c',
+      ].join('\n'),
+    );
+    expect(html).not.toContain('editors');
+    expect(html).toContain(
+      '<ol start="3"><li><p>install:</p>\n<pre><code class="language-sh">helm install x</code></pre></li>',
+    );
+    expect(html).toContain('<li><p>then</p>\n<ul><li>one</li><li>two continued</li></ul></li></ol>');
+    expect(html).toContain('<hr>');
+    expect(html).toContain('<ul><li>a\n<ul><li>b</li></ul></li><li>c</li></ul>');
   });
 });
 

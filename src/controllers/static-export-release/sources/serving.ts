@@ -6,6 +6,7 @@ import { findWorkloads } from '../../../targets/workloads.ts';
 import { type Failure, failure, TARGET_RECHECK_MS } from '../../failures.ts';
 import type { Observed, Status } from '../model.ts';
 import type { ReleaseReconcilerOptions } from '../options.ts';
+import { syncUnderWay } from '../sync.ts';
 
 type Options = Pick<ReleaseReconcilerOptions, 'kube' | 'reads' | 'labelledWorkloads'>;
 
@@ -47,8 +48,7 @@ export async function serving(
       release.metadata.namespace ?? '',
       release.spec.target.valuesSecret?.name,
       release.spec.rollout.workloadRefs ?? [],
-      signal,
-      options.labelledWorkloads,
+      { signal, labelled: options.labelledWorkloads, pods: syncUnderWay(release) },
     ),
   ]);
   return {

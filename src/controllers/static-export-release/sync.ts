@@ -1,0 +1,114 @@
+// spec.rollout.onNewContent Sync: nothing rolls. The values Secret carries the new version, the
+// pods' content sync sidecars swap to it, and the operator watches what every ready pod reports
+// serving until all serve it. Pure functions of the release, the workloads observed and the clock.
+import { parseDuration, type StaticExportRelease } from '../../crd/index.ts';
+import { scrub } from '../../redact.ts';
+import type { Workload } from '../../targets/workloads.ts';
+import { type RolloutRecord, type RolloutWatch, rolloutPollMs, STALLED_POLL_MS } from './rollout.ts';
+
+const named = (w: { kind: string; name: string }) => `${w.kind}/${w.name}`;
+
+/** Whether the served version's sync is still to be confirmed (the pods are read only then). */
+export function syncUnderWay(release: StaticExportRelease): boolean {
+  if (release.spec.rollout.onNewContent !== 'Sync') return false;
+  const c = release.status?.current;
+  const rec = c?.rollout;
+  return c?.version !== undefined && !(rec?.via === 'Sync' && rec.version === c.version && rec.completedAt);
+}
+
+/** How far one workload's pods are: undefined when every ready pod serves `version`. */
+function behind(w: Workload, version: string): { failing?: string; waiting?: string } | undefined {
+  const pods = w.pods ?? [];
+  if (!pods.length) return { waiting: `${named(w)} has no ready pod` };
+  const failing = pods.find((p) => p.served !== version && p.failure);
+  // The sidecar redacts its message; scrubbed again, since status and events are read widely.
+  if (failing) return { failing: `${named(w)} pod ${failing.name}: ${scrub(failing.failure ?? '')}` };
+  const late = pods.filter((p) => p.served !== version);
+  if (!late.length) return undefined;
+  const silent = late.find((p) => p.served === undefined);
+  return {
+    waiting: silent
+      ? `${named(w)} pod ${silent.name} reports no served version (does it run the content sync sidecar, staticExport.sync.enabled?)`
+      : `${named(w)}: ${pods.length - late.length} of ${pods.length} ready pods serve ${version}`,
+  };
+}
+
+/**
+ * The sync of the served version: recorded when it is new, then judged from the pods until every
+ * ready pod of every workload serves it; undefined when nothing is served or it completed.
+ */
+export function syncStep(
+  release: StaticExportRelease,
+  workloads: readonly Workload[] | undefined,
+  now: Date,
+): RolloutWatch | undefined {
+  const version = release.status?.current?.version;
+  // No workload yet: nothing serves it; a chart installed later starts the sync then.
+  if (!version || !workloads?.length) return undefined;
+  const rec = release.status?.current?.rollout;
+  if (rec?.via !== 'Sync' || rec.version !== version) {
+    const rollout: RolloutRecord = {
+      version,
+      via: 'Sync',
+      startedAt: now.toISOString(),
+      workloads: workloads.map((w) => ({ kind: w.kind, name: w.name, generation: w.generation })),
+    };
+    return {
+      kind: 'watch',
+      rollout,
+      events: [
+        {
+          type: 'Normal',
+          reason: 'Syncing',
+          note: `Syncing ${version} to the pods of ${workloads.map(named).join(', ')}`,
+        },
+      ],
+      requeueAfterMs: 1_000,
+    };
+  }
+  if (rec.completedAt) return undefined;
+
+  const judged = rec.workloads
+    .map((r) => workloads.find((w) => w.kind === r.kind && w.name === r.name))
+    .filter((w): w is Workload => w !== undefined)
+    .map((w) => behind(w, version))
+    .filter((b) => b !== undefined);
+  if (!judged.length) {
+    const { stalled: _, ...rest } = rec;
+    return {
+      kind: 'watch',
+      rollout: { ...rest, completedAt: now.toISOString() },
+      events: [
+        {
+          type: 'Normal',
+          reason: 'Synced',
+          note: `Every ready pod of ${rec.workloads.map(named).join(', ')} serves ${version}`,
+        },
+      ],
+    };
+  }
+  const timeoutMs = parseDuration(release.spec.rollout.timeout) ?? 10 * 60_000;
+  const deadline = Date.parse(rec.startedAt) + timeoutMs;
+  const failing = judged.find((b) => b.failing)?.failing;
+  const stalled =
+    failing ??
+    (now.getTime() >= deadline
+      ? `${judged.map((b) => b.waiting).join('; ')}, not synced within spec.rollout.timeout ${release.spec.rollout.timeout}`
+      : undefined);
+  if (stalled === undefined)
+    return {
+      kind: 'watch',
+      rollout: rec,
+      events: [],
+      requeueAfterMs: Math.min(rolloutPollMs(rec.startedAt, now), Math.max(1_000, deadline - now.getTime())),
+    };
+  return {
+    kind: 'watch',
+    rollout: { ...rec, stalled },
+    events:
+      rec.stalled === stalled
+        ? []
+        : [{ type: 'Warning', reason: 'RolloutStalled', note: `Sync of ${version} stalled: ${stalled}` }],
+    requeueAfterMs: STALLED_POLL_MS,
+  };
+}

@@ -1,0 +1,180 @@
+// The quickstart's commands, as docs/quickstart.md shows them and the tests run them: the operator,
+// the simulator (for trying only) and the site chart installed with Helm, one StaticExportRelease
+// applied, the site's Service port-forwarded. A test checks the page shows each command verbatim.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HELM, KUBECTL, kubeconfig, ROOT, type RunResult, run } from './kube.ts';
+
+/** Where the site, the simulator and the release live, and where the operator runs. */
+export const QUICKSTART_NS = 'docs';
+export const OPERATOR_NS = 'static-export-system';
+export const SIMULATOR_URL = `http://static-export-simulator.${QUICKSTART_NS}.svc`;
+/** The port the page tells users to forward the site to. */
+export const FORWARD_PORT = 8080;
+
+/** One command: the program and its arguments, and what it reads on stdin. */
+export interface QuickstartCommand {
+  argv: string[];
+  stdin?: string;
+}
+
+export const RELEASE_MANIFEST = `apiVersion: staticexport.dev/v1alpha1
+kind: StaticExportRelease
+metadata:
+  name: docs
+  namespace: ${QUICKSTART_NS}
+spec:
+  domain: docs.example.com
+  apiBaseUrl: ${SIMULATOR_URL}
+  credentialsSecretRef:
+    name: static-export-simulator
+    key: adminKey
+  target:
+    valuesSecret:
+      name: docs-site-values
+`;
+
+export const INSTALL_OPERATOR: QuickstartCommand = {
+  argv: [
+    'helm',
+    'install',
+    'static-export-operator',
+    'charts/static-export-operator',
+    '--namespace',
+    OPERATOR_NS,
+    '--create-namespace',
+    '--set',
+    `operator.allowedApiBaseUrls={${SIMULATOR_URL}}`,
+    '--set',
+    'operator.allowInsecureApiBaseUrl=true',
+    '--wait',
+  ],
+};
+
+export const INSTALL_SIMULATOR: QuickstartCommand = {
+  argv: [
+    'helm',
+    'install',
+    'static-export-simulator',
+    'charts/static-export-simulator',
+    '--namespace',
+    QUICKSTART_NS,
+    '--create-namespace',
+    '--wait',
+  ],
+};
+
+export const TEST_SIMULATOR: QuickstartCommand = {
+  argv: ['helm', 'test', 'static-export-simulator', '--namespace', QUICKSTART_NS],
+};
+
+export const APPLY_RELEASE: QuickstartCommand = {
+  argv: ['kubectl', 'apply', '-f', '-'],
+  stdin: RELEASE_MANIFEST,
+};
+
+export const WAIT_READY: QuickstartCommand = {
+  argv: [
+    'kubectl',
+    'wait',
+    '--namespace',
+    QUICKSTART_NS,
+    'staticexportrelease/docs',
+    '--for=condition=Ready',
+    '--timeout=5m',
+  ],
+};
+
+export const INSTALL_SITE: QuickstartCommand = {
+  argv: [
+    'helm',
+    'install',
+    'docs',
+    'charts/static-export-site',
+    '--namespace',
+    QUICKSTART_NS,
+    '--set',
+    'staticExport.enabled=true',
+    '--set',
+    'staticExport.existingSecret=docs-site-values',
+    '--wait',
+  ],
+};
+
+export const PORT_FORWARD: QuickstartCommand = {
+  argv: [
+    'kubectl',
+    'port-forward',
+    '--namespace',
+    QUICKSTART_NS,
+    'service/docs-static-export-site',
+    `${FORWARD_PORT}:80`,
+  ],
+};
+
+/** In the order the page gives them. */
+export const QUICKSTART: QuickstartCommand[] = [
+  INSTALL_OPERATOR,
+  INSTALL_SIMULATOR,
+  TEST_SIMULATOR,
+  APPLY_RELEASE,
+  WAIT_READY,
+  INSTALL_SITE,
+  PORT_FORWARD,
+];
+
+/** An argument as a POSIX shell needs it written: quoted when it holds anything but plain characters. */
+export function shellWord(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The command line as the page writes it (a manifest on stdin as a here-document). */
+export function shellLine(command: QuickstartCommand): string {
+  const line = command.argv.map(shellWord).join(' ');
+  return command.stdin === undefined ? line : `${line} <<'EOF'\n${command.stdin}EOF`;
+}
+
+const BINARIES: Record<string, string> = { helm: HELM, kubectl: KUBECTL };
+// Helm keeps its cache and config under HOME: one of the run's own, not the developer's.
+let home: string | undefined;
+
+/**
+ * Runs `command` at the repository's root against the suite's cluster (KUBECONFIG, as a user's
+ * shell has it), with `extra` arguments after the page's own (a test's values file).
+ */
+export function runStep(command: QuickstartCommand, extra: string[] = []): Promise<RunResult> {
+  const [program = '', ...args] = command.argv;
+  home ??= mkdtempSync(join(tmpdir(), 'quickstart-home-'));
+  return run(
+    'sh',
+    ['-c', 'cd "$0" && exec "$@"', ROOT, BINARIES[program] ?? program, ...args, ...extra],
+    command.stdin,
+    {
+      KUBECONFIG: kubeconfig(),
+      HOME: home,
+    },
+  );
+}
+
+/** The page's port-forward on a free local port; resolves once it forwards, with its base URL. */
+export async function portForward(): Promise<{ baseUrl: string; child: ChildProcess }> {
+  const [, ...args] = PORT_FORWARD.argv;
+  const child = spawn(
+    KUBECTL,
+    args.map((a) => (a === `${FORWARD_PORT}:80` ? ':80' : a)),
+    {
+      env: { ...process.env, KUBECONFIG: kubeconfig() },
+    },
+  );
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(String(d));
+      if (m?.[1]) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`kubectl port-forward exited ${code}`)));
+  });
+  return { baseUrl: `http://127.0.0.1:${port}`, child };
+}

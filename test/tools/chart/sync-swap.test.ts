@@ -1,0 +1,155 @@
+// Real nginx with the site chart's rendered config, its root on the sync's `current` symlink, while
+// the sync store swaps versions under it: nginx resolves the symlink on every request (no
+// open_file_cache, disable_symlinks off by default), so each response is wholly one version.
+
+import { chmod } from 'node:fs/promises';
+import { get } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import {
+  findObject,
+  freePort,
+  helmTemplate,
+  inlineValues,
+  type KubeObject,
+  scratchDir,
+  startNginx,
+} from '../../support/chart.ts';
+import { bundle, syncer } from '../../support/sync-fixtures.ts';
+
+/** A page and a large asset made only of `label`'s marker: a response torn across versions shows two. */
+const site = (label: string) =>
+  bundle(label, 2, [
+    { path: 'assets/', type: 'dir' },
+    { path: 'assets/site.css', content: `/*${label}*/`.repeat(40_000) },
+  ]);
+
+/** One GET on a connection of its own: its status and body, or why there was none. */
+function read(url: string): Promise<{ status: number | string; body: string }> {
+  return new Promise((resolve) => {
+    const req = get(url, { agent: false, timeout: 5_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        body += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', (e) => resolve({ status: e.message, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (e) => resolve({ status: e.message, body: '' }));
+  });
+}
+
+/** The versions a body shows (by label). */
+const labelsIn = (body: string) =>
+  new Set([...body.matchAll(/(?:<h1>|<p>|\/\*)(old|new)\b/g)].map((m) => m[1] as string));
+
+/** The chart rendered for a site volume at `mount`, nginx's root on the sync's `current` symlink. */
+async function syncSite(): Promise<{
+  mount: string;
+  port: number;
+  objects: KubeObject[];
+  config: { 'nginx.conf': string };
+}> {
+  const mount = await scratchDir('sync-mount-');
+  await chmod(mount, 0o755);
+  const port = await freePort();
+  const { objects, stderr } = await helmTemplate(
+    'helm4',
+    inlineValues('https://cdn.example.com/bundle.tar.gz', { siteMountPath: mount, containerPort: port }),
+  );
+  expect(stderr).toBe('');
+  // What the chart renders with sync on: nginx's root is the symlink.
+  const config = (findObject(objects, 'ConfigMap') as KubeObject & { data: { 'nginx.conf': string } }).data;
+  expect(config['nginx.conf']).toContain(`root ${mount}/site;`);
+  expect(config['nginx.conf']).not.toMatch(/open_file_cache|disable_symlinks/);
+  config['nginx.conf'] = config['nginx.conf'].replace(`root ${mount}/site;`, `root ${mount}/current;`);
+  return { mount, port, objects, config };
+}
+
+describe('nginx serving the sync root while versions are swapped', () => {
+  it('answers every request with one whole version: 0 errors, 0 mixed responses', async () => {
+    const { mount, port, objects } = await syncSite();
+    const { store, syncer: s } = syncer(mount);
+    await store.prepare();
+    const [older, newer] = [await site('old'), await site('new')];
+    const signal = new AbortController().signal;
+    await s.syncTo(older, signal);
+    await s.syncTo(newer, signal);
+    const nginx = await startNginx(objects, port);
+
+    let swapping = true;
+    const swaps = (async () => {
+      for (let i = 0; i < 200; i++) {
+        await store.swap(i % 2 ? newer.version : older.version);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      swapping = false;
+    })();
+    const failed: string[] = [];
+    let mixed = 0;
+    let responses = 0;
+    const seen = new Set<string>();
+    const client = async () => {
+      while (swapping) {
+        for (const path of ['/', '/page1', '/assets/site.css']) {
+          const { status, body } = await read(`${nginx.baseUrl}${path}`);
+          responses++;
+          if (status !== 200) failed.push(`${path}: ${status}`);
+          const labels = labelsIn(body);
+          if (labels.size !== 1) mixed++;
+          for (const l of labels) seen.add(l);
+        }
+      }
+    };
+    await Promise.all([swaps, client(), client()]);
+    await nginx.stop();
+    expect(failed).toEqual([]);
+    expect(mixed).toBe(0);
+    expect(responses).toBeGreaterThan(30);
+    // Both versions were served during the run: the swaps were visible to nginx.
+    expect([...seen].sort()).toEqual(['new', 'old']);
+  }, 60_000);
+
+  it('finds a hashed asset of the version served before the swap in ROOT/previous, when the config falls back to it', async () => {
+    const hashed = (label: string, hash: string) =>
+      bundle(label, 2, [
+        { path: 'assets/', type: 'dir' },
+        { path: `assets/app.${hash}.js`, content: `/*${label}*/` },
+      ]);
+    const [older, newer] = [await hashed('old', '1111aaaa'), await hashed('new', '2222bbbb')];
+    const oldAsset = '/assets/app.1111aaaa.js';
+
+    // As the chart renders it: a page read just before the swap asks for an asset the new version lacks.
+    const plain = await syncSite();
+    const { store, syncer: s } = syncer(plain.mount);
+    await store.prepare();
+    const signal = new AbortController().signal;
+    await s.syncTo(older, signal);
+    await s.syncTo(newer, signal);
+    const before = await startNginx(plain.objects, plain.port);
+    expect((await read(`${before.baseUrl}${oldAsset}`)).status).toBe(404);
+    await before.stop();
+
+    // With a fallback for hashed assets to ROOT/previous, it is found.
+    const fallback = await syncSite();
+    const hashedLocation = /try_files \$uri =404;(\s+add_header Cache-Control "[^"]*immutable")/;
+    expect(fallback.config['nginx.conf']).toMatch(hashedLocation);
+    fallback.config['nginx.conf'] = fallback.config['nginx.conf']
+      .replace(hashedLocation, 'try_files $uri @previous;$1')
+      .replace(
+        'location = /_healthz {',
+        `location @previous { root ${fallback.mount}/previous; try_files $uri =404; }\n    location = /_healthz {`,
+      );
+    const second = syncer(fallback.mount);
+    await second.store.prepare();
+    await second.syncer.syncTo(older, signal);
+    await second.syncer.syncTo(newer, signal);
+    const after = await startNginx(fallback.objects, fallback.port);
+    const answer = await read(`${after.baseUrl}${oldAsset}`);
+    expect(answer).toEqual({ status: 200, body: '/*old*/' });
+    expect((await read(`${after.baseUrl}/assets/app.2222bbbb.js`)).body).toBe('/*new*/');
+    expect((await read(`${after.baseUrl}/assets/app.3333cccc.js`)).status).toBe(404);
+    await after.stop();
+  }, 60_000);
+});
