@@ -6,7 +6,8 @@
 // the previous output is removed, the disk synced and the page cache dropped (as root; otherwise
 // it says so and every command gets one uncounted run first, so all find the same warm cache).
 // Creating files here depends on what was deleted just before, which is why the cache matters.
-// Our runs also report how long the event loop was held at most (monitorEventLoopDelay).
+// Our runs also report how long the event loop was held at most (monitorEventLoopDelay) and the
+// most CPU time spent between two turns of a timer (the part of that hold that was ours).
 // Env: BENCH_BUNDLE_MB (default 200), BENCH_RUNS (default 5), BENCH_CASES (comma-separated
 // names: large, site, entries; default all).
 
@@ -30,14 +31,28 @@ const PIGZ = '/usr/bin/pigz';
 const DROP_CACHES = '/proc/sys/vm/drop_caches';
 const MIB = 1024 * 1024;
 // Preloaded into our runs: the longest the event loop waited, from the first turn after start-up
-// (module loading is not extraction) to the exit. Plain JS: a .ts preload would load Node's type
-// stripper into the measured process.
+// (module loading is not extraction) to the exit; and the most CPU time this thread spent between
+// two ticks of a 5 ms timer. On a machine with more runnable threads than cores a process also
+// waits for a core, which the first counts as holding the loop and the second does not (it is an
+// upper bound of the longest hold on the CPU: up to 5 ms of other turns' work join it). Plain JS:
+// a .ts preload would load Node's type stripper into the measured process.
 const EVENT_LOOP_PROBE = `import { monitorEventLoopDelay } from 'node:perf_hooks';
 const delay = monitorEventLoopDelay({ resolution: 5 });
-setImmediate(() => delay.enable());
+const cpuMs = () => { const used = process.threadCpuUsage(); return (used.user + used.system) / 1000; };
+let lastCpu = 0;
+let maxCpu = 0;
+setImmediate(() => {
+  delay.enable();
+  lastCpu = cpuMs();
+  setInterval(() => {
+    const now = cpuMs();
+    maxCpu = Math.max(maxCpu, now - lastCpu);
+    lastCpu = now;
+  }, 5).unref();
+});
 process.on('exit', () => {
   delay.disable();
-  process.stderr.write('event_loop_max_ms=' + (delay.max / 1e6).toFixed(1) + '\\n');
+  process.stderr.write('event_loop_max_ms=' + (delay.max / 1e6).toFixed(1) + ' event_loop_max_cpu_ms=' + maxCpu.toFixed(1) + '\\n');
 });
 `;
 
@@ -193,6 +208,8 @@ function contenders(c: Case, probe: string): Contender[] {
 
 const eventLoopMaxMs = (sample: Sample) =>
   Number(/event_loop_max_ms=([\d.]+)/.exec(sample.stderr)?.[1] ?? NaN);
+const eventLoopMaxCpuMs = (sample: Sample) =>
+  Number(/event_loop_max_cpu_ms=([\d.]+)/.exec(sample.stderr)?.[1] ?? NaN);
 
 async function runCase(c: Case, work: string, probe: string, dropCaches: boolean): Promise<void> {
   const sides = contenders(c, probe);
@@ -230,6 +247,7 @@ async function runCase(c: Case, work: string, probe: string, dropCaches: boolean
   const ourSec = seconds(ours);
   const ourRss = peak(ours);
   const delays = ours.samples.map(eventLoopMaxMs);
+  const cpuHolds = ours.samples.map(eventLoopMaxCpuMs);
   console.log(
     `-- ${c.name}: ${(c.size / MIB).toFixed(1)} MiB archive, ${c.runs} runs each in turn, ${dropCaches ? 'page cache dropped before each run' : 'page cache NOT dropped (no permission): warm-equalised, one uncounted run each first'}; medians`,
   );
@@ -240,12 +258,15 @@ async function runCase(c: Case, work: string, probe: string, dropCaches: boolean
     );
   }
   for (const side of sides.slice(0, -1)) {
+    // Each round's two runs are minutes apart at most: their ratio holds when the machine's load
+    // drifts between rounds, which the ratio of the medians does not.
+    const rounds = side.samples.map((s, i) => s.seconds / (ours.samples[i] as Sample).seconds);
     console.log(
-      `ours vs ${side.label}: ${(seconds(side) / ourSec).toFixed(2)}x the throughput${side === sides[0] ? ` (target >= ${c.target}x)` : ''}`,
+      `ours vs ${side.label}: ${(seconds(side) / ourSec).toFixed(2)}x the throughput${side === sides[0] ? ` (target >= ${c.target}x)` : ''}; round by round ${median(rounds).toFixed(2)}x (median; ${rounds.map((r) => r.toFixed(2)).join(' ')})`,
     );
   }
   console.log(
-    `ours: peak RSS ${mb(ourRss)} (target < 100 MiB); event loop held at most ${Math.max(...delays).toFixed(0)} ms (median of the runs' maxima ${median(delays).toFixed(0)} ms; target <= 50 ms)`,
+    `ours: peak RSS ${mb(ourRss)} (target < 100 MiB); event loop held at most ${Math.max(...delays).toFixed(0)} ms (median of the runs' maxima ${median(delays).toFixed(0)} ms; target <= 50 ms), of which on the CPU at most ${Math.max(...cpuHolds).toFixed(0)} ms (median ${median(cpuHolds).toFixed(0)} ms)`,
   );
   console.log(`content identical to the baseline's extraction: ${same ? 'yes' : 'NO'} (${oursVersion})`);
 }

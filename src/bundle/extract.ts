@@ -3,12 +3,12 @@ import { dirname, resolve } from 'node:path';
 import { type Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { Parser, type ReadEntry } from 'tar';
 import { collectYoung } from '../gc.ts';
 import { assertReplaceable, MARKER_FILE, siblingPath, swapInto } from './destination.ts';
 import { BundleError } from './errors.ts';
 import { type BundleLimits, resolveLimits } from './limits.ts';
 import type { SiteSummary } from './site-check.ts';
+import { type TarHeader, TarParser } from './tar-parser.ts';
 import { DiskSink, NO_SINK, type TreeSink, TreeWriter } from './tree-writer.ts';
 import type { ContentSummary } from './version.ts';
 
@@ -79,13 +79,13 @@ function splitArchivePath(raw: string, what: string): string[] {
  * caps and the links created so far. Returns the entry's normalized path, or the refusal instead
  * of throwing so the caller can stop.
  */
-function createEntryPolicy(limits: BundleLimits): (entry: ReadEntry) => BundleError | string {
+function createEntryPolicy(limits: BundleLimits): (entry: TarHeader) => BundleError | string {
   let entries = 0;
   let bytes = 0;
   const regularFiles = new Set<string>();
   const symlinks = new Set<string>();
 
-  const check = (entry: ReadEntry): string => {
+  const check = (entry: TarHeader): string => {
     entries += 1;
     if (entries > limits.maxEntries) {
       throw new BundleError('TooManyFiles', `archive has more than ${limits.maxEntries} entries`);
@@ -192,7 +192,18 @@ const NESTED_MAGIC = [Buffer.from([0x1f, 0x8b]), Buffer.from([0x28, 0xb5, 0x2f, 
  * synchronous, so once a chunk is refused or fails nothing is left writing.
  */
 class ExtractSink extends Writable {
-  private readonly parser = new Parser({ strict: true, zstd: false });
+  private readonly parser = new TarParser({
+    entry: (header) => this.onEntry(header),
+    data: (chunk) => {
+      if (this.writing) this.writer.data(chunk);
+    },
+    end: () => {
+      if (this.writing) this.writer.end();
+      this.writing = false;
+    },
+  });
+  /** The current entry is a file being written (its data goes to the writer). */
+  private writing = false;
   private readonly admit: ReturnType<typeof createEntryPolicy>;
   private readonly writer: EntryWriter;
   private readonly limits: BundleLimits;
@@ -206,12 +217,17 @@ class ExtractSink extends Writable {
     this.limits = limits;
     this.compressedBytes = compressedBytes;
     this.admit = createEntryPolicy(limits);
-    this.parser.on('entry', (entry: ReadEntry) => this.onEntry(entry));
-    // Strict: every parser warning (bad checksum, truncated, not a tar) arrives as an error.
-    this.parser.on('error', (error: unknown) => this.fail(error));
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    // The inflater hands a chunk on from inside its callback and queues the next chunk's inflation
+    // in the thread pool only once that returns: taking the chunk on the next tick lets the pool
+    // inflate while these entries are written, instead of each waiting for the other.
+    process.nextTick(() => this.take(chunk, callback));
+  }
+
+  /** Parses an inflated chunk and writes its entries, then calls back. */
+  private take(chunk: Buffer, callback: (error?: Error | null) => void): void {
     if (this.inflated === 0 && NESTED_MAGIC.some((magic) => chunk.subarray(0, magic.length).equals(magic))) {
       this.fail(new BundleError('Corrupt', 'the archive is compressed twice; expected a tar.gz bundle'));
     }
@@ -228,13 +244,23 @@ class ExtractSink extends Writable {
         ),
       );
     }
-    if (!this.failure) this.parser.write(chunk);
+    this.parse(() => this.parser.write(chunk));
     this.flush(callback);
   }
 
   override _final(callback: (error?: Error | null) => void): void {
-    if (!this.failure) this.parser.end();
+    this.parse(() => this.parser.end());
     this.flush(callback);
+  }
+
+  /** Runs the parser unless the extraction already failed; a malformed archive fails it. */
+  private parse(step: () => void): void {
+    if (this.failure) return;
+    try {
+      step();
+    } catch (error) {
+      this.fail(error);
+    }
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
@@ -266,34 +292,30 @@ class ExtractSink extends Writable {
   private fail(error: unknown): void {
     // The first cause is the one reported; whatever follows from it is noise.
     this.failure ??= error;
+    this.writing = false;
     this.writer.stop();
   }
 
-  private onEntry(entry: ReadEntry): void {
+  private onEntry(entry: TarHeader): void {
     const path = this.failure ? undefined : this.admit(entry);
     if (path === undefined || path instanceof BundleError) {
       if (path) this.fail(path);
-      entry.resume();
       return;
     }
     switch (entry.type) {
       case 'Directory':
         this.writer.dir(path);
-        entry.resume();
         return;
       case 'SymbolicLink':
         this.writer.symlink(path, entry.linkpath ?? '');
-        entry.resume();
         return;
       case 'Link':
         this.writer.link(path, splitArchivePath(entry.linkpath ?? '', 'hardlink target').join('/'));
-        entry.resume();
         return;
       default:
         // The policy admits regular files only besides the types above.
         this.writer.file(path, entry.size);
-        entry.on('data', (chunk: Buffer) => this.writer.data(chunk));
-        entry.on('end', () => this.writer.end());
+        this.writing = true;
     }
   }
 }

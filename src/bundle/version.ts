@@ -3,6 +3,7 @@ import { open, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MARKER_FILE } from './destination.ts';
 import { BundleError } from './errors.ts';
+import { sortInSlices } from './sort-in-slices.ts';
 
 export interface ContentSummary {
   /** `sha256-<hex>` over sorted relative paths and per-file content digests. */
@@ -60,7 +61,7 @@ export interface TreeEntry {
  */
 export async function versionOf(tree: ReadonlyMap<string, TreeEntry>): Promise<string> {
   // Only the keys are copied (sorted by plain code units: independent of the archive's order).
-  const paths = [...tree.keys()].sort();
+  const paths = await sortInSlices([...tree.keys()], SLICE_MS);
   const total = createHash('sha256');
   let batch = '';
   let sliceStart = performance.now();
