@@ -23,13 +23,16 @@ const OPERATOR_RULES: { group: string; resources: string[]; verbs: string[] }[] 
   { group: API_GROUP, resources: ['staticexportreleases/status', 'agentjobs/status'], verbs: ['patch'] },
   { group: '', resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
   { group: 'events.k8s.io', resources: ['events'], verbs: ['create', 'patch'] },
+  { group: API_GROUP, resources: ['staticexportreleases/finalizers'], verbs: ['update'] },
   { group: 'apps', resources: ['deployments', 'statefulsets'], verbs: ['get', 'list', 'watch', 'patch'] },
+  { group: '', resources: ['pods'], verbs: ['list'] },
 ];
 
 /**
  * What the operator needs whatever its releases' targets are, in a namespace whose releases it serves,
- * and its leader election Lease in its own. The Flux and Argo CD targets' rules are left out: only
- * releases using them need them.
+ * and its leader election Lease in its own. The Flux and Argo CD targets' rules and the trigger
+ * receiver's patch are left out: only releases using them need them. The operator chart's rules
+ * are these and those (test/tools/chart/operator-chart.test.ts keeps them in step).
  */
 export function operatorNeeds(releaseNamespace: string, operatorNamespace: string): Permission[] {
   return [

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CHART_CRD_DIR, chartCrdTemplate } from '../../../scripts/chart-crds.ts';
 import { SHUTDOWN_DRAIN_MS } from '../../../src/cli/commands/operator.ts';
+import { operatorNeeds } from '../../../src/cli/rbac-checks.ts';
 import { registerBudgetMetrics } from '../../../src/controllers/budget-metrics.ts';
 import { ApiClients } from '../../../src/controllers/credentials.ts';
 import { registerReleaseMetrics } from '../../../src/controllers/release-metrics.ts';
@@ -275,7 +276,29 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     ]);
   });
 
-  it('aggregates reading releases into the view role and patching them into edit, unless opted out', async () => {
+  it("grants what `check` asks the operator's ServiceAccount for, and beyond it only the optional targets' and trigger's rules", async () => {
+    const { objects } = await render(helm, { trigger: { enabled: true } });
+    const role = ofKind(objects, 'ClusterRole').find((r) => r.metadata.name === 'seo-static-export-operator');
+    const granted = (role?.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[]).flatMap(
+      (r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${v} ${res}.${g}`))),
+    );
+    const checked = operatorNeeds('docs', NS)
+      .filter((p) => p.resource !== 'leases')
+      .map((p) => `${p.verb} ${p.resource}.${p.group}`);
+    const optional = [
+      'patch staticexportreleases.staticexport.dev',
+      'get configmaps.',
+      'create configmaps.',
+      'patch configmaps.',
+      'get helmreleases.helm.toolkit.fluxcd.io',
+      'patch helmreleases.helm.toolkit.fluxcd.io',
+      'get applications.argoproj.io',
+      'patch applications.argoproj.io',
+    ];
+    expect([...granted].sort()).toEqual([...checked, ...optional].sort());
+  });
+
+  it('aggregates reading releases into the view role and writing them into edit, unless opted out', async () => {
     const roles = ofKind((await render(helm)).objects, 'ClusterRole');
     const view = roles.find((r) => r.metadata.name === 'seo-static-export-operator-view');
     const edit = roles.find((r) => r.metadata.name === 'seo-static-export-operator-edit');
@@ -300,7 +323,11 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     expect(view?.rules).toEqual([read]);
     expect(edit?.rules).toEqual([
       read,
-      { apiGroups: ['staticexport.dev'], resources: ['staticexportreleases'], verbs: ['patch'] },
+      {
+        apiGroups: ['staticexport.dev'],
+        resources: ['staticexportreleases', 'agentjobs'],
+        verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'],
+      },
     ]);
     const off = ofKind(
       (await render(helm, { rbac: { aggregateToDefaultRoles: false } })).objects,
