@@ -70,7 +70,7 @@ describe('static-export check', () => {
       'ok    RBAC: you (status, trigger --wait): may list staticexportreleases.staticexport.dev in docs, get staticexportreleases.staticexport.dev in docs',
     );
     expect(ok.stdout).toContain(
-      'ok    RBAC: operator ServiceAccount static-export-system/static-export-operator: has the 24 permissions it needs',
+      'ok    RBAC: operator ServiceAccount static-export-system/static-export-operator: has the 26 permissions it needs',
     );
     api.routes = { ...healthy, [SSAR]: review(false) };
     const denied = await check([]);
