@@ -1,7 +1,7 @@
 // `npm run release -- --to oci://REGISTRY/PATH --sign-key cosign.key [--out DIR] [--plain-http]`:
 // publishes the version in package.json (docs/release.md). Into --out: the npm tarball, the single
-// executable, both chart packages, SHA256SUMS and a .sig per file; to the registry: the image and
-// both charts, each signed there.
+// executable, the chart packages, SHA256SUMS and a .sig per file; to the registry: the image and
+// the charts (operator, site, simulator), each signed there.
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { builtImage, imageToolsMissing } from './image/built.ts';

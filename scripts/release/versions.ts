@@ -6,7 +6,8 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { ReleaseError } from './errors.ts';
 
-export const CHARTS = ['static-export-operator', 'static-export-site'] as const;
+/** The operator's, the site's, and the simulator's (for trying the quickstart without an account). */
+export const CHARTS = ['static-export-operator', 'static-export-site', 'static-export-simulator'] as const;
 
 const PackageJson = z.object({ version: z.string().min(1) });
 const ChartYaml = z.object({

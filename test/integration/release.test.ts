@@ -31,7 +31,9 @@ const missing = imageToolsMissing();
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const TARBALL = `static-export-operator-${VERSION}.tgz`;
 const EXECUTABLE = executableName(VERSION);
-const CHARTS = [`charts/static-export-operator-${VERSION}.tgz`, `charts/static-export-site-${VERSION}.tgz`];
+const CHARTS = ['static-export-operator', 'static-export-site', 'static-export-simulator'].map(
+  (c) => `charts/${c}-${VERSION}.tgz`,
+);
 
 let registry: TestRegistry;
 let work: string;
@@ -85,7 +87,7 @@ describe('npm run release to a local registry', () => {
     );
   });
 
-  it('both charts install from oci:// and run the image released beside them', async ({ skip }) => {
+  it('the three charts install from oci:// and run the image released beside them', async ({ skip }) => {
     if (missing) return skip(missing);
     // CRDs applied as the README's kubectl path does: other suites share this control plane's CRDs.
     await installCrds();
@@ -114,6 +116,8 @@ describe('npm run release to a local registry', () => {
       'staticExport.existingSecret=docs-site-values',
     ]);
     expect(site.code, site.stderr).toBe(0);
+    const simulator = await install('released-simulator', 'static-export-simulator', []);
+    expect(simulator.code, simulator.stderr).toBe(0);
 
     const images = JSON.parse(await kubectlOk(['-n', ns, 'get', 'deployments', '-o', 'json'])) as {
       items: {
@@ -133,18 +137,28 @@ describe('npm run release to a local registry', () => {
       ]),
     );
     expect(Object.keys(byName).sort()).toEqual(
-      ['released-operator-static-export-operator', 'released-site-static-export-site'].sort(),
+      [
+        'released-operator-static-export-operator',
+        'released-site-static-export-site',
+        'released-simulator-static-export-simulator',
+      ].sort(),
     );
+    expect(byName['released-simulator-static-export-simulator']).toEqual([released]);
     expect(byName['released-operator-static-export-operator']).toEqual([released]);
     expect(byName['released-site-static-export-site']).toContain(released);
   });
 
-  it('cosign verify --key checks the image and both charts; another key is refused', async ({ skip }) => {
+  it('cosign verify --key checks the image and the charts; another key is refused', async ({ skip }) => {
     if (missing) return skip(missing);
     const other = mkdtempSync(join(work, 'other-key-'));
     const made = await runCosign(cosign, other, ['generate-key-pair'], { COSIGN_PASSWORD: '' });
     expect(made.code, made.stderr).toBe(0);
-    for (const artifact of ['static-export', 'static-export-operator', 'static-export-site']) {
+    for (const artifact of [
+      'static-export',
+      'static-export-operator',
+      'static-export-site',
+      'static-export-simulator',
+    ]) {
       const reference = `${repository}/${artifact}:${VERSION}`;
       const verified = await cosignVerify(cosign, work, join(work, 'cosign.pub'), reference);
       expect(verified.code, `${reference}: ${verified.stderr}`).toBe(0);

@@ -52,7 +52,7 @@ describe('releaseVersion', () => {
     );
   });
 
-  it('after a bump of package.json alone, names both charts: version, appVersion and the Artifact Hub image tag', () => {
+  it('after a bump of package.json alone, names every chart: version, appVersion and the Artifact Hub image tag', () => {
     const root = copyOfRepo((file, text) =>
       file === 'package.json' ? text.replace(`"version": "${VERSION}"`, '"version": "1.0.0"') : text,
     );
