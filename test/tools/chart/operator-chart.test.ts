@@ -279,8 +279,10 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
   it("grants what `check` asks the operator's ServiceAccount for, and beyond it only the optional targets' and trigger's rules", async () => {
     const { objects } = await render(helm, { trigger: { enabled: true } });
     const role = ofKind(objects, 'ClusterRole').find((r) => r.metadata.name === 'seo-static-export-operator');
-    const granted = (role?.rules as { apiGroups: string[]; resources: string[]; verbs: string[] }[]).flatMap(
-      (r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${v} ${res}.${g}`))),
+    const granted = (
+      (role?.rules ?? []) as { apiGroups: string[]; resources: string[]; verbs: string[] }[]
+    ).flatMap((r) =>
+      r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => `${v} ${res}.${g}`))),
     );
     const checked = operatorNeeds('docs', NS)
       .filter((p) => p.resource !== 'leases')

@@ -412,6 +412,8 @@ describe('publish without restarts: the content sync sidecar', () => {
       allowPrivilegeEscalation: false,
     });
     expect(sync.resources.limits).toHaveProperty('memory');
+    // The pods swap moments apart: a client's page and its assets come from one pod.
+    expect(findObject(objects, 'Service').spec.sessionAffinity).toBe('ClientIP');
     const confs = Object.values(findObject(objects, 'ConfigMap').data as Record<string, string>).join('\n');
     // nginx opens the path per request (no open_file_cache), so a swapped symlink serves at once.
     expect(confs).toContain('root /srv/www/current;');
@@ -466,6 +468,7 @@ describe('publish without restarts: the content sync sidecar', () => {
     expect(objects.map((o) => o.kind)).not.toContain('ServiceAccount');
     expect(podSpec(objects).serviceAccountName).toBeUndefined();
     expect(podSpec(objects).containers.map((c: { name: string }) => c.name)).toEqual(['nginx']);
+    expect(findObject(objects, 'Service').spec.sessionAffinity).toBeUndefined();
   });
 
   it('refuses combinations it cannot serve, naming the value to change', async () => {
