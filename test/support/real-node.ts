@@ -48,15 +48,12 @@ export function statusOf(url: string): Promise<number | string> {
   });
 }
 
-/** Reads the site continuously, one request at a time, until stopped; each on a connection of its own. */
-export function readContinuously(url: string): { stop: () => Promise<{ ok: number; failed: string[] }> } {
-  const answers = { ok: 0, failed: [] as string[] };
+/** Calls `read` one call after another, 20 ms apart, until stopped; then what it gathered. */
+function readUntilStopped<T>(gathered: T, read: (into: T) => Promise<void>): { stop: () => Promise<T> } {
   let reading = true;
   const client = (async () => {
     while (reading) {
-      const why = await statusOf(url);
-      if (why === 200) answers.ok++;
-      else answers.failed.push(String(why));
+      await read(gathered);
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
@@ -64,9 +61,18 @@ export function readContinuously(url: string): { stop: () => Promise<{ ok: numbe
     stop: async () => {
       reading = false;
       await client;
-      return answers;
+      return gathered;
     },
   };
+}
+
+/** Reads the site continuously, one request at a time, until stopped; each on a connection of its own. */
+export function readContinuously(url: string): { stop: () => Promise<{ ok: number; failed: string[] }> } {
+  return readUntilStopped({ ok: 0, failed: [] as string[] }, async (answers) => {
+    const why = await statusOf(url);
+    if (why === 200) answers.ok++;
+    else answers.failed.push(String(why));
+  });
 }
 
 /** What a reader of a page and its asset saw: answers, failures, and pages whose asset was of another version. */
@@ -84,37 +90,26 @@ export interface VersionedReads {
  */
 export function readPageAndAsset(pageUrl: string): { stop: () => Promise<VersionedReads> } {
   const reads: VersionedReads = { ok: 0, failed: [], mixed: [], versions: [] };
-  let reading = true;
-  const client = (async () => {
-    while (reading) {
-      try {
-        const page = await fetch(pageUrl);
-        const html = await page.text();
-        const version = html.match(/marker (v\d+)/)?.[1];
-        const asset = html.match(/marker\.[0-9a-f]{8}\.txt/)?.[0];
-        if (page.status !== 200 || !version || !asset) {
-          reads.failed.push(`page ${page.status}`);
-        } else {
-          const res = await fetch(new URL(asset, pageUrl));
-          const text = (await res.text()).trim();
-          if (res.status !== 200 || text !== version)
-            reads.mixed.push(`${version} page, ${asset} ${res.status} ${text}`);
-          else reads.ok++;
-          if (!reads.versions.includes(version)) reads.versions.push(version);
-        }
-      } catch (e) {
-        reads.failed.push((e as Error).message);
+  return readUntilStopped(reads, async () => {
+    try {
+      const page = await fetch(pageUrl);
+      const html = await page.text();
+      const version = html.match(/marker (v\d+)/)?.[1];
+      const asset = html.match(/marker\.[0-9a-f]{8}\.txt/)?.[0];
+      if (page.status !== 200 || !version || !asset) {
+        reads.failed.push(`page ${page.status}`);
+        return;
       }
-      await new Promise((r) => setTimeout(r, 20));
+      const res = await fetch(new URL(asset, pageUrl));
+      const text = (await res.text()).trim();
+      if (res.status !== 200 || text !== version)
+        reads.mixed.push(`${version} page, ${asset} ${res.status} ${text}`);
+      else reads.ok++;
+      if (!reads.versions.includes(version)) reads.versions.push(version);
+    } catch (e) {
+      reads.failed.push((e as Error).message);
     }
-  })();
-  return {
-    stop: async () => {
-      reading = false;
-      await client;
-      return reads;
-    },
-  };
+  });
 }
 
 /**

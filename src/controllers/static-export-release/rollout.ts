@@ -88,28 +88,54 @@ export function rolloutStep(
     // A workload deleted since it was rolled has nothing left to wait for.
     .filter((p): p is { ref: (typeof rec.workloads)[number]; w: Workload } => p.w !== undefined)
     .filter((p) => p.w.progress.state !== 'done');
-  if (!pending.length) {
+  const failed = pending.find((p) => p.w.progress.state === 'failed');
+  return judge(
+    release,
+    rec,
+    now,
+    pending.length
+      ? {
+          ...(failed ? { failed: `${named(failed.w)}: ${progressText(failed.w)}` } : {}),
+          waiting: `${pending.map((p) => `${named(p.w)} (${progressText(p.w)})`).join(', ')} not rolled out`,
+        }
+      : undefined,
+    {
+      type: 'Normal',
+      reason: 'RolledOut',
+      note: `Rolled out ${rec.version} to ${rec.workloads.map(named).join(', ')}`,
+    },
+  );
+}
+
+/** What a rollout or sync under way still waits for: why it cannot go on, and what it waits for. */
+export interface Left {
+  failed?: string;
+  /** Completed by "within spec.rollout.timeout …" once that passed. */
+  waiting: string;
+}
+
+/**
+ * A rollout or sync under way judged: complete (`done` recorded) when nothing is `left`; stalled by a
+ * failure or once spec.rollout.timeout passed (one Warning the first time); else looked at again.
+ */
+export function judge(
+  release: StaticExportRelease,
+  rec: RolloutRecord,
+  now: Date,
+  left: Left | undefined,
+  done: EventNote,
+): RolloutWatch {
+  if (!left) {
     const { stalled: _, ...rest } = rec;
-    return {
-      kind: 'watch',
-      rollout: { ...rest, completedAt: now.toISOString() },
-      events: [
-        {
-          type: 'Normal',
-          reason: 'RolledOut',
-          note: `Rolled out ${rec.version} to ${rec.workloads.map(named).join(', ')}`,
-        },
-      ],
-    };
+    return { kind: 'watch', rollout: { ...rest, completedAt: now.toISOString() }, events: [done] };
   }
   const timeoutMs = parseDuration(release.spec.rollout.timeout) ?? 10 * 60_000;
   const deadline = Date.parse(rec.startedAt) + timeoutMs;
-  const failed = pending.find((p) => p.w.progress.state === 'failed');
-  const stalled = failed
-    ? `${named(failed.w)}: ${progressText(failed.w)}`
-    : now.getTime() >= deadline
-      ? `${pending.map((p) => `${named(p.w)} (${progressText(p.w)})`).join(', ')} not rolled out within spec.rollout.timeout ${release.spec.rollout.timeout}`
-      : undefined;
+  const stalled =
+    left.failed ??
+    (now.getTime() >= deadline
+      ? `${left.waiting} within spec.rollout.timeout ${release.spec.rollout.timeout}`
+      : undefined);
   if (stalled === undefined) {
     return {
       kind: 'watch',
@@ -118,6 +144,7 @@ export function rolloutStep(
       requeueAfterMs: Math.min(rolloutPollMs(rec.startedAt, now), Math.max(1_000, deadline - now.getTime())),
     };
   }
+  const what = rec.via === 'Sync' ? 'Sync' : 'Rollout';
   return {
     kind: 'watch',
     rollout: { ...rec, stalled },
@@ -127,7 +154,7 @@ export function rolloutStep(
           {
             type: 'Warning',
             reason: 'RolloutStalled',
-            note: `Rollout of ${rec.version} stalled: ${stalled}`,
+            note: `${what} of ${rec.version} stalled: ${stalled}`,
           },
         ],
     requeueAfterMs: STALLED_POLL_MS,

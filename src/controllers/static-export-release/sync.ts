@@ -1,10 +1,10 @@
 // spec.rollout.onNewContent Sync: nothing rolls. The values Secret carries the new version, the
 // pods' content sync sidecars swap to it, and the operator watches what every ready pod reports
 // serving until all serve it. Pure functions of the release, the workloads observed and the clock.
-import { parseDuration, type StaticExportRelease } from '../../crd/index.ts';
+import type { StaticExportRelease } from '../../crd/index.ts';
 import { scrub } from '../../redact.ts';
 import type { Workload } from '../../targets/workloads.ts';
-import { type RolloutRecord, type RolloutWatch, rolloutPollMs, STALLED_POLL_MS } from './rollout.ts';
+import { judge, type RolloutRecord, type RolloutWatch } from './rollout.ts';
 
 const named = (w: { kind: string; name: string }) => `${w.kind}/${w.name}`;
 
@@ -73,42 +73,21 @@ export function syncStep(
     .filter((w): w is Workload => w !== undefined)
     .map((w) => behind(w, version))
     .filter((b) => b !== undefined);
-  if (!judged.length) {
-    const { stalled: _, ...rest } = rec;
-    return {
-      kind: 'watch',
-      rollout: { ...rest, completedAt: now.toISOString() },
-      events: [
-        {
-          type: 'Normal',
-          reason: 'Synced',
-          note: `Every ready pod of ${rec.workloads.map(named).join(', ')} serves ${version}`,
-        },
-      ],
-    };
-  }
-  const timeoutMs = parseDuration(release.spec.rollout.timeout) ?? 10 * 60_000;
-  const deadline = Date.parse(rec.startedAt) + timeoutMs;
   const failing = judged.find((b) => b.failing)?.failing;
-  const stalled =
-    failing ??
-    (now.getTime() >= deadline
-      ? `${judged.map((b) => b.waiting).join('; ')}, not synced within spec.rollout.timeout ${release.spec.rollout.timeout}`
-      : undefined);
-  if (stalled === undefined)
-    return {
-      kind: 'watch',
-      rollout: rec,
-      events: [],
-      requeueAfterMs: Math.min(rolloutPollMs(rec.startedAt, now), Math.max(1_000, deadline - now.getTime())),
-    };
-  return {
-    kind: 'watch',
-    rollout: { ...rec, stalled },
-    events:
-      rec.stalled === stalled
-        ? []
-        : [{ type: 'Warning', reason: 'RolloutStalled', note: `Sync of ${version} stalled: ${stalled}` }],
-    requeueAfterMs: STALLED_POLL_MS,
-  };
+  return judge(
+    release,
+    rec,
+    now,
+    judged.length
+      ? {
+          ...(failing ? { failed: failing } : {}),
+          waiting: `${judged.flatMap((b) => b.waiting ?? []).join('; ')}, not synced`,
+        }
+      : undefined,
+    {
+      type: 'Normal',
+      reason: 'Synced',
+      note: `Every ready pod of ${rec.workloads.map(named).join(', ')} serves ${version}`,
+    },
+  );
 }

@@ -53,6 +53,13 @@ describe.runIf(controlPlaneDir)('publishing without restarts on the real node', 
 
   const pods = async () => (await sitePods(h.ns, NAME)) as Pod[];
   const page = async () => (await fetch(`${base}/marker`)).text();
+  /** Until the Service serves docs version `n` (writeMarker). */
+  const serving = (n: number) =>
+    eventually(
+      `v${n} served through the Service`,
+      async () => ((await page()).includes(`marker v${n}`) ? true : undefined),
+      180_000,
+    );
 
   it(
     'serves the first version from the init container, and the release reports every pod serving it',
@@ -89,11 +96,7 @@ describe.runIf(controlPlaneDir)('publishing without restarts on the real node', 
     try {
       writeMarker(h.docsDir, 2);
       await requestExport(h.ns, NAME);
-      await eventually(
-        'v2 served through the Service',
-        async () => ((await page()).includes('marker v2') ? true : undefined),
-        180_000,
-      );
+      await serving(2);
       await synced(before);
     } finally {
       reads = await reader.stop();
@@ -121,11 +124,7 @@ describe.runIf(controlPlaneDir)('publishing without restarts on the real node', 
       '-p',
       JSON.stringify({ spec: { pinnedVersion: v1 } }),
     ]);
-    await eventually(
-      'v1 served again',
-      async () => ((await page()).includes('marker v1') ? true : undefined),
-      60_000,
-    );
+    await serving(1);
     expect((await synced(v2)).version).toBe(v1);
     for (const p of await pods()) {
       const log = await kubectlOk(['logs', p.metadata.name, '-n', h.ns, '-c', 'sync']);
@@ -141,11 +140,7 @@ describe.runIf(controlPlaneDir)('publishing without restarts on the real node', 
       '-p',
       '[{"op":"remove","path":"/spec/pinnedVersion"}]',
     ]);
-    await eventually(
-      'v2 served again',
-      async () => ((await page()).includes('marker v2') ? true : undefined),
-      60_000,
-    );
+    await serving(2);
   }, 300_000);
 
   it('two publishes in quick succession end serving the newest', async () => {
@@ -159,11 +154,7 @@ describe.runIf(controlPlaneDir)('publishing without restarts on the real node', 
     );
     writeMarker(h.docsDir, 4);
     await requestExport(h.ns, NAME);
-    await eventually(
-      'v4 served',
-      async () => ((await page()).includes('marker v4') ? true : undefined),
-      180_000,
-    );
+    await serving(4);
     const { version } = await synced();
     for (const p of await pods()) expect(served(p)?.message).toBe(`serving ${version}`);
   }, 300_000);
@@ -234,11 +225,7 @@ describe.runIf(controlPlaneDir)('publishing without restarts on the real node', 
     h.sim.setFaults([]);
     writeMarker(h.docsDir, 7);
     await requestExport(h.ns, NAME);
-    await eventually(
-      'v7 served',
-      async () => ((await page()).includes('marker v7') ? true : undefined),
-      180_000,
-    );
+    await serving(7);
     const { release } = await synced(stalled.status?.current?.version);
     expect(readyOf(release)?.status).toBe('True');
     expect(await kubectlOk(['get', deployment, '-n', h.ns, '-o', 'jsonpath={.metadata.generation}'])).toBe(
