@@ -66,6 +66,20 @@ function readUntilStopped<T>(gathered: T, read: (into: T) => Promise<void>): { s
   };
 }
 
+/** A GET on a connection of its own: its status and body. */
+function getText(url: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = get(url, { agent: false, timeout: 5_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+  });
+}
+
 /** Reads the site continuously, one request at a time, until stopped; each on a connection of its own. */
 export function readContinuously(url: string): { stop: () => Promise<{ ok: number; failed: string[] }> } {
   return readUntilStopped({ ok: 0, failed: [] as string[] }, async (answers) => {
@@ -85,25 +99,24 @@ export interface VersionedReads {
 
 /**
  * Reads `pageUrl` and then the asset it links continuously until stopped, as a browser loads a
- * page: the page says `marker <version>` and links `marker.<8 hex>.txt`, whose text is the version.
+ * page, each request on a connection of its own (see readContinuously): the page says `marker <version>` and links `marker.<8 hex>.txt`, whose text is the version.
  * A page whose asset is missing or of another version is mixed.
  */
 export function readPageAndAsset(pageUrl: string): { stop: () => Promise<VersionedReads> } {
   const reads: VersionedReads = { ok: 0, failed: [], mixed: [], versions: [] };
   return readUntilStopped(reads, async () => {
     try {
-      const page = await fetch(pageUrl);
-      const html = await page.text();
-      const version = html.match(/marker (v\d+)/)?.[1];
-      const asset = html.match(/marker\.[0-9a-f]{8}\.txt/)?.[0];
+      const page = await getText(pageUrl);
+      const version = page.text.match(/marker (v\d+)/)?.[1];
+      const asset = page.text.match(/marker\.[0-9a-f]{8}\.txt/)?.[0];
       if (page.status !== 200 || !version || !asset) {
         reads.failed.push(`page ${page.status}`);
         return;
       }
-      const res = await fetch(new URL(asset, pageUrl));
-      const text = (await res.text()).trim();
+      const res = await getText(new URL(asset, pageUrl).href);
+      const text = res.text.trim();
       if (res.status !== 200 || text !== version)
-        reads.mixed.push(`${version} page, ${asset} ${res.status} ${text}`);
+        reads.mixed.push(`${version} page, ${asset} ${res.status === 200 ? `of ${text}` : res.status}`);
       else reads.ok++;
       if (!reads.versions.includes(version)) reads.versions.push(version);
     } catch (e) {
