@@ -9,6 +9,7 @@ const DISRUPTIVE = [
   /runtime\/informer\.test\.ts$/,
   /runtime\/leader-election\.test\.ts$/,
   /operator\/process\.test\.ts$/,
+  /integration\/sync\.test\.ts$/,
 ];
 
 export default class StableSequencer extends BaseSequencer {
