@@ -123,7 +123,7 @@ describe.runIf(inject('controlPlaneDir'))('RBAC for people and static-export che
     const flags = ['-n', ns, '--operator-namespace', ns, '--kubeconfig', kubeconfig()];
     const chart = await runCli(['check', ...flags, '--operator-service-account', FULLNAME]);
     expect(chart.stdout).toContain(
-      `ok    RBAC: operator ServiceAccount ${ns}/${FULLNAME}: has the 24 permissions it needs`,
+      `ok    RBAC: operator ServiceAccount ${ns}/${FULLNAME}: has the 26 permissions it needs`,
     );
     const other = await runCli(['check', ...flags, '--operator-service-account', 'nobody']);
     expect(other.code).toBe(7);

@@ -49,7 +49,7 @@ describe('StaticExportRelease CRD', () => {
     expect(r.stderr).toBe('');
     const { spec } = await getJson('ser', 'minimal');
     expect(spec.credentialsSecretRef).toEqual({ name: 'admin-key', key: 'apiKey' });
-    expect(spec.rollout).toEqual({ onLinkRenewal: 'None', timeout: '10m' });
+    expect(spec.rollout).toEqual({ onNewContent: 'Rollout', onLinkRenewal: 'None', timeout: '10m' });
     expect(spec.suspend).toBe(false);
     expect(spec.target).toEqual({ valuesSecret: { name: 'site-values', key: 'values.yaml' } });
     expect(spec.publishGate).toEqual({ minPages: 1, maxPageDrop: '50%', disabled: false });
