@@ -1,7 +1,7 @@
 // HTTP/1.1 requests for the Kubernetes and admin API clients over Node's own http/https modules.
 // Bundle downloads use them too, so the process holds one HTTP stack: the undici package (the
 // stack of Node's built-in fetch, loaded again as a package) added about 25 MB to the operator's
-// resident memory for the same job (README, "Footprint").
+// resident memory for the same job (docs/benchmarks/2026-11-22.md#idle-memory-footprint).
 import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
 import { pipeline } from 'node:stream/promises';

@@ -14,7 +14,7 @@ export type RegisterCommand = (program: Command, ctx: CliContext) => void;
  * Registration only declares flags: heavy modules (API client, bundle pipeline, simulator) are
  * imported when a command runs, so `fetch` in an init container does not pay for the others. When
  * the arguments name a command, only its module is loaded: the long-running `operator` holds no
- * code of the other commands (see README, "Footprint").
+ * code of the other commands (docs/benchmarks/2026-11-22.md#idle-memory-footprint).
  */
 const COMMANDS: Record<string, () => Promise<RegisterCommand>> = {
   export: async () => (await import('./commands/export.ts')).registerExport,

@@ -1,5 +1,5 @@
 // Controllers write conditions through this: the runtime's withConditions, taking only the
-// reasons the README documents (src/crd/reasons.ts).
+// reasons docs/spec documents (src/crd/reasons.ts).
 import type { ConditionReason } from '../crd/reasons.ts';
 import {
   type Condition,

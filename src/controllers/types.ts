@@ -5,7 +5,7 @@ import type { Failure } from './failures.ts';
 export type { ReconcileResult } from '../runtime/controller.ts';
 export type { EventRegarding } from '../runtime/events.ts';
 
-/** Where controllers report what they did, with the reasons the README documents. */
+/** Where controllers report what they did, with the reasons docs/spec documents. */
 export type EventSink = AnyEventSink<EventReason>;
 
 /** An event a decision asks for. */

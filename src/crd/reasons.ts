@@ -1,6 +1,6 @@
 // Every reason the operator can write: what users alert on, search events for and read in
 // `kubectl describe`. Conditions and Events take their reason from these lists (the types allow no
-// other), and the README documents each one (test/unit/crd/reasons.test.ts checks both ways).
+// other), and docs/spec/ documents each one (test/unit/docs/spec-reference.test.ts checks both ways).
 
 /** Why something failed: Ready=False (and Stalled when the user must act) and a Warning Event. */
 export const FAILURE_REASONS = [

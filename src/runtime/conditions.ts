@@ -13,7 +13,7 @@ export const conditionSchema = z
         'Ready (serving / done), Reconciling (work under way), Stalled (needs you), or a kind-specific one.',
       ),
     status: z.enum(['True', 'False', 'Unknown']).describe('True, False or Unknown.'),
-    reason: z.string().max(1024).describe('One word (CamelCase) saying why; the README lists each reason.'),
+    reason: z.string().max(1024).describe('One word (CamelCase) saying why; docs/spec lists each reason.'),
     message: z.string().max(32768).describe('What happened and, when something went wrong, what to do.'),
     lastTransitionTime: z.iso.datetime().describe('When status last changed.'),
     observedGeneration: z

@@ -3,7 +3,7 @@
 // staticExport.version on the Application's source of the site chart (as Argo CD Image Updater's
 // `argocd` write-back does), so Argo CD renders the new version and the pods roll. Limit: whoever
 // applies the Application from Git (a parent app-of-apps, kubectl) resets the parameter on its next
-// sync; README shows the alternative (workload annotation + ignoreDifferences).
+// sync; docs/gitops.md#argo-cd-the-alternative-workload-annotation shows the alternative.
 
 import { parse, stringify } from 'yaml';
 import { defaultSecretName, type StaticExportRelease } from '../crd/index.ts';

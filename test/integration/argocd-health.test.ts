@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { decide as decideJob, type Status as JobStatus } from '../../src/controllers/agent-job/decide.ts';
 import { afterPublish } from '../../src/controllers/static-export-release/after-publish.ts';
 import { decide } from '../../src/controllers/static-export-release/decide.ts';
@@ -158,15 +159,17 @@ describe('Argo CD health check (Lua 5.1)', () => {
     expect((await argoHealth(obj)).message).toBe(message);
   });
 
-  it("the operator chart's README shows the script as shipped, for both kinds", () => {
-    const script = readFileSync(ARGOCD_HEALTH_SCRIPT, 'utf8').trimEnd();
+  it("the operator chart's README shows the script as shipped, once, for both kinds", () => {
+    const script = readFileSync(ARGOCD_HEALTH_SCRIPT, 'utf8');
     const readme = readFileSync(join(ROOT, 'charts', 'static-export-operator', 'README.md'), 'utf8');
-    const indented = script
-      .split('\n')
-      .map((l) => (l ? `    ${l}` : ''))
-      .join('\n');
+    const block =
+      /```yaml\n(apiVersion: v1\nkind: ConfigMap\nmetadata:\n {2}name: argocd-cm[\s\S]*?)```/.exec(
+        readme,
+      )?.[1];
+    const data = (parse(block ?? '') as { data: Record<string, string> }).data;
     for (const kind of ['StaticExportRelease', 'AgentJob']) {
-      expect(readme).toContain(`resource.customizations.health.staticexport.dev_${kind}: |\n${indented}\n`);
+      expect(data[`resource.customizations.health.staticexport.dev_${kind}`]).toBe(script);
     }
+    expect(readme.split('local hs = ').length - 1, 'the script is pasted once').toBe(1);
   });
 });

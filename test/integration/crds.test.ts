@@ -153,7 +153,7 @@ describe('StaticExportRelease CRD', () => {
       { target: { fluxHelmRelease: { name: 'Docs_Site' } } },
       /spec\.target\.fluxHelmRelease\.name must be a Kubernetes object name/,
     ],
-    // Removed in favour of the site chart's existing-Secret mode (README, Serve a site).
+    // Removed in favour of the site chart's existing-Secret mode (docs/install.md#serve-a-site).
     ['the helm target', { target: { helm: { releaseName: 'docs' } } }, /unknown field "spec\.target\.helm"/],
     [
       'an export path without a leading slash',

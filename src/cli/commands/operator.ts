@@ -67,7 +67,8 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
   // V8's factor of up to 4 picked from the allocation speed: in the operator benchmark's burst of
   // 3,000 releases the heap grew to 67-86 MB (1.8 times its live size); with this 58-60 MB and a
   // peak RSS of 136-138 MB against 162, for about twice the full collections (0.4-0.5 s of the main
-  // thread; the operator's CPU 48-58 s against 50.5 s, README). The operator only: others stream.
+  // thread; the operator's CPU 48-58 s against 50.5 s: docs/benchmarks/2026-11-22.md#operator-memory).
+  // The operator only: others stream.
   setFlagsFromString('--heap-growing-percent=30');
   // Loaded on demand: the controllers pull in the Kubernetes client and the whole runtime.
   const { startOperator } = await import('../../controllers/manager.ts');

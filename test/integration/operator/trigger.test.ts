@@ -196,10 +196,10 @@ describe('--wait', () => {
   });
 });
 
-describe('the README', () => {
+describe('the GitOps page (docs/gitops.md)', () => {
   it("curl and openssl example makes a valid call, and the CLI's --json says so in a line", async () => {
     await publishedRelease('readme');
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const readme = readFileSync(join(ROOT, 'docs', 'gitops.md'), 'utf8');
     const snippet = /For example with curl and openssl:\n\n```sh\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(snippet).toContain('/hooks/docs/docs');
     const dir = tempDir('trigger-readme-');

@@ -1,0 +1,43 @@
+// docs/cli.md against the CLI's own commander definitions (the program built as `completion` builds
+// it, every command loaded): a section per command, and in it a table row per flag, written exactly
+// as the flag is declared. Both ways: nothing missing, nothing documented that the CLI does not have.
+import type { Command } from 'commander';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildProgram } from '../../../src/cli/main.ts';
+import { codeSpans, headings, readRepoFile, sectionRows } from '../../support/markdown.ts';
+
+const PAGE = readRepoFile('docs/cli.md');
+
+/** Every command, depth first, as the words typed after `static-export` ([] for the program). */
+function commands(command: Command, path: string[] = []): { path: string[]; command: Command }[] {
+  return [
+    { path, command },
+    ...command.commands.filter((c) => c.name() !== 'help').flatMap((c) => commands(c, [...path, c.name()])),
+  ];
+}
+
+const title = (path: string[]) => `\`${['static-export', ...path].join(' ')}\``;
+
+let all: { path: string[]; command: Command }[];
+
+beforeAll(async () => {
+  const sink = { write: () => true } as unknown as NodeJS.WritableStream;
+  all = commands(await buildProgram({ stdout: sink, stderr: sink, env: {} }));
+});
+
+describe('docs/cli.md', () => {
+  it('has a section for every command, and for no other', () => {
+    const documented = headings(PAGE)
+      .map((h) => h.title)
+      .filter((t) => t.startsWith('`static-export'));
+    expect(documented.sort()).toEqual(all.map((c) => title(c.path)).sort());
+  });
+
+  it("lists every visible flag of each command as declared, and no other, in the command's section", () => {
+    for (const { path, command } of all) {
+      const declared = command.options.filter((o) => o.long && !o.hidden).map((o) => o.flags);
+      const documented = sectionRows(PAGE, title(path)).map((row) => codeSpans(row[0] ?? '')[0] ?? '');
+      expect(documented.sort(), `flags in the section ${title(path)}`).toEqual(declared.sort());
+    }
+  });
+});
