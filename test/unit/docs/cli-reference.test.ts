@@ -3,6 +3,7 @@
 // as the flag is declared. Both ways: nothing missing, nothing documented that the CLI does not have.
 import type { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../../src/cli/exit-codes.ts';
 import { buildProgram } from '../../../src/cli/main.ts';
 import { codeSpans, headings, readRepoFile, sectionRows } from '../../support/markdown.ts';
 
@@ -39,5 +40,10 @@ describe('docs/cli.md', () => {
       const documented = sectionRows(PAGE, title(path)).map((row) => codeSpans(row[0] ?? '')[0] ?? '');
       expect(documented.sort(), `flags in the section ${title(path)}`).toEqual(declared.sort());
     }
+  });
+
+  it('lists every exit code, and no other', () => {
+    const documented = sectionRows(PAGE, 'Exit codes').map((row) => Number(codeSpans(row[0] ?? '')[0]));
+    expect(documented).toEqual(Object.values(EXIT).sort((a, b) => a - b));
   });
 });
