@@ -1,0 +1,47 @@
+// docs/operations.md against what the operator exports and the chart alerts on: every metric the
+// operator registers is described under Metrics, and every alert of the operator chart's
+// PrometheusRule under Alerts (with what to do). Both ways.
+import { describe, expect, it } from 'vitest';
+import { registerBudgetMetrics } from '../../../src/controllers/budget-metrics.ts';
+import type { ApiClients } from '../../../src/controllers/credentials.ts';
+import { registerReleaseMetrics } from '../../../src/controllers/release-metrics.ts';
+import { Metrics } from '../../../src/runtime/metrics.ts';
+import { codeSpans, proseLines, readRepoFile, sectionRows } from '../../support/markdown.ts';
+
+const PAGE = readRepoFile('docs/operations.md');
+
+/** The lines of the section under `## title`, down to the next `## `. */
+function section(title: string): string {
+  const lines = proseLines(PAGE).map((l) => l.text);
+  const start = lines.indexOf(`## ${title}`);
+  expect(start, `docs/operations.md has a section ${title}`).toBeGreaterThanOrEqual(0);
+  const end = lines.findIndex((l, i) => i > start && l.startsWith('## '));
+  return lines.slice(start, end < 0 ? undefined : end).join('\n');
+}
+
+const sorted = (names: Iterable<string>) => [...new Set(names)].sort();
+
+describe('docs/operations.md', () => {
+  it("describes every metric the operator registers (Node's process metrics aside), and no other", () => {
+    const metrics = new Metrics({ processMetrics: false });
+    registerReleaseMetrics(metrics, () => []);
+    // The clients are read only when the metrics are collected, which this test never does.
+    registerBudgetMetrics(metrics, {} as ApiClients);
+    const registered = metrics.registry
+      .getMetricsAsArray()
+      .map((m) => (m as unknown as { name: string }).name);
+    const documented = codeSpans(section('Metrics'))
+      .map((span) => /^(static_export_[a-z_]+)(?:\{[^}]*\})?$/.exec(span)?.[1])
+      .filter((name): name is string => name !== undefined);
+    expect(sorted(documented)).toEqual(sorted(registered));
+  });
+
+  it("lists every alert of the operator chart's PrometheusRule with what to do, and no other", () => {
+    const rule = readRepoFile('charts/static-export-operator/templates/prometheusrule.yaml');
+    const alerts = [...rule.matchAll(/^\s*- alert: (\w+)$/gm)].map((m) => m[1] ?? '');
+    expect(alerts.length).toBeGreaterThan(0);
+    const rows = sectionRows(PAGE, 'Alerts');
+    expect(sorted(rows.map((row) => codeSpans(row[0] ?? '')[0] ?? ''))).toEqual(sorted(alerts));
+    for (const row of rows) expect(row[2], `what to do for ${row[0]}`).toMatch(/\S/);
+  });
+});
