@@ -1,6 +1,7 @@
 // Reading the project's Markdown as GitHub renders it: headings and their anchors, links, and the
 // rows of a table, all outside fenced code blocks. The docs tests check pages against the code with it.
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const REPO = join(import.meta.dirname, '../..');
@@ -96,8 +97,12 @@ export function codeSpans(cell: string): string[] {
   return [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? '');
 }
 
-/** The READMEs outside docs/: the project's and each chart's. */
-export const READ_ME_FILES = [
-  'README.md',
-  ...readdirSync(join(REPO, 'charts')).map((chart) => `charts/${chart}/README.md`),
-];
+/** The repository's files (tracked, or new and not ignored) whose path matches `pattern`. */
+export function repoFiles(pattern: RegExp): string[] {
+  return execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {
+    cwd: REPO,
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter((f) => pattern.test(f) && existsSync(join(REPO, f)));
+}

@@ -1,22 +1,15 @@
 // Comments, docs and chart files that cite a README section ("README, \"Footprint\"", "the chart's
 // README, *RBAC*") or a docs page and anchor ("docs/operations.md#alerts") name one that exists:
 // a moved or renamed section fails here instead of leaving readers at a dead end.
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { headings, REPO, readRepoFile } from '../../support/markdown.ts';
+import { headings, REPO, readRepoFile, repoFiles } from '../../support/markdown.ts';
 
 /** The files whose comments and text may cite docs: sources, tests, scripts, charts, examples, docs. */
-const FILES = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], {
-  cwd: REPO,
-  encoding: 'utf8',
-})
-  .split('\n')
-  .filter((f) => /^(src|scripts|test|bench|charts|examples|docs|\.ci)\/|^(README\.md|Dockerfile)$/.test(f))
+const FILES = repoFiles(/^(src|scripts|test|bench|charts|examples|docs|\.ci)\/|^[^/]+\.md$|^Dockerfile$/)
   // These tests' own examples of stale citations.
-  .filter((f) => !f.startsWith('test/unit/docs/'))
-  .filter((f) => existsSync(join(REPO, f)) && !/\.(png|jpe?g|gz|tar|ico)$/.test(f));
+  .filter((f) => !f.startsWith('test/unit/docs/') && !/\.(png|jpe?g|gz|tar|ico)$/.test(f));
 
 /** A section cited as README[.md][, or 's] "Name" / *Name* / (README, Name), with the README's path if given. */
 const README_CITATION =

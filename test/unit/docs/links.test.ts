@@ -1,21 +1,17 @@
-// Every relative link in README.md, the charts' READMEs and docs/ leads to a file that exists and, with
-// an anchor, to a heading in it (anchors as GitHub makes them). docs/ is also served as a site of its
-// own (the demo exports it through the simulator): its pages link only to each other or to https
-// URLs, each starts with a title, and the docs home links every page.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+// Every relative link in the repository's Markdown (README.md, the charts' READMEs, docs/, the sample
+// docs) leads to a file that exists and, with an anchor, to a heading in it (anchors as GitHub makes
+// them). docs/ is also served as a site of its own (the demo exports it through the simulator): its
+// pages link only to each other or to https URLs, each starts with a title, and the docs home links
+// every page.
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { headings, links, READ_ME_FILES, REPO, readRepoFile } from '../../support/markdown.ts';
+import { headings, links, REPO, readRepoFile, repoFiles } from '../../support/markdown.ts';
 
 const DOCS = join(REPO, 'docs');
 
-function markdownUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? markdownUnder(join(dir, e.name)) : e.name.endsWith('.md') ? [join(dir, e.name)] : [],
-  );
-}
-
-const DOC_PAGES = markdownUnder(DOCS).map((f) => relative(REPO, f));
+const MARKDOWN = repoFiles(/\.md$/);
+const DOC_PAGES = MARKDOWN.filter((f) => f.startsWith('docs/'));
 
 /** What is wrong with a relative link from `file` (repository path), or undefined when it resolves. */
 function broken(file: string, target: string): string | undefined {
@@ -29,7 +25,7 @@ function broken(file: string, target: string): string | undefined {
 }
 
 describe('relative links', () => {
-  it.each([...READ_ME_FILES, ...DOC_PAGES])('%s: each leads to an existing file and heading', (file) => {
+  it.each(MARKDOWN)('%s: each leads to an existing file and heading', (file) => {
     const problems = links(readRepoFile(file)).flatMap(({ line, target }) => {
       const why = broken(file, target);
       return why ? [`${file}:${line} ${target}: ${why}`] : [];
