@@ -13,7 +13,7 @@ const FILES = repoFiles(/^(src|scripts|test|bench|charts|examples|docs|\.ci)\/|^
 
 /** A section cited as README[.md][, or 's] "Name" / *Name* / (README, Name), with the README's path if given. */
 const README_CITATION =
-  /((?:charts\/[\w-]+\/)?README)(?:\.md)?`?(?:'s)?,?\s+(?:"([^"\n]+)"|\*([^*\n]+)\*)|\((README)(?:\.md)?, ([A-Z][^)"*,\n]*)\)/g;
+  /((?:charts\/[\w-]+\/)?README)(?:\.md)?`?(?:'s)?,?\s+(?:"([^"\n]+)"|\*([^*\n]+(?:\n[^*\n]+)?)\*)|\((README)(?:\.md)?, ([A-Z][^)"*,\n]*)\)/g;
 /** A docs page, optionally with an anchor. */
 const DOC_CITATION = /(?<![\w/.])(docs\/[\w./-]+\.md)(?:#([\w-]+))?/g;
 
@@ -28,7 +28,8 @@ export function staleCitations(file: string, text: string): string[] {
   const stale: string[] = [];
   for (const m of text.matchAll(README_CITATION)) {
     const [, path, quoted, emphasised, , bare] = m;
-    const section = (quoted ?? emphasised ?? bare ?? '').trim();
+    // A name wrapped onto the next line of a comment: without the comment's marker.
+    const section = (quoted ?? emphasised ?? bare ?? '').replace(/\s*\n\s*(?:\/\/|#|\*)?\s*/g, ' ').trim();
     const chart = /^charts\/[\w-]+\//.exec(file)?.[0];
     // A chart's files mean their chart's README unless they say which; anything else the project's.
     const candidates = path?.startsWith('charts/')
@@ -57,10 +58,12 @@ describe('citations of README sections and docs pages', () => {
     expect(
       staleCitations(
         'src/http.ts',
-        '// memory (README, "Footprint"); see docs/operations.md#nope, docs/gone.md and docs/cli.md#exit-codes',
+        '// memory (README, "Footprint"); see docs/operations.md#nope, docs/gone.md and docs/cli.md#exit-codes\n' +
+          "// (see the README's *Container\n// image*)",
       ),
     ).toEqual([
       'src/http.ts: README, "Footprint" (no such section in README.md)',
+      "src/http.ts: README's *Container\n// image* (no such section in README.md)",
       'src/http.ts: docs/operations.md#nope (no such heading)',
       'src/http.ts: docs/gone.md (no such page)',
     ]);
