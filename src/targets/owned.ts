@@ -3,7 +3,13 @@
 import { GROUP_VERSION, SER_KIND, type StaticExportRelease } from '../crd/index.ts';
 import type { CachedReader } from '../runtime/cached-reader.ts';
 import type { KubeObject } from '../runtime/informer.ts';
-import { isConflict, isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
+import {
+  isConflict,
+  isNotFound,
+  KubeApiError,
+  type KubeClient,
+  resourcePath,
+} from '../runtime/kube-client.ts';
 
 export const MANAGED_BY = 'static-export-operator';
 
@@ -14,6 +20,20 @@ export class TargetError extends Error {
 /** The object the user must fix (a HelmRelease or Application not set up to read what we write). */
 export class TargetMisconfiguredError extends TargetError {
   override name = 'TargetMisconfiguredError';
+}
+
+/**
+ * `call`, whose refusal (403) becomes a TargetError saying which permission the operator lacks:
+ * its ClusterRole is the user's to fix. `needs` completes "the operator needs …".
+ */
+export async function permitted<T>(what: string, needs: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    if (e instanceof KubeApiError && e.status === 403)
+      throw new TargetError(`${what} was refused (${e.message}): the operator needs ${needs}`);
+    throw e;
+  }
 }
 
 export interface OwnedObject {

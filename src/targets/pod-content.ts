@@ -1,8 +1,8 @@
 // What each pod of a workload serves, as its content sync sidecar (`static-export sync`) reports it
 // in the pod condition staticexport.dev/ContentServed: read by the operator for
 // spec.rollout.onNewContent Sync. The operator needs list on pods for this.
-import { KubeApiError, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
-import { TargetError } from './owned.ts';
+import { type KubeClient, resourcePath } from '../runtime/kube-client.ts';
+import { permitted } from './owned.ts';
 
 /** The pod condition the sidecar writes (src/sync/reporter.ts): True `serving <version>`, False `serving <old>; <new> failed: …`. */
 export const CONTENT_SERVED_CONDITION = 'staticexport.dev/ContentServed';
@@ -54,19 +54,10 @@ export async function readyPodContent(
   const labelSelector = Object.entries(matchLabels)
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
-  try {
-    const list = await kube.list<PodObject>(
-      resourcePath('v1', 'pods', namespace),
-      { labelSelector },
-      500,
-      signal,
-    );
-    return list.items.map(podContent).filter((p): p is PodContent => p !== undefined);
-  } catch (e) {
-    if (e instanceof KubeApiError && e.status === 403)
-      throw new TargetError(
-        `Listing pods in ${namespace} was refused (${e.message}): the operator needs list on pods for spec.rollout.onNewContent Sync`,
-      );
-    throw e;
-  }
+  const list = await permitted(
+    `Listing pods in ${namespace}`,
+    'list on pods for spec.rollout.onNewContent Sync',
+    () => kube.list<PodObject>(resourcePath('v1', 'pods', namespace), { labelSelector }, 500, signal),
+  );
+  return list.items.map(podContent).filter((p): p is PodContent => p !== undefined);
 }

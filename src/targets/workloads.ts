@@ -3,8 +3,8 @@
 // only its pod template's annotations, as the operator's field manager: Helm 3's three-way merge
 // and Helm 4's server-side apply leave fields they never set alone, so `helm upgrade` keeps them.
 // The operator needs get, list, watch and patch on deployments and statefulsets (apps) for this.
-import { isNotFound, KubeApiError, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
-import { TargetError } from './owned.ts';
+import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
+import { permitted } from './owned.ts';
 import { type PodContent, readyPodContent } from './pod-content.ts';
 
 /** Set by the site chart on its Deployment: the Secret the pods read the link and version from. */
@@ -65,18 +65,7 @@ export interface WorkloadObject {
 
 const PLURAL: Record<WorkloadKind, string> = { Deployment: 'deployments', StatefulSet: 'statefulsets' };
 
-/** A refused call says which permission the operator lacks (its ClusterRole is the user's to fix). */
-async function permitted<T>(what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (e) {
-    if (e instanceof KubeApiError && e.status === 403)
-      throw new TargetError(
-        `${what} was refused (${e.message}): the operator needs get, list, watch and patch on deployments and statefulsets (apps)`,
-      );
-    throw e;
-  }
-}
+const NEEDS = 'get, list, watch and patch on deployments and statefulsets (apps)';
 
 /** `kubectl rollout status`'s rules: done once every replica runs the newest template and is available. */
 export function rolloutProgress(kind: WorkloadKind, w: WorkloadObject): RolloutProgress {
@@ -163,7 +152,7 @@ export async function findWorkloads(
       : WORKLOAD_KINDS;
     const lists = await Promise.all(
       kinds.map(async (kind) => {
-        const list = await permitted(`Listing ${PLURAL[kind]} in ${namespace}`, () =>
+        const list = await permitted(`Listing ${PLURAL[kind]} in ${namespace}`, NEEDS, () =>
           kube.list<WorkloadObject>(
             resourcePath('apps/v1', PLURAL[kind], namespace),
             { labelSelector: `${VALUES_SECRET_LABEL}=${valuesSecret}` },
@@ -180,7 +169,7 @@ export async function findWorkloads(
   for (const ref of refs) {
     if (found.has(key(ref))) continue;
     try {
-      const object = await permitted(`Reading ${ref.kind}/${ref.name}`, () =>
+      const object = await permitted(`Reading ${ref.kind}/${ref.name}`, NEEDS, () =>
         kube.request<WorkloadObject>(
           'GET',
           resourcePath('apps/v1', PLURAL[ref.kind], namespace, ref.name),
@@ -214,7 +203,7 @@ export async function rollWorkload(
   ref: WorkloadRef,
   annotations: Record<string, string>,
 ): Promise<number> {
-  const applied = await permitted(`Rolling ${ref.kind}/${ref.name}`, () =>
+  const applied = await permitted(`Rolling ${ref.kind}/${ref.name}`, NEEDS, () =>
     kube.apply<WorkloadObject>(resourcePath('apps/v1', PLURAL[ref.kind], namespace, ref.name), {
       apiVersion: 'apps/v1',
       kind: ref.kind,
