@@ -6,7 +6,7 @@ import { type ConditionInput, type Progress, progressConditions } from '../../ru
 import { withConditions } from '../conditions.ts';
 import { type Failure, failureConditions } from '../failures.ts';
 import type { Status } from './model.ts';
-import { rolloutStalledMessage } from './rollout.ts';
+import { named, rolloutStalledMessage } from './rollout.ts';
 import { inFlight } from './schedule.ts';
 import { specExportPending } from './start-reason.ts';
 
@@ -121,7 +121,7 @@ function reconcilingOf(s: Status): Progress<ConditionReason> | undefined {
   if (inFlight(s)) return { reason: 'Exporting', message: exportingCondition(s).message };
   const r = s.current?.rollout;
   if (r && !r.completedAt && !r.stalled) {
-    const names = r.workloads.map((w) => `${w.kind}/${w.name}`).join(', ');
+    const names = r.workloads.map(named).join(', ');
     return r.via === 'Sync'
       ? { reason: 'Syncing', message: `Syncing ${r.version} to the pods of ${names}` }
       : { reason: 'RollingOut', message: `Rolling out ${r.version} to ${names}` };

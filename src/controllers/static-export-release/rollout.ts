@@ -52,7 +52,8 @@ export function rolloutPollMs(startedAt: string, now: Date): number {
   return 15_000;
 }
 
-const named = (w: { kind: string; name: string }) => `${w.kind}/${w.name}`;
+/** `Kind/name`, as kubectl names a workload. */
+export const named = (w: { kind: string; name: string }) => `${w.kind}/${w.name}`;
 
 /**
  * What the workloads need: a roll (some do not carry the desired annotations), the judgement of

@@ -4,9 +4,7 @@
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { scrub } from '../../redact.ts';
 import type { Workload } from '../../targets/workloads.ts';
-import { judge, type RolloutRecord, type RolloutWatch } from './rollout.ts';
-
-const named = (w: { kind: string; name: string }) => `${w.kind}/${w.name}`;
+import { judge, named, type RolloutRecord, type RolloutWatch } from './rollout.ts';
 
 /** Whether the served version's sync is still to be confirmed (the pods are read only then). */
 export function syncUnderWay(release: StaticExportRelease): boolean {

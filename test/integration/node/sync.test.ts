@@ -53,6 +53,18 @@ describe.runIf(controlPlaneDir)('publishing without restarts on the real node', 
 
   const pods = async () => (await sitePods(h.ns, NAME)) as Pod[];
   const page = async () => (await fetch(`${base}/marker`)).text();
+  /** spec.pinnedVersion set, or removed with null (a merge patch). */
+  const pin = (version: string | null) =>
+    kubectlOk([
+      'patch',
+      'ser',
+      NAME,
+      '-n',
+      h.ns,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { pinnedVersion: version } }),
+    ]);
   /** Until the Service serves docs version `n` (writeMarker). */
   const serving = (n: number) =>
     eventually(
@@ -114,32 +126,14 @@ describe.runIf(controlPlaneDir)('publishing without restarts on the real node', 
     const { release, version: v2 } = await synced();
     const v1 = release.status?.history?.find((e) => e.version !== v2)?.version;
     expect(v1).toBeDefined();
-    await kubectlOk([
-      'patch',
-      'ser',
-      NAME,
-      '-n',
-      h.ns,
-      '--type=merge',
-      '-p',
-      JSON.stringify({ spec: { pinnedVersion: v1 } }),
-    ]);
+    await pin(v1 ?? null);
     await serving(1);
     expect((await synced(v2)).version).toBe(v1);
     for (const p of await pods()) {
       const log = await kubectlOk(['logs', p.metadata.name, '-n', h.ns, '-c', 'sync']);
       expect(log).toContain(`serving ${v1} (kept on disk, no download)`);
     }
-    await kubectlOk([
-      'patch',
-      'ser',
-      NAME,
-      '-n',
-      h.ns,
-      '--type=json',
-      '-p',
-      '[{"op":"remove","path":"/spec/pinnedVersion"}]',
-    ]);
+    await pin(null);
     await serving(2);
   }, 300_000);
 
