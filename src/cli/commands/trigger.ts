@@ -96,7 +96,7 @@ async function runTrigger(ref: ReleaseRef, flags: TriggerFlags, ctx: CliContext)
   if (flags.wait === undefined) {
     const requestedAt = await callReceiver(ref, flags, token);
     if (out.mode === 'json') out.event('triggered', { release: key, requestedAt });
-    else out.result(`Export requested for ${key}${requestedAt ? ` at ${requestedAt}` : ''}.\n`);
+    else out.resultLines([`Export requested for ${key}${requestedAt ? ` at ${requestedAt}` : ''}.`]);
     return;
   }
   const kube = await cliKubeClient(flags, ctx);
@@ -114,7 +114,7 @@ async function runTrigger(ref: ReleaseRef, flags: TriggerFlags, ctx: CliContext)
     out.info(`Export requested for ${key} at ${requestedAt}; waiting until it is published.`);
     const version = await waitForTriggeredExport({ kube, ref, requestedAt, timeoutMs: flags.wait, out });
     if (out.mode === 'json') out.event('published', { release: key, requestedAt, version });
-    else out.result(`Published ${version} for ${key}.\n`);
+    else out.resultLines([`Published ${version} for ${key}.`]);
   } finally {
     await kube.close();
   }
