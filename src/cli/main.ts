@@ -3,10 +3,10 @@ import './young-generation.ts';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { scrub } from '../redact.ts';
+import { terminalSafe } from '../terminal-text.ts';
 import { type CliContext, processContext } from './context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP, exitCodeFor } from './exit-codes.ts';
 import { Reporter } from './output.ts';
-import { terminalSafe } from './terminal-text.ts';
 
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 

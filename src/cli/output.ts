@@ -1,6 +1,6 @@
 import { scrub } from '../redact.ts';
+import { terminalSafe, terminalSafeJson } from '../terminal-text.ts';
 import type { CliContext } from './context.ts';
-import { terminalSafe, terminalSafeJson } from './terminal-text.ts';
 
 /**
  * Where a command's progress and results go. stdout only carries the result (values YAML, or JSON

@@ -2,7 +2,7 @@
 // what is served, the link's expiry and renewal, the last publish and the rollout.
 import type { StaticExportRelease } from '../crd/static-export-release.ts';
 import type { Condition } from '../runtime/conditions.ts';
-import { terminalSafe } from './terminal-text.ts';
+import { terminalSafe } from '../terminal-text.ts';
 
 export interface ReleaseSummary {
   namespace: string;

@@ -1,8 +1,8 @@
 // Text from elsewhere made safe for a terminal: each control sequence an attacker would write into a
 // release's status or an API's answer comes out as visible text, with nothing a terminal obeys.
 import { describe, expect, it } from 'vitest';
-import { terminalSafe, terminalSafeJson } from '../../../src/cli/terminal-text.ts';
-import { HOSTILE, TERMINAL_CONTROL } from '../../support/hostile-text.ts';
+import { terminalSafe, terminalSafeJson } from '../../src/terminal-text.ts';
+import { HOSTILE, TERMINAL_CONTROL } from '../support/hostile-text.ts';
 
 describe('terminalSafe', () => {
   it.each([
