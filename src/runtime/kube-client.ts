@@ -273,9 +273,10 @@ export class KubeClient {
       },
     );
     const max = this.maxResponseBytes;
-    const tooLarge = () => this.refused(`answered WATCH ${path} with more than ${mib(max)} in one event`);
+    const tooLarge = (what: string) =>
+      this.refused(`answered WATCH ${path} with more than ${mib(max)}${what}`);
     if (res.statusCode >= 400)
-      throw toApiError(res.statusCode, await readText(res.body, max, tooLarge), `WATCH ${path}`);
+      throw toApiError(res.statusCode, await readText(res.body, max, () => tooLarge('')), `WATCH ${path}`);
     // A multi-byte character may be split across chunks: decode as a stream.
     const decoder = new TextDecoder();
     let buffered = '';
@@ -289,7 +290,7 @@ export class KubeClient {
         nl = buffered.indexOf('\n');
       }
       // An event that does not end is refused before it holds the memory (leaving the loop closes the stream).
-      if (buffered.length > max) throw tooLarge();
+      if (buffered.length > max) throw tooLarge(' in one event');
     }
   }
 

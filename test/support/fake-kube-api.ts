@@ -54,10 +54,11 @@ export function endlessList(): () => FakeAnswer {
 }
 
 /**
- * A list whose items keep coming until the client hangs up, or `upTo` bytes (then it ends, valid).
+ * A list whose items keep coming until the client hangs up, or `upTo` bytes (then it ends, valid);
+ * with another `status`, an error answer that long.
  * `sent.bytes` counts what was written: how much the client read, give or take socket buffers.
  */
-export function endlessBody(sent: { bytes: number }, upTo: number): RawAnswer {
+export function endlessBody(sent: { bytes: number }, upTo: number, status = 200): RawAnswer {
   const items = Buffer.from('{"metadata":{"name":"x"}},'.repeat(2500));
   return {
     raw: async (res) => {
@@ -68,7 +69,7 @@ export function endlessBody(sent: { bytes: number }, upTo: number): RawAnswer {
         sent.bytes += Buffer.byteLength(chunk);
         return res.write(chunk);
       };
-      res.writeHead(200, { 'content-type': 'application/json' });
+      res.writeHead(status, { 'content-type': 'application/json' });
       write('{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[');
       while (!hangUp.signal.aborted && sent.bytes < upTo) {
         if (!write(items)) await once(res, 'drain', { signal: hangUp.signal });

@@ -105,6 +105,15 @@ describe('KubeClient against a hostile API server', () => {
     );
     expect(sent.bytes).toBeLessThan(MiB + SOCKET_SLACK);
   });
+
+  it("stops reading a watch's error answer at the size limit", async () => {
+    const sent = { bytes: 0 };
+    const client = await hostile({ [PATH]: endlessBody(sent, 64 * MiB, 500) }, MiB);
+    await expect(client.watch(PATH, {}, AbortSignal.timeout(20_000)).next()).rejects.toThrow(
+      `the Kubernetes API at ${api?.server} answered WATCH ${PATH} with more than 1 MiB: refused`,
+    );
+    expect(sent.bytes).toBeLessThan(MiB + SOCKET_SLACK);
+  });
 });
 
 describe("an informer's list against a hostile API server", () => {
@@ -130,7 +139,7 @@ describe("an informer's list against a hostile API server", () => {
     return { informer, err: failed?.err?.message };
   }
 
-  it('fails the list of a continue that never ends, in MAX_LIST_PAGES requests, and retries later', async () => {
+  it('fails the list of a continue that never ends, in MAX_LIST_PAGES requests', async () => {
     const { informer, err } = await firstListFailure({ [PATH]: endlessList() });
     expect(err).toBe(
       `the Kubernetes API at ${api?.server} kept the list GET ${PATH} going past ${MAX_LIST_PAGES} pages: refused`,
