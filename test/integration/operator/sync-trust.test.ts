@@ -13,7 +13,7 @@ import { eventsFor, eventually, kubeconfig, kubectlOk, tokenKubeconfig } from '.
 import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { applyRelease, getRelease, requestExport } from '../../support/resources.ts';
 
-const h = useOperatorSuite({ namespaces: ['sync-trust'] });
+const h = useOperatorSuite({ namespaces: ['sync-trust'], kubeClient: true });
 
 const NAME = 'site';
 const CHART_DEPLOYMENT = 'docs-static-export-site';
@@ -84,7 +84,10 @@ describe('a forged ContentServed does not complete a sync', () => {
       release: 'docs',
       chart: CHART_DIR,
       namespace: h.ns,
-      values: { staticExport: { enabled: true, existingSecret: `${NAME}-values`, sync: { enabled: true } } },
+      values: {
+        replicaCount: 1,
+        staticExport: { enabled: true, existingSecret: `${NAME}-values`, sync: { enabled: true } },
+      },
     });
     expect(installed.code, installed.stderr).toBe(0);
     try {
@@ -115,8 +118,12 @@ describe('a forged ContentServed does not complete a sync', () => {
       const stale = new Date(Date.parse(published) - 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
       await forge(chartPod, version, stale);
       await forge(plainPod, version, new Date().toISOString().replace(/\.\d+Z$/, 'Z'));
-      const distrusted = await untilSync('both forged reports named', (c) =>
-        Boolean(c?.rollout?.stalled?.includes(chartPod) && c.rollout.stalled.includes(plainPod)),
+      // (A sync the forgeries completed ends the wait too, and fails below.)
+      const distrusted = await untilSync('both forged reports named, or the sync completed', (c) =>
+        Boolean(
+          c?.rollout?.completedAt ||
+            (c?.rollout?.stalled?.includes(chartPod) && c.rollout.stalled.includes(plainPod)),
+        ),
       );
       const rec = distrusted.status?.current?.rollout;
       expect(rec?.completedAt).toBeUndefined();
