@@ -175,7 +175,7 @@ describe("the sync ServiceAccount's pods/status grant, attacked with a site pod'
     }
   });
 
-  it("may not label a pod into another Service's selector, nor annotate it: its own or another", async () => {
+  it("may not label a pod into another Service's selector, nor annotate it (its own or another), nor add a finalizer", async () => {
     for (const name of [own, other, 'database']) {
       const rule = name === own ? NO_METADATA : OWN_POD_ONLY;
       expectPolicyRefused(await patchStatus(bound, name, { metadata: { labels: { app: 'backend' } } }), rule);
@@ -185,6 +185,11 @@ describe("the sync ServiceAccount's pods/status grant, attacked with a site pod'
       );
       expect((await pod(name)).metadata.labels?.app).not.toBe('backend');
     }
+    // Nor pin its own pod with a finalizer.
+    expectPolicyRefused(
+      await patchStatus(bound, own, { metadata: { finalizers: ['example.com/stuck'] } }),
+      NO_METADATA,
+    );
     // Nor hide it together with a condition it may write.
     expectPolicyRefused(
       await patchStatus(bound, own, { metadata: { labels: { app: 'backend' } }, ...served(V1) }),
