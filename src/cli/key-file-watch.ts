@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 
 /** How often the file is read again: the kubelet itself takes up to about a minute to update it. */
-export const KEY_FILE_POLL_MS = 2_000;
+const POLL_MS = 2_000;
 
 export interface KeyFileWatch {
   /** The flag that named the file, for messages. */
@@ -21,11 +21,11 @@ export interface KeyFileWatch {
 }
 
 /**
- * Reads the file every `intervalMs` (polled rather than watched: the kubelet swaps a `..data`
+ * Reads the file every 2 s (polled rather than watched: the kubelet swaps a `..data`
  * symlink, which an inotify watch on the file misses) and reports a changed key or why the file's
  * content is refused. Returns the function that stops it.
  */
-export function watchKeyFile(watch: KeyFileWatch, intervalMs = KEY_FILE_POLL_MS): () => void {
+export function watchKeyFile(watch: KeyFileWatch): () => void {
   let current = watch.current;
   let refused: string | undefined;
   let reading = false;
@@ -47,7 +47,7 @@ export function watchKeyFile(watch: KeyFileWatch, intervalMs = KEY_FILE_POLL_MS)
       reading = false;
     }
   };
-  const timer = setInterval(() => void check(), intervalMs);
+  const timer = setInterval(() => void check(), POLL_MS);
   return () => clearInterval(timer);
 }
 
