@@ -275,6 +275,7 @@ describe('the rendered commands, run as local processes', () => {
     expect(code).toBe(0);
     // The pod's log holds no key.
     expect(printed.join('\n')).not.toContain(secretKey(objects));
+    expect(printed.join('\n')).not.toContain(KEY);
     expect(printed.join('\n')).toContain(`Bundle links point at ${local}`);
-  });
+  }, 120_000);
 });
