@@ -87,7 +87,10 @@ describe('helm install and upgrade on a real API server', () => {
       // A key given in the values replaces it in the Secret, and the pod is left alone: the
       // simulator reads the Secret's file again, so nothing on the pod derives from the key.
       const given = `mint_given${name}0123456789`;
-      const withKey = await helmIn(name, ['upgrade', release, SIMULATOR_CHART_DIR], { adminKey: given });
+      const withKey = await helmIn(name, ['upgrade', release, SIMULATOR_CHART_DIR], {
+        exportDuration: '1s',
+        adminKey: given,
+      });
       expect(withKey.code, withKey.stderr).toBe(0);
       expect(await adminKey(fullname)).toBe(given);
       const third = await deployment(fullname);
