@@ -99,6 +99,8 @@ export interface Simulator {
   readonly requests: RecordedRequest[];
   close(): Promise<void>;
   setFaults(faults: ReadonlyArray<FaultSpec | string>): void;
+  /** Accepts `key` instead of the admin key so far (a rotated key); jobs and links stay. */
+  setAdminKey(key: string): void;
   setDocsDir(dir: string): void;
   setExportDurationMs(ms: number): void;
   /** Applies to exports started from now on. */
@@ -314,7 +316,7 @@ function hexId(bytes: number): string {
 
 class SimulatorServer implements Simulator {
   baseUrl = '';
-  readonly adminKey: string;
+  adminKey: string;
   readonly requests: RecordedRequest[] = [];
   private readonly nonEnterprise: Set<string>;
   private docsDir: string;
@@ -384,6 +386,9 @@ class SimulatorServer implements Simulator {
 
   setFaults(faults: ReadonlyArray<FaultSpec | string>): void {
     this.faults.set(faults);
+  }
+  setAdminKey(key: string): void {
+    this.adminKey = key;
   }
   setDocsDir(dir: string): void {
     this.docsDir = dir;

@@ -1,12 +1,15 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { AdminKeyError } from '../../api/errors.ts';
 import { validateAdminKey } from '../../api/keys.ts';
+import type { Logger } from '../../log.ts';
 import { parseFault } from '../../simulator/faults.ts';
+import type { Simulator } from '../../simulator/index.ts';
 import { EXPORT_PROGRESS_MODELS, type ExportProgressModel } from '../../simulator/progress.ts';
 import { LINK_STYLES, type LinkStyle } from '../../simulator/signing.ts';
 import { type CliContext, untilStopSignal } from '../context.ts';
 import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { readFlagFile } from '../flag-file.ts';
+import { watchKeyFile } from '../key-file-watch.ts';
 import { cliLogger, durationOption, integer } from '../options.ts';
 
 interface SimulateFlags {
@@ -56,6 +59,11 @@ function checkedKey(key: string, from: string): string {
   }
 }
 
+/** The key in the text of `keyFile` (a Secret's file may end in a newline). */
+function keyInFile(keyFile: string, text: string): string {
+  return checkedKey(text.replace(/\r?\n$/, ''), `--key-file ${keyFile}`);
+}
+
 /** The key from --key or --key-file (a Secret mounted as a file, so it never shows in a process list). */
 async function adminKeyOf(flags: SimulateFlags): Promise<string | undefined> {
   if (flags.key !== undefined && flags.keyFile !== undefined) {
@@ -63,18 +71,33 @@ async function adminKeyOf(flags: SimulateFlags): Promise<string | undefined> {
   }
   if (flags.keyFile === undefined)
     return flags.key === undefined ? undefined : checkedKey(flags.key, '--key');
-  const text = (await readFlagFile('--key-file', flags.keyFile)).toString('utf8');
-  return checkedKey(text.replace(/\r?\n$/, ''), `--key-file ${flags.keyFile}`);
+  return keyInFile(flags.keyFile, (await readFlagFile('--key-file', flags.keyFile)).toString('utf8'));
+}
+
+/** A key file changed (a rotated Secret) takes effect at once; jobs and links survive it. */
+function followKeyFile(sim: Simulator, keyFile: string, logger: Logger): () => void {
+  return watchKeyFile({
+    flag: '--key-file',
+    path: keyFile,
+    current: sim.adminKey,
+    parse: (text) => keyInFile(keyFile, text),
+    onKey: (key) => {
+      sim.setAdminKey(key);
+      logger.info({ keyFile }, 'the admin key changed: the new key is accepted, the one before no longer');
+    },
+    onRefused: (reason) => logger.warn(`${reason}; the admin key read before is still accepted`),
+  });
 }
 
 async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void> {
   const { startSimulator } = await import('../../simulator/index.ts');
   const adminKey = await adminKeyOf(flags);
+  const logger = cliLogger(ctx);
   const sim = await startSimulator({
     port: flags.port,
     host: flags.host,
     faults: flags.fault,
-    logger: cliLogger(ctx),
+    logger,
     ...(adminKey === undefined ? {} : { adminKey }),
     ...(flags.publicUrl === undefined ? {} : { publicBaseUrl: flags.publicUrl }),
     ...(flags.docs === undefined ? {} : { docsDir: flags.docs }),
@@ -105,9 +128,11 @@ async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void>
       ].join('\n'),
     );
   }
+  const stopFollowing = flags.keyFile === undefined ? undefined : followKeyFile(sim, flags.keyFile, logger);
   try {
     await untilStopSignal();
   } finally {
+    stopFollowing?.();
     await sim.close();
   }
 }
@@ -124,7 +149,10 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
     .option('--port <port>', 'port to listen on (0 picks a free one)', integer(0), 0)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--key <key>', 'admin key to accept (mint_...); generated when absent')
-    .option('--key-file <file>', 'file holding the admin key to accept (not printed), e.g. a mounted Secret')
+    .option(
+      '--key-file <file>',
+      'file holding the admin key to accept (not printed; a changed file takes effect), e.g. a mounted Secret',
+    )
     .option(
       '--public-url <url>',
       'origin bundle links name, when clients reach the simulator at another address (e.g. its Service: http://static-export-simulator.docs.svc)',

@@ -4,7 +4,7 @@
 // links for its public URL, and the `helm test` pod's export succeeds against it.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,6 +21,7 @@ import {
   scratchDir,
 } from '../../support/chart.ts';
 import { MAIN, NODE, runCli } from '../../support/run-cli.ts';
+import { writeSecretVolume } from '../../support/secret-volume.ts';
 
 const NS = 'docs';
 const NAME = 'static-export-simulator';
@@ -93,6 +94,23 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('adminKey must look like an admin key');
     expect(bad.stderr).not.toContain('with a space');
+  });
+
+  it('puts nothing derived from the admin key on the pod: Deployments rendered for two keys are the same', async () => {
+    const given = findObject((await render(helm, { adminKey: KEY })).objects, 'Deployment');
+    expect(findObject((await render(helm, { adminKey: `${KEY}x` })).objects, 'Deployment')).toEqual(given);
+    // Generated keys (a new one each `helm template`) too.
+    const generated = await render(helm);
+    expect(findObject((await render(helm)).objects, 'Deployment')).toEqual(
+      findObject(generated.objects, 'Deployment'),
+    );
+    // A changed key reaches the pod through its Secret volume, mounted whole: the kubelet updates
+    // such a volume (never one mounted with subPath), and the simulator reads it again.
+    expect(container(generated.objects).volumeMounts).toContainEqual({
+      name: 'admin-key',
+      mountPath: '/var/run/static-export-simulator',
+      readOnly: true,
+    });
   });
 
   it('runs simulate with the key from the mounted Secret and links naming the Service, as non-root on a read-only root', async () => {
@@ -179,13 +197,27 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
   });
 });
 
-/** A rendered container's args with the pod's paths moved into `dir` (the Secret's file written there). */
-function localArgs(args: string[], dir: string, replace: Record<string, string> = {}): string[] {
+/** A rendered container's args with the pod's /tmp moved to `tmp` and its Secret volume to `keyDir`. */
+function localArgs(
+  args: string[],
+  tmp: string,
+  keyDir: string,
+  replace: Record<string, string> = {},
+): string[] {
   return args.map((a) => {
-    let out = a.replace(/=\/tmp\//, `=${dir}/`).replace('=/var/run/static-export-simulator/', `=${dir}/`);
+    let out = a.replace(/=\/tmp\//, `=${tmp}/`).replace('=/var/run/static-export-simulator/', `=${keyDir}/`);
     for (const [from, to] of Object.entries(replace)) out = out.replace(from, to);
     return out;
   });
+}
+
+/** The status of an admin request with `key`: 404 (no such job) when the key is accepted, 401 when not. */
+async function statusWith(baseUrl: string, key: string): Promise<number> {
+  const res = await fetch(`${baseUrl}/v1/static-export/jobs/none`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  await res.arrayBuffer();
+  return res.status;
 }
 
 describe('the rendered commands, run as local processes', () => {
@@ -195,8 +227,9 @@ describe('the rendered commands, run as local processes', () => {
     // This machine stands in for the pod: the public URL is where it is reached from here.
     const { objects, tests } = await render('helm4', { containerPort: port, publicUrl: local });
     const dir = await scratchDir('simulator-');
-    await writeFile(join(dir, 'adminKey'), secretKey(objects));
-    const child = spawn(NODE, [MAIN, ...localArgs(container(objects).args, dir)], {
+    const keyDir = await scratchDir('simulator-key-');
+    await writeSecretVolume(keyDir, { adminKey: secretKey(objects) });
+    const child = spawn(NODE, [MAIN, ...localArgs(container(objects).args, dir, keyDir)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     children.add(child);
@@ -209,7 +242,7 @@ describe('the rendered commands, run as local processes', () => {
         throw new Error(`the simulator exited with ${code} before it listened`);
       }),
     ]);
-    const exportArgs = localArgs(findObject(tests, 'Pod').spec.containers[0].args, dir, {
+    const exportArgs = localArgs(findObject(tests, 'Pod').spec.containers[0].args, dir, keyDir, {
       [`http://${NAME}.${NS}.svc`]: local,
     });
     const exported = await runCli(exportArgs);
@@ -218,12 +251,31 @@ describe('the rendered commands, run as local processes', () => {
     expect(exported.stdout + exported.stderr).not.toContain(secretKey(objects));
     expect(exported.stdout + exported.stderr).not.toMatch(/sig=/);
     expect(await readdir(join(dir, 'site'))).toContain('index.html');
+
+    // The Secret changed (helm upgrade --set adminKey=…): once the kubelet has updated the volume,
+    // the running simulator takes the new key, and the helm test export with it passes.
+    const rotated = (await render('helm4', { containerPort: port, publicUrl: local, adminKey: KEY })).objects;
+    await writeSecretVolume(keyDir, { adminKey: secretKey(rotated) });
+    const deadline = Date.now() + 20_000;
+    while ((await statusWith(local, KEY)) !== 404) {
+      expect(Date.now(), 'the new key accepted in time').toBeLessThan(deadline);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(await statusWith(local, secretKey(objects))).toBe(401);
+    const again = await scratchDir('simulator-');
+    const reexported = await runCli(
+      localArgs(findObject(tests, 'Pod').spec.containers[0].args, again, keyDir, {
+        [`http://${NAME}.${NS}.svc`]: local,
+      }),
+    );
+    expect(reexported.code, reexported.stderr).toBe(0);
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     children.delete(child);
     expect(code).toBe(0);
     // The pod's log holds no key.
     expect(printed.join('\n')).not.toContain(secretKey(objects));
+    expect(printed.join('\n')).not.toContain(KEY);
     expect(printed.join('\n')).toContain(`Bundle links point at ${local}`);
-  });
+  }, 120_000);
 });
