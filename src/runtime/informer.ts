@@ -341,11 +341,8 @@ export class Informer<T extends KubeObject> {
     const list = await this.opts.client.list<T>(path, this.query(), this.opts.pageSize ?? 500, signal);
     if (this.stopper.signal.aborted) return list.metadata.resourceVersion;
     const inScope = (o: T) => namespace === undefined || o.metadata.namespace === namespace;
-    for (const change of diffList(
-      this.cache,
-      list.items.map((o) => this.shape(o)),
-      inScope,
-    )) {
+    const items = list.items.map((o) => this.shape(o));
+    for (const change of diffList(this.cache, items, inScope)) {
       const key = objectKey(change.obj);
       if (change.type === 'DELETED') this.unstore(key);
       else this.store(key, change.obj);

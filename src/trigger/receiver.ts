@@ -139,7 +139,7 @@ class SeenSignatures {
   }
 }
 
-/** Request limits by key, dropped once idle so that unknown keys cannot grow the map for long. */
+/** Verified calls' limits per release, dropped once idle (those of releases deleted meanwhile too). */
 class Limits {
   private readonly limiters = new Map<string, RequestLimiter>();
   private readonly perMinute: number;
