@@ -242,7 +242,8 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
         ? elector.healthy() && (!elector.isLeader() || (running?.synced() ?? false))
         : (running?.synced() ?? false),
   });
-  // Only reads a release and its token Secret and sets an annotation: no leadership needed.
+  // Needs no leadership, so it watches the releases itself: the reconcilers' caches exist only
+  // while leading.
   const trigger = cfg.trigger
     ? await startTriggerReceiver({
         host: cfg.trigger.host,
@@ -252,6 +253,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
         events,
         namespaces: cfg.namespaces,
         requestsPerMinute: cfg.trigger.requestsPerMinute ?? DEFAULT_TRIGGER_REQUESTS_PER_MINUTE,
+        ...(cfg.watchdogMs ? { watchdogMs: cfg.watchdogMs } : {}),
       })
     : undefined;
   log.info(

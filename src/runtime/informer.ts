@@ -53,7 +53,7 @@ export interface ListWatchClient {
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RESYNC';
 export type ChangeHandler<T> = (type: ChangeType, obj: T, old?: T) => void;
 
-export interface InformerOptions {
+export interface InformerOptions<T extends KubeObject = KubeObject> {
   client: ListWatchClient;
   apiVersion: string;
   plural: string;
@@ -72,6 +72,12 @@ export interface InformerOptions {
   backoffMaxMs?: number;
   logger?: Logger;
   metrics?: Pick<Metrics, 'watchRestarts' | 'watchRelists'>;
+  /**
+   * What is cached of each listed or watched object (client-go's SetTransform), for a cache that
+   * needs a few fields of many objects; it must keep name, namespace and resourceVersion. Default:
+   * the object without managedFields.
+   */
+  transform?: (obj: KubeObject) => T;
 }
 
 export interface InformerStats {
@@ -132,7 +138,7 @@ export const resourceName = (apiVersion: string, plural: string): string =>
 
 export class Informer<T extends KubeObject> {
   readonly resource: string;
-  private readonly opts: InformerOptions;
+  private readonly opts: InformerOptions<T>;
   private readonly cache = new Map<string, T>();
   private readonly handlers: ChangeHandler<T>[] = [];
   private readonly synced = new Set<string | undefined>();
@@ -149,7 +155,7 @@ export class Informer<T extends KubeObject> {
    */
   private readonly indexes = new Map<string, { of: (obj: T) => string[]; buckets: Map<string, Bucket> }>();
 
-  constructor(options: InformerOptions) {
+  constructor(options: InformerOptions<T>) {
     this.opts = options;
     this.resource = resourceName(options.apiVersion, options.plural);
     this.scopes = options.namespaces?.length ? [...new Set(options.namespaces)] : [undefined];
@@ -253,6 +259,10 @@ export class Informer<T extends KubeObject> {
     }
   }
 
+  private shape(obj: KubeObject): T {
+    return this.opts.transform ? this.opts.transform(obj) : withoutManagedFields(obj as T);
+  }
+
   stats(): InformerStats {
     return { ...this.counters };
   }
@@ -331,7 +341,8 @@ export class Informer<T extends KubeObject> {
     const list = await this.opts.client.list<T>(path, this.query(), this.opts.pageSize ?? 500, signal);
     if (this.stopper.signal.aborted) return list.metadata.resourceVersion;
     const inScope = (o: T) => namespace === undefined || o.metadata.namespace === namespace;
-    for (const change of diffList(this.cache, list.items.map(withoutManagedFields), inScope)) {
+    const items = list.items.map((o) => this.shape(o));
+    for (const change of diffList(this.cache, items, inScope)) {
       const key = objectKey(change.obj);
       if (change.type === 'DELETED') this.unstore(key);
       else this.store(key, change.obj);
@@ -382,9 +393,9 @@ export class Informer<T extends KubeObject> {
           if (status.code === 410) throw new GoneError(status.message ?? 'resourceVersion expired');
           throw new Error(`watch error event: ${status.code ?? '?'} ${status.message ?? ''}`);
         }
-        const obj = withoutManagedFields(event.object as T);
-        if (obj.metadata?.resourceVersion) seen(obj.metadata.resourceVersion);
-        if (event.type !== 'BOOKMARK') this.apply(event.type, obj);
+        const { resourceVersion } = (event.object as T).metadata ?? {};
+        if (resourceVersion) seen(resourceVersion);
+        if (event.type !== 'BOOKMARK') this.apply(event.type, this.shape(event.object as T));
       }
       return fired ? 'watchdog' : 'ended';
     } catch (err) {

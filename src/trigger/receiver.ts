@@ -1,63 +1,53 @@
 // The trigger receiver: `POST /hooks/<namespace>/<name>` signed with the release's token (see
 // contract.ts) asks for an export now, exactly as a new `staticexport.dev/requested-at` value
 // does. Every refusal happens before any write; the cheap checks (method, path, size, headers,
-// timestamp) before anything is read from the API server. Strangers cannot lock a release out:
-// only a call that passes the signature check uses the release's budget, and the reads that
-// unverified calls cause have bounds of their own (see Lookups and UNVERIFIED_LOOKUPS_*). The
-// token never leaves this module: not in responses, logs or events.
+// timestamp) before anything else. Strangers cannot lock a release out: a name is resolved from the
+// receiver's own watch of the releases (releases.ts), so a call for an unknown name is answered from
+// memory; a call for a known one costs at most a token read shared with every call for that
+// release (tokens.ts); and only a call that passes the signature check uses the release's budget.
+// The token never leaves this module: not in responses, logs or events.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RequestLimiter } from '../api/request-limiter.ts';
-import {
-  GROUP_VERSION,
-  REQUESTED_AT_ANNOTATION,
-  SER_KIND,
-  SER_PLURAL,
-  type StaticExportRelease,
-} from '../crd/index.ts';
+import { GROUP_VERSION, REQUESTED_AT_ANNOTATION, SER_KIND, SER_PLURAL } from '../crd/index.ts';
 import type { EventReason } from '../crd/reasons.ts';
 import type { Logger } from '../log.ts';
-import { registerSecret } from '../redact.ts';
 import type { EventSink } from '../runtime/events.ts';
+import type { ListWatchClient } from '../runtime/informer.ts';
 import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import {
   HOOK_PATH_PREFIX,
   isSignatureHeader,
   MAX_BODY_BYTES,
   MAX_CLOCK_SKEW_S,
-  normalizeToken,
   parseTimestamp,
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
   verify,
   withinWindow,
 } from './contract.ts';
+import { watchTriggerReleases } from './releases.ts';
+import { Tokens } from './tokens.ts';
 
 // Not an `import` statement: node:http's ES module wrapper loads undici (see http.ts).
 const { createServer } = process.getBuiltinModule('node:http');
 
 const MAX_TRACKED_KEYS = 10_000;
-const LOOKUP_TTL_MS = 10_000;
-/**
- * API reads that calls not yet verified may cause (an unknown name, or a release not looked up in
- * the last LOOKUP_TTL_MS): per source address and in all. Past them a caller gets 429 before
- * anything is read; a release already known is looked up again regardless, at most once per
- * LOOKUP_TTL_MS, so its valid calls are verified whatever a stranger sends.
- */
-export const UNVERIFIED_LOOKUPS_PER_ADDRESS_PER_MINUTE = 30;
-export const UNVERIFIED_LOOKUPS_PER_MINUTE = 300;
 
 export interface TriggerReceiverOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;
-  kube: Pick<KubeClient, 'get' | 'mergePatch'>;
+  /** Watches the releases, reads token Secrets, sets the annotation. */
+  kube: Pick<KubeClient, 'get' | 'mergePatch'> & ListWatchClient;
   logger: Logger;
   events: EventSink<EventReason>;
   /** Namespaces the operator watches; empty for all. Calls for others get 404. */
   namespaces: readonly string[];
   /** Verified calls per release and minute; more get 429. */
   requestsPerMinute: number;
+  /** The releases' watch re-lists when nothing arrived for this long (default 5 min). */
+  watchdogMs?: number;
   now?: () => number;
 }
 
@@ -149,7 +139,7 @@ class SeenSignatures {
   }
 }
 
-/** Request limits by key, dropped once idle so that unknown keys cannot grow the map for long. */
+/** Verified calls' limits per release, dropped once idle (those of releases deleted meanwhile too). */
 class Limits {
   private readonly limiters = new Map<string, RequestLimiter>();
   private readonly perMinute: number;
@@ -173,51 +163,6 @@ class Limits {
   tryTake(key: string): number {
     return this.limiter(key).tryTake();
   }
-  /** Like tryTake, without taking. */
-  delayMs(key: string): number {
-    return this.limiters.get(key)?.delayMs() ?? 0;
-  }
-}
-
-/** What the API server said of a release, as a call is checked against it. */
-type Lookup =
-  | { kind: 'unknown' }
-  | { kind: 'noToken'; release: StaticExportRelease; why: string }
-  | { kind: 'found'; release: StaticExportRelease; token: string };
-
-/**
- * Lookups kept for LOOKUP_TTL_MS: a flood of calls for one release costs no API read after the
- * first, forged or not. A release's new token is therefore taken at most that long after it is set.
- */
-class Lookups {
-  private readonly entries = new Map<string, { lookup: Lookup; until: number }>();
-  private readonly now: () => number;
-  constructor(now: () => number) {
-    this.now = now;
-  }
-  /** The lookup while it is fresh; `known` says whether the last one found the release. */
-  get(key: string): { fresh?: Lookup; known: boolean } {
-    const entry = this.entries.get(key);
-    if (!entry) return { known: false };
-    const known = entry.lookup.kind !== 'unknown';
-    return entry.until > this.now() ? { fresh: entry.lookup, known } : { known };
-  }
-  set(key: string, lookup: Lookup): void {
-    const now = this.now();
-    if (this.entries.size >= MAX_TRACKED_KEYS) {
-      for (const [k, e] of this.entries) if (e.until <= now) this.entries.delete(k);
-      // Still full of fresh entries: the oldest go first.
-      for (const k of this.entries.keys()) {
-        if (this.entries.size < MAX_TRACKED_KEYS) break;
-        this.entries.delete(k);
-      }
-    }
-    this.entries.delete(key);
-    this.entries.set(key, { lookup, until: now + LOOKUP_TTL_MS });
-  }
-  forget(key: string): void {
-    this.entries.delete(key);
-  }
 }
 
 class BodyTooLarge extends Error {}
@@ -237,68 +182,14 @@ export async function startTriggerReceiver(o: TriggerReceiverOptions): Promise<T
   const now = o.now ?? Date.now;
   const log = o.logger.child({ component: 'trigger' });
   const releaseLimits = new Limits(o.requestsPerMinute, now);
-  const addressLimits = new Limits(UNVERIFIED_LOOKUPS_PER_ADDRESS_PER_MINUTE, now);
-  const allLookups = new RequestLimiter(UNVERIFIED_LOOKUPS_PER_MINUTE, now);
-  const lookups = new Lookups(now);
+  const releases = watchTriggerReleases({
+    client: o.kube,
+    namespaces: o.namespaces,
+    logger: log,
+    ...(o.watchdogMs ? { watchdogMs: o.watchdogMs } : {}),
+  });
+  const tokens = new Tokens(o.kube, now);
   const seen = new Map<string, SeenSignatures>();
-
-  /** The release and its token, as the API server has them now. */
-  async function lookUp(namespace: string, name: string): Promise<Lookup> {
-    let release: StaticExportRelease;
-    try {
-      release = await o.kube.get<StaticExportRelease>(
-        resourcePath(GROUP_VERSION, SER_PLURAL, namespace, name),
-      );
-    } catch (e) {
-      if (isNotFound(e)) return { kind: 'unknown' };
-      throw e;
-    }
-    const ref = release.spec?.trigger?.tokenSecretRef;
-    if (!ref) return { kind: 'unknown' };
-    const noToken = (why: string): Lookup => ({ kind: 'noToken', release, why });
-    try {
-      const secret = await o.kube.get<{ data?: Record<string, string> }>(
-        resourcePath('v1', 'secrets', namespace, ref.name),
-      );
-      const raw = secret.data?.[ref.key];
-      if (raw === undefined) return noToken(`Secret ${namespace}/${ref.name} has no key ${ref.key}`);
-      const token = normalizeToken(Buffer.from(raw, 'base64').toString('utf8'));
-      if (!token) return noToken(`Secret ${namespace}/${ref.name} key ${ref.key} is empty`);
-      registerSecret(token);
-      return { kind: 'found', release, token };
-    } catch (e) {
-      if (isNotFound(e)) return noToken(`Secret ${namespace}/${ref.name} does not exist`);
-      throw e;
-    }
-  }
-
-  /** The release's lookup, or a refusal when reading it would pass a bound on unverified reads. */
-  async function lookupFor(
-    key: string,
-    remote: string,
-    namespace: string,
-    name: string,
-  ): Promise<Lookup | Reply> {
-    const cached = lookups.get(key);
-    if (cached.fresh) return cached.fresh;
-    if (!cached.known) {
-      const wait = Math.max(addressLimits.delayMs(remote), allLookups.delayMs());
-      if (wait > 0) {
-        const seconds = Math.ceil(wait / 1000);
-        return reply(
-          429,
-          'TooManyUnverified',
-          `too many calls for releases this receiver does not know: try again in ${seconds} s`,
-          { 'retry-after': String(seconds) },
-        );
-      }
-      addressLimits.tryTake(remote);
-      allLookups.tryTake();
-    }
-    const lookup = await lookUp(namespace, name);
-    lookups.set(key, lookup);
-    return lookup;
-  }
 
   async function handle(req: IncomingMessage, remote: string): Promise<Reply> {
     const head: CallHead = {
@@ -320,14 +211,20 @@ export async function startTriggerReceiver(o: TriggerReceiverOptions): Promise<T
         return reply(413, 'BodyTooLarge', `the body must be at most ${MAX_BODY_BYTES} bytes`);
       throw e;
     }
-    const lookup = await lookupFor(key, remote, namespace, name);
-    if ('status' in lookup) return lookup;
-    if (lookup.kind === 'unknown') return unknownRelease(namespace, name);
-    if (lookup.kind === 'noToken') {
-      log.warn({ namespace, name, remote, why: lookup.why }, 'trigger refused: no token to check it with');
+    // Until the first list is in, an unknown name may be a release not loaded yet.
+    if (!releases.hasSynced()) {
+      return reply(503, 'Starting', 'the receiver is still loading the releases: try again in 1 s', {
+        'retry-after': '1',
+      });
+    }
+    const release = releases.get(namespace, name);
+    if (!release?.tokenSecretRef) return unknownRelease(namespace, name);
+    const token = await tokens.of(namespace, release.tokenSecretRef);
+    if ('missing' in token) {
+      log.warn({ namespace, name, remote, why: token.missing }, 'trigger refused: no token to check it with');
       return reply(401, 'NoToken', 'signature does not match');
     }
-    if (!verify(lookup.token, admitted.timestamp, body, admitted.signature)) {
+    if (!verify(token.token, admitted.timestamp, body, admitted.signature)) {
       return reply(401, 'BadSignature', 'signature does not match');
     }
     const signatures = seen.get(key) ?? new SeenSignatures();
@@ -353,15 +250,13 @@ export async function startTriggerReceiver(o: TriggerReceiverOptions): Promise<T
         metadata: { annotations: { [REQUESTED_AT_ANNOTATION]: requestedAt } },
       });
     } catch (e) {
-      if (isNotFound(e)) {
-        lookups.forget(key);
-        return unknownRelease(namespace, name);
-      }
+      // Deleted since the watch last said.
+      if (isNotFound(e)) return unknownRelease(namespace, name);
       throw e;
     }
     await o.events
       .emit(
-        { apiVersion: GROUP_VERSION, kind: SER_KIND, metadata: lookup.release.metadata },
+        { apiVersion: GROUP_VERSION, kind: SER_KIND, metadata: release.metadata },
         'Normal',
         'TriggerAccepted',
         `A signed trigger call asked for an export (${REQUESTED_AT_ANNOTATION}: ${requestedAt})`,
@@ -405,14 +300,17 @@ export async function startTriggerReceiver(o: TriggerReceiverOptions): Promise<T
     server.once('error', reject);
     server.listen(o.port, o.host, () => resolve());
   });
+  releases.start();
   const port = (server.address() as AddressInfo).port;
   log.info({ port, requestsPerMinute: o.requestsPerMinute }, 'trigger receiver listening');
   return {
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+      await releases.stop();
+    },
   };
 }

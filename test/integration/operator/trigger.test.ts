@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { REQUESTED_AT_ANNOTATION, type StaticExportRelease } from '../../../src/crd/index.ts';
+import { microTime } from '../../../src/runtime/leader-election.ts';
 import { MAX_BODY_BYTES, SIGNATURE_HEADER, sign, TIMESTAMP_HEADER } from '../../../src/trigger/contract.ts';
 import { eventually, kubeconfig, kubectlOk, ROOT } from '../../support/kube.ts';
 import { OperatorProcess } from '../../support/operator-process.ts';
@@ -69,7 +70,9 @@ function signed(name: string, c: Call = {}): { url: string; init: RequestInit } 
   };
 }
 
-async function post(call: { url: string; init: RequestInit }): Promise<{ status: number; message: string }> {
+type Answer = { status: number; message: string };
+
+async function post(call: { url: string; init: RequestInit }): Promise<Answer> {
   const res = await fetch(call.url, call.init);
   const text = await res.text();
   return { status: res.status, message: (JSON.parse(text) as { message: string }).message };
@@ -148,6 +151,64 @@ describe('a valid call', () => {
     expect(accepted.map((e) => e.note)).toEqual([
       `A signed trigger call asked for an export (${REQUESTED_AT_ANNOTATION}: ${annotated})`,
     ]);
+  });
+});
+
+describe('a release created after a call for its name', () => {
+  it('takes signed calls as soon as the watch delivers it (no 404 window)', async () => {
+    expect((await post(signed('newborn'))).status).toBe(404);
+    await applyRelease(suite.ns, 'newborn', {
+      domain: 'newborn.example.com',
+      trigger: { tokenSecretRef: { name: TOKEN_SECRET } },
+    });
+    // Calls until the receiver knows it: the first answer other than 404 is the 202, well within
+    // the 10 s the receiver used to remember a name as unknown.
+    const answer = await eventually(
+      'newborn known to the receiver',
+      async () => {
+        const a = await post(signed('newborn'));
+        return a.status !== 404 && a;
+      },
+      5_000,
+    );
+    expect(answer).toEqual({ status: 202, message: `export requested for ${suite.ns}/newborn` });
+  });
+});
+
+describe('a standby replica', () => {
+  it('serves the receiver from its own watch of the releases, without leading', async () => {
+    // Another replica holds the Lease for an hour: this one stands by, its reconcilers never started.
+    await kubectlOk(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: 'static-export-operator', namespace: suite.ns },
+        spec: { holderIdentity: 'elsewhere', leaseDurationSeconds: 3600, renewTime: microTime(new Date()) },
+      }),
+    );
+    const standby = OperatorProcess.start({
+      namespaces: [suite.ns],
+      apiBaseUrl: suite.sim.baseUrl,
+      leaseNamespace: suite.ns,
+      trigger: { requestsPerMinute: PER_MINUTE },
+    });
+    try {
+      const port = /"triggerPort":(\d+)/.exec(await standby.waitFor(/"triggerPort":\d+/))?.[1];
+      await applyRelease(suite.ns, 'on-standby', {
+        domain: 'on-standby.example.com',
+        trigger: { tokenSecretRef: { name: TOKEN_SECRET } },
+      });
+      const answer = await eventually('the standby knows on-standby', async () => {
+        const call = signed('on-standby');
+        const a = await post({ ...call, url: call.url.replace(receiver, `http://127.0.0.1:${port}`) });
+        return a.status !== 404 && a.status !== 503 && a;
+      });
+      expect(answer).toEqual({ status: 202, message: `export requested for ${suite.ns}/on-standby` });
+      expect(standby.lines.some((l) => l.includes('controllers started'))).toBe(false);
+    } finally {
+      await standby.kill('SIGTERM');
+    }
   });
 });
 

@@ -140,6 +140,35 @@ describe('Informer', () => {
     expect(informer.list()).toHaveLength(2);
   });
 
+  it('caches what its transform keeps of each object, from the list and from the watch', async () => {
+    const fake = new FakeKube();
+    const informer = new Informer<KubeObject & { owner?: string }>({
+      client: fake,
+      apiVersion: 'v1',
+      plural: 'configmaps',
+      resyncMs: 0,
+      transform: (o) => ({
+        metadata: {
+          name: o.metadata.name,
+          namespace: o.metadata.namespace,
+          resourceVersion: o.metadata.resourceVersion,
+        },
+        owner: (o as ReturnType<typeof cm>).data.owner,
+      }),
+    });
+    running = informer;
+    fake.objects = [cm('a', 'listed', 1, { owner: 'x', bulk: 'y'.repeat(100) })];
+    informer.start();
+    await informer.waitForSync();
+    await until('watch', () => fake.streams.length === 1);
+    fake.lastStream().send('ADDED', cm('a', 'watched', 2, { owner: 'z' }));
+    await until('watched', () => informer.get('a', 'watched') !== undefined);
+    expect(informer.list()).toEqual([
+      { metadata: { name: 'listed', namespace: 'a', resourceVersion: '1' }, owner: 'x' },
+      { metadata: { name: 'watched', namespace: 'a', resourceVersion: '2' }, owner: 'z' },
+    ]);
+  });
+
   it('re-watches from the last seen resourceVersion (bookmarks included) when a stream ends', async () => {
     const { fake, informer } = setup({ watchdogMs: 60_000 });
     running = informer;
