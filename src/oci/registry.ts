@@ -2,7 +2,6 @@
 // `mirror push/load/sync` need to write images and what a puller inside the gap needs to read
 // them: manifests, blobs, tags. How requests travel (pool, retries, redirects, auth) is
 // transport.ts; how blobs go up is blob-upload.ts. A read's `signal` aborts it, its body included.
-
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
