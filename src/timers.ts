@@ -59,6 +59,40 @@ export function wait(ms: number, ...signals: (AbortSignal | undefined)[]): Promi
   });
 }
 
+/** Waits `ms`; an abort rejects at once with the signal's reason, as an aborted request does. */
+export async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (!(await wait(ms, signal))) throw signal?.reason;
+}
+
+/**
+ * How a delay is spread so that many clients failing together do not retry together (AWS's
+ * "Exponential Backoff And Jitter"): `full` anywhere in [0, d), `equal` in [d/2, d), a fraction f
+ * in [d(1-f), d(1+f)).
+ */
+export type Jitter = 'full' | 'equal' | number;
+
+export interface BackoffPolicy {
+  /** The first delay (attempt 0). */
+  base: number;
+  /** The cap of the doubling (before jitter); Infinity for none. */
+  max: number;
+  /** No jitter when absent. */
+  jitter?: Jitter;
+}
+
+// 2^64 times any base of a millisecond or more is past every cap; the exponent stops there so a
+// long run of failures never computes Infinity (or NaN for a base of 0).
+const MAX_EXPONENT = 64;
+
+/** The delay before retry `attempt` (0 for the first): `base * 2^attempt`, capped at `max`, jittered. */
+export function backoff(attempt: number, { base, max, jitter }: BackoffPolicy): number {
+  const delay = Math.min(base * 2 ** Math.min(Math.max(0, attempt), MAX_EXPONENT), max);
+  if (jitter === undefined) return delay;
+  if (jitter === 'full') return Math.random() * delay;
+  if (jitter === 'equal') return delay / 2 + Math.random() * (delay / 2);
+  return delay * (1 - jitter + Math.random() * 2 * jitter);
+}
+
 /** `AbortSignal.timeout` with the delay clamped to what Node's timers accept. */
 export function timeoutSignal(ms: number): AbortSignal {
   return AbortSignal.timeout(Math.min(Math.max(0, ms), MAX_TIMER_MS));

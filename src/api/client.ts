@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { errorCode, HttpAgent, HttpTimeoutError, readText } from '../http.ts';
 import type { Logger } from '../log.ts';
 import { describeUrl, registerSecret } from '../redact.ts';
-import { type Deadline, deadline, wait } from '../timers.ts';
+import { backoff, type Deadline, deadline, pause } from '../timers.ts';
 import { AgentJobBudget } from './budget.ts';
 import {
   AdminApiError,
@@ -128,11 +128,6 @@ interface CallSpec<S extends z.ZodType> {
   /** Names the resource in error messages. */
   subject: ErrorSubject;
   onRateLimited?: (retryAfterMs: number) => void;
-}
-
-/** Sleeps; an abort rejects with the caller's own reason, as an aborted request does. */
-async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (!(await wait(ms, signal))) throw signal?.reason;
 }
 
 function seg(value: string): string {
@@ -425,9 +420,9 @@ export class AdminApiClient {
   private retryDelay(retry: RetryClass, err: AdminApiError, attempt: number): number | undefined {
     const policy = this.retryPolicy;
     if (attempt >= policy.attempts) return undefined;
-    const backoff = Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+    const delay = backoff(attempt - 1, { base: policy.baseDelayMs, max: policy.maxDelayMs, jitter: 'full' });
     if (err instanceof RateLimitedError) {
-      if (err.retryAfterMs === undefined) return backoff;
+      if (err.retryAfterMs === undefined) return delay;
       if (err.retryAfterMs > policy.maxRetryAfterMs) return undefined;
       // A little jitter so callers told the same Retry-After do not return in lockstep.
       return err.retryAfterMs + Math.random() * Math.min(1000, policy.baseDelayMs);
@@ -436,7 +431,7 @@ export class AdminApiClient {
       retry === 'idempotent'
         ? err.kind === 'Network' || err.kind === 'Timeout' || err.kind === 'Server'
         : (err instanceof NetworkError || err instanceof TimeoutError) && err.beforeRequestSent;
-    return transient ? backoff : undefined;
+    return transient ? delay : undefined;
   }
 
   private async attempt(spec: CallSpec<z.ZodType>, signal: AbortSignal | undefined): Promise<unknown> {

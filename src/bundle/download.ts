@@ -5,11 +5,10 @@ import type { IncomingMessage } from 'node:http';
 import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../log.ts';
 import { describeLink } from '../redact.ts';
-import { deadline } from '../timers.ts';
+import { backoff, deadline, pause } from '../timers.ts';
 import { BundleError, type BundleErrorReason } from './errors.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_LIMITS } from './limits.ts';
 
@@ -146,13 +145,16 @@ async function* httpChunks(options: DownloadOptions, counters: Counters): AsyncG
         },
       );
     }
-    const base = Math.min(MAX_BACKOFF_MS, (options.backoffMs ?? 500) * 2 ** (failures - 1));
-    const delay = base / 2 + Math.random() * (base / 2);
+    const delay = backoff(failures - 1, {
+      base: options.backoffMs ?? 500,
+      max: MAX_BACKOFF_MS,
+      jitter: 'equal',
+    });
     options.logger?.warn(
       { attempt: counters.attempts, received: offset, why, delayMs: Math.round(delay) },
       'bundle download interrupted, retrying',
     );
-    await sleep(delay, undefined, options.signal ? { signal: options.signal } : {});
+    await pause(delay, options.signal);
   };
 
   for (;;) {

@@ -13,9 +13,10 @@ import type { BundleLimits } from '../bundle/limits.ts';
 import { type SiteSummary, siteSummaryOf } from '../bundle/site-check.ts';
 import { type TreeEntry, versionOf } from '../bundle/version.ts';
 import { TAR_END_BYTES, type TarEntry, tarHeaders, tarPadding } from '../tar/writer.ts';
+import type { StagedUpload } from './content.ts';
 import { type SiteMetadata, siteImage } from './image.ts';
 import type { PackagedSite } from './publish.ts';
-import type { RegistryClient, StagedUpload } from './registry.ts';
+import type { RegistryClient } from './registry.ts';
 
 /** What the stream held, known once it has ended. */
 export interface StreamedLayer {

@@ -2,16 +2,10 @@
 // on the content and the metadata given (JSON with a fixed key order, annotations sorted), so the
 // same content and metadata always give the same manifest digest.
 import { isContentVersion } from '../bundle/version.ts';
+import { type BlobSource, bufferSource, type Descriptor, digestOf, MEDIA_TYPES } from './content.ts';
 import { OciError } from './errors.ts';
 import type { SiteLayer } from './layer.ts';
-import {
-  type BlobSource,
-  bufferSource,
-  type Descriptor,
-  digestOf,
-  MEDIA_TYPES,
-  type RegistryClient,
-} from './registry.ts';
+import type { RegistryClient } from './registry.ts';
 
 /** Annotation keys of our own (the OCI ones are org.opencontainers.image.*). */
 export const ANNOTATIONS = {

@@ -6,6 +6,7 @@ export {
   parseChallenge,
   type RegistryCredentials,
 } from './auth.ts';
+export { type BlobSource, bufferSource, type Descriptor, digestOf, MEDIA_TYPES } from './content.ts';
 export {
   isOciError,
   isSignatureError,
@@ -51,16 +52,7 @@ export {
   type OciReference,
   parseOciReference,
 } from './reference.ts';
-export {
-  type BlobSource,
-  bufferSource,
-  type Descriptor,
-  digestOf,
-  MEDIA_TYPES,
-  RegistryClient,
-  type RegistryClientOptions,
-  type UploadOutcome,
-} from './registry.ts';
+export { RegistryClient, type RegistryClientOptions, type UploadOutcome } from './registry.ts';
 export {
   COSIGN,
   type Signed,

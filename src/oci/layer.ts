@@ -7,8 +7,8 @@ import { open, readdir, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MARKER_FILE } from '../bundle/destination.ts';
 import { type TarEntry, type TarItem, tarSize, tarStream } from '../tar/writer.ts';
+import type { BlobSource } from './content.ts';
 import { OciError } from './errors.ts';
-import type { BlobSource } from './registry.ts';
 
 export interface SiteLayer extends BlobSource {
   /** Regular files in the layer. */

@@ -7,9 +7,9 @@ import { open, rename, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { TarContentSizeError, type TarItem, tarPadding, tarStream } from '../tar/writer.ts';
+import { type BlobSource, bufferSource, type Descriptor, digestOf, MEDIA_TYPES } from './content.ts';
 import { OciError } from './errors.ts';
 import { isTag } from './reference.ts';
-import { type BlobSource, bufferSource, type Descriptor, digestOf, MEDIA_TYPES } from './registry.ts';
 
 /** The tag an image has inside a layout (`oci-archive:site.tar:<ref>`). */
 export const REF_NAME = 'org.opencontainers.image.ref.name';

@@ -31,6 +31,8 @@ export interface PullSiteOptions {
   limits?: Partial<BundleLimits>;
   /** Replace `dest` even when static-export did not create it. */
   force?: boolean;
+  /** Stops the pull (its requests and the layer's transfer) when its work is no longer wanted. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface PulledImage {
@@ -126,11 +128,12 @@ async function readSiteLayer<T extends { version: string }>(
   refuse: (found: T) => Promise<void> = async () => {},
 ): Promise<T> {
   const where = `${client.registry}/${repository}@${digest}`;
-  const manifest = await client.getManifest(repository, digest);
+  const { signal } = options;
+  const manifest = await client.getManifest(repository, digest, signal);
   if (!manifest) throw new OciError('NotFound', `manifest ${where} does not exist`);
   if (options.publicKey !== undefined) {
     try {
-      await verifyManifest(client, repository, digest, options.publicKey);
+      await verifyManifest(client, repository, digest, options.publicKey, signal);
     } catch (e) {
       if (e instanceof OciError && e.reason === 'Usage' && options.publicKeyField)
         throw new OciError('Usage', `${options.publicKeyField}: ${e.message}`);
@@ -156,7 +159,7 @@ async function readSiteLayer<T extends { version: string }>(
     );
   }
   const size = Number.isSafeInteger(layer.size) && (layer.size ?? -1) >= 0 ? layer.size : undefined;
-  const blob = await client.getBlob(repository, layer.digest, size);
+  const blob = await client.getBlob(repository, layer.digest, size, signal);
   const found = await readVerified(blob, (view) => read(view, !gzip));
   const claimed = parsed.annotations?.[ANNOTATIONS.version];
   if (claimed !== undefined && claimed !== found.version) {

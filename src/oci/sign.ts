@@ -5,9 +5,10 @@
 // in the layer's `dev.cosignproject.cosign/signature` annotation). No transparency log: keys only.
 // Key material never reaches a message.
 import { createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import { bufferSource, type Descriptor, MEDIA_TYPES } from './content.ts';
 import { isSignatureError, OciError, SignatureError } from './errors.ts';
 import { isDigest } from './reference.ts';
-import { bufferSource, type Descriptor, MEDIA_TYPES, type RegistryClient } from './registry.ts';
+import type { RegistryClient } from './registry.ts';
 
 export const COSIGN = {
   layerMediaType: 'application/vnd.dev.cosign.simplesigning.v1+json',
@@ -103,8 +104,9 @@ async function readSignatureImage(
   client: RegistryClient,
   repository: string,
   digest: string,
+  signal?: AbortSignal,
 ): Promise<SignatureImage | undefined> {
-  const manifest = await client.getManifest(repository, signatureTag(digest));
+  const manifest = await client.getManifest(repository, signatureTag(digest), signal);
   if (!manifest) return undefined;
   let layers: unknown;
   try {
@@ -126,7 +128,12 @@ function isSignatureLayer(layer: Descriptor): layer is SignatureLayer {
   );
 }
 
-async function readPayload(client: RegistryClient, repository: string, layer: Descriptor): Promise<Buffer> {
+async function readPayload(
+  client: RegistryClient,
+  repository: string,
+  layer: Descriptor,
+  signal: AbortSignal | undefined,
+): Promise<Buffer> {
   if (!(layer.size >= 0 && layer.size <= MAX_PAYLOAD)) {
     throw new OciError(
       'InvalidImage',
@@ -135,7 +142,7 @@ async function readPayload(client: RegistryClient, repository: string, layer: De
   }
   const chunks: Buffer[] = [];
   let length = 0;
-  for await (const chunk of await client.getBlob(repository, layer.digest, layer.size)) {
+  for await (const chunk of await client.getBlob(repository, layer.digest, layer.size, signal)) {
     length += (chunk as Buffer).length;
     if (length > MAX_PAYLOAD)
       throw new OciError(
@@ -186,10 +193,11 @@ export async function verifyManifest(
   repository: string,
   digest: string,
   publicKeyPem: string | Buffer,
+  signal?: AbortSignal,
 ): Promise<Verified> {
   const key = verificationKey(publicKeyPem);
   const where = `${client.registry}/${repository}@${digest}`;
-  const image = await readSignatureImage(client, repository, digest);
+  const image = await readSignatureImage(client, repository, digest, signal);
   const layers = image?.layers.filter(isSignatureLayer) ?? [];
   if (!image || layers.length === 0) {
     throw new SignatureError(
@@ -201,7 +209,7 @@ export async function verifyManifest(
   let valid = 0;
   const otherDigests = new Set<string>();
   for (const layer of layers) {
-    const payload = await readPayload(client, repository, layer);
+    const payload = await readPayload(client, repository, layer, signal);
     if (!signatureOk(payload, layer.annotations[COSIGN.signatureAnnotation] as string, key)) continue;
     const claimed = claimedDigest(payload);
     if (claimed === digest) valid += 1;

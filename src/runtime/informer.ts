@@ -4,7 +4,7 @@
 // too long, periodic resync, and synthetic deletes for objects that vanished across a re-list.
 // One list-watch loop per namespace when a namespace list is given; they share the cache.
 import type { Logger } from '../log.ts';
-import { type LongTimer, setLongInterval, setLongTimeout, timeoutSignal, wait } from '../timers.ts';
+import { backoff, type LongTimer, setLongInterval, setLongTimeout, timeoutSignal, wait } from '../timers.ts';
 import { isGone, type ObjectList, resourcePath, type WatchEvent } from './kube-client.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -295,7 +295,7 @@ export class Informer<T extends KubeObject> {
     const log = this.opts.logger?.child({ resource: this.resource, namespace });
     let failures = 0;
     // Exponential in consecutive failures, ±20 % jitter so many informers do not retry in step.
-    const nextDelay = () => Math.min(base * 2 ** Math.min(failures++, 20), max) * (0.8 + Math.random() * 0.4);
+    const nextDelay = () => backoff(failures++, { base, max, jitter: 0.2 });
     let resourceVersion: string | undefined;
     while (!stop.aborted) {
       try {

@@ -6,7 +6,7 @@
 //   larger of a per-key exponential backoff and a global token bucket, `forget` resets a key's
 //   backoff after a success. Delayed keys wait in a heap under one timer (client-go's waiting
 //   queue): a timer per key cost about 450 bytes each, one per release waiting for its renewal.
-import { type LongTimer, setLongTimeout } from '../timers.ts';
+import { backoff, type LongTimer, setLongTimeout } from '../timers.ts';
 
 export interface WorkQueueOptions {
   /** First retry delay of a failing key; doubles per failure. Default 1 s. */
@@ -17,12 +17,6 @@ export interface WorkQueueOptions {
   qps?: number;
   /** Token-bucket burst. Default 100. */
   burst?: number;
-}
-
-/** Per-key exponential backoff: `base * 2^failures`, capped. */
-export function backoffDelay(failures: number, baseMs: number, maxMs: number): number {
-  // Beyond 2^40 the product overflows into nonsense long before it matters: clamp the exponent.
-  return Math.min(baseMs * 2 ** Math.min(failures, 40), maxMs);
 }
 
 /** A token bucket that hands out reservations: the delay until the reserved token exists. */
@@ -174,7 +168,8 @@ export class WorkQueue {
   addRateLimited(key: string): void {
     const failures = this.failures.get(key) ?? 0;
     this.failures.set(key, failures + 1);
-    const delay = Math.max(backoffDelay(failures, this.baseDelayMs, this.maxDelayMs), this.bucket.reserve());
+    const perKey = backoff(failures, { base: this.baseDelayMs, max: this.maxDelayMs });
+    const delay = Math.max(perKey, this.bucket.reserve());
     this.addAfter(key, delay);
   }
 

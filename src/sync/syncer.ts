@@ -2,7 +2,7 @@
 // one and swapped in; a kept one is swapped in at once; a failed fetch keeps the served version,
 // is reported, and is retried with backoff until it succeeds or a newer Secret value supersedes it.
 import { scrub } from '../redact.ts';
-import { wait } from '../timers.ts';
+import { backoff, wait } from '../timers.ts';
 import { nextStep, type SyncStep, versionsToRemove } from './plan.ts';
 import { type ConditionSink, conditionFor, type SyncOutcome } from './reporter.ts';
 import type { WantedContent } from './secret.ts';
@@ -108,7 +108,7 @@ export class Syncer {
         if (controller.signal.aborted) continue;
         const served = await this.o.store.served();
         const cause = error instanceof Error ? error.message : String(error);
-        const delay = Math.min(base * 2 ** Math.min(failures++, 20), max);
+        const delay = backoff(failures++, { base, max });
         this.o.log(
           scrub(
             `${version} failed: ${cause}; still serving ${served ?? 'nothing'}; retrying in ${Math.round(delay / 1000)}s`,

@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  backoff,
   deadline,
   MAX_TIMER_MS,
+  pause,
   setLongInterval,
   setLongTimeout,
   timeoutSignal,
@@ -110,5 +112,64 @@ describe('timeoutSignal', () => {
     const signal = timeoutSignal(40 * DAY);
     await new Promise((r) => setTimeout(r, 20));
     expect(signal.aborted).toBe(false);
+  });
+});
+
+describe('backoff', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  // The work queue's per-key numbers (1 s doubling to 5 min, no jitter).
+  it('doubles from the base and caps', () => {
+    const policy = { base: 1000, max: 300_000 };
+    expect([0, 1, 2, 3].map((n) => backoff(n, policy))).toEqual([1000, 2000, 4000, 8000]);
+    expect(backoff(9, policy)).toBe(300_000);
+    expect(backoff(10_000, policy)).toBe(300_000);
+  });
+
+  it('never overflows: a base of 0 stays 0 and no cap keeps doubling to a finite number', () => {
+    expect(backoff(10_000, { base: 0, max: 1000 })).toBe(0);
+    expect(backoff(2, { base: 200, max: Number.POSITIVE_INFINITY })).toBe(800);
+    expect(Number.isFinite(backoff(10_000, { base: 200, max: Number.POSITIVE_INFINITY }))).toBe(true);
+  });
+
+  it('spreads the capped delay by its jitter: full [0, d), equal [d/2, d), a fraction around d', () => {
+    const policy = { base: 500, max: 20_000 };
+    const at = (random: number, jitter: 'full' | 'equal' | number) => {
+      vi.spyOn(Math, 'random').mockReturnValue(random);
+      return backoff(3, { ...policy, jitter });
+    };
+    expect([at(0, 'full'), at(0.5, 'full'), at(0.999, 'full')]).toEqual([0, 2000, 3996]);
+    expect([at(0, 'equal'), at(0.5, 'equal')]).toEqual([2000, 3000]);
+    for (const [random, delay] of [
+      [0, 3200],
+      [0.5, 4000],
+      [1, 4800],
+    ] as const)
+      expect(at(random, 0.2)).toBeCloseTo(delay, 6);
+    // Jitter applies after the cap: a fraction may go past it, full and equal never do.
+    vi.spyOn(Math, 'random').mockReturnValue(1);
+    expect(backoff(30, { ...policy, jitter: 0.2 })).toBeCloseTo(24_000, 6);
+    expect(backoff(30, { ...policy, jitter: 'full' })).toBe(20_000);
+  });
+});
+
+describe('pause', () => {
+  it('resolves after the delay', async () => {
+    const started = performance.now();
+    await pause(30, new AbortController().signal);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(25);
+  });
+
+  it("rejects at once with the signal's own reason, aborted before or while it waits", async () => {
+    const stop = new AbortController();
+    const reason = new Error('release deleted');
+    const started = performance.now();
+    const waiting = pause(60_000, stop.signal);
+    setTimeout(() => stop.abort(reason), 10);
+    await expect(waiting).rejects.toBe(reason);
+    await expect(pause(60_000, stop.signal)).rejects.toBe(reason);
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });

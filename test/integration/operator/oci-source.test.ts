@@ -2,7 +2,7 @@
 // basic auth) with no admin API at all. It resolves the tag, pulls and checks the image, publishes
 // REGISTRY/REPOSITORY@DIGEST, rolls the site on a new push, changes nothing for the same content,
 // refuses what the publish gate or the signature check refuses, and never shows the password.
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,18 +82,18 @@ async function push(dir: string, tag = 'latest') {
 
 const apply = (obj: unknown) => kubectlOk(['apply', '-f', '-'], stringify(obj));
 
-function dockerConfig(password: string): string {
+function dockerConfig(password: string, host = registry.host): string {
   const auth = Buffer.from(`${USER.username}:${password}`).toString('base64');
-  return JSON.stringify({ auths: { [registry.host]: { auth } } });
+  return JSON.stringify({ auths: { [host]: { auth } } });
 }
 
-async function applyLogin(name: string, password: string) {
+async function applyLogin(name: string, password: string, host?: string) {
   await apply({
     apiVersion: 'v1',
     kind: 'Secret',
     type: 'kubernetes.io/dockerconfigjson',
     metadata: { name, namespace: suite.ns },
-    stringData: { '.dockerconfigjson': dockerConfig(password) },
+    stringData: { '.dockerconfigjson': dockerConfig(password, host) },
   });
 }
 
@@ -293,6 +293,38 @@ describe('inside the gap: following a registry tag', () => {
       proxy.tamper = undefined;
       const fine = await until('tampered', 'Ready', (r) => ready(r)?.status === 'True');
       expect(fine.status?.current?.version).toBe(`${proxy.host}/${REPO}@${site.digest}`);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('stops pulling a layer once its release is deleted: the transfer ends long before the layer does', async () => {
+    const proxy = await startTamperingRegistry(registry.host);
+    try {
+      await applyLogin('slow-login', USER.password, proxy.host);
+      // 24 MiB that do not compress, sent at 512 KiB/s: the whole layer would take about 48 s.
+      const dir = await makeSite('large', 3);
+      await writeFile(join(dir, 'guide', 'video.bin'), randomBytes(24 * 1024 * 1024));
+      await push(dir, 'large');
+      proxy.tamper = { blobs: 'trickle', bytesPerSecond: 512 * 1024 };
+      await applyOciRelease('large', {
+        repository: `${proxy.host}/${REPO}`,
+        credentialsSecretRef: { name: 'slow-login' },
+        tag: 'large',
+      });
+      await eventually('the layer streaming', async () => proxy.trickled > 512 * 1024, 60_000);
+      await kubectlOk(['delete', 'ser', 'large', '-n', suite.ns, '--wait=false']);
+      // The release goes (its reconcile cancelled, not waited for) and the transfer with it.
+      await eventually(
+        'large deleted',
+        async () => (await kubectl(['get', 'ser', 'large', '-n', suite.ns])).code !== 0,
+        30_000,
+      );
+      await new Promise((r) => setTimeout(r, 2_000));
+      const stopped = proxy.trickled;
+      await new Promise((r) => setTimeout(r, 4_000));
+      expect(proxy.trickled).toBe(stopped);
+      expect(stopped).toBeLessThan(8 * 1024 * 1024);
     } finally {
       await proxy.close();
     }

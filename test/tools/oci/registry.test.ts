@@ -6,11 +6,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
+import { MEDIA_TYPES } from '../../../src/oci/content.ts';
 import { OciError } from '../../../src/oci/errors.ts';
 import { ANNOTATIONS, pushImage, siteImage } from '../../../src/oci/image.ts';
 import { siteLayer } from '../../../src/oci/layer.ts';
 import { pruneVersions } from '../../../src/oci/publish.ts';
-import { MEDIA_TYPES, RegistryClient } from '../../../src/oci/registry.ts';
+import { RegistryClient } from '../../../src/oci/registry.ts';
 import { signatureTag, signManifest } from '../../../src/oci/sign.ts';
 import { scrub } from '../../../src/redact.ts';
 import {

@@ -8,10 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
 import { EXIT, exitCodeFor } from '../../../src/cli/exit-codes.ts';
+import { bufferSource, MEDIA_TYPES } from '../../../src/oci/content.ts';
 import { OciError, SignatureError } from '../../../src/oci/errors.ts';
 import { pushImage, siteImage } from '../../../src/oci/image.ts';
 import { siteLayer } from '../../../src/oci/layer.ts';
-import { bufferSource, MEDIA_TYPES, RegistryClient } from '../../../src/oci/registry.ts';
+import { RegistryClient } from '../../../src/oci/registry.ts';
 import {
   COSIGN,
   signatureTag,

@@ -4,9 +4,9 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bufferSource } from '../../../src/oci/content.ts';
 import { OciError } from '../../../src/oci/errors.ts';
 import { readLayoutArchive, saveLayoutArchive } from '../../../src/oci/layout.ts';
-import { bufferSource } from '../../../src/oci/registry.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const CHUNK = Buffer.alloc(64 * 1024, 7);

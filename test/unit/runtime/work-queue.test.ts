@@ -1,18 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { backoffDelay, TokenBucket, WorkQueue } from '../../../src/runtime/work-queue.ts';
+import { TokenBucket, WorkQueue } from '../../../src/runtime/work-queue.ts';
 
 // Resolves when `p` settles within the current fake-timer tick, else reports 'pending'.
 async function state<T>(p: Promise<T>): Promise<T | 'pending'> {
   return Promise.race([p, new Promise<'pending'>((r) => setImmediate(() => r('pending')))]);
 }
-
-describe('backoffDelay', () => {
-  it('doubles from the base and caps', () => {
-    expect([0, 1, 2, 3].map((n) => backoffDelay(n, 1000, 300_000))).toEqual([1000, 2000, 4000, 8000]);
-    expect(backoffDelay(9, 1000, 300_000)).toBe(300_000);
-    expect(backoffDelay(10_000, 1000, 300_000)).toBe(300_000);
-  });
-});
 
 describe('TokenBucket', () => {
   it('allows a burst, then spaces reservations at the rate, and refills over time', () => {

@@ -67,7 +67,7 @@ class OciRegistry implements Source {
       if ('failure' in opened) return observedOnly({ ...seen, blocked: opened.failure }, tunables);
       registry = opened;
       try {
-        check = { kind: 'resolved', digest: await resolveTag(opened, this.oci.tag ?? 'latest') };
+        check = { kind: 'resolved', digest: await resolveTag(opened, this.oci.tag ?? 'latest', signal) };
       } catch (e) {
         void opened.client.close();
         if (signal?.aborted) throw e;
@@ -140,11 +140,10 @@ class RegistryLook implements SourceLook {
     if (!registry) return { requeueAfterMs: 0 };
     let pulled: PulledSite;
     try {
-      pulled = await pullSite(
-        registry,
-        digest,
-        options.download?.limits ? { limits: options.download.limits } : {},
-      );
+      pulled = await pullSite(registry, digest, {
+        ...(options.download?.limits ? { limits: options.download.limits } : {}),
+        signal,
+      });
     } catch (e) {
       if (signal?.aborted) throw e;
       return this.ctx.fail(run, status, withinInterval(release, classifyError(e, secretRefText(release))), e);

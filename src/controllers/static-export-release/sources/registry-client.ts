@@ -114,8 +114,12 @@ export async function openRegistry(
 }
 
 /** The digest the followed tag points to now. */
-export async function resolveTag(opened: OpenedRegistry, tag: string): Promise<string> {
-  const found = await opened.client.resolve(opened.repository, tag);
+export async function resolveTag(
+  opened: OpenedRegistry,
+  tag: string,
+  signal: AbortSignal | undefined,
+): Promise<string> {
+  const found = await opened.client.resolve(opened.repository, tag, signal);
   if (!found) {
     throw new OciError(
       'NotFound',
@@ -136,12 +140,13 @@ export interface PulledSite {
 
 /**
  * Checks the image at `digest` (signature when a key is set, the bundle caps) and summarises it for
- * the publish gate, from the registry's stream: nothing is written to disk.
+ * the publish gate, from the registry's stream: nothing is written to disk. `signal` stops the
+ * transfer (the release deleted, the reconcile cancelled).
  */
 export async function pullSite(
   opened: OpenedRegistry,
   digest: string,
-  o: { limits?: Partial<BundleLimits> } = {},
+  o: { limits?: Partial<BundleLimits>; signal?: AbortSignal | undefined } = {},
 ): Promise<PulledSite> {
   const { inspectSiteImage } = await import('../../../oci/pull.ts');
   const { summary, verified } = await inspectSiteImage(opened.client, opened.repository, digest, {
@@ -149,6 +154,7 @@ export async function pullSite(
       ? {}
       : { publicKey: opened.publicKey, publicKeyField: 'spec.source.oci.verify.publicKeySecretRef' }),
     ...(o.limits ? { limits: o.limits } : {}),
+    signal: o.signal,
   });
   return { version: summary.version, site: summary.site, sizeBytes: summary.bytes, verified };
 }
