@@ -11,7 +11,7 @@ beforeAll(async () => {
     nonEnterpriseKeys: ['mint_starter_1'],
   });
 });
-afterEach(() => sim.setFaults([]));
+afterEach(() => sim.configure({ faults: [] }));
 afterAll(() => sim.close());
 
 describe('simulator admin API', () => {
@@ -117,9 +117,9 @@ describe('simulator admin API', () => {
 
   it('fails exports for fail.* domains and for an empty docs folder', async () => {
     const failing = await call(sim, 'POST', '/v1/static-export/jobs', { domain: 'fail.acme.dev' });
-    sim.setDocsDir('/nonexistent/docs');
+    sim.configure({ docsDir: '/nonexistent/docs' });
     const empty = await call(sim, 'POST', '/v1/static-export/jobs', { domain: 'docs.acme.dev' });
-    sim.setDocsDir(new URL('../../../sample-docs/', import.meta.url).pathname);
+    sim.configure({ docsDir: new URL('../../../sample-docs/', import.meta.url).pathname });
     sim.advanceTime(1100);
     for (const res of [failing, empty]) {
       const status = await call(sim, 'GET', `/v1/static-export/jobs/${String(res.json.jobId)}`);
@@ -218,7 +218,7 @@ describe('simulator admin API', () => {
   });
 
   it('applies status, malformed, reset and delay faults per endpoint without side effects', async () => {
-    sim.setFaults(['start:503:1', 'agent-create:malformed:1']);
+    sim.configure({ faults: ['start:503:1', 'agent-create:malformed:1'] });
     const before = sim.exportJobsStarted();
     const res = await call(sim, 'POST', '/v1/static-export/jobs', { domain: 'docs.acme.dev' });
     expect(res.status).toBe(503);
@@ -226,9 +226,9 @@ describe('simulator admin API', () => {
     const raw = await fetch(`${sim.baseUrl}/v2/agent/p/job`, { method: 'POST', body: '{}' });
     expect(raw.status).toBe(200);
     await expect(raw.json()).rejects.toThrow();
-    sim.setFaults(['agent-get:reset:1']);
+    sim.configure({ faults: ['agent-get:reset:1'] });
     await expect(fetch(`${sim.baseUrl}/v2/agent/p/job/x`)).rejects.toThrow();
-    sim.setFaults(['status:delay=200:1', 'status:404:0']);
+    sim.configure({ faults: ['status:delay=200:1', 'status:404:0'] });
     const t0 = performance.now();
     expect((await call(sim, 'GET', '/v1/static-export/jobs/se_nope')).status).toBe(404);
     expect(performance.now() - t0).toBeGreaterThanOrEqual(190);
