@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ExportJobs } from './export-jobs.ts';
 import { type BundleLink, type LinkCheck, parseRange } from './signing.ts';
 
-export type DownloadFault = 'malformed' | 'truncate';
+type DownloadFault = 'malformed' | 'truncate';
 
 function sendS3Error(res: ServerResponse, status: number, code: string, message: string): void {
   const xml = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>\n`;

@@ -31,7 +31,7 @@ export interface ExportSettings {
 }
 
 /** What a job exports. */
-export interface ExportOrder {
+interface ExportOrder {
   domain: string;
   version?: string;
   paths?: string[];
@@ -58,7 +58,7 @@ export interface ExportJob {
 }
 
 /** Where a job stands at one instant, whichever revision shows it. */
-export interface ExportPhase {
+interface ExportPhase {
   status: ExportJobStatus;
   /** Epoch ms of the last change. */
   updatedAt: number;
@@ -79,7 +79,7 @@ export interface ExportJobSnapshot {
   files?: string[];
 }
 
-export interface ExportJobsOptions {
+interface ExportJobsOptions {
   now: () => number;
   /** Read when a job starts, renders or is linked, so a change applies from then on. */
   settings: Readonly<ExportSettings>;

@@ -21,7 +21,6 @@ export {
   type RecordedRequest,
   type Simulator,
   type SimulatorOptions,
-  type SimulatorSettings,
   startSimulator,
 } from './server.ts';
 export { DEFAULT_DOCS_DIR, listDocs, pageUrlPath, type RenderedBundle, renderBundle } from './site.ts';

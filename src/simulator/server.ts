@@ -25,7 +25,7 @@ import {
 import { DEFAULT_DOCS_DIR } from './site.ts';
 
 /** What configure() changes on a running simulator, each from the next request on. */
-export interface SimulatorSettings extends ExportSettings, AgentSettings {
+interface SimulatorSettings extends ExportSettings, AgentSettings {
   faults: ReadonlyArray<FaultSpec | string>;
 }
 
@@ -90,7 +90,7 @@ export interface Simulator {
 
 const MINUTE_MS = 60_000;
 
-type Route = AgentRoute | ExportV1Route | { endpoint: 'download'; jobId: string; link: BundleLink };
+type Route = AgentRoute | ExportV1Route | { endpoint: 'download'; link: BundleLink };
 
 /** `link`: the request URL read as a bundle link (parseBundleLink), once per request. */
 function matchRoute(method: string, path: string, link: BundleLink | undefined): Route | HttpError {
@@ -119,7 +119,7 @@ function matchRoute(method: string, path: string, link: BundleLink | undefined):
       [route, allowed] = [{ endpoint: 'bundle', jobId: seg[3] }, 'POST'];
     }
   } else if (seg[0] === 'bundles' && link) {
-    [route, allowed] = [{ endpoint: 'download', jobId: link.jobId, link }, 'GET'];
+    [route, allowed] = [{ endpoint: 'download', link }, 'GET'];
   }
   if (!route || !allowed) return new HttpError(404, `No such endpoint: ${method} ${path}`);
   if (!is(allowed))
