@@ -1,5 +1,6 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
 import { scrub } from './redact.ts';
+import { terminalSafeJson } from './terminal-text.ts';
 
 export type { Logger } from 'pino';
 
@@ -53,6 +54,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         logMethod(args, method) {
           method.apply(this, args.map((a) => scrubDeep(a)) as Parameters<typeof method>);
         },
+        // Logs end up on terminals (stderr, kubectl logs): pino escapes C0 in strings, not C1.
+        streamWrite: terminalSafeJson,
       },
     },
     options.destination ?? pino.destination(2),

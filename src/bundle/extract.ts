@@ -4,11 +4,11 @@ import { type Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { collectYoung } from '../gc.ts';
+import { type TarHeader, TarParser } from '../tar/parser.ts';
 import { assertReplaceable, MARKER_FILE, siblingPath, swapInto } from './destination.ts';
 import { BundleError } from './errors.ts';
 import { type BundleLimits, resolveLimits } from './limits.ts';
 import type { SiteSummary } from './site-check.ts';
-import { type TarHeader, TarParser } from './tar-parser.ts';
 import { DiskSink, NO_SINK, type TreeSink, TreeWriter } from './tree-writer.ts';
 import type { ContentSummary } from './version.ts';
 

@@ -4,9 +4,11 @@ import { assertReplaceable } from '../bundle/destination.ts';
 import { BundleError } from '../bundle/errors.ts';
 import { type BundleLimits, DEFAULT_DEADLINE_MS, DEFAULT_LIMITS } from '../bundle/limits.ts';
 import { formatDuration } from '../crd/duration.ts';
+import type { Logger } from '../log.ts';
 import type { CliContext } from './context.ts';
 import { usageError } from './exit-codes.ts';
 import { durationOption, integer } from './options.ts';
+import { downloadProgress, type Reporter } from './output.ts';
 
 /** The bundle caps as flags, shared by fetch, export, mirror and the operator. */
 export interface BundleLimitFlags {
@@ -63,6 +65,32 @@ export function limitsFrom(flags: BundleLimitFlags): BundleLimits {
     maxExtractedBytes: flags.maxExtractedBytes,
     maxEntries: flags.maxEntries,
     maxCompressionRatio: flags.maxCompressionRatio,
+  };
+}
+
+/** What a bundle download of the CLI is given: its caps, deadline (and retries), log and progress. */
+export interface BundleDownload {
+  limits: BundleLimits;
+  download: { deadlineMs: number; retries?: number };
+  logger: Logger;
+  onProgress?: (received: number, total: number | undefined) => void;
+}
+
+/**
+ * The set-up every command that downloads a bundle makes (fetch and sync, export, mirror and its push
+ * and save): the caps from the flags and, given a reporter, progress on stderr.
+ */
+export function bundleDownload(
+  flags: BundleLimitFlags,
+  download: BundleDownload['download'],
+  logger: Logger,
+  out?: Reporter,
+): BundleDownload {
+  return {
+    limits: limitsFrom(flags),
+    download,
+    logger,
+    ...(out ? { onProgress: (received, total) => out.progress(downloadProgress(received, total)) } : {}),
   };
 }
 

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { API_GROUP, GROUP_VERSION } from '../crd/common.ts';
 import { SER_PLURAL } from '../crd/static-export-release.ts';
 import { connectionFailure } from '../http.ts';
-import { KubeApiError, KubeClient } from '../runtime/kube-client.ts';
+import { KubeApiError, KubeClient, KubeResponseError } from '../runtime/kube-client.ts';
 import type { CliContext } from './context.ts';
 import { CliError, EXIT, usageError } from './exit-codes.ts';
 
@@ -43,6 +43,9 @@ export const CRD_FIX =
  * in docs"); a 404 of a collection means the CRDs are not installed.
  */
 export function kubeFailure(error: unknown, what: string, server: string): CliError {
+  // Exit 1 (an answer the client cannot understand): retrying the same server gets the same answer.
+  if (error instanceof KubeResponseError)
+    return new CliError(EXIT.unexpected, `cannot ${what}: ${error.message}.`);
   if (!(error instanceof KubeApiError)) {
     return new CliError(EXIT.unavailable, `the Kubernetes API at ${server} ${connectionFailure(error)}.`);
   }

@@ -3,8 +3,9 @@ import './young-generation.ts';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { scrub } from '../redact.ts';
+import { terminalSafe } from '../terminal-text.ts';
 import { type CliContext, processContext } from './context.ts';
-import { EXIT, EXIT_CODES_HELP, exitCodeFor } from './exit-codes.ts';
+import { CliError, EXIT, EXIT_CODES_HELP, exitCodeFor } from './exit-codes.ts';
 import { Reporter } from './output.ts';
 
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
@@ -102,8 +103,11 @@ export async function run(argv: string[], ctx: CliContext = processContext()): P
     const code = exitCodeFor(error);
     const message = error instanceof Error ? error.message : String(error);
     new Reporter(ctx, argv.includes('--json')).error(message, code);
-    if (code === EXIT.unexpected && error instanceof Error && error.stack) {
-      ctx.stderr.write(`${scrub(error.stack)}\n`);
+    // A bug's stack helps its report; a CliError's message already says all (exit 1 for an answer
+    // the CLI cannot understand included).
+    if (code === EXIT.unexpected && error instanceof Error && !(error instanceof CliError) && error.stack) {
+      // The stack's lines are its own; the message in its first line may quote an answer.
+      ctx.stderr.write(`${scrub(error.stack).split('\n').map(terminalSafe).join('\n')}\n`);
     }
     return code;
   }

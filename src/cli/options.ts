@@ -15,7 +15,20 @@ export const ENV = {
   bundleUrl: 'STATIC_EXPORT_BUNDLE_URL',
   ociReference: 'STATIC_EXPORT_OCI_REFERENCE',
   logLevel: 'STATIC_EXPORT_LOG_LEVEL',
+  /** The pod's namespace and name, from the downward API (the charts set them). */
+  podNamespace: 'POD_NAMESPACE',
+  podName: 'POD_NAME',
 } as const;
+
+/**
+ * A flag's value, else its environment variable's (a link stays out of process listings, a pod
+ * learns its namespace). An empty variable counts as unset: a chart's optional Secret key gives one.
+ * Read from `ctx.env`, not through commander's Option.env(), which reads process.env and counts a
+ * variable as given where commands let another flag (--oci, --bundle) or mirror.yaml win over it.
+ */
+export function flagOrEnv(flag: string | undefined, variable: string, ctx: CliContext): string | undefined {
+  return flag ?? (ctx.env[variable] || undefined);
+}
 
 /** commander argument parser for integers; commander names the flag in its error message. */
 export function integer(min: number): (value: string) => number {
@@ -100,7 +113,7 @@ function isUrl(value: string, protocols: string[]): boolean {
 }
 
 function resolveApiUrl(flags: ApiFlags, ctx: CliContext): string {
-  const url = flags.apiUrl ?? ctx.env[ENV.apiUrl];
+  const url = flagOrEnv(flags.apiUrl, ENV.apiUrl, ctx);
   if (!url) {
     throw usageError(
       `--api-url is required (or set ${ENV.apiUrl}): the vendor's admin API base URL. ` +
@@ -173,7 +186,7 @@ export function checkDomain(value: string): string {
 
 /** A bundle URL from a flag or the environment (keeps the presigned link out of process listings). */
 export function bundleUrlFrom(flag: string | undefined, ctx: CliContext): string {
-  const url = flag ?? ctx.env[ENV.bundleUrl];
+  const url = flagOrEnv(flag, ENV.bundleUrl, ctx);
   if (!url) {
     throw usageError(
       `--url is required (or set ${ENV.bundleUrl}, which keeps the link out of process listings).`,

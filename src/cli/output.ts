@@ -1,11 +1,13 @@
 import { scrub } from '../redact.ts';
+import { terminalSafe, terminalSafeJson } from '../terminal-text.ts';
 import type { CliContext } from './context.ts';
 
 /**
  * Where a command's progress and results go. stdout only carries the result (values YAML, or JSON
  * lines with --json) so it can be piped; human progress goes to stderr: a redrawn bar on a TTY,
  * one line per change otherwise. Everything passes through `scrub` except the result (values YAML, or
- * the values event with --json), which carries the link on purpose.
+ * the values event with --json), which carries the link on purpose. Human lines may quote text from
+ * elsewhere: their control characters are shown escaped (terminal-text.ts).
  */
 export type OutputMode = 'tty' | 'plain' | 'json';
 
@@ -52,6 +54,9 @@ function bar(percent: number): string {
   return `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${String(Math.floor(percent)).padStart(3)}%`;
 }
 
+const jsonLine = (name: string, fields: Record<string, unknown>) =>
+  `${terminalSafeJson(JSON.stringify({ event: name, ...fields }))}\n`;
+
 export class Reporter {
   readonly mode: OutputMode;
   private readonly ctx: CliContext;
@@ -66,24 +71,26 @@ export class Reporter {
 
   /** A machine-readable event: a JSON line on stdout in --json mode, nothing otherwise. */
   event(name: string, fields: Record<string, unknown> = {}): void {
-    if (this.mode === 'json') this.ctx.stdout.write(scrub(`${JSON.stringify({ event: name, ...fields })}\n`));
+    if (this.mode === 'json') this.ctx.stdout.write(scrub(jsonLine(name, fields)));
   }
 
   /** An event that is the command's result and must carry the bundle link (not scrubbed). */
   resultEvent(name: string, fields: Record<string, unknown>): void {
-    if (this.mode === 'json') this.ctx.stdout.write(`${JSON.stringify({ event: name, ...fields })}\n`);
+    if (this.mode === 'json') this.ctx.stdout.write(jsonLine(name, fields));
   }
 
   /** A human line on stderr (not in --json mode). */
   info(text: string): void {
     if (this.mode === 'json') return;
     this.endBar();
-    this.ctx.stderr.write(`${scrub(text)}\n`);
+    this.ctx.stderr.write(`${terminalSafe(scrub(text))}\n`);
   }
 
   progress(update: ProgressUpdate): void {
     if (this.mode === 'json') return;
-    const text = scrub(update.percent === undefined ? update.text : `${bar(update.percent)} ${update.text}`);
+    const text = terminalSafe(
+      scrub(update.percent === undefined ? update.text : `${bar(update.percent)} ${update.text}`),
+    );
     if (this.mode === 'plain') {
       if (update.key !== this.lastKey) this.ctx.stderr.write(`${text}\n`);
       this.lastKey = update.key;
@@ -102,10 +109,15 @@ export class Reporter {
     this.ctx.stdout.write(text);
   }
 
+  /** The command's result for a human on stdout, one line each: no line can break or forge another. */
+  resultLines(lines: readonly string[]): void {
+    this.result(lines.map((l) => `${terminalSafe(l)}\n`).join(''));
+  }
+
   error(message: string, exitCode: number): void {
     this.endBar();
     if (this.mode === 'json') this.event('error', { exitCode, message });
-    else this.ctx.stderr.write(`error: ${scrub(message)}\n`);
+    else this.ctx.stderr.write(`error: ${terminalSafe(scrub(message))}\n`);
   }
 
   private endBar(): void {

@@ -6,6 +6,7 @@ import { registerSecret } from '../redact.ts';
 import type { CliContext } from './context.ts';
 import { CliError, EXIT, usageError } from './exit-codes.ts';
 import { readFlagFile } from './flag-file.ts';
+import { flagOrEnv } from './options.ts';
 
 export const REGISTRY_ENV = {
   username: 'STATIC_EXPORT_REGISTRY_USERNAME',
@@ -52,7 +53,7 @@ export async function registryClientFor(
   extra: Partial<ConstructorParameters<typeof RegistryClient>[0]> = {},
 ): Promise<RegistryClient> {
   const { RegistryClient, credentialsFromAuthFiles } = await import('../oci/index.ts');
-  const username = flags.username ?? ctx.env[REGISTRY_ENV.username];
+  const username = flagOrEnv(flags.username, REGISTRY_ENV.username, ctx);
   let password: string | undefined;
   if (flags.passwordStdin) password = await readStdin();
   else password = ctx.env[REGISTRY_ENV.password];

@@ -2,6 +2,7 @@
 // what is served, the link's expiry and renewal, the last publish and the rollout.
 import type { StaticExportRelease } from '../crd/static-export-release.ts';
 import type { Condition } from '../runtime/conditions.ts';
+import { terminalSafe } from '../terminal-text.ts';
 
 export interface ReleaseSummary {
   namespace: string;
@@ -96,20 +97,22 @@ const COLUMNS = [
   'MESSAGE',
 ];
 
-/** A `kubectl get`-style table, one row per release. */
+/** A `kubectl get`-style table, one row per release; whoever writes status controls no cell's shape. */
 export function formatTable(rows: readonly ReleaseSummary[], now: Date): string {
-  const cells = rows.map((s) => [
-    s.namespace,
-    s.name,
-    s.suspended ? `${s.ready} (suspended)` : s.ready,
-    s.reason,
-    shortVersion(s.version),
-    relative(s.lastPublished, now),
-    relative(s.linkExpiresAt, now),
-    relative(s.linkRenewalTime, now),
-    s.rollout ?? '-',
-    s.message,
-  ]);
+  const cells = rows.map((s) =>
+    [
+      s.namespace,
+      s.name,
+      s.suspended ? `${s.ready} (suspended)` : s.ready,
+      s.reason,
+      shortVersion(s.version),
+      relative(s.lastPublished, now),
+      relative(s.linkExpiresAt, now),
+      relative(s.linkRenewalTime, now),
+      s.rollout ?? '-',
+      s.message,
+    ].map(terminalSafe),
+  );
   const widths = COLUMNS.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
   const line = (c: string[]) =>
     c

@@ -7,6 +7,7 @@ import type { SiteSummary } from '../bundle/site-check.ts';
 import type { SiteSource } from '../sync/secret.ts';
 import {
   type BundleLimitFlags,
+  bundleDownload,
   bundleLimitOptions,
   downloadTimeoutOption,
   limitsFrom,
@@ -89,10 +90,8 @@ export async function fetchSite(
     ...(job.expectVersion === undefined ? {} : { expectVersion: job.expectVersion }),
     ...(job.expectedSize === undefined ? {} : { expectedSize: job.expectedSize }),
     ...(job.signal ? { signal: job.signal } : {}),
-    limits: limitsFrom(flags),
-    download: { retries: flags.retries, deadlineMs: flags.timeout },
+    ...bundleDownload(flags, { retries: flags.retries, deadlineMs: flags.timeout }, cliLogger(ctx)),
     gate,
-    logger: cliLogger(ctx),
   });
   return { ...fetched };
 }

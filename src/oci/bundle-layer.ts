@@ -12,7 +12,7 @@ import { type EntryWriter, unpackWith } from '../bundle/extract.ts';
 import type { BundleLimits } from '../bundle/limits.ts';
 import { type SiteSummary, siteSummaryOf } from '../bundle/site-check.ts';
 import { type TreeEntry, versionOf } from '../bundle/version.ts';
-import { TAR_END_BYTES, type TarEntry, tarHeaders, tarPadding } from '../tar.ts';
+import { TAR_END_BYTES, type TarEntry, tarHeaders, tarPadding } from '../tar/writer.ts';
 import { type SiteMetadata, siteImage } from './image.ts';
 import type { PackagedSite } from './publish.ts';
 import type { RegistryClient, StagedUpload } from './registry.ts';

@@ -1,12 +1,12 @@
 // The image's single layer: a tar of a site directory written so that the same files always give
 // the same bytes (and so the same layer digest): entries sorted by path, mtime 0, and the portable
-// headers of src/tar.ts. Uncompressed: the bytes then depend on nothing but the content (a
+// headers of src/tar/writer.ts. Uncompressed: the bytes then depend on nothing but the content (a
 // compressor's output may change between zlib versions), and pushing is hashing plus sending.
 import { createHash } from 'node:crypto';
 import { open, readdir, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MARKER_FILE } from '../bundle/destination.ts';
-import { type TarEntry, type TarItem, tarSize, tarStream } from '../tar.ts';
+import { type TarEntry, type TarItem, tarSize, tarStream } from '../tar/writer.ts';
 import { OciError } from './errors.ts';
 import type { BlobSource } from './registry.ts';
 

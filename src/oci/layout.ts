@@ -6,7 +6,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { TarContentSizeError, type TarItem, tarPadding, tarStream } from '../tar.ts';
+import { TarContentSizeError, type TarItem, tarPadding, tarStream } from '../tar/writer.ts';
 import { OciError } from './errors.ts';
 import { isTag } from './reference.ts';
 import { type BlobSource, bufferSource, type Descriptor, digestOf, MEDIA_TYPES } from './registry.ts';

@@ -9,10 +9,22 @@ export const FIELD_MANAGER = 'static-export-operator';
 const HEADER_TTL_MS = 60_000;
 /** Longest pause between body chunks of a non-watch request (a list page of 500 objects included). */
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+/**
+ * Largest answer read (and watch event): the objects listed here (releases, workloads, pods, the
+ * metadata of Secrets) take kilobytes each, so a page of 500 is a few megabytes. A broken or hostile
+ * server sending more is refused while reading, before it costs the memory.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+/** The pages of one list together read at most this many answers' worth. */
+const LIST_BUDGET_ANSWERS = 4;
+/** Most pages of one list: half a million objects at 500 a page; a `continue` past that never ends. */
+export const MAX_LIST_PAGES = 1000;
 
 export interface KubeClientOptions {
   /** Body timeout of every request but watches. Default 60 s. */
   bodyTimeoutMs?: number;
+  /** Largest answer or watch event; a list's pages together get four times this. Default 64 MiB. */
+  maxResponseBytes?: number;
   /** Where KUBECONFIG and HOME are read (default: this process's environment). */
   env?: NodeJS.ProcessEnv;
 }
@@ -26,6 +38,11 @@ export class KubeApiError extends Error {
     this.status = status;
     this.reason = reason;
   }
+}
+
+/** An answer the client refuses to read on: too large, or a list that does not end. Names the server. */
+export class KubeResponseError extends Error {
+  override name = 'KubeResponseError';
 }
 
 export const isNotFound = (e: unknown) => e instanceof KubeApiError && e.status === 404;
@@ -63,14 +80,16 @@ export class KubeClient {
   readonly namespace: string | undefined;
   private readonly access: KubeAccess;
   private readonly http: HttpAgent;
+  private readonly maxResponseBytes: number;
   private headers: Record<string, string> = {};
   private headersAt = 0;
 
-  private constructor(access: KubeAccess, http: HttpAgent) {
+  private constructor(access: KubeAccess, http: HttpAgent, maxResponseBytes: number) {
     this.access = access;
     this.server = access.server.replace(/\/$/, '');
     this.namespace = access.namespace;
     this.http = http;
+    this.maxResponseBytes = maxResponseBytes;
   }
 
   /** From a kubeconfig file, or the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
@@ -84,7 +103,7 @@ export class KubeClient {
       bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
       maxSockets: 32,
     });
-    return new KubeClient(access, http);
+    return new KubeClient(access, http, options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES);
   }
 
   private async authHeaders(): Promise<Record<string, string>> {
@@ -104,6 +123,24 @@ export class KubeClient {
   }
 
   async request<T>(method: string, path: string, opts: RequestOpts = {}): Promise<T> {
+    const text = await this.send(
+      method,
+      path,
+      opts,
+      this.maxResponseBytes,
+      (max) => `answered ${method} ${path} with more than ${mib(max)}`,
+    );
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** The answer's text, at most `maxBytes` of it; more is refused with what `tooLarge` says. */
+  private async send(
+    method: string,
+    path: string,
+    opts: RequestOpts,
+    maxBytes: number,
+    tooLarge: (max: number) => string,
+  ): Promise<string> {
     const body =
       opts.body === undefined
         ? undefined
@@ -120,16 +157,24 @@ export class KubeClient {
       ...(body !== undefined ? { body } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
-    const text = await readText(res.body);
+    const text = await readText(res.body, maxBytes, () => this.refused(tooLarge(maxBytes)));
     if (res.statusCode >= 400) throw toApiError(res.statusCode, text, `${method} ${path}`);
-    return (text ? JSON.parse(text) : undefined) as T;
+    return text;
+  }
+
+  private refused(what: string): KubeResponseError {
+    return new KubeResponseError(`the Kubernetes API at ${this.server} ${what}: refused`);
   }
 
   get<T>(path: string, signal?: AbortSignal): Promise<T> {
     return this.request<T>('GET', path, signal ? { signal } : {});
   }
 
-  /** All items across pages; the resourceVersion is the first page's, as a watch starting point. */
+  /**
+   * All items across pages; the resourceVersion is the first page's, as a watch starting point. A
+   * server whose pages do not end (a `continue` token again, more than MAX_LIST_PAGES) or add up to
+   * more than the list's budget is refused.
+   */
   async list<T>(
     path: string,
     query: Query = {},
@@ -138,19 +183,42 @@ export class KubeClient {
     accept?: string,
   ): Promise<ObjectList<T>> {
     const items: T[] = [];
+    const seen = new Set<string>();
+    const budget = this.maxResponseBytes * LIST_BUDGET_ANSWERS;
+    let read = 0;
     let cont: string | undefined;
     let resourceVersion = '';
-    do {
-      const page = await this.request<ObjectList<T>>('GET', path, {
-        query: { ...query, limit: pageSize, continue: cont },
-        ...(signal ? { signal } : {}),
-        ...(accept ? { accept } : {}),
-      });
-      // An empty PartialObjectMetadataList comes with `items: null`.
-      items.push(...(page.items ?? []));
+    for (let pages = 1; ; pages++) {
+      const text = await this.send(
+        'GET',
+        path,
+        {
+          query: { ...query, limit: pageSize, continue: cont },
+          ...(signal ? { signal } : {}),
+          ...(accept ? { accept } : {}),
+        },
+        Math.min(this.maxResponseBytes, budget - read),
+        (max) =>
+          max < this.maxResponseBytes
+            ? `answered the list GET ${path} with more than ${mib(budget)} in ${pages} pages`
+            : `answered GET ${path} with more than ${mib(max)}`,
+      );
+      read += Buffer.byteLength(text);
+      const page = JSON.parse(text) as ObjectList<T>;
+      // An empty PartialObjectMetadataList comes with `items: null`. No spread: a page may hold more
+      // items than a call takes arguments.
+      for (const item of page.items ?? []) items.push(item);
       resourceVersion ||= page.metadata.resourceVersion;
       cont = page.metadata.continue || undefined;
-    } while (cont);
+      if (cont === undefined) break;
+      if (seen.has(cont))
+        throw this.refused(
+          `sent an earlier page's continue token again on page ${pages} of the list GET ${path}: the list would never end`,
+        );
+      if (pages >= MAX_LIST_PAGES)
+        throw this.refused(`kept the list GET ${path} going past ${MAX_LIST_PAGES} pages`);
+      seen.add(cont);
+    }
     return { metadata: { resourceVersion }, items };
   }
 
@@ -204,7 +272,11 @@ export class KubeClient {
         bodyTimeoutMs: 0,
       },
     );
-    if (res.statusCode >= 400) throw toApiError(res.statusCode, await readText(res.body), `WATCH ${path}`);
+    const max = this.maxResponseBytes;
+    const tooLarge = (what: string) =>
+      this.refused(`answered WATCH ${path} with more than ${mib(max)}${what}`);
+    if (res.statusCode >= 400)
+      throw toApiError(res.statusCode, await readText(res.body, max, () => tooLarge('')), `WATCH ${path}`);
     // A multi-byte character may be split across chunks: decode as a stream.
     const decoder = new TextDecoder();
     let buffered = '';
@@ -217,6 +289,8 @@ export class KubeClient {
         if (line) yield JSON.parse(line) as WatchEvent<T>;
         nl = buffered.indexOf('\n');
       }
+      // An event that does not end is refused before it holds the memory (leaving the loop closes the stream).
+      if (buffered.length > max) throw tooLarge(' in one event');
     }
   }
 
@@ -232,6 +306,8 @@ export class KubeClient {
     this.http.close();
   }
 }
+
+const mib = (bytes: number) => `${Number((bytes / 2 ** 20).toFixed(1))} MiB`;
 
 function toApiError(status: number, text: string, what: string): KubeApiError {
   try {

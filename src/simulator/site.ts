@@ -10,7 +10,7 @@ import { join, posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { createGzip } from 'node:zlib';
-import { type TarItem, tarStream } from '../tar.ts';
+import { type TarItem, tarStream } from '../tar/writer.ts';
 import type { SiteFault } from './faults.ts';
 import { escapeHtml, type RenderedMarkdown, renderMarkdown } from './markdown.ts';
 

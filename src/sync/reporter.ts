@@ -69,7 +69,14 @@ export class PodConditionReporter implements ConditionSink {
   }
 
   async report(condition: PodCondition): Promise<void> {
-    if (this.last?.status !== condition.status) this.transitionAt = new Date().toISOString();
+    // Any change is a transition, a new version served at the same status too: the operator counts
+    // a condition only when it is newer than the version's publish.
+    if (
+      this.last?.status !== condition.status ||
+      this.last.reason !== condition.reason ||
+      this.last.message !== condition.message
+    )
+      this.transitionAt = new Date().toISOString();
     try {
       // Pod conditions merge by type in a strategic merge patch: the kubelet's own ones stay.
       await this.kube.request('PATCH', `${resourcePath('v1', 'pods', this.namespace, this.pod)}/status`, {

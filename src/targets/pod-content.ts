@@ -6,6 +6,8 @@ import { permitted } from './owned.ts';
 
 /** The pod condition the sidecar writes (src/sync/reporter.ts): True `serving <version>`, False `serving <old>; <new> failed: …`. */
 export const CONTENT_SERVED_CONDITION = 'staticexport.dev/ContentServed';
+/** The site chart's name for the sidecar's container: a report counts only while it runs. */
+export const SYNC_CONTAINER = 'sync';
 
 export interface PodContent {
   name: string;
@@ -13,6 +15,10 @@ export interface PodContent {
   served?: string;
   /** The sidecar's message when its last fetch failed (it keeps serving `served`). */
   failure?: string;
+  /** When the sidecar last changed what the condition says (its lastTransitionTime). */
+  since?: string;
+  /** Whether its sync container is running and ready. */
+  syncReady: boolean;
 }
 
 interface PodCondition {
@@ -20,11 +26,18 @@ interface PodCondition {
   status: string;
   reason?: string;
   message?: string;
+  lastTransitionTime?: string;
+}
+
+interface ContainerStatus {
+  name: string;
+  ready?: boolean;
+  state?: { running?: object };
 }
 
 export interface PodObject {
   metadata: { name: string; deletionTimestamp?: string };
-  status?: { conditions?: PodCondition[] };
+  status?: { conditions?: PodCondition[]; containerStatuses?: ContainerStatus[] };
 }
 
 const SERVING = /^serving (\S+?)(?:;|$)/;
@@ -37,10 +50,13 @@ export function podContent(pod: PodObject): PodContent | undefined {
   const c = conditions.find((c) => c.type === CONTENT_SERVED_CONDITION);
   // "serving nothing; …": a sidecar whose first download failed.
   const served = c?.message?.match(SERVING)?.[1];
+  const sync = pod.status?.containerStatuses?.find((s) => s.name === SYNC_CONTAINER);
   return {
     name: pod.metadata.name,
     ...(served && served !== 'nothing' ? { served } : {}),
     ...(c?.status === 'False' && c.message ? { failure: c.message } : {}),
+    ...(c?.lastTransitionTime ? { since: c.lastTransitionTime } : {}),
+    syncReady: sync?.ready === true && sync.state?.running !== undefined,
   };
 }
 

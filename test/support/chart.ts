@@ -112,7 +112,7 @@ export async function helmTemplate(
   name: HelmName,
   values: object,
   release = 'docs',
-  { chart = CHART_DIR, namespace = 'docs' } = {},
+  { chart = CHART_DIR, namespace = 'docs', extra = [] as string[] } = {},
 ): Promise<HelmResult & { objects: KubeObject[] }> {
   const result = await helm(name, [
     'template',
@@ -120,6 +120,7 @@ export async function helmTemplate(
     chart,
     '--namespace',
     namespace,
+    ...extra,
     '-f',
     await valuesFile(values),
   ]);

@@ -1,8 +1,10 @@
 // A Kubernetes API server on loopback that answers from a table of paths, and a kubeconfig for
 // it: the CLI's cluster commands (status, check, trigger --wait) run against it as a subprocess.
-// Paths under /hooks/ (the operator's trigger receiver) answer without the bearer token.
+// Paths under /hooks/ (the operator's trigger receiver) answer without the bearer token. A route
+// may also answer as a hostile server would (a list that never ends, a body that never ends).
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { tempDir } from './temp.ts';
@@ -13,8 +15,12 @@ export interface FakeAnswer {
   status?: number;
   body: unknown;
 }
+/** An answer written by hand, e.g. streamed. */
+export interface RawAnswer {
+  raw: (res: ServerResponse) => Promise<void>;
+}
 /** An answer per request path (without the query); a function is asked again on each call. */
-export type FakeRoutes = Record<string, FakeAnswer | (() => FakeAnswer)>;
+export type FakeRoutes = Record<string, FakeAnswer | (() => FakeAnswer) | RawAnswer>;
 
 export interface FakeKubeApi {
   server: string;
@@ -34,6 +40,45 @@ export const list = (items: unknown[]): FakeAnswer => ({
   body: { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items },
 });
 
+/** A list each page of which names a next page: its `continue` never ends. */
+export function endlessList(): () => FakeAnswer {
+  let page = 0;
+  return () => ({
+    body: {
+      kind: 'List',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: '1', continue: `p${++page}` },
+      items: [],
+    },
+  });
+}
+
+/**
+ * A list whose items keep coming until the client hangs up, or `upTo` bytes (then it ends, valid);
+ * with another `status`, an error answer that long.
+ * `sent.bytes` counts what was written: how much the client read, give or take socket buffers.
+ */
+export function endlessBody(sent: { bytes: number }, upTo: number, status = 200): RawAnswer {
+  const items = Buffer.from('{"metadata":{"name":"x"}},'.repeat(2500));
+  return {
+    raw: async (res) => {
+      // A hang-up ends the writing (a drain still awaited rejects, and the route gives up).
+      const hangUp = new AbortController();
+      res.once('close', () => hangUp.abort());
+      const write = (chunk: Buffer | string) => {
+        sent.bytes += Buffer.byteLength(chunk);
+        return res.write(chunk);
+      };
+      res.writeHead(status, { 'content-type': 'application/json' });
+      write('{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":[');
+      while (!hangUp.signal.aborted && sent.bytes < upTo) {
+        if (!write(items)) await once(res, 'drain', { signal: hangUp.signal });
+      }
+      res.end('{"metadata":{"name":"end"}}]}');
+    },
+  };
+}
+
 export async function startFakeKubeApi(routes: FakeRoutes = {}): Promise<FakeKubeApi> {
   const requests: string[] = [];
   const api: FakeKubeApi = { server: '', kubeconfig: '', requests, routes, close: async () => {} };
@@ -52,6 +97,10 @@ export async function startFakeKubeApi(routes: FakeRoutes = {}): Promise<FakeKub
           : typeof route === 'function'
             ? route()
             : route;
+    if ('raw' in answer) {
+      answer.raw(res).catch(() => res.destroy());
+      return;
+    }
     res.writeHead(answer.status ?? 200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(answer.body));
   });

@@ -55,6 +55,11 @@ bundleUrl
 {{- printf "%s-sync" (include "site.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/* Its admission policy: cluster-scoped, so the namespace is in the name. */}}
+{{- define "site.syncPolicyName" -}}
+{{- printf "%s-%s" .Release.Namespace (include "site.syncServiceAccount" .) -}}
+{{- end -}}
+
 {{/* Where the nginx config (the ConfigMap) is mounted; its includes are relative to it. */}}
 {{- define "site.nginxConfDir" -}}
 /etc/nginx/static-export

@@ -36,7 +36,7 @@ function report(out: Reporter, job: AgentJob): void {
   const lines = [`Agent job ${job.id}: ${job.status}`];
   if (job.prLink) lines.push(`Pull request: ${job.prLink}`);
   else if (job.status === 'completed') lines.push('No pull request: the agent changed no file.');
-  out.result(`${lines.join('\n')}\n`);
+  out.resultLines(lines);
 }
 
 async function runCreate(flags: CreateFlags, ctx: CliContext): Promise<void> {

@@ -187,10 +187,8 @@ async function runCheck(flags: CheckFlags, ctx: CliContext): Promise<void> {
     ];
     for (const r of results) out.event('check', { ...r });
     if (out.mode !== 'json')
-      out.result(
-        results
-          .map((r) => `${r.skipped ? 'skip' : r.ok ? 'ok  ' : 'FAIL'}  ${r.check}: ${r.message}\n`)
-          .join(''),
+      out.resultLines(
+        results.map((r) => `${r.skipped ? 'skip' : r.ok ? 'ok  ' : 'FAIL'}  ${r.check}: ${r.message}`),
       );
     const failed = results.filter((r) => !r.ok);
     if (failed.length > 0) {
@@ -219,7 +217,7 @@ export function registerCheck(program: Command, ctx: CliContext): void {
           'id no export has, which starts nothing. Each failure says what to do. --wait retries the cluster ' +
           'checks until every one passes (or the Kubernetes API answers). Exit 0 when all pass (or are skipped), ' +
           '7 when one fails (a read RBAC forbids included), 3 when the cluster refuses the credentials, 6 when it is unreachable, ' +
-          '2 without a kubeconfig.',
+          '2 without a kubeconfig, 1 when its answer is refused (over 64 MiB, or a list that never ends).',
       )
       .option(
         '-n, --namespace <namespace>',

@@ -7,10 +7,10 @@ import { completedDurationMs } from '../../api/poll-schedule.ts';
 import { formatDuration } from '../../crd/duration.ts';
 import {
   type BundleLimitFlags,
+  bundleDownload,
   bundleLimitOptions,
   checkDestination,
   downloadTimeoutOption,
-  limitsFrom,
 } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.ts';
@@ -24,7 +24,7 @@ import {
   durationOption,
   waitTimeoutOption,
 } from '../options.ts';
-import { downloadProgress, formatBytes, formatElapsed, Reporter } from '../output.ts';
+import { formatBytes, formatElapsed, Reporter } from '../output.ts';
 import { exportScheduleDelay, fixedDelay, pollUntil } from '../poll.ts';
 import { type SiteGateFlags, siteGate, siteGateOptions } from '../site-gate.ts';
 
@@ -111,8 +111,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
       url: bundle.bundleUrl,
       dest,
       ...(flags.force ? { force: true } : {}),
-      limits: limitsFrom(flags),
-      download: { deadlineMs: flags.downloadTimeout },
+      ...bundleDownload(flags, { deadlineMs: flags.downloadTimeout }, logger, out),
       ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
       // The link may expire while a large bundle downloads: a fresh one reuses the same export.
       renewUrl: async () => {
@@ -120,8 +119,6 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
         return bundle.bundleUrl;
       },
       gate: siteGate(flags, flags.out),
-      logger,
-      onProgress: (received, total) => out.progress(downloadProgress(received, total)),
     });
     out.event('fetched', {
       version: fetched.version,

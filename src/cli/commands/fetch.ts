@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { checkDestination } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
 import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
-import { BUNDLE_ENV_HELP, bundleUrlFrom, contentVersionArg, ENV, integer } from '../options.ts';
+import { BUNDLE_ENV_HELP, bundleUrlFrom, contentVersionArg, ENV, flagOrEnv, integer } from '../options.ts';
 import { formatBytes, Reporter } from '../output.ts';
 import { REGISTRY_ENV_HELP } from '../registry-options.ts';
 import { fetchSite, type SiteCheckFlags, siteCheckOptions, verifyKeyOption } from '../site-fetch.ts';
@@ -18,8 +18,8 @@ interface FetchFlags extends SiteCheckFlags {
 }
 
 async function runFetch(flags: FetchFlags, ctx: CliContext): Promise<void> {
-  // An empty variable (the chart's optional Secret key) counts as unset.
-  const oci = flags.oci ?? (flags.url === undefined ? ctx.env[ENV.ociReference] || undefined : undefined);
+  // The variable names a site image only when no --url names a bundle.
+  const oci = flags.url === undefined ? flagOrEnv(flags.oci, ENV.ociReference, ctx) : flags.oci;
   if (oci !== undefined && flags.url !== undefined) {
     throw usageError('Give --url (a bundle) or --oci (a site image), not both.');
   }

@@ -1,21 +1,17 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
-import { DEFAULT_GATE } from '../../bundle/publish-gate.ts';
 import type { StagedSite } from '../../oci/bundle-layer.ts';
-import type { PackagedSite, RegistryClient } from '../../oci/index.ts';
 import {
   type BundleLimitFlags,
+  bundleDownload,
   bundleLimitOptions,
   downloadTimeoutOption,
-  limitsFrom,
 } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
 import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
-import { BUNDLE_ENV_HELP, bundleUrlFrom, checkDomain, cliLogger, ENV, integer } from '../options.ts';
-import { downloadProgress, formatBytes, Reporter } from '../output.ts';
+import { BUNDLE_ENV_HELP, bundleUrlFrom, checkDomain, cliLogger, integer } from '../options.ts';
+import { formatBytes, Reporter } from '../output.ts';
 import {
   REGISTRY_ENV_HELP,
   type RegistryFlags,
@@ -23,7 +19,14 @@ import {
   registryOptions,
 } from '../registry-options.ts';
 import { reportSigned, type SigningFlags, signingHook, signingOptions } from '../signing.ts';
-import { siteGate } from '../site-gate.ts';
+import {
+  bundleSource,
+  type PreparedSite,
+  preparedSite,
+  type SiteSourceFlags,
+  siteSourceOptions,
+  stagedSite,
+} from '../site-source.ts';
 import { registerMirrorSync } from './mirror-sync.ts';
 
 interface MirrorFlags extends BundleLimitFlags {
@@ -50,36 +53,12 @@ async function runMirror(flags: MirrorFlags, ctx: CliContext): Promise<void> {
     dir: flags.dir,
     domain: flags.domain,
     ...(flags.expectedSize === undefined ? {} : { expectedSize: flags.expectedSize }),
-    limits: limitsFrom(flags),
-    download: { deadlineMs: flags.timeout },
-    logger: cliLogger(ctx),
+    ...bundleDownload(flags, { deadlineMs: flags.timeout }, cliLogger(ctx)),
   });
   out.event('mirrored', { ...mirrored });
   out.info(
     `Mirrored version ${mirrored.version} (${formatBytes(mirrored.sizeBytes)}) to ${mirrored.archivePath}`,
   );
-}
-
-// ---- push and save: a site version from a bundle link, a bundle file or an extracted site ----
-
-interface SiteSourceFlags extends BundleLimitFlags {
-  url?: string;
-  bundle?: string;
-  site?: string;
-  domain: string;
-  exportJobId?: string;
-  created?: string;
-  timeout: number;
-  json?: boolean;
-  minPages: number;
-  allowMissingIndex?: boolean;
-}
-
-function isoTime(value: string): string {
-  const time = new Date(value);
-  if (Number.isNaN(time.getTime()))
-    throw new InvalidArgumentError('expected an ISO time such as 2026-01-31T12:00:00Z.');
-  return time.toISOString();
 }
 
 function tagArg(value: string, previous: string[] = []): string[] {
@@ -94,171 +73,6 @@ function tagArg(value: string, previous: string[] = []): string[] {
     );
   }
   return [...previous, value];
-}
-
-function siteSourceOptions(command: Command, ctx: CliContext): Command {
-  command
-    .option('--url <url>', `bundle link (else env ${ENV.bundleUrl})`)
-    .option('--bundle <file>', 'bundle archive (.tar.gz) on disk, e.g. from `mirror --dir`')
-    .option('--site <dir>', 'an extracted site (e.g. `fetch --dest`) instead of a bundle')
-    .requiredOption('--domain <host>', 'site the version belongs to, a bare host (annotation)', checkDomain)
-    .option('--export-job-id <id>', 'export job the bundle came from (annotation)')
-    .option(
-      '--created <time>',
-      'when the content was exported (annotation; default 1970-01-01: same content, same digest)',
-      isoTime,
-    )
-    .addOption(downloadTimeoutOption(ctx, '--timeout'))
-    .option(
-      '--min-pages <n>',
-      'refuse a site with fewer HTML pages (the root 404.html does not count)',
-      integer(0),
-      DEFAULT_GATE.minPages,
-    )
-    .option('--allow-missing-index', 'accept a site without index.html at its root');
-  return bundleLimitOptions(command);
-}
-
-/** Annotations of the image from the flags. */
-function siteMeta(flags: SiteSourceFlags) {
-  return {
-    domain: flags.domain,
-    ...(flags.exportJobId ? { exportJobId: flags.exportJobId } : {}),
-    ...(flags.created ? { created: flags.created } : {}),
-  };
-}
-
-/** The bundle link (--url or the environment) or a file: URL (--bundle); undefined for --site. */
-async function bundleSource(flags: SiteSourceFlags, ctx: CliContext): Promise<string | undefined> {
-  const given = [flags.url, flags.bundle, flags.site].filter((v) => v !== undefined).length;
-  if (given > 1) throw usageError('give only one of --url, --bundle or --site.');
-  if (flags.site !== undefined) return undefined;
-  if (flags.bundle !== undefined) {
-    if (!(await stat(flags.bundle).catch(() => undefined))?.isFile()) {
-      throw usageError(`--bundle ${flags.bundle} is not a file: give a bundle .tar.gz.`);
-    }
-    return pathToFileURL(resolve(flags.bundle)).toString();
-  }
-  return bundleUrlFrom(flags.url, ctx);
-}
-
-/** A site version read and checked (gate, content version), its image built on demand. */
-interface PreparedSite {
-  version: string;
-  /** Builds the image (once): push asks only when the registry lacks the version. */
-  packaged(): Promise<PackagedSite>;
-  cleanup(): Promise<void>;
-}
-
-/**
- * Downloads/verifies/extracts the bundle at `url` (or reads the given site when there is none);
- * packages it on demand.
- */
-async function preparedSite(
-  flags: SiteSourceFlags,
-  url: string | undefined,
-  ctx: CliContext,
-  out: Reporter,
-): Promise<PreparedSite> {
-  const { packageSite } = await import('../../oci/index.ts');
-  const { contentVersion } = await import('../../bundle/version.ts');
-  // The publish gate of fetch/export: an empty or broken site never becomes a version in a registry.
-  const gate = siteGate(flags, undefined);
-  const meta = siteMeta(flags);
-  const onDemand = (dir: string, label: string, known: { version: string; pages: number }) => {
-    let packaging: Promise<PackagedSite> | undefined;
-    return () => {
-      if (!packaging) {
-        out.progress({ key: 'package', text: `packaging ${label}` });
-        packaging = packageSite(dir, meta, known);
-      }
-      return packaging;
-    };
-  };
-  if (url === undefined) {
-    const dir = resolve(flags.site as string);
-    if (!(await stat(dir).catch(() => undefined))?.isDirectory()) {
-      throw usageError(
-        `--site ${flags.site} is not a directory: give the directory an extracted site is in.`,
-      );
-    }
-    const { summarizeSite } = await import('../../bundle/site-check.ts');
-    const summary = await summarizeSite(dir);
-    await gate(summary);
-    const { version } = await contentVersion(dir);
-    return {
-      version,
-      packaged: onDemand(dir, dir, { version, pages: summary.pages }),
-      cleanup: async () => {},
-    };
-  }
-  const { fetchBundle } = await import('../../bundle/index.ts');
-  const scratch = await mkdtemp(join(tmpdir(), 'static-export-mirror-'));
-  const cleanup = () => rm(scratch, { recursive: true, force: true });
-  try {
-    const fetched = await fetchBundle({
-      url,
-      dest: join(scratch, 'site'),
-      limits: limitsFrom(flags),
-      download: { deadlineMs: flags.timeout },
-      logger: cliLogger(ctx),
-      gate,
-      onProgress: (received, total) => out.progress(downloadProgress(received, total)),
-    });
-    return {
-      version: fetched.version,
-      packaged: onDemand(fetched.path, `version ${fetched.version}`, {
-        version: fetched.version,
-        pages: fetched.site.pages,
-      }),
-      cleanup,
-    };
-  } catch (error) {
-    await cleanup();
-    throw error;
-  }
-}
-
-/**
- * The bundle at `url` (--url, --bundle) packaged while it downloads, its layer uploaded to
- * `repository` as it is built (see stageBundleImage). Undefined without a bundle (--site), and for
- * a bundle whose entries are not in the layer's order, which preparedSite then extracts
- * (downloading it again).
- */
-async function stagedSite(
-  url: string | undefined,
-  flags: SiteSourceFlags,
-  ctx: CliContext,
-  out: Reporter,
-  client: RegistryClient,
-  repository: string,
-): Promise<StagedSite | undefined> {
-  if (url === undefined) return undefined;
-  const { openDownload } = await import('../../bundle/download.ts');
-  const { resolveLimits } = await import('../../bundle/limits.ts');
-  const { stageBundleImage } = await import('../../oci/bundle-layer.ts');
-  const logger = cliLogger(ctx);
-  const limits = resolveLimits(limitsFrom(flags));
-  const staged = await stageBundleImage({
-    download: openDownload({
-      url,
-      maxBytes: limits.maxArchiveBytes,
-      deadlineMs: flags.timeout,
-      // Nothing compares the archive's digest: gzip's CRC, the tar structure and the size check it.
-      digest: false,
-      logger,
-      onProgress: (received, total) => out.progress(downloadProgress(received, total)),
-    }),
-    client,
-    repository,
-    limits,
-    meta: siteMeta(flags),
-    gate: siteGate(flags, undefined),
-  });
-  if (!staged) {
-    logger.warn('the bundle lists its files out of the layer order: fetching it again to extract it');
-  }
-  return staged;
 }
 
 interface PushFlags extends SiteSourceFlags, RegistryFlags, SigningFlags {
@@ -278,14 +92,15 @@ async function runPush(flags: PushFlags, ctx: CliContext): Promise<void> {
   }
   const hook = await signingHook(flags, (signed) => reportSigned(out, signed));
   const url = await bundleSource(flags, ctx);
+  const fetching = bundleDownload(flags, { deadlineMs: flags.timeout }, cliLogger(ctx), out);
   const client = await registryClientFor(target, flags, ctx);
   let staged: StagedSite | undefined;
   let prepared: PreparedSite | undefined;
   try {
-    staged = await stagedSite(url, flags, ctx, out, client, target.repository);
+    staged = await stagedSite(url, flags, fetching, client, target.repository);
     // Streamed, the layer is up before its version is known (a digest over the content). Read
     // first (--site, a bundle out of order), the site is packaged only if the registry lacks it.
-    if (!staged) prepared = await preparedSite(flags, url, ctx, out);
+    if (!staged) prepared = await preparedSite(flags, url, fetching, out);
     const ready = prepared;
     const source = ready
       ? { version: ready.version, image: async () => (await ready.packaged()).image }
@@ -332,7 +147,9 @@ interface SaveFlags extends SiteSourceFlags {
 async function runSave(flags: SaveFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
   const { saveLayoutArchive, versionTag } = await import('../../oci/index.ts');
-  const prepared = await preparedSite(flags, await bundleSource(flags, ctx), ctx, out);
+  const url = await bundleSource(flags, ctx);
+  const fetching = bundleDownload(flags, { deadlineMs: flags.timeout }, cliLogger(ctx), out);
+  const prepared = await preparedSite(flags, url, fetching, out);
   try {
     const site = await prepared.packaged();
     await saveLayoutArchive(flags.to, site.image, versionTag(site.version));

@@ -16,7 +16,7 @@ import {
 } from '../bundle-options.ts';
 import { type CliContext, untilStopSignal } from '../context.ts';
 import { EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
-import { durationOption, integer } from '../options.ts';
+import { durationOption, ENV, flagOrEnv, integer } from '../options.ts';
 
 /** How long SIGTERM waits for in-flight reconciles; the chart's termination grace is longer. */
 export const SHUTDOWN_DRAIN_MS = 25_000;
@@ -83,7 +83,7 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
       `--trigger-address must use another port than --metrics-address (both ${metricsPort}): the trigger receiver has its own port.`,
     );
   }
-  const apiBaseUrl = flags.apiBaseUrl ?? ctx.env.STATIC_EXPORT_API_URL;
+  const apiBaseUrl = flagOrEnv(flags.apiBaseUrl, ENV.apiUrl, ctx);
   // Keys go over plain http only to loopback unless allowed: refuse such a URL before starting.
   const keyDestinations: [string, string | undefined][] = [
     ['--api-base-url', apiBaseUrl],
@@ -122,7 +122,7 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     ...(flags.leaderElection
       ? {
           leaderElection: {
-            namespace: flags.leaseNamespace ?? ctx.env.POD_NAMESPACE ?? 'default',
+            namespace: flagOrEnv(flags.leaseNamespace, ENV.podNamespace, ctx) ?? 'default',
             name: flags.leaseName,
             leaseDurationMs: flags.leaseDuration,
             renewDeadlineMs: flags.renewDeadline,
@@ -176,7 +176,7 @@ export function registerOperator(program: Command, ctx: CliContext): void {
     .option('--no-leader-election', 'reconcile without taking the Lease (run a single replica only)')
     .option(
       '--lease-namespace <ns>',
-      'namespace of the leader election Lease (default: POD_NAMESPACE, else default)',
+      `namespace of the leader election Lease (default: ${ENV.podNamespace}, else default)`,
     )
     .option('--lease-name <name>', 'name of the leader election Lease', 'static-export-operator')
     .addOption(
@@ -208,7 +208,7 @@ export function registerOperator(program: Command, ctx: CliContext): void {
     )
     .option(
       '--api-base-url <url>',
-      'admin API base URL for resources without spec.apiBaseUrl (env STATIC_EXPORT_API_URL)',
+      `admin API base URL for resources without spec.apiBaseUrl (env ${ENV.apiUrl})`,
       httpUrl,
     )
     .option(

@@ -48,7 +48,8 @@ export function registerStatus(program: Command, ctx: CliContext): void {
           "Without <namespace>/<name>: every release of --namespace (default: the kubeconfig context's, else " +
           '"default"), or of all namespaces ' +
           'with --all-namespaces. Exit 0 whatever the releases say; 2 for an unknown release or no kubeconfig, ' +
-          '3 when the cluster refuses the credentials, 6 when it is unreachable, 7 when the CRDs are not installed.',
+          '3 when the cluster refuses the credentials, 6 when it is unreachable, 7 when the CRDs are not installed, ' +
+          '1 when its answer is refused (over 64 MiB, or a list that never ends).',
       )
       .argument('[namespace/name]', 'one StaticExportRelease, e.g. docs/docs', releaseRef)
       .option(

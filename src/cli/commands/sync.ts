@@ -10,7 +10,7 @@ import type { CliContext } from '../context.ts';
 import { untilStopSignal } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
 import { cliKubeClient, type KubeFlags, kubeFailure, kubeOptions } from '../kube.ts';
-import { cliLogger, integer, nonEmpty } from '../options.ts';
+import { cliLogger, ENV, flagOrEnv, integer, nonEmpty } from '../options.ts';
 import { Reporter } from '../output.ts';
 import { REGISTRY_ENV, REGISTRY_ENV_HELP } from '../registry-options.ts';
 import { fetchSite, type SiteCheckFlags, siteCheckOptions, verifyKeyOption } from '../site-fetch.ts';
@@ -29,10 +29,10 @@ interface SyncFlags extends SiteCheckFlags, KubeFlags {
 
 /** The namespace of the Secret (and of the pod): --namespace, the downward API's, or the service account's. */
 function namespaceOf(flags: SyncFlags, kube: KubeClient, ctx: CliContext): string {
-  const namespace = flags.namespace ?? (ctx.env.POD_NAMESPACE || undefined) ?? kube.namespace;
+  const namespace = flagOrEnv(flags.namespace, ENV.podNamespace, ctx) ?? kube.namespace;
   if (namespace === undefined) {
     throw usageError(
-      '--namespace is required: no POD_NAMESPACE variable and no namespace in the kubeconfig or service account.',
+      `--namespace is required: no ${ENV.podNamespace} variable and no namespace in the kubeconfig or service account.`,
     );
   }
   return namespace;
@@ -153,7 +153,7 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
     };
     const store = new VersionStore(resolve(flags.root));
     await store.prepare();
-    const pod = flags.pod ?? (ctx.env.POD_NAME || undefined);
+    const pod = flagOrEnv(flags.pod, ENV.podName, ctx);
     const syncer = new Syncer({
       store,
       keep: flags.keep,
@@ -184,7 +184,7 @@ export function registerSync(program: Command, ctx: CliContext): void {
         'one with every check of `fetch` (caps, site check, publish gate, version match), then the symlink is ' +
         'swapped atomically: the web server (root --root/current) never sees a partial tree. A version still ' +
         'kept on disk (a rollback) is swapped in at once. A failed fetch keeps the served version, is reported ' +
-        'and retried with backoff; a newer Secret value supersedes it. With --pod (or POD_NAME) the pod ' +
+        `and retried with backoff; a newer Secret value supersedes it. With --pod (or ${ENV.podName}) the pod ` +
         'condition staticexport.dev/ContentServed says which version is served and why a fetch failed. The ' +
         'service account needs get, list and watch on the Secret, and patch on pods/status for the condition.',
     )
@@ -195,11 +195,11 @@ export function registerSync(program: Command, ctx: CliContext): void {
     .requiredOption('--secret <name>', 'the values Secret naming the version and where to fetch it', nonEmpty)
     .option(
       '--namespace <namespace>',
-      "the Secret's and pod's namespace (default: POD_NAMESPACE, else the service account's)",
+      `the Secret's and pod's namespace (default: ${ENV.podNamespace}, else the service account's)`,
     )
     .option(
       '--pod <name>',
-      'report the served version on this pod (default: POD_NAME; no report without either)',
+      `report the served version on this pod (default: ${ENV.podName}; no report without either)`,
     )
     .option(
       '--keep <n>',
@@ -222,7 +222,7 @@ export function registerSync(program: Command, ctx: CliContext): void {
       'after',
       `
 Environment:
-  POD_NAMESPACE, POD_NAME  the pod's namespace and name (downward API), for --namespace and --pod
+  ${ENV.podNamespace}, ${ENV.podName}  the pod's namespace and name (downward API), for --namespace and --pod
   STATIC_EXPORT_LOG_LEVEL  diagnostic log level on stderr: trace, debug, info, warn (default), error${REGISTRY_ENV_HELP}
 ${EXIT_CODES_HELP}`,
     )

@@ -96,7 +96,7 @@ async function runTrigger(ref: ReleaseRef, flags: TriggerFlags, ctx: CliContext)
   if (flags.wait === undefined) {
     const requestedAt = await callReceiver(ref, flags, token);
     if (out.mode === 'json') out.event('triggered', { release: key, requestedAt });
-    else out.result(`Export requested for ${key}${requestedAt ? ` at ${requestedAt}` : ''}.\n`);
+    else out.resultLines([`Export requested for ${key}${requestedAt ? ` at ${requestedAt}` : ''}.`]);
     return;
   }
   const kube = await cliKubeClient(flags, ctx);
@@ -114,7 +114,7 @@ async function runTrigger(ref: ReleaseRef, flags: TriggerFlags, ctx: CliContext)
     out.info(`Export requested for ${key} at ${requestedAt}; waiting until it is published.`);
     const version = await waitForTriggeredExport({ kube, ref, requestedAt, timeoutMs: flags.wait, out });
     if (out.mode === 'json') out.event('published', { release: key, requestedAt, version });
-    else out.result(`Published ${version} for ${key}.\n`);
+    else out.resultLines([`Published ${version} for ${key}.`]);
   } finally {
     await kube.close();
   }
@@ -151,7 +151,7 @@ async function callReceiver(
         : connectionFailure(error);
     throw new CliError(EXIT.unavailable, `the receiver at ${url.origin} ${why}.`);
   }
-  const text = await res.text().catch(() => '');
+  const text = await answerText(res).catch(() => '');
   let answer: { message?: string; requestedAt?: string } = {};
   try {
     answer = JSON.parse(text) as typeof answer;
@@ -162,6 +162,21 @@ async function callReceiver(
     throw refusal(res.status, key, answer.message ?? '', res.headers.get('retry-after'));
   }
   return answer.requestedAt;
+}
+
+/** The receiver answers a line of JSON; a larger answer is not its own and is left unread. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** The answer's text, or '' past MAX_ANSWER_BYTES (leaving the loop cancels the body). */
+async function answerText(res: Response): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) return '';
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**

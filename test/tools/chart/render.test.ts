@@ -453,6 +453,59 @@ describe('publish without restarts: the content sync sidecar', () => {
     ]);
   });
 
+  it('narrows the pods/status grant with an admission policy bound to the sync ServiceAccount, per release', async () => {
+    const objects = await render(SYNC);
+    const policy = findObject(objects, 'ValidatingAdmissionPolicy');
+    // Cluster-scoped: the namespace is in the name, so two releases named alike do not collide.
+    expect(policy.metadata.name).toBe('docs-docs-static-export-site-sync');
+    expect(policy.spec.failurePolicy).toBe('Fail');
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['pods/status'] },
+    ]);
+    expect(policy.spec.matchConditions).toEqual([
+      {
+        name: 'sync-service-account',
+        expression: 'request.userInfo.username == "system:serviceaccount:docs:docs-static-export-site-sync"',
+      },
+    ]);
+    expect(findObject(objects, 'ValidatingAdmissionPolicyBinding').spec).toEqual({
+      policyName: 'docs-docs-static-export-site-sync',
+      validationActions: ['Deny'],
+    });
+    const without = await render(MATRIX['existing Secret (the operator writes it)'] as object);
+    expect(without.map((o) => o.kind)).not.toContain('ValidatingAdmissionPolicy');
+  });
+
+  it('below Kubernetes 1.30 (no admissionregistration.k8s.io/v1 policies) refuses sync rather than grant it unchecked', async () => {
+    for (const name of HELM_NAMES) {
+      const old = await helmTemplate(name, SYNC, 'docs', { extra: ['--kube-version', '1.29.4'] });
+      expect(old.code, name).not.toBe(0);
+      expect(old.stderr).toContain(
+        'staticExport.sync.enabled needs Kubernetes 1.30 or later (this is v1.29.4)',
+      );
+      // A cluster (or --api-versions) listing the kind is believed over the version.
+      const listed = await helmTemplate(name, SYNC, 'docs', {
+        extra: [
+          '--kube-version',
+          '1.29.4',
+          '--api-versions',
+          'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy',
+        ],
+      });
+      expect(listed.code, listed.stderr).toBe(0);
+      // Without sync the chart still installs on 1.27 and later.
+      const plain = await helmTemplate(
+        name,
+        MATRIX['existing Secret (the operator writes it)'] as object,
+        'docs',
+        {
+          extra: ['--kube-version', '1.27.0'],
+        },
+      );
+      expect(plain.code, plain.stderr).toBe(0);
+    }
+  });
+
   it('follows the chart-rendered Secret of an inline link too (no version key there)', async () => {
     const objects = await render(
       merge(inlineValues(LINK), { staticExport: { sync: { enabled: true, keep: 2 } } }),

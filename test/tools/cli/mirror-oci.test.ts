@@ -236,6 +236,12 @@ describe('mirror push', SLOW, () => {
       const ok = await runCli([...base, '--json'], { REGISTRY_AUTH_FILE: authFile });
       expect(ok.code, ok.stderr).toBe(0);
       expect(ok.stdout + ok.stderr).not.toContain(user.password);
+      // An empty username variable (an optional Secret key left empty) counts as unset: the auth file answers.
+      const emptyUser = await runCli([...base, '--json'], {
+        REGISTRY_AUTH_FILE: authFile,
+        STATIC_EXPORT_REGISTRY_USERNAME: '',
+      });
+      expect(emptyUser.code, emptyUser.stderr).toBe(0);
       // And from the environment.
       const env = await runCli([...base, '--json'], {
         STATIC_EXPORT_REGISTRY_USERNAME: user.username,

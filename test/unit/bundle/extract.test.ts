@@ -10,7 +10,7 @@ import { BundleError } from '../../../src/bundle/errors.ts';
 import { extractTarGz, inspectArchive, stageExtraction } from '../../../src/bundle/extract.ts';
 import { summarizeSite } from '../../../src/bundle/site-check.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
-import { tarStream } from '../../../src/tar.ts';
+import { tarStream } from '../../../src/tar/writer.ts';
 import { run } from '../../support/kube.ts';
 import { NODE } from '../../support/run-cli.ts';
 import { siteEntries, type TarEntrySpec, tarGz } from '../../support/tar-fixtures.ts';

@@ -1,7 +1,10 @@
 // `static-export status` against a Kubernetes API on loopback: a table, JSON lines, and each error
 // naming its fix with its exit code; the kubeconfig's token never shows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_RESPONSE_BYTES, MAX_LIST_PAGES } from '../../../src/runtime/kube-client.ts';
 import {
+  endlessBody,
+  endlessList,
   FAKE_KUBE_TOKEN,
   type FakeKubeApi,
   fakeKubeconfig,
@@ -111,6 +114,30 @@ describe('static-export status', () => {
     expect(forbidden.stderr).toContain(
       'ask for that permission (status and trigger --wait read staticexportreleases.staticexport.dev;',
     );
+  });
+
+  it('exits 1 naming the server when its list never ends, after MAX_LIST_PAGES requests', async () => {
+    const path = `${SERS}/namespaces/endless/staticexportreleases`;
+    api.routes[path] = endlessList();
+    const r = await status(['-n', 'endless']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      `error: cannot list StaticExportReleases in namespace endless: the Kubernetes API at ${api.server} kept the list GET ${path} going past ${MAX_LIST_PAGES} pages: refused.\n`,
+    );
+    expect(api.requests.filter((p) => p === path)).toHaveLength(MAX_LIST_PAGES);
+  });
+
+  it('exits 1 naming the server when its answer is too large, having read little more', async () => {
+    const path = `${SERS}/namespaces/huge/staticexportreleases`;
+    const sent = { bytes: 0 };
+    api.routes[path] = endlessBody(sent, 3 * DEFAULT_MAX_RESPONSE_BYTES);
+    const r = await status(['-n', 'huge']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      `error: cannot list StaticExportReleases in namespace huge: the Kubernetes API at ${api.server} answered GET ${path} with more than 64 MiB: refused.\n`,
+    );
+    // Socket buffers on loopback hold a few MiB between the server's writes and the CLI's reads.
+    expect(sent.bytes).toBeLessThan(DEFAULT_MAX_RESPONSE_BYTES + 16 * 2 ** 20);
   });
 
   it('exits 6 when the cluster is unreachable', async () => {

@@ -1,11 +1,12 @@
 // `static-export trigger` before and around the call: bad input exits 2 before anything is sent,
-// an unreachable receiver exits 6 saying what failed, and the token never shows. Its calls to the real receiver are in
+// an unreachable receiver exits 6 saying what failed, an endless answer is not read, and the token never shows. Its calls to the real receiver are in
 // test/integration/operator/trigger.test.ts.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endlessBody, startFakeKubeApi } from '../../support/fake-kube-api.ts';
 import { runCli } from '../../support/run-cli.ts';
 
 const TOKEN = 'tt-0123456789abcdef0123456789abcdef';
@@ -115,6 +116,20 @@ describe('static-export trigger', () => {
       for (const s of held) s.destroy();
       silent.close();
       rude.close();
+    }
+  });
+
+  it('reads no more than a small answer from a receiver whose answer never ends', async () => {
+    const sent = { bytes: 0 };
+    const receiver = await startFakeKubeApi({ '/hooks/docs/docs': endlessBody(sent, 128 * 2 ** 20, 202) });
+    try {
+      const r = await runCli(['trigger', '--url', receiver.server, '--token-file', tokenFile, 'docs/docs']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe('Export requested for docs/docs.\n');
+      // 64 KiB read, and what socket buffers on loopback hold besides.
+      expect(sent.bytes).toBeLessThan(16 * 2 ** 20);
+    } finally {
+      await receiver.close();
     }
   });
 

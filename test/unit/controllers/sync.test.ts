@@ -25,6 +25,16 @@ const site = (pods: Workload['pods'], annotations: Record<string, string> = {}):
   ...(pods ? { pods } : {}),
 });
 
+type Pod = NonNullable<Workload['pods']>[number];
+/** A ready pod whose running sidecar reported `served` just now. */
+const pod = (name: string, served?: string, extra: Partial<Pod> = {}): Pod => ({
+  name,
+  syncReady: true,
+  since: at(0),
+  ...(served ? { served } : {}),
+  ...extra,
+});
+
 const syncing = (extra: Partial<Rollout> = {}): Rollout => ({
   version: V1,
   via: 'Sync',
@@ -42,7 +52,7 @@ describe('onNewContent Sync', () => {
   });
 
   it('never rolls a workload that lacks the version annotation: it records the sync instead', () => {
-    const d = decide(observed(syncRelease(), { workloads: [site([{ name: 'p1', served: 'sha256-old' }])] }));
+    const d = decide(observed(syncRelease(), { workloads: [site([pod('p1', 'sha256-old')])] }));
     expect(d.action).toEqual({ kind: 'none' });
     expect(d.status.current?.rollout).toEqual({
       version: V1,
@@ -64,12 +74,7 @@ describe('onNewContent Sync', () => {
   it('waits while some ready pods still serve the old version, saying how many serve the new one', () => {
     const d = decide(
       observed(syncRelease(syncing()), {
-        workloads: [
-          site([
-            { name: 'p1', served: V1 },
-            { name: 'p2', served: V2 },
-          ]),
-        ],
+        workloads: [site([pod('p1', V1), pod('p2', V2)])],
       }),
     );
     expect(d.status.current?.rollout?.completedAt).toBeUndefined();
@@ -84,12 +89,7 @@ describe('onNewContent Sync', () => {
     expect(syncUnderWay(r)).toBe(true);
     const d = decide(
       observed(r, {
-        workloads: [
-          site([
-            { name: 'p1', served: V1 },
-            { name: 'p2', served: V1 },
-          ]),
-        ],
+        workloads: [site([pod('p1', V1), pod('p2', V1)])],
       }),
     );
     expect(d.status.current?.rollout?.completedAt).toBe(NOW.toISOString());
@@ -106,12 +106,7 @@ describe('onNewContent Sync', () => {
     const failure = `serving ${V2}; ${V1} failed: the bundle has 3 pages, fewer than the minimum of 10`;
     const d = decide(
       observed(syncRelease(syncing()), {
-        workloads: [
-          site([
-            { name: 'p1', served: V1 },
-            { name: 'p2', served: V2, failure },
-          ]),
-        ],
+        workloads: [site([pod('p1', V1), pod('p2', V2, { failure })])],
       }),
     );
     const stalled = d.status.current?.rollout?.stalled;
@@ -122,12 +117,7 @@ describe('onNewContent Sync', () => {
     // Reported once: the same cause again records no second event.
     const again = decide(
       observed(syncRelease(d.status.current?.rollout), {
-        workloads: [
-          site([
-            { name: 'p1', served: V1 },
-            { name: 'p2', served: V2, failure },
-          ]),
-        ],
+        workloads: [site([pod('p1', V1), pod('p2', V2, { failure })])],
       }),
     );
     expect(again.events).toEqual([]);
@@ -135,21 +125,95 @@ describe('onNewContent Sync', () => {
 
   it('scrubs a link a pod condition might carry before it reaches status', () => {
     const failure = `serving ${V2}; ${V1} failed: GET https://cdn.example.com/b.tar.gz?X-Amz-Signature=abc123 refused`;
-    const d = decide(
-      observed(syncRelease(syncing()), { workloads: [site([{ name: 'p1', served: V2, failure }])] }),
-    );
+    const d = decide(observed(syncRelease(syncing()), { workloads: [site([pod('p1', V2, { failure })])] }));
     expect(d.status.current?.rollout?.stalled).not.toContain('abc123');
   });
 
   it('names a pod that reports nothing (no sidecar) once spec.rollout.timeout passes', () => {
     const d = decide(
       observed(syncRelease(syncing({ startedAt: at(-11 * MIN) })), {
-        workloads: [site([{ name: 'p1' }])],
+        workloads: [site([pod('p1')])],
       }),
     );
     expect(d.status.current?.rollout?.stalled).toBe(
       'Deployment/site pod p1 reports no served version (does it run the content sync sidecar, staticExport.sync.enabled?), not synced within spec.rollout.timeout 10m',
     );
+  });
+
+  describe('what the operator trusts of a report', () => {
+    // V1 was published at at(-59 * MIN) (its history entry); spec.rollout.timeout (10m) has passed,
+    // so the release says what it still waits for.
+    const PUBLISHED = at(-59 * MIN);
+    const judged = (
+      pods: Workload['pods'],
+      status = servingV1({}, { rollout: syncing({ startedAt: at(-11 * MIN) }) }),
+    ) =>
+      decide(
+        observed(release({ spec: { rollout: { onNewContent: 'Sync' } }, status }), {
+          workloads: [site(pods)],
+        }),
+      ).status.current?.rollout;
+    const justBefore = new Date(Date.parse(PUBLISHED) - 1_000).toISOString();
+
+    it.each<[string, Partial<Pod>, string | undefined]>([
+      ['reported after the publish by a running sidecar: counts', {}, undefined],
+      [
+        'reported within the second of the publish (condition times are whole seconds): counts',
+        { since: PUBLISHED },
+        undefined,
+      ],
+      [
+        'reported before the publish (a stale or forged condition): does not count',
+        { since: justBefore },
+        `Deployment/site pod p1 reports serving ${V1} since ${justBefore}, before it was published at ${PUBLISHED}`,
+      ],
+      [
+        'with no transition time: does not count',
+        { since: undefined },
+        `Deployment/site pod p1 reports serving ${V1} since an unknown time, before it was published at ${PUBLISHED}`,
+      ],
+      [
+        'its sync container not running and ready (none, crashed, or not started): does not count',
+        { syncReady: false },
+        `Deployment/site pod p1 reports serving ${V1}, but its sync container is not running and ready`,
+      ],
+    ])('a pod %s', (_, extra, waiting) => {
+      const rollout = judged([pod('p1', V1, extra)]);
+      if (waiting === undefined) {
+        expect(rollout?.completedAt).toBe(NOW.toISOString());
+      } else {
+        expect(rollout?.completedAt).toBeUndefined();
+        expect(rollout?.stalled).toBe(`${waiting}, not synced within spec.rollout.timeout 10m`);
+      }
+    });
+
+    it('a publish in the middle of a second counts a report from that second', () => {
+      const status = servingV1({}, { rollout: syncing({ startedAt: at(-11 * MIN) }) });
+      const mid = new Date(Date.parse(PUBLISHED) + 600).toISOString();
+      const rollout = judged([pod('p1', V1, { since: PUBLISHED })], {
+        ...status,
+        history: [{ version: V1, jobId: 'se_1', appliedAt: mid }],
+      });
+      expect(rollout?.completedAt).toBe(NOW.toISOString());
+    });
+
+    it("without a history entry for the version, the sync record's start is the publish", () => {
+      const status = servingV1({}, { rollout: syncing({ startedAt: at(-11 * MIN) }) });
+      const { history: _, ...noHistory } = status;
+      expect(judged([pod('p1', V1, { since: at(-12 * MIN) })], noHistory)?.completedAt).toBeUndefined();
+      expect(judged([pod('p1', V1, { since: at(-11 * MIN) })], noHistory)?.completedAt).toBe(
+        NOW.toISOString(),
+      );
+    });
+
+    it('a failure reported before the publish is about an earlier version: it waits, it does not stall', () => {
+      const failure = `serving ${V2}; ${V2} failed: refused`;
+      const young = servingV1({}, { rollout: syncing() });
+      const stale = judged([pod('p1', V2, { failure, since: justBefore })], young);
+      expect(stale?.stalled).toBeUndefined();
+      const fresh = judged([pod('p1', V2, { failure })], young);
+      expect(fresh?.stalled).toBe(`Deployment/site pod p1: ${failure}`);
+    });
   });
 
   it('a pin to a kept version is a new sync of that version, not a roll', () => {
@@ -163,31 +227,60 @@ describe('onNewContent Sync', () => {
         ],
       },
     });
-    const d = decide(observed(r, { workloads: [site([{ name: 'p1', served: V1 }])] }));
+    const d = decide(observed(r, { workloads: [site([pod('p1', V1)])] }));
     expect(d.action.kind).not.toBe('roll');
     expect(d.status.current?.rollout).toMatchObject({ version: V2, via: 'Sync' });
   });
 });
 
 describe('what a pod reports serving', () => {
-  type Condition = { type: string; status: string; reason?: string; message?: string };
-  const pod = (conditions: Condition[], deletionTimestamp?: string) => ({
+  type Condition = {
+    type: string;
+    status: string;
+    reason?: string;
+    message?: string;
+    lastTransitionTime?: string;
+  };
+  type Sidecar = { name: string; ready: boolean; state: object };
+  const running: Sidecar = { name: 'sync', ready: true, state: { running: { startedAt: at(-MIN) } } };
+  const pod = (conditions: Condition[], deletionTimestamp?: string, sidecars: Sidecar[] = [running]) => ({
     metadata: { name: 'p', ...(deletionTimestamp ? { deletionTimestamp } : {}) },
-    status: { conditions: [{ type: 'Ready', status: 'True' }, ...conditions] },
+    status: { conditions: [{ type: 'Ready', status: 'True' }, ...conditions], containerStatuses: sidecars },
   });
   const served = (status: string, message: string): Condition => ({
     type: 'staticexport.dev/ContentServed',
     status,
     reason: status === 'True' ? 'Serving' : 'FetchFailed',
     message,
+    lastTransitionTime: at(0),
   });
+  const since = at(0);
 
-  it('reads the version of a True condition', () => {
-    expect(podContent(pod([served('True', `serving ${V1}`)]))).toEqual({ name: 'p', served: V1 });
+  it('reads the version of a True condition, when the sidecar changed it, and that the sidecar runs', () => {
+    expect(podContent(pod([served('True', `serving ${V1}`)]))).toEqual({
+      name: 'p',
+      served: V1,
+      since,
+      syncReady: true,
+    });
   });
   it('keeps the served version and the failure of a False one', () => {
     const message = `serving ${V1}; ${V2} failed: expired`;
-    expect(podContent(pod([served('False', message)]))).toEqual({ name: 'p', served: V1, failure: message });
+    expect(podContent(pod([served('False', message)]))).toEqual({
+      name: 'p',
+      served: V1,
+      failure: message,
+      since,
+      syncReady: true,
+    });
+  });
+  it.each([
+    ['no sync container', []],
+    ['a sync container not ready', [{ ...running, ready: false }]],
+    ['a sync container waiting', [{ ...running, state: { waiting: { reason: 'CrashLoopBackOff' } } }]],
+    ['another container ready', [{ ...running, name: 'nginx' }]],
+  ])('%s: the sidecar is not counted as running', (_, sidecars) => {
+    expect(podContent(pod([served('True', `serving ${V1}`)], undefined, sidecars))?.syncReady).toBe(false);
   });
   it('counts no pod that is not Ready or is going away', () => {
     expect(
@@ -197,9 +290,14 @@ describe('what a pod reports serving', () => {
   });
   it('a sidecar whose first download failed serves nothing', () => {
     const message = `serving nothing; ${V2} failed: expired`;
-    expect(podContent(pod([served('False', message)]))).toEqual({ name: 'p', failure: message });
+    expect(podContent(pod([served('False', message)]))).toEqual({
+      name: 'p',
+      failure: message,
+      since,
+      syncReady: true,
+    });
   });
   it('a pod without the condition serves nothing it says', () => {
-    expect(podContent(pod([]))).toEqual({ name: 'p' });
+    expect(podContent(pod([]))).toEqual({ name: 'p', syncReady: true });
   });
 });

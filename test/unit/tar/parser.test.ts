@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type TarHeader, TarParser } from '../../../src/bundle/tar-parser.ts';
-import { tarHeaders } from '../../../src/tar.ts';
+import { type TarHeader, TarParser } from '../../../src/tar/parser.ts';
+import { tarHeaders } from '../../../src/tar/writer.ts';
 import { run } from '../../support/kube.ts';
 import { tarBuffer } from '../../support/tar-fixtures.ts';
 
