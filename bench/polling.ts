@@ -105,9 +105,9 @@ export async function run(): Promise<void> {
   const ungoaled: string[] = [];
   try {
     for (const model of MODELS) {
-      sim.setExportProgress(model);
+      sim.configure({ exportProgress: model });
       for (const durationMs of DURATIONS) {
-        sim.setExportDurationMs(durationMs);
+        sim.configure({ exportDurationMs: durationMs });
         const base = await sample(sim, client, durationMs);
         const first = await operator(sim, client, durationMs, {});
         const repeat = await operator(sim, client, durationMs, first.status);

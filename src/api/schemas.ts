@@ -3,6 +3,7 @@
 // (and treated as not finished), and only what the client cannot work without is required.
 
 import { z } from 'zod';
+import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
 
 /** A status string the client knows, or any other string the server may add later. */
 const openEnum = <const T extends readonly string[]>(_known: T) =>
@@ -80,7 +81,8 @@ export const StartedExportSchema = ExportJobSchema.extend({
 export type StartedExport = z.infer<typeof StartedExportSchema>;
 
 export const StartExportRequestSchema = z.object({
-  domain: z.string().min(1),
+  // The one domain rule: the simulator refuses what the CLI and the CRD refuse.
+  domain: z.string().refine(isBareHost, { message: `must be a bare host (${BARE_HOST_RULE})` }),
   version: z.string().optional(),
   paths: z.array(z.string()).optional(),
 });

@@ -5,6 +5,7 @@
 // --link-style -> linkStyle, --fault (repeatable,
 // parsed with parseFault) -> faults; --json only changes how baseUrl and adminKey are printed.
 
+export type { ExportJobSnapshot, ExportJobStatus } from './export-jobs.ts';
 export {
   FAULT_ENDPOINTS,
   type FaultAction,
@@ -17,8 +18,6 @@ export {
 export { renderMarkdown } from './markdown.ts';
 export { EXPORT_PROGRESS_MODELS, type ExportProgressModel } from './progress.ts';
 export {
-  type ExportJobSnapshot,
-  type ExportJobStatus,
   type RecordedRequest,
   type Simulator,
   type SimulatorOptions,

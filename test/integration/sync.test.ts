@@ -140,7 +140,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  sim.setFaults([]);
+  sim.configure({ faults: [] });
   await Promise.all([...children].map((c) => stop(c, 'SIGKILL')));
 });
 
@@ -177,7 +177,7 @@ describe('static-export sync watching a Secret on the real API server', () => {
     expect(await servedPage(root)).toContain(c.marker);
 
     // Rollback to a kept version: a swap, no download (any download now would fail).
-    sim.setFaults(['download:503:1']);
+    sim.configure({ faults: ['download:503:1'] });
     const before = downloads();
     await serve(a);
     await untilServing(root, a);
@@ -194,12 +194,12 @@ describe('static-export sync watching a Secret on the real API server', () => {
     const first = startSync(root);
     await untilServing(root, a);
     // The download of b hangs: the process is killed while b is staged half way.
-    sim.setFaults(['download:delay=60000:1']);
+    sim.configure({ faults: ['download:delay=60000:1'] });
     await serve(b);
     await eventually('b staged', async () => (await readdir(join(root, 'staging'))).length > 0);
     await stop(first.child, 'SIGKILL');
     expect(await servedPage(root)).toContain(a.marker);
-    sim.setFaults([]);
+    sim.configure({ faults: [] });
     startSync(root);
     await untilServing(root, b);
     expect(await readdir(join(root, 'staging'))).toEqual([]);

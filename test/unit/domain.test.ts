@@ -1,11 +1,14 @@
-// One bare-host rule for the CLI (--domain), the StaticExportRelease CRD (spec.domain) and the mirror.
+// One bare-host rule for the CLI (--domain), the StaticExportRelease CRD (spec.domain), the mirror
+// and the simulator's start endpoint.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BundleError, mirrorBundle } from '../../src/bundle/index.ts';
 import { checkDomain } from '../../src/cli/options.ts';
 import { staticExportReleaseSpecSchema } from '../../src/crd/static-export-release.ts';
+import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { call } from './simulator/helpers.ts';
 
 const label63 = 'a'.repeat(63);
 const good = [
@@ -71,5 +74,26 @@ describe('bare host', () => {
   it('the CLI lowers an upper-case domain; the CRD asks for lower case', () => {
     expect(checkDomain('Docs.Example.COM')).toBe('docs.example.com');
     expect(staticExportReleaseSpecSchema.safeParse(spec('Docs.Example.com')).success).toBe(false);
+  });
+});
+
+describe('bare host at the simulator', () => {
+  let sim: Simulator;
+  // Jobs never finish within the test: only the start answer matters.
+  beforeAll(async () => {
+    sim = await startSimulator({ exportDurationMs: 600_000 });
+  });
+  afterAll(() => sim.close());
+
+  it.each(good)('%s starts an export', async (domain) => {
+    expect((await call(sim, 'POST', '/v1/static-export/jobs', { domain })).status).toBe(202);
+  });
+
+  it.each([...bad, 'Docs.Example.com'])('%j is refused with 400 and the same rule', async (domain) => {
+    const res = await call(sim, 'POST', '/v1/static-export/jobs', { domain });
+    expect(res.status).toBe(400);
+    expect(res.json.details).toEqual([
+      { path: 'domain', message: expect.stringMatching(/bare lowercase host name .*not localhost or an IP/) },
+    ]);
   });
 });

@@ -82,7 +82,7 @@ function followKeyFile(sim: Simulator, keyFile: string, logger: Logger): () => v
     current: sim.adminKey,
     parse: (text) => keyInFile(keyFile, text),
     onKey: (key) => {
-      sim.setAdminKey(key);
+      sim.configure({ adminKey: key });
       logger.info({ keyFile }, 'the admin key changed: the new key is accepted, the one before no longer');
     },
     onRefused: (reason) => logger.warn(`${reason}; the admin key read before is still accepted`),

@@ -194,7 +194,7 @@ describe.runIf(controlPlaneDir)('publishing without restarts on the real node', 
       '-o',
       'jsonpath={.metadata.generation}',
     ]);
-    h.sim.setFaults(['start:pages=6:1:1']);
+    h.sim.configure({ faults: ['start:pages=6:1:1'] });
     writeMarker(h.docsDir, 6);
     await requestExport(h.ns, NAME);
     const stalled = await eventually(
@@ -216,7 +216,7 @@ describe.runIf(controlPlaneDir)('publishing without restarts on the real node', 
       expect(served(p)).toMatchObject({ status: 'False', reason: 'FetchFailed' });
       expect(served(p)?.message).toContain(`serving ${before}`);
     }
-    h.sim.setFaults([]);
+    h.sim.configure({ faults: [] });
     writeMarker(h.docsDir, 7);
     await requestExport(h.ns, NAME);
     await serving(7);

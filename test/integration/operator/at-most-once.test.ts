@@ -92,7 +92,7 @@ describe('AgentJob when the operator stops leading mid-create', () => {
   const h = useOperatorSuite({ namespaces: ['once-lead'], sim: { agentJobDurationMs: 60_000 }, drainMs: 0 });
 
   it('the create is abandoned and nothing is written after it; the next leader reports CreateOutcomeUnknown', async () => {
-    h.sim.setFaults(['agent-create:delay=3000:1']);
+    h.sim.configure({ faults: ['agent-create:delay=3000:1'] });
     await applyAgentJob(h.ns, 'cut-short', 'proj-cut', 'Rewrite the intro');
     await eventually(
       'marked Creating',

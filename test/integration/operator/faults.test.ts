@@ -84,40 +84,40 @@ describe('admin API failures', () => {
   });
 
   it('a server error while polling: ApiUnavailable, then recovers', async () => {
-    h.sim.setFaults(['status:503:1']);
+    h.sim.configure({ faults: ['status:503:1'] });
     await release('flaky');
     await waitReason('flaky', 'ApiUnavailable');
-    h.sim.setFaults([]);
+    h.sim.configure({ faults: [] });
     await waitReason('flaky', 'Published');
   });
 
   it('rate limited on start: RateLimited, then recovers', async () => {
-    h.sim.setFaults(['start:429:1']);
+    h.sim.configure({ faults: ['start:429:1'] });
     await release('limited');
     await waitReason('limited', 'RateLimited');
-    h.sim.setFaults([]);
+    h.sim.configure({ faults: [] });
     await waitReason('limited', 'Published');
   });
 
   it('a corrupted bundle: BundleInvalid and nothing published; recovers on a good download', async () => {
-    h.sim.setFaults(['download:malformed:1']);
+    h.sim.configure({ faults: ['download:malformed:1'] });
     await release('corrupt');
     const { ready } = await waitReason('corrupt', 'BundleInvalid');
     expect(ready.message).toMatch(/could not be fetched or verified/);
     expect((await kubectl(['get', 'secret', 'corrupt-values', '-n', h.ns])).code).not.toBe(0);
-    h.sim.setFaults([]);
+    h.sim.configure({ faults: [] });
     await waitReason('corrupt', 'Published');
   });
 
   it('a vanished export job: starts a new one', async () => {
-    h.sim.setExportDurationMs(4_000);
+    h.sim.configure({ exportDurationMs: 4_000 });
     await release('vanish');
     await eventually('export job started', async () => {
       return (await getRelease(h.ns, 'vanish')).status?.export?.jobId;
     });
-    h.sim.setFaults(['status:404:1:1']);
+    h.sim.configure({ faults: ['status:404:1:1'] });
     await waitReason('vanish', 'Published', 30_000);
-    h.sim.setExportDurationMs(300);
+    h.sim.configure({ exportDurationMs: 300 });
     expect((await eventsFor(h.ns, 'vanish')).map((e) => e.reason)).toContain('ExportVanished');
   });
 });

@@ -16,14 +16,14 @@ describe.each(['path', 'matrix'] as const)('a bundle link with its signature in 
   const readyOf = (r: StaticExportRelease) => r.status?.conditions?.find((c) => c.type === 'Ready');
 
   it('is described without its signature when its download fails, and published once it works', async () => {
-    h.sim.setFaults(['download:403:1']);
+    h.sim.configure({ faults: ['download:403:1'] });
     await applyRelease(h.ns, 'site');
     const failing = await eventually('site: the failed download reported', async () => {
       const r = await getRelease(h.ns, 'site');
       return readyOf(r)?.message?.includes('/bundle.tar.gz answered') ? r : undefined;
     });
     expect(readyOf(failing)?.message).toMatch(/http:\/\/127\.0\.0\.1:\d+\/…\/bundle\.tar\.gz answered 403/);
-    h.sim.setFaults([]);
+    h.sim.configure({ faults: [] });
     await eventually('site: Ready', async () => {
       const r = await getRelease(h.ns, 'site');
       return readyOf(r)?.status === 'True' ? r : undefined;

@@ -18,7 +18,7 @@ const suite = useOperatorSuite({ namespaces: ['proc'], sim: { exportDurationMs: 
 
 afterEach(async () => {
   await Promise.all(running.splice(0).map((p) => p.kill()));
-  suite.sim.setFaults([]);
+  suite.sim.configure({ faults: [] });
 });
 
 function operator(leaseNamespace?: string, extraArgs?: string[]): OperatorProcess {
@@ -48,14 +48,14 @@ describe('SIGKILL at each step', () => {
   ];
   it.each(steps)('resumes %s without a second export job', async (_step, faults, reached) => {
     const name = `kill-${faults.length ? faults[0]?.split(':')[0] : 'poll'}`;
-    suite.sim.setFaults(faults);
+    suite.sim.configure({ faults });
     const before = suite.sim.exportJobsStarted();
     const first = operator();
     await release(name);
     await eventually('export job id in status', async () => (await get(name)).status?.export?.jobId);
     await first.waitFor(reached);
     await first.kill('SIGKILL');
-    suite.sim.setFaults([]);
+    suite.sim.configure({ faults: [] });
 
     operator();
     const r = await ready(name);
@@ -136,7 +136,7 @@ describe('shutdown and restarts', () => {
   });
 
   it('an AgentJob survives a SIGKILL while active: polled to completion, created once', async () => {
-    suite.sim.setAgentJobDurationMs(4_000);
+    suite.sim.configure({ agentJobDurationMs: 4_000 });
     const first = operator();
     await applyAgentJob(suite.ns, 'killed-agent', 'proj-kill', 'Rewrite the intro');
     const getJob = () => getAgentJob(suite.ns, 'killed-agent');

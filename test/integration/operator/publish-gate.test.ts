@@ -49,7 +49,7 @@ describe('publish gate', () => {
     expect(first.status?.history?.[0]?.pageCount).toBe(8);
 
     // An export that completes with an archive of directories only.
-    h.sim.setFaults(['start:empty:1:1']);
+    h.sim.configure({ faults: ['start:empty:1:1'] });
     await trigger('empty');
     const empty = await handled('empty');
     expect(ready(empty)).toMatchObject({ status: 'False', reason: 'PublishGateFailed' });
@@ -69,7 +69,7 @@ describe('publish gate', () => {
     expect(h.sim.exportJobsStarted()).toBe(started);
 
     // A good export with new content is published again.
-    h.sim.setFaults([]);
+    h.sim.configure({ faults: [] });
     writeFileSync(join(h.docsDir, 'getting-started.md'), '# Getting started\n\nNew content.\n');
     await trigger('good');
     const good = await handled('good');
@@ -79,7 +79,7 @@ describe('publish gate', () => {
     expect(await servedValuesVersion()).toBe(v2);
 
     // Too large a drop: 2 pages against the 8 served.
-    h.sim.setFaults(['start:pages=2:1']);
+    h.sim.configure({ faults: ['start:pages=2:1'] });
     await trigger('drop');
     const drop = await handled('drop');
     expect(ready(drop)?.reason).toBe('PublishGateFailed');
@@ -95,6 +95,6 @@ describe('publish gate', () => {
       (r) => ready(r)?.reason === 'Published' && r.status?.current?.pageCount === 2,
     );
     expect(await servedValuesVersion()).toBe(overridden.status?.current?.version);
-    h.sim.setFaults([]);
+    h.sim.configure({ faults: [] });
   });
 });

@@ -153,7 +153,7 @@ describe('StaticExportRelease', () => {
   });
 
   it('renews the link before it expires, keeping the version', async () => {
-    h.sim.setLinkTtlSeconds(6);
+    h.sim.configure({ linkTtlSeconds: 6 });
     await applyRelease('renew');
     const first = await until('renew', 'Ready', (x) => readyOf(x)?.status === 'True');
     const firstUrl = (await valuesOf('renew')).values.bundleUrl;
@@ -168,7 +168,7 @@ describe('StaticExportRelease', () => {
     expect(Date.parse(first.status?.current?.expiresAt ?? '')).toBeGreaterThan(Date.now() - 1_000);
     expect((await valuesOf('renew')).values.bundleUrl).not.toBe(firstUrl);
     expect((await eventsOf('renew')).map((e) => e.reason)).toContain('LinkRenewed');
-    h.sim.setLinkTtlSeconds(600);
+    h.sim.configure({ linkTtlSeconds: 600 });
     await kubectlOk(['delete', 'ser', 'renew', '-n', h.ns]);
   });
 
@@ -213,7 +213,7 @@ describe('StaticExportRelease', () => {
   it('deleted during a slow download: the download stops, no values Secret is written, the work directory is left empty', async () => {
     const secrets = resourcePath('v1', 'secrets', h.ns);
     const since = (await h.kube.list(secrets)).metadata.resourceVersion;
-    h.sim.setFaults(['download:delay=5000:1']);
+    h.sim.configure({ faults: ['download:delay=5000:1'] });
     try {
       await applyRelease('deleted');
       await eventually('downloading', async () =>
@@ -240,7 +240,7 @@ describe('StaticExportRelease', () => {
       const cacheDir = join(h.workDir, 'bundle-cache');
       expect((await readdir(cacheDir)).filter((n) => !/^[0-9a-f]{64}\.json$/.test(n))).toEqual([]);
     } finally {
-      h.sim.setFaults([]);
+      h.sim.configure({ faults: [] });
     }
   });
 

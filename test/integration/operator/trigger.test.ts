@@ -242,7 +242,7 @@ describe('--wait', () => {
 
   it("exits 4 with the release's reason when the export it asked for is refused", async () => {
     await publishedRelease('waited-bad');
-    suite.sim.setFaults(['start:noindex:1:1']);
+    suite.sim.configure({ faults: ['start:noindex:1:1'] });
     try {
       const r = await waitFor('waited-bad');
       expect(r.code).toBe(4);
@@ -252,7 +252,7 @@ describe('--wait', () => {
         ),
       );
     } finally {
-      suite.sim.setFaults([]);
+      suite.sim.configure({ faults: [] });
     }
   });
 });

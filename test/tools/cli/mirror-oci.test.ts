@@ -465,7 +465,7 @@ describe('mirror sync', SLOW, () => {
     const docs = join(work, 'sync-docs');
     await cp(DEFAULT_DOCS_DIR, docs, { recursive: true });
     await writeFile(join(docs, 'index.md'), '# Changed\n\nNew content.\n');
-    sim.setDocsDir(docs);
+    sim.configure({ docsDir: docs });
     try {
       const third = await runCli(
         ['mirror', 'sync', '--config', config, '--json', '--poll-interval', '100ms'],
@@ -479,7 +479,7 @@ describe('mirror sync', SLOW, () => {
       const annotations = JSON.parse(latest?.bytes.toString() ?? '{}').annotations;
       expect(tags).toContain(annotations[ANNOTATIONS.version]);
     } finally {
-      sim.setDocsDir(DEFAULT_DOCS_DIR);
+      sim.configure({ docsDir: DEFAULT_DOCS_DIR });
     }
   });
 

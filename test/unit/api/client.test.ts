@@ -64,7 +64,7 @@ beforeAll(async () => {
     nonEnterpriseKeys: [NON_ENTERPRISE],
   });
 });
-afterEach(() => sim.setFaults([]));
+afterEach(() => sim.configure({ faults: [] }));
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close()));
   await sim.close();
@@ -109,10 +109,10 @@ describe('static export', () => {
   });
 
   it('409 Conflict for a bundle before completion, not retried', async () => {
-    sim.setExportDurationMs(60_000);
+    sim.configure({ exportDurationMs: 60_000 });
     const c = client();
     const { jobId } = await c.startExport({ domain: 'docs.acme.dev' });
-    sim.setExportDurationMs(150);
+    sim.configure({ exportDurationMs: 150 });
     const since = sim.requests.length;
     const err = await caught(c.generateBundle(jobId));
     expect(err).toBeInstanceOf(ConflictError);
@@ -287,7 +287,7 @@ describe('agent jobs', () => {
   });
 
   it('waits out a 429 with a short Retry-After on create', async () => {
-    sim.setFaults(['agent-create:429:1:1']);
+    sim.configure({ faults: ['agent-create:429:1:1'] });
     const statuses: CallStatus[] = [];
     const c = client({ onCall: (_op, status) => statuses.push(status) });
     const t0 = performance.now();
@@ -335,7 +335,7 @@ describe('retries and faults', () => {
 
   it('retries 5xx on reads until success', async () => {
     const jobId = await completedJob();
-    sim.setFaults(['status:503:1:2']);
+    sim.configure({ faults: ['status:503:1:2'] });
     const statuses: CallStatus[] = [];
     const job = await client({ onCall: (_o, s) => statuses.push(s) }).getExport(jobId);
     expect(job.status).toBe('completed');
@@ -344,7 +344,7 @@ describe('retries and faults', () => {
 
   it('retries generate-bundle on 5xx and 429', async () => {
     const jobId = await completedJob();
-    sim.setFaults(['bundle:500:1:1', 'bundle:429:1:1']);
+    sim.configure({ faults: ['bundle:500:1:1', 'bundle:429:1:1'] });
     const statuses: CallStatus[] = [];
     const bundle = await client({ onCall: (_o, s) => statuses.push(s) }).generateBundle(jobId);
     expect(bundle.bundleUrl).toContain(`/bundles/${jobId}/`);
@@ -353,7 +353,7 @@ describe('retries and faults', () => {
 
   it('gives up after the configured attempts with a ServerError', async () => {
     const jobId = await completedJob();
-    sim.setFaults(['status:502:1']);
+    sim.configure({ faults: ['status:502:1'] });
     const since = sim.requests.length;
     const err = await caught(client().getExport(jobId));
     expect(err).toBeInstanceOf(ServerError);
@@ -364,7 +364,7 @@ describe('retries and faults', () => {
   it('does not retry creates on 5xx or a reset connection', async () => {
     const c = client();
     for (const fault of ['start:503:1', 'start:reset:1']) {
-      sim.setFaults([fault]);
+      sim.configure({ faults: [fault] });
       const since = sim.requests.length;
       const jobsBefore = sim.exportJobsStarted();
       const err = await caught(c.startExport({ domain: 'docs.acme.dev' }));
@@ -372,7 +372,7 @@ describe('retries and faults', () => {
       expect(requestsTo('start', since)).toBe(1);
       expect(sim.exportJobsStarted()).toBe(jobsBefore);
     }
-    sim.setFaults(['agent-create:500:1']);
+    sim.configure({ faults: ['agent-create:500:1'] });
     const since = sim.requests.length;
     expect(await caught(c.createAgentJob('proj-f', 'x'))).toBeInstanceOf(ServerError);
     expect(requestsTo('agent-create', since)).toBe(1);
@@ -380,9 +380,9 @@ describe('retries and faults', () => {
 
   it('retries a reset connection on reads, and reports NetworkError when it persists', async () => {
     const jobId = await completedJob();
-    sim.setFaults(['status:reset:1:1']);
+    sim.configure({ faults: ['status:reset:1:1'] });
     expect((await client().getExport(jobId)).status).toBe('completed');
-    sim.setFaults(['agent-get:reset:1']);
+    sim.configure({ faults: ['agent-get:reset:1'] });
     const err = await caught(client().getAgentJob('proj-a', 'job_x'));
     expect(err).toBeInstanceOf(NetworkError);
     expect((err as NetworkError).beforeRequestSent).toBe(false);
@@ -390,19 +390,19 @@ describe('retries and faults', () => {
 
   it('times out slow answers (overall deadline) and retries them on reads', async () => {
     const jobId = await completedJob();
-    sim.setFaults(['status:delay=600:1']);
+    sim.configure({ faults: ['status:delay=600:1'] });
     const statuses: CallStatus[] = [];
     const slow = client({ timeouts: { requestMs: 150 }, onCall: (_o, s) => statuses.push(s) });
     const err = await caught(slow.getExport(jobId));
     expect(err).toBeInstanceOf(TimeoutError);
     expect(err.message).toMatch(/within 150 ms/);
     expect(statuses).toEqual(['timeout', 'timeout', 'timeout']);
-    sim.setFaults(['status:delay=600:1:1']);
+    sim.configure({ faults: ['status:delay=600:1:1'] });
     expect((await slow.getExport(jobId)).status).toBe('completed');
   });
 
   it('times out on the headers timeout too', async () => {
-    sim.setFaults(['agent-get:delay=2500:1']);
+    sim.configure({ faults: ['agent-get:delay=2500:1'] });
     const err = await caught(
       client({ timeouts: { headersMs: 100 }, retry: { attempts: 1 } }).getAgentJob('p', 'j'),
     );
@@ -412,7 +412,7 @@ describe('retries and faults', () => {
 
   it('reports a malformed body as InvalidResponse without retrying', async () => {
     const jobId = await completedJob();
-    sim.setFaults(['status:malformed:1']);
+    sim.configure({ faults: ['status:malformed:1'] });
     const since = sim.requests.length;
     const err = await caught(client().getExport(jobId));
     expect(err).toBeInstanceOf(InvalidResponseError);
@@ -422,7 +422,7 @@ describe('retries and faults', () => {
   });
 
   it('start and agent-create delays within the deadline just slow things down', async () => {
-    sim.setFaults(['start:delay=100:1', 'agent-create:delay=100:1']);
+    sim.configure({ faults: ['start:delay=100:1', 'agent-create:delay=100:1'] });
     const c = client();
     await expect(c.startExport({ domain: 'docs.acme.dev' })).resolves.toHaveProperty('jobId');
     await expect(c.createAgentJob('proj-d', 'x')).resolves.toHaveProperty('id');
@@ -451,7 +451,7 @@ describe('retries and faults', () => {
   });
 
   it('stops waiting when the caller aborts', async () => {
-    sim.setFaults(['status:503:1']);
+    sim.configure({ faults: ['status:503:1'] });
     const c = client({ retry: { attempts: 5, baseDelayMs: 10_000, maxDelayMs: 10_000 } });
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('shutting down')), 100);

@@ -54,10 +54,10 @@ describe('secrets stay out of errors and logs', () => {
       'status:malformed:1',
       'status:delay=600:1',
     ]) {
-      sim.setFaults([fault]);
+      sim.configure({ faults: [fault] });
       await record(fault.startsWith('bundle') ? client.generateBundle(jobId) : client.getExport(jobId));
     }
-    sim.setFaults([]);
+    sim.configure({ faults: [] });
     await record(client.getExport('se_unknown'));
     await record(client.createAgentJob('p', ''));
     const wrongKey = 'mint_wrongkey_abcdef123456';

@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => sim.close());
 beforeEach(async () => {
-  sim.setFaults([]);
+  sim.configure({ faults: [] });
   // Some tests move the simulator clock past expiresAt: every test starts from a fresh link.
   bundle = await generateLink(sim, bundle.jobId);
   work = await mkdtemp(join(tmpdir(), 'download-test-'));
@@ -77,7 +77,7 @@ describe('openDownload', () => {
   });
 
   it('resumes with Range after dropped connections', async () => {
-    sim.setFaults(['download:truncate:1:2']);
+    sim.configure({ faults: ['download:truncate:1:2'] });
     const before = downloads().length;
     const { body, done } = openDownload({ url: bundle.bundleUrl, expectedSize: bundle.sizeBytes, ...fast });
     expect((await readAll(body)).equals(archive)).toBe(true);
@@ -93,7 +93,7 @@ describe('openDownload', () => {
   });
 
   it('asks for a fresh link when the link expires mid-download', async () => {
-    sim.setFaults(['download:truncate:1:1']);
+    sim.configure({ faults: ['download:truncate:1:1'] });
     let renewed = 0;
     let advanced = false;
     const { body, done } = openDownload({
@@ -137,13 +137,13 @@ describe('openDownload', () => {
   });
 
   it('fails with DigestMismatch when corrupted bytes arrive', async () => {
-    sim.setFaults(['download:malformed:1']);
+    sim.configure({ faults: ['download:malformed:1'] });
     const { body } = openDownload({ url: bundle.bundleUrl, expectSha256: sha256(archive), ...fast });
     expect((await failure(readAll(body))).reason).toBe('DigestMismatch');
   });
 
   it('gives up with Network after the bounded retries', async () => {
-    sim.setFaults(['download:reset:1']);
+    sim.configure({ faults: ['download:reset:1'] });
     const before = downloads().length;
     const { body } = openDownload({ url: bundle.bundleUrl, backoffMs: 1, retries: 2 });
     const error = await failure(readAll(body));
@@ -180,7 +180,7 @@ describe('fetchBundle', () => {
   });
 
   it('resumes after the truncate fault and still extracts everything', async () => {
-    sim.setFaults(['download:truncate:1:1']);
+    sim.configure({ faults: ['download:truncate:1:1'] });
     const dest = join(work, 'site');
     const result = await fetchBundle({ url: bundle.bundleUrl, dest, download: fast });
     expect(result.sha256).toBe(sha256(archive));
@@ -190,7 +190,7 @@ describe('fetchBundle', () => {
   it('leaves dest untouched when the content is corrupted in transit', async () => {
     const dest = join(work, 'site');
     const good = await fetchBundle({ url: bundle.bundleUrl, dest });
-    sim.setFaults(['download:malformed:1']);
+    sim.configure({ faults: ['download:malformed:1'] });
     const error = await failure(fetchBundle({ url: bundle.bundleUrl, dest, download: fast }));
     expect(error.reason).toBe('Corrupt');
     expect((await contentVersion(dest)).version).toBe(good.version);

@@ -45,7 +45,7 @@ describe('mirrorBundle', () => {
     const docs = join(work, 'docs');
     await cp(DEFAULT_DOCS_DIR, docs, { recursive: true });
     await writeFile(join(docs, 'index.md'), '# Changed\n\nNew content.\n');
-    sim.setDocsDir(docs);
+    sim.configure({ docsDir: docs });
     const changed = await exportBundle(sim, domain);
     const c = await mirrorBundle({ url: changed.bundleUrl, dir: mirror, domain });
     expect(c.version).not.toBe(a.version);

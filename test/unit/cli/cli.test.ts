@@ -232,7 +232,7 @@ describe('static-export export', () => {
   });
 
   it('exits 6 when the export outlasts --timeout', async () => {
-    sim.setExportDurationMs(60_000);
+    sim.configure({ exportDurationMs: 60_000 });
     try {
       const result = await runCli(
         ['export', '--domain', 'docs.example.com', '--timeout', '1s', '--poll-interval', '200ms'],
@@ -241,12 +241,12 @@ describe('static-export export', () => {
       expect(result.code).toBe(6);
       expect(result.stderr).toContain('--timeout');
     } finally {
-      sim.setExportDurationMs(300);
+      sim.configure({ exportDurationMs: 300 });
     }
   });
 
   it('without --poll-interval polls by progress: a first look, then at the end progress points to', async () => {
-    sim.setExportDurationMs(3_000);
+    sim.configure({ exportDurationMs: 3_000 });
     try {
       const from = sim.requests.length;
       const result = await runCli(['export', '--domain', 'docs.example.com', '--json'], api);
@@ -262,12 +262,12 @@ describe('static-export export', () => {
       expect(polls.at(-1)).toBeGreaterThanOrEqual(3_000);
       expect(polls.at(-1)).toBeLessThan(4_500);
     } finally {
-      sim.setExportDurationMs(300);
+      sim.configure({ exportDurationMs: 300 });
     }
   });
 
   it('with --expected-duration first looks when the export should be done, and prints how long it took', async () => {
-    sim.setExportDurationMs(3_000);
+    sim.configure({ exportDurationMs: 3_000 });
     try {
       const from = sim.requests.length;
       const result = await runCli(
@@ -283,12 +283,12 @@ describe('static-export export', () => {
       // The platform's own timestamps: what to pass as --expected-duration next time.
       expect(result.stderr).toMatch(/completed in 3s/);
     } finally {
-      sim.setExportDurationMs(300);
+      sim.configure({ exportDurationMs: 300 });
     }
   });
 
   it('exits 6 at --timeout also when the schedule would wait longer, after a last look at the deadline', async () => {
-    sim.setExportDurationMs(60_000);
+    sim.configure({ exportDurationMs: 60_000 });
     try {
       const from = sim.requests.length;
       const result = await runCli(['export', '--domain', 'docs.example.com', '--timeout', '2s'], api);
@@ -299,7 +299,7 @@ describe('static-export export', () => {
       const last = calls.filter((r) => r.endpoint === 'status').at(-1)?.time ?? 0;
       expect(last - start).toBeGreaterThanOrEqual(1_900);
     } finally {
-      sim.setExportDurationMs(300);
+      sim.configure({ exportDurationMs: 300 });
     }
   });
 
@@ -367,7 +367,7 @@ describe('static-export export', () => {
 });
 
 describe('the site check of export and fetch', () => {
-  afterEach(() => sim.setFaults([]));
+  afterEach(() => sim.configure({ faults: [] }));
   const exportArgs = (out: string, valuesOut: string) => [
     'export',
     '--domain',
@@ -388,7 +388,7 @@ describe('the site check of export and fetch', () => {
     expect(good.stderr).toContain('8 pages');
     const before = { site: await contentVersion(out), values: await readFile(valuesFile, 'utf8') };
 
-    sim.setFaults(['start:empty:1:1']);
+    sim.configure({ faults: ['start:empty:1:1'] });
     const bad = await runCli(exportArgs(out, valuesFile), api);
     expect(bad.code).toBe(5);
     expect(bad.stderr).toContain(
@@ -402,7 +402,7 @@ describe('the site check of export and fetch', () => {
   });
 
   it('fetch refuses a site without index.html unless --allow-missing-index, and checks --min-pages', async () => {
-    sim.setFaults(['start:noindex:1:1']);
+    sim.configure({ faults: ['start:noindex:1:1'] });
     const bundle = await exportBundle(sim);
     const env = { STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl };
     const dest = join(work, 'noindex');
@@ -427,7 +427,7 @@ describe('the site check of export and fetch', () => {
       0,
     );
     const before = await contentVersion(dest);
-    sim.setFaults(['start:pages=2:1:1']);
+    sim.configure({ faults: ['start:pages=2:1:1'] });
     const few = await exportBundle(sim);
     const env = { STATIC_EXPORT_BUNDLE_URL: few.bundleUrl };
 
@@ -483,7 +483,7 @@ describe('static-export fetch and mirror', () => {
 
   it('resumes a dropped download and keeps the link out of debug logs', async () => {
     const bundle = await exportBundle(sim);
-    sim.setFaults(['download:truncate:1:1']);
+    sim.configure({ faults: ['download:truncate:1:1'] });
     try {
       const result = await runCli(['fetch', '--dest', join(work, 'resumed')], {
         STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl,
@@ -494,7 +494,7 @@ describe('static-export fetch and mirror', () => {
       expect(result.stderr).toContain('bundle download interrupted');
       expectNoSecrets(result.stdout + result.stderr);
     } finally {
-      sim.setFaults([]);
+      sim.configure({ faults: [] });
     }
   });
 
@@ -594,7 +594,7 @@ describe.each(['matrix', 'path'] as const)('a link with its signature in the %s'
     expect(refused.stderr).toContain('/bundle.tar.gz answered 403: the link has expired');
     expectLinkHidden(expired, refused.stdout + refused.stderr);
 
-    styled.setFaults(['download:500:1']);
+    styled.configure({ faults: ['download:500:1'] });
     try {
       const failed = await runCli(['fetch', '--dest', join(work, 'never'), '--url', bundle.bundleUrl], {
         STATIC_EXPORT_LOG_LEVEL: 'debug',
@@ -603,7 +603,7 @@ describe.each(['matrix', 'path'] as const)('a link with its signature in the %s'
       expect(failed.stderr).toContain('/bundle.tar.gz');
       expectLinkHidden(bundle.bundleUrl, failed.stdout + failed.stderr);
     } finally {
-      styled.setFaults([]);
+      styled.configure({ faults: [] });
     }
   });
 

@@ -17,7 +17,7 @@ afterAll(async () => {
   await sim.close();
 });
 afterEach(async () => {
-  sim.setFaults([]);
+  sim.configure({ faults: [] });
   await clients.close();
 });
 
@@ -85,7 +85,7 @@ describe('ApiClients', () => {
     expect(await isClosed(idle)).toBe(true);
 
     const busy = clients.get(creds());
-    sim.setFaults(['status:delay=300:1']);
+    sim.configure({ faults: ['status:delay=300:1'] });
     const call = busy.getExport('se_none').catch((e: unknown) => e);
     await new Promise((r) => setTimeout(r, 50));
     now += 600_000;

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { FaultParseError, type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { call } from './helpers.ts';
 
 let sim: Simulator;
@@ -11,7 +11,7 @@ beforeAll(async () => {
     nonEnterpriseKeys: ['mint_starter_1'],
   });
 });
-afterEach(() => sim.setFaults([]));
+afterEach(() => sim.configure({ faults: [] }));
 afterAll(() => sim.close());
 
 describe('simulator admin API', () => {
@@ -83,6 +83,23 @@ describe('simulator admin API', () => {
     expect(res.status).toBe(400);
   });
 
+  it('400 naming the body itself when it is not a JSON object, 413 beyond 1 MiB', async () => {
+    for (const path of ['/v1/static-export/jobs', '/v2/agent/p/job']) {
+      const res = await call(sim, 'POST', path, ['docs.acme.dev']);
+      expect(res.status, path).toBe(400);
+      expect(res.json).toMatchObject({ error: 'Invalid request: body', details: [{ path: '' }] });
+    }
+    const huge = await call(sim, 'POST', '/v2/agent/p/job', { prompt: 'x'.repeat(1 << 20) });
+    expect(huge.status).toBe(413);
+    expect(huge.json.error).toBe('Request body too large');
+  });
+
+  it('400 for a path with malformed percent-encoding', async () => {
+    const res = await call(sim, 'GET', '/v1/static-export/jobs/%E0%A4%A');
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatch(/percent-encoding/);
+  });
+
   it('moves an export job queued -> running -> completed with the simulator clock', async () => {
     const started = await call(sim, 'POST', '/v1/static-export/jobs', {
       domain: 'docs.acme.dev',
@@ -117,9 +134,9 @@ describe('simulator admin API', () => {
 
   it('fails exports for fail.* domains and for an empty docs folder', async () => {
     const failing = await call(sim, 'POST', '/v1/static-export/jobs', { domain: 'fail.acme.dev' });
-    sim.setDocsDir('/nonexistent/docs');
+    sim.configure({ docsDir: '/nonexistent/docs' });
     const empty = await call(sim, 'POST', '/v1/static-export/jobs', { domain: 'docs.acme.dev' });
-    sim.setDocsDir(new URL('../../../sample-docs/', import.meta.url).pathname);
+    sim.configure({ docsDir: new URL('../../../sample-docs/', import.meta.url).pathname });
     sim.advanceTime(1100);
     for (const res of [failing, empty]) {
       const status = await call(sim, 'GET', `/v1/static-export/jobs/${String(res.json.jobId)}`);
@@ -218,7 +235,7 @@ describe('simulator admin API', () => {
   });
 
   it('applies status, malformed, reset and delay faults per endpoint without side effects', async () => {
-    sim.setFaults(['start:503:1', 'agent-create:malformed:1']);
+    sim.configure({ faults: ['start:503:1', 'agent-create:malformed:1'] });
     const before = sim.exportJobsStarted();
     const res = await call(sim, 'POST', '/v1/static-export/jobs', { domain: 'docs.acme.dev' });
     expect(res.status).toBe(503);
@@ -226,14 +243,38 @@ describe('simulator admin API', () => {
     const raw = await fetch(`${sim.baseUrl}/v2/agent/p/job`, { method: 'POST', body: '{}' });
     expect(raw.status).toBe(200);
     await expect(raw.json()).rejects.toThrow();
-    sim.setFaults(['agent-get:reset:1']);
+    sim.configure({ faults: ['agent-get:reset:1'] });
     await expect(fetch(`${sim.baseUrl}/v2/agent/p/job/x`)).rejects.toThrow();
-    sim.setFaults(['status:delay=200:1', 'status:404:0']);
+    sim.configure({ faults: ['status:delay=200:1', 'status:404:0'] });
     const t0 = performance.now();
     expect((await call(sim, 'GET', '/v1/static-export/jobs/se_nope')).status).toBe(404);
     expect(performance.now() - t0).toBeGreaterThanOrEqual(190);
     const last = sim.requests.at(-1);
     expect(last?.faults).toEqual(['status:delay=200:1']);
+  });
+
+  it('configure changes the settings given, keeps the others, and changes nothing when a fault is bad', async () => {
+    const own = await startSimulator({ exportDurationMs: 1000, linkTtlSeconds: 60 });
+    try {
+      expect(() => own.configure({ faults: ['status:nope:1'], exportDurationMs: 5 })).toThrow(
+        FaultParseError,
+      );
+      own.configure({ faults: ['status:503:1'], linkTtlSeconds: 120 });
+      const started = await call(own, 'POST', '/v1/static-export/jobs', { domain: 'docs.acme.dev' });
+      const id = String(started.json.jobId);
+      expect((await call(own, 'GET', `/v1/static-export/jobs/${id}`)).status).toBe(503);
+      own.configure({ faults: [] });
+      own.advanceTime(50);
+      // Still the duration it started with (1000 ms): a tenth of it is queued.
+      expect((await call(own, 'GET', `/v1/static-export/jobs/${id}`)).json.status).toBe('queued');
+      own.advanceTime(1000);
+      expect((await call(own, 'GET', `/v1/static-export/jobs/${id}`)).json.status).toBe('completed');
+      const bundle = await call(own, 'POST', `/v1/static-export/jobs/${id}/bundle`);
+      expect(Date.parse(String(bundle.json.expiresAt)) - own.now()).toBeGreaterThan(60_000);
+      expect(Date.parse(String(bundle.json.expiresAt)) - own.now()).toBeLessThanOrEqual(120_000);
+    } finally {
+      await own.close();
+    }
   });
 
   it('records requests without auth headers', () => {

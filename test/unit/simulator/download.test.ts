@@ -140,9 +140,9 @@ describe('download faults', () => {
   afterAll(() => sim.close());
 
   it('truncate sends the full Content-Length, then drops the connection mid-body', async () => {
-    sim.setFaults(['download:truncate:1']);
+    sim.configure({ faults: ['download:truncate:1'] });
     const res = await rawGet(link.bundleUrl);
-    sim.setFaults([]);
+    sim.configure({ faults: [] });
     expect(res.status).toBe(200);
     expect(res.contentLength).toBe(link.sizeBytes);
     expect(res.broken).toBe(true);
@@ -151,41 +151,41 @@ describe('download faults', () => {
   });
 
   it('truncate also applies to ranged requests, which can resume it', async () => {
-    sim.setFaults(['download:truncate:1:1']);
+    sim.configure({ faults: ['download:truncate:1:1'] });
     const first = await rawGet(link.bundleUrl);
     expect(first.broken).toBe(true);
     const rest = await download(link.bundleUrl, { range: `bytes=${first.received}-` });
-    sim.setFaults([]);
+    sim.configure({ faults: [] });
     expect(rest.status).toBe(206);
     expect(first.received + rest.body.length).toBe(link.sizeBytes);
   });
 
   it('malformed keeps the length but corrupts bytes', async () => {
     const good = (await download(link.bundleUrl)).body;
-    sim.setFaults(['download:malformed:1']);
+    sim.configure({ faults: ['download:malformed:1'] });
     const bad = (await download(link.bundleUrl)).body;
-    sim.setFaults([]);
+    sim.configure({ faults: [] });
     expect(bad.length).toBe(good.length);
     expect(bad.equals(good)).toBe(false);
   });
 
   it('status and reset faults, limited by times', async () => {
-    sim.setFaults(['download:503:1:1']);
+    sim.configure({ faults: ['download:503:1:1'] });
     expect((await download(link.bundleUrl)).status).toBe(503);
     expect((await download(link.bundleUrl)).status).toBe(200);
-    sim.setFaults(['download:reset:1']);
+    sim.configure({ faults: ['download:reset:1'] });
     await expect(download(link.bundleUrl)).rejects.toThrow();
-    sim.setFaults([]);
+    sim.configure({ faults: [] });
     const last = sim.requests.at(-1);
     expect(last?.status).toBe(0);
     expect(last?.faults).toEqual(['download:reset:1']);
   });
 
   it('delay holds the response back', async () => {
-    sim.setFaults(['download:delay=300:1']);
+    sim.configure({ faults: ['download:delay=300:1'] });
     const t0 = performance.now();
     expect((await download(link.bundleUrl)).status).toBe(200);
-    sim.setFaults([]);
+    sim.configure({ faults: [] });
     expect(performance.now() - t0).toBeGreaterThanOrEqual(290);
   });
 

@@ -15,7 +15,7 @@ afterAll(() => sim.close());
 
 /** Starts an export with `model` and reads its status at each of `times` (ms after the start). */
 async function statusesAt(model: ExportProgressModel, times: number[]) {
-  sim.setExportProgress(model);
+  sim.configure({ exportProgress: model });
   const start = clock;
   const started = await call(sim, 'POST', '/v1/static-export/jobs', { domain: 'docs.acme.dev' });
   const seen = [];
@@ -23,7 +23,7 @@ async function statusesAt(model: ExportProgressModel, times: number[]) {
     clock = start + t;
     seen.push((await call(sim, 'GET', `/v1/static-export/jobs/${String(started.json.jobId)}`)).json);
   }
-  sim.setExportProgress('linear');
+  sim.configure({ exportProgress: 'linear' });
   return seen;
 }
 
@@ -63,10 +63,10 @@ describe('simulator export progress models', () => {
 
   it('a model set later leaves exports already started as they were', async () => {
     const started = await call(sim, 'POST', '/v1/static-export/jobs', { domain: 'docs.acme.dev' });
-    sim.setExportProgress('none');
+    sim.configure({ exportProgress: 'none' });
     clock += 50 * S;
     const mid = await call(sim, 'GET', `/v1/static-export/jobs/${String(started.json.jobId)}`);
-    sim.setExportProgress('linear');
+    sim.configure({ exportProgress: 'linear' });
     expect(mid.json.progress).toBe(50);
   });
 });

@@ -141,7 +141,7 @@ describe('rendered bundles', () => {
       await symlink('..2026_11_26_04_00_00.1', join(mount, '..data'));
       await symlink('..data/index.md', join(mount, 'index.md'));
       await symlink('..data/install.md', join(mount, 'install.md'));
-      sim.setDocsDir(mount);
+      sim.configure({ docsDir: mount });
       const { files } = await exportFiles('configmap.example');
       expect([...files.keys()].filter((f) => f.endsWith('.html')).sort()).toEqual([
         'index.html',
@@ -150,7 +150,7 @@ describe('rendered bundles', () => {
       expect(files.get('index.html')?.content.toString()).toContain('<a href="install#helm">Install</a>');
       expect(files.get('install.html')?.content.toString()).toContain('<h2 id="helm">Helm</h2>');
     } finally {
-      sim.setDocsDir(docs);
+      sim.configure({ docsDir: docs });
       await rm(mount, { recursive: true, force: true });
     }
   });
@@ -160,11 +160,11 @@ describe('rendered bundles', () => {
     try {
       await writeFile(join(bare, 'one.md'), '# One\n');
       await writeFile(join(bare, 'two.md'), '# Two\n');
-      sim.setDocsDir(bare);
+      sim.configure({ docsDir: bare });
       const { files } = await exportFiles('bare.example');
       expect(files.get('index.html')?.content.toString()).toContain('<a href="/one">One</a>');
     } finally {
-      sim.setDocsDir(docs);
+      sim.configure({ docsDir: docs });
       await rm(bare, { recursive: true, force: true });
     }
   });
@@ -279,7 +279,7 @@ describe('bad exports (site faults on start)', () => {
   afterAll(() => sim.close());
 
   async function exportWith(faults: string[]) {
-    sim.setFaults(faults);
+    sim.configure({ faults });
     const link = await completedExport(sim);
     const status = await call(sim, 'GET', `/v1/static-export/jobs/${link.jobId}`);
     const archive = (await download(link.bundleUrl)).body;
