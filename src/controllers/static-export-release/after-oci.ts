@@ -1,7 +1,6 @@
 // Folding the outcome of a registry pull or rewrite back into status (pure).
 import { HISTORY_LIMIT } from '../../crd/index.ts';
 import { gateRefused } from './after-publish.ts';
-import { withHealthy } from './conditions.ts';
 import type { Folded, RegistryObserved, Status } from './model.ts';
 import { ociReference, untilNextCheck } from './oci.ts';
 
@@ -37,7 +36,7 @@ export function afterOciPublish({ release, now, oci }: RegistrySnapshot, out: Oc
   const { rejected: _, ...ociStatus } = base.oci ?? {};
   const s: Status = { ...base, current, history, oci: ociStatus };
   return {
-    status: withHealthy(release, s, now),
+    status: s,
     events: [
       {
         type: 'Normal',
@@ -49,10 +48,10 @@ export function afterOciPublish({ release, now, oci }: RegistrySnapshot, out: Oc
 }
 
 /** The target was written again with the served reference. */
-export function afterOciRewrite({ release, now }: RegistrySnapshot): Folded {
+export function afterOciRewrite({ release }: RegistrySnapshot): Folded {
   const base = release.status ?? {};
   return {
-    status: withHealthy(release, base, now),
+    status: base,
     events: [
       {
         type: 'Warning',
@@ -81,7 +80,7 @@ export function afterOciGateFailed(
     },
   };
   return gateRefused(
-    { release, now },
+    release,
     s,
     `${ociReference(oci, rejected.digest)} (${rejected.contentVersion})`,
     rejected.message,

@@ -1,6 +1,6 @@
 // Folding the outcome of a publish (new content, pin, renewal, repair) back into status (pure).
-import { HISTORY_LIMIT } from '../../crd/index.ts';
-import { withHealthy } from './conditions.ts';
+import { HISTORY_LIMIT, type StaticExportRelease } from '../../crd/index.ts';
+import { clampDelay } from '../decision.ts';
 import {
   DEFAULT_TUNABLES,
   type EventNote,
@@ -10,7 +10,7 @@ import {
   type Status,
   type Tunables,
 } from './model.ts';
-import { clampDelay, renewalTime, untilNextWork } from './schedule.ts';
+import { renewalTime, untilNextWork } from './schedule.ts';
 
 export interface PublishOutcome {
   mode: PublishMode;
@@ -42,7 +42,7 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
       ...(finishedExport ? { export: finishedExport } : {}),
     };
     return {
-      status: withHealthy(release, s, now),
+      status: s,
       events: [
         {
           type: 'Normal',
@@ -96,7 +96,7 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
             reason: 'Published',
             note: `Published ${out.version} from export job ${out.jobId}${pageCount === undefined ? '' : ` (${pageCount} pages)`}`,
           };
-  return { status: withHealthy(release, s, now), events: [event] };
+  return { status: s, events: [event] };
 }
 
 /**
@@ -119,7 +119,7 @@ export function afterPublishGateFailed(
     },
   };
   return gateRefused(
-    { release, now },
+    release,
     s,
     `Export job ${rejected.jobId} (${rejected.version})`,
     rejected.message,
@@ -128,11 +128,11 @@ export function afterPublishGateFailed(
 }
 
 /**
- * Content the publish gate refused, `what` naming it: `s` records it; nothing is written, what is
+ * Content the publish gate refused, `what` naming it (`release` as read): `s` records it; nothing is written, what is
  * served stays, and the next look is at `nextMs` (the next trigger, interval or tag check).
  */
 export function gateRefused(
-  { release, now }: Snapshot,
+  release: StaticExportRelease,
   s: Status,
   what: string,
   message: string,
@@ -140,7 +140,7 @@ export function gateRefused(
 ): Folded & { requeueAfterMs?: number } {
   const served = release.status?.current?.version;
   return {
-    status: withHealthy(release, s, now),
+    status: s,
     events: [
       {
         type: 'Warning',

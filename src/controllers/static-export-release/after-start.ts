@@ -1,5 +1,4 @@
 // Folding the outcome of a start call back into status (pure).
-import { withHealthy } from './conditions.ts';
 import type { Folded, Snapshot, Status } from './model.ts';
 import { requestsOf } from './start-reason.ts';
 
@@ -19,7 +18,7 @@ export function afterStart({ release, now }: Snapshot, jobId: string, state: str
     ...requestsOf(release),
   };
   return {
-    status: withHealthy(release, s, now),
+    status: s,
     events: [
       {
         type: 'Normal',

@@ -4,6 +4,7 @@
 import type { AdminApiClient } from '../../api/index.ts';
 import type { StaticExportRelease, StaticExportReleaseStatus } from '../../crd/index.ts';
 import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
+import type { Decision as DecisionOf } from '../decision.ts';
 import type { Failure } from '../failures.ts';
 import type { EventNote } from '../types.ts';
 import type { Roll } from './rollout.ts';
@@ -99,16 +100,7 @@ export type Action =
   | OciAction
   | Roll;
 
-export interface Decision {
-  action: Action;
-  /** Status to write before the action (or as the whole result when the action is `none`). */
-  status: Status;
-  events: EventNote[];
-  /** Reconcile again after this long (polling, renewal, next interval); undefined = wait for a change. */
-  requeueAfterMs?: number;
-  /** What went wrong; its retry rule (fixed delay, backoff or wait) replaces `requeueAfterMs`. */
-  failure?: Failure;
-}
+export type Decision = DecisionOf<Action, Status>;
 
 /** A folded action outcome: the status to write and the events that tell of it. */
 export interface Folded {

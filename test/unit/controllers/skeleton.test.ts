@@ -1,8 +1,9 @@
 // The shared reconcile: what an action's failure leaves in status and events.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { Decision } from '../../../src/controllers/decision.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
-import { Reconciler, type Run } from '../../../src/controllers/skeleton.ts';
+import { type ActionTable, Reconciler } from '../../../src/controllers/skeleton.ts';
 import type { KubeClient } from '../../../src/runtime/kube-client.ts';
 
 interface Obj {
@@ -13,11 +14,14 @@ interface Obj {
   status?: { reason?: string };
 }
 type Status = NonNullable<Obj['status']>;
-type D = { action: { kind: string }; status: Status; events: [] };
+type A = { kind: 'none' } | { kind: 'act' };
 
 /** Acts without the admin API and records `f` as the action's failure. */
-class FailingAction extends Reconciler<Obj, Status, object, D> {
+class FailingAction extends Reconciler<Obj, Status, object, A> {
   private readonly f: Failure;
+  protected readonly actions: ActionTable<object, A, Obj, Status> = {
+    act: { run: (_o, _a, run) => run.fail(run.record.status, this.f, new Error(this.f.message)) },
+  };
 
   constructor(kube: KubeClient, events: string[], f: Failure) {
     const logger = { debug() {}, warn() {}, info() {}, error() {} } as never;
@@ -39,14 +43,11 @@ class FailingAction extends Reconciler<Obj, Status, object, D> {
   protected async observe() {
     return {};
   }
-  protected decide(): D {
+  protected decide(): Decision<A, Status> {
     return { action: { kind: 'act' }, status: {}, events: [] };
   }
-  protected withFailure(s: Status, f: Failure): Status {
-    return { ...s, reason: f.reason };
-  }
-  protected act(_o: object, _d: D, run: Run<Obj, Status>) {
-    return this.fail(run, run.record.status, this.f, new Error(this.f.message));
+  protected conditions(_obj: Obj, s: Status, f: Failure | undefined): Status {
+    return f ? { ...s, reason: f.reason } : s;
   }
 }
 

@@ -3,4 +3,4 @@ import type { Observed, Rule, Status } from '../model.ts';
 
 /** A problem found before any call (spec, Secret, key, target): it is all there is to say. */
 export const blocked: Rule<{ o: Observed; status: Status }> = ({ o, status }) =>
-  o.blocked ? failed(o, status, o.blocked) : undefined;
+  o.blocked ? failed(status, o.blocked) : undefined;

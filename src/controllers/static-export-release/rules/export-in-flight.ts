@@ -16,7 +16,7 @@ export const exportInFlight: Rule<PlatformCase> = (c) => {
     return { action: { kind: 'publish', mode: 'NewContent', jobId }, status, events: [] };
   const { poll } = o;
   if (!poll) return none(status, exportPollDelayMs(status, o.now));
-  if (poll.kind === 'failed') return failed(o, status, poll.failure);
+  if (poll.kind === 'failed') return failed(status, poll.failure);
   if (poll.kind === 'notFound') return jobVanished(c, jobId);
   return jobPolled(c, jobId, poll);
 };

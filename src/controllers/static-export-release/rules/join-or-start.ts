@@ -1,8 +1,7 @@
 import type { StaticExportRelease } from '../../../crd/index.ts';
-import { withHealthy } from '../conditions.ts';
-import { none, start } from '../decision.ts';
+import { awaiting, none, start } from '../decision.ts';
 import type { Decision, PlatformCase, Rule, Status } from '../model.ts';
-import { clampDelay, JOIN_WAIT_MS } from '../schedule.ts';
+import { JOIN_WAIT_MS } from '../schedule.ts';
 import type { SharedExport } from '../shared-exports.ts';
 import { requestsOf, startReason } from '../start-reason.ts';
 
@@ -22,7 +21,6 @@ function joined(
   release: StaticExportRelease,
   status: Status,
   shared: SharedExport & { jobId: string },
-  now: Date,
 ): Decision {
   const { start: _, ...base } = status;
   const generation = release.metadata.generation;
@@ -37,19 +35,14 @@ function joined(
     },
     ...requestsOf(release),
   };
-  return {
-    action: { kind: 'none' },
-    status: withHealthy(release, s, now),
-    events: [
-      {
-        type: 'Normal',
-        reason: 'ExportJoined',
-        note: `Joined export job ${shared.jobId} for ${release.spec.domain}, started for a release with the same key and export options; no second export is started`,
-      },
-    ],
-    // The job is polled at once (a member's poll answers it if fresh).
-    requeueAfterMs: clampDelay(0),
-  };
+  // The job is polled at once (a member's poll answers it if fresh).
+  return none(s, 0, [
+    {
+      type: 'Normal',
+      reason: 'ExportJoined',
+      note: `Joined export job ${shared.jobId} for ${release.spec.domain}, started for a release with the same key and export options; no second export is started`,
+    },
+  ]);
 }
 
 /**
@@ -62,12 +55,12 @@ export const joinOrStart: Rule<PlatformCase> = ({ o, status, tun }) => {
   const reason = startReason(release, now, tun);
   if (shared && joinable(status, shared, reason !== undefined)) {
     const { jobId } = shared;
-    if (jobId !== undefined) return joined(release, status, { ...shared, jobId }, now);
+    if (jobId !== undefined) return joined(release, status, { ...shared, jobId });
     // Another release of the group is starting it: join once it has an id, never start a second.
-    return none(status, JOIN_WAIT_MS);
+    return awaiting(status, JOIN_WAIT_MS);
   }
   if (!reason) return undefined;
   // Looked at again once every release is known: it may join the job one of them records.
-  if (o.peersUnknown) return none(status, JOIN_WAIT_MS);
+  if (o.peersUnknown) return awaiting(status, JOIN_WAIT_MS);
   return start(status, now, reason);
 };

@@ -4,4 +4,4 @@ import { withinInterval } from '../oci.ts';
 
 /** Resolving the tag failed: looked at, even if in vain; the next look follows the failure's retry rule. */
 export const ociCheckFailed: Rule<RegistryCase> = ({ o, status }) =>
-  o.check?.kind === 'failed' ? failed(o, status, withinInterval(o.release, o.check.failure)) : undefined;
+  o.check?.kind === 'failed' ? failed(status, withinInterval(o.release, o.check.failure)) : undefined;

@@ -18,7 +18,7 @@ export const pinnedVersion: Rule<PlatformCase> = ({ o, status }) => {
       message: `spec.pinnedVersion ${pinned} is not in status.history (known: ${known}); pin one of those or remove the pin`,
       stalled: true,
     };
-    return failed(o, seen, f);
+    return failed(seen, f);
   }
   return {
     action: { kind: 'publish', mode: 'Pin', jobId: entry.jobId, expectVersion: pinned },
