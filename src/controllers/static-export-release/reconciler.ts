@@ -12,7 +12,7 @@ import type { Failure } from '../failures.ts';
 import { type Loaded, Reconciler } from '../skeleton.ts';
 import { type ReleaseActions, releaseActions } from './actions.ts';
 import { releaseConditions } from './conditions.ts';
-import { decide } from './decide.ts';
+import { choose } from './decide.ts';
 import { type Action, DEFAULT_TUNABLES, type Decision, type Status, type Tunables } from './model.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
 import { closeLook, type Look, type SourceContext, sourceFor } from './sources/source.ts';
@@ -75,10 +75,17 @@ export class StaticExportReleaseReconciler extends Reconciler<StaticExportReleas
   }
 }
 
-/** Decides with the share group's export in flight as it is now (the claim step follows at once). */
+/**
+ * Decides with the share group's export in flight as it is now (the claim step follows at once),
+ * naming the rule that chose (the skeleton logs it).
+ */
 export function decideOn({ observed, visit }: Look, tun: Tunables): Decision {
   const flight = visit?.flight();
-  return decide(flight && observed.source === 'platform' ? { ...observed, shared: flight } : observed, tun);
+  const { rule, decision } = choose(
+    flight && observed.source === 'platform' ? { ...observed, shared: flight } : observed,
+    tun,
+  );
+  return { ...decision, rule };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { StaticExportRelease } from '../../../crd/index.ts';
 import { awaiting, none, start } from '../decision.ts';
-import type { Decision, PlatformCase, Rule, Status } from '../model.ts';
+import { type Decision, type PlatformCase, type Rule, rule, type Status } from '../model.ts';
 import { JOIN_WAIT_MS } from '../schedule.ts';
 import type { SharedExport } from '../shared-exports.ts';
 import { requestsOf, startReason } from '../start-reason.ts';
@@ -49,7 +49,7 @@ function joined(
  * An unpinned release joins its group's export in flight when it should take part in it, and
  * starts its own when it has a reason to export (and no other release of the site may have one).
  */
-export const joinOrStart: Rule<PlatformCase> = ({ o, status, tun }) => {
+export const joinOrStart: Rule<PlatformCase> = rule('joinOrStart', ({ o, status, tun }) => {
   const { release, now, shared } = o;
   if (release.spec.pinnedVersion) return undefined;
   const reason = startReason(release, now, tun);
@@ -63,4 +63,4 @@ export const joinOrStart: Rule<PlatformCase> = ({ o, status, tun }) => {
   // Looked at again once every release is known: it may join the job one of them records.
   if (o.peersUnknown) return awaiting(status, JOIN_WAIT_MS);
   return start(status, now, reason);
-};
+});

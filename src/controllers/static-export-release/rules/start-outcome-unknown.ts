@@ -1,5 +1,5 @@
 import { type Failure, failureEvent } from '../../failures.ts';
-import type { PlatformCase, Rule, Status, Tunables } from '../model.ts';
+import { type PlatformCase, type Rule, rule, type Status, type Tunables } from '../model.ts';
 
 type StartMark = NonNullable<Status['start']>;
 
@@ -19,7 +19,7 @@ export function withoutExpiredStart(status: Status, now: Date, tun: Tunables): S
  * First of all, whatever else is wrong now: a start that may have been sent is not repeated before
  * the wait is over (the admin API has no idempotency key). Told once, when first found.
  */
-export const startOutcomeUnknown: Rule<PlatformCase> = ({ o, status, tun }) => {
+export const startOutcomeUnknown: Rule<PlatformCase> = rule('startOutcomeUnknown', ({ o, status, tun }) => {
   const mark = status.start;
   if (!mark) return undefined;
   const at = retryAt(mark, tun);
@@ -38,4 +38,4 @@ export const startOutcomeUnknown: Rule<PlatformCase> = ({ o, status, tun }) => {
     events: mark.phase === 'Starting' ? [failureEvent(f)] : [],
     failure: f,
   };
-};
+});

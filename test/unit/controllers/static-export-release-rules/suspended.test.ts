@@ -20,7 +20,7 @@ describe('suspended', () => {
       generation: 2,
       status: { ...servingV1(), conditions: [reconciling] },
     });
-    const rule = suspended(observed(r));
+    const rule = suspended.apply({ o: observed(r) });
     // As written: its conditions are derived at commit.
     const d = rule && committed(r, rule, NOW);
     expect(d?.status.observedGeneration).toBe(observedGeneration);
