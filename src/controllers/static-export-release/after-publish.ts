@@ -52,30 +52,27 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
       ],
     };
   }
-  // A renewal is recorded as such (it may roll the workloads); the last rollout is kept to compare.
+  // A renewal is recorded as such (it may roll the workloads).
   const renewedAt = out.mode === 'Renew' ? now.toISOString() : base.current?.renewedAt;
-  const current = {
-    version: out.version,
-    jobId: out.jobId,
-    ...(out.sizeBytes === undefined ? {} : { sizeBytes: out.sizeBytes }),
-    ...counted,
-    expiresAt: out.expiresAt.toISOString(),
-    renewalTime: renewalTime(out.expiresAt, now, release.spec.renewBefore).toISOString(),
-    appliedAt: out.wrote || !base.current?.appliedAt ? now.toISOString() : base.current.appliedAt,
-    ...(renewedAt === undefined ? {} : { renewedAt }),
-    ...(base.current?.rollout ? { rollout: base.current.rollout } : {}),
-  };
+  const expiresAt = out.expiresAt.toISOString();
   const linkOnly = out.mode === 'Renew' || out.mode === 'Repair';
-  const history = linkOnly
-    ? base.history
-    : [
-        { version: out.version, jobId: out.jobId, ...counted, appliedAt: now.toISOString() },
-        ...(base.history ?? []).filter((h) => h.version !== out.version),
-      ].slice(0, HISTORY_LIMIT);
   const s: Status = {
     ...base,
-    current,
-    ...(history ? { history } : {}),
+    ...served(
+      base,
+      now,
+      out.wrote,
+      {
+        version: out.version,
+        jobId: out.jobId,
+        ...(out.sizeBytes === undefined ? {} : { sizeBytes: out.sizeBytes }),
+        ...counted,
+        expiresAt,
+        renewalTime: renewalTime(out.expiresAt, now, release.spec.renewBefore).toISOString(),
+        ...(renewedAt === undefined ? {} : { renewedAt }),
+      },
+      linkOnly ? undefined : { version: out.version, jobId: out.jobId, ...counted },
+    ),
     ...(finishedExport ? { export: finishedExport } : {}),
   };
   const event: EventNote =
@@ -83,7 +80,7 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
       ? {
           type: 'Normal',
           reason: 'LinkRenewed',
-          note: `Renewed the bundle link of ${out.version}; it expires at ${current.expiresAt}`,
+          note: `Renewed the bundle link of ${out.version}; it expires at ${expiresAt}`,
         }
       : out.mode === 'Repair'
         ? {
@@ -97,6 +94,37 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
             note: `Published ${out.version} from export job ${out.jobId}${pageCount === undefined ? '' : ` (${pageCount} pages)`}`,
           };
   return { status: s, events: [event] };
+}
+
+type Current = NonNullable<Status['current']>;
+type HistoryEntry = NonNullable<Status['history']>[number];
+
+/**
+ * What is served now: `current` (first applied now if the target was written or nothing was,
+ * the last rollout kept to compare), and `entry` first in history (a link renewed or repaired
+ * adds none).
+ */
+export function served(
+  base: Status,
+  now: Date,
+  wrote: boolean,
+  current: Omit<Current, 'appliedAt' | 'rollout'>,
+  entry?: Omit<HistoryEntry, 'appliedAt'>,
+): Pick<Status, 'current' | 'history'> {
+  const history = entry
+    ? [
+        { ...entry, appliedAt: now.toISOString() },
+        ...(base.history ?? []).filter((h) => h.version !== entry.version),
+      ].slice(0, HISTORY_LIMIT)
+    : base.history;
+  return {
+    current: {
+      ...current,
+      appliedAt: wrote || !base.current?.appliedAt ? now.toISOString() : base.current.appliedAt,
+      ...(base.current?.rollout ? { rollout: base.current.rollout } : {}),
+    },
+    ...(history ? { history } : {}),
+  };
 }
 
 /**

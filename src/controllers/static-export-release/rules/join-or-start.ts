@@ -1,9 +1,10 @@
 import type { StaticExportRelease } from '../../../crd/index.ts';
+import { withExport } from '../after-start.ts';
 import { awaiting, none, start } from '../decision.ts';
 import { type Decision, type PlatformCase, type Rule, rule, type Status } from '../model.ts';
 import { JOIN_WAIT_MS } from '../schedule.ts';
 import type { SharedExport } from '../shared-exports.ts';
-import { requestsOf, startReason } from '../start-reason.ts';
+import { startReason } from '../start-reason.ts';
 
 /**
  * Whether the group's export in flight is one this release should take part in: not its own job
@@ -22,19 +23,12 @@ function joined(
   status: Status,
   shared: SharedExport & { jobId: string },
 ): Decision {
-  const { start: _, ...base } = status;
-  const generation = release.metadata.generation;
-  const s: Status = {
-    ...base,
-    export: {
-      jobId: shared.jobId,
-      state: shared.state ?? 'queued',
-      startedAt: shared.startedAt,
-      joined: true,
-      ...(generation === undefined ? {} : { generation }),
-    },
-    ...requestsOf(release),
-  };
+  const s = withExport(release, status, {
+    jobId: shared.jobId,
+    state: shared.state ?? 'queued',
+    startedAt: shared.startedAt,
+    joined: true,
+  });
   // The job is polled at once (a member's poll answers it if fresh).
   return none(s, 0, [
     {
