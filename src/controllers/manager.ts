@@ -30,7 +30,6 @@ import { registerReleaseMetrics } from './release-metrics.ts';
 import { DEFAULT_TUNABLES } from './static-export-release/model.ts';
 import type { BundleDownloadSettings } from './static-export-release/options.ts';
 import { setupReleases } from './static-export-release/setup.ts';
-import { SharedExports } from './static-export-release/shared-exports.ts';
 import type { EventSink } from './types.ts';
 import { Wiring } from './wiring.ts';
 
@@ -130,9 +129,6 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     ...(cfg.download?.limits ? { limits: cfg.download.limits } : {}),
     onDownloaded: (bytes) => metrics.bundleBytes.inc(bytes),
   });
-  // Releases of a share group are woken when its export starts or ends (by whichever controller runs).
-  let wakeRelease: (key: string) => void = () => {};
-  const shared = new SharedExports({ wake: (key) => wakeRelease(key) });
   // Creations before this process started count against the hourly limit too: seed the shared
   // budget from the AgentJobs' own records once their informer has synced.
   let seedBudget: (jobs: readonly AgentJob[]) => void = () => {};
@@ -154,7 +150,6 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     events,
     logger: log,
     cache,
-    shared,
     ...(cfg.download ? { download: cfg.download } : {}),
     ...(cfg.startOutcomeWaitMs === undefined
       ? {}
@@ -185,7 +180,6 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
       budgetSeeded,
       onSynced: (jobs) => seedBudget(jobs),
     });
-    wakeRelease = (key) => releases.enqueue(key);
     const releaseCache = w.cacheOf<StaticExportRelease & KubeObject>(GROUP_VERSION, SER_PLURAL);
     cachedReleases = () => releaseCache?.list() ?? [];
     // A changed key Secret may hold a new key: the client of the old one is closed once unused.

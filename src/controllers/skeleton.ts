@@ -10,6 +10,7 @@ import type { KubeObject } from '../runtime/informer.ts';
 import { isConflict, isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import type { OwnedObject } from '../targets/owned.ts';
 import { type ApiClients, readCredentials, secretRefText, type UsesCredentials } from './credentials.ts';
+import type { Decision } from './decision.ts';
 import { emitEvents, StatusRecord } from './effects.ts';
 import {
   afterFailure,
@@ -58,17 +59,6 @@ export interface Loaded<T> {
   client?: AdminApiClient;
 }
 
-/** What every `decide` returns: one action, the status to write before it, events, and when to come back. */
-export interface DecisionOf<S> {
-  action: { kind: string };
-  status: S;
-  events: EventNote[];
-  /** Reconcile again after this long; undefined = wait for a change. */
-  requeueAfterMs?: number;
-  /** What went wrong; its retry rule (fixed delay, backoff or wait) replaces `requeueAfterMs`. */
-  failure?: Failure;
-}
-
 /** One reconcile of one object, as the action sees it. */
 export interface Run<T, S extends object> {
   obj: T;
@@ -79,7 +69,34 @@ export interface Run<T, S extends object> {
   events: Promise<void>[];
   /** Events of a status not yet written (see `writesWithOutcome`): they go out with the next write. */
   unsent: EventNote[];
+  /** Writes an outcome's status (its conditions derived), then its events. */
+  commit(step: { status: S; events: readonly EventNote[] }): Promise<void>;
+  /** Records a failed action on top of `status` and says when to try again. */
+  fail(status: S, f: Failure, cause: unknown): Promise<ReconcileResult>;
 }
+
+/** How one kind of action is performed: the skeleton runs the entry of the action decided. */
+export interface ActionEntry<O, A, T, S extends object> {
+  /** Performs the action (its decided status is already written, unless `writesWithOutcome`). */
+  run(observed: O, action: A, run: Run<T, S>): Promise<ReconcileResult>;
+  /**
+   * Must reach the platform at most once: its decided status (the mark of the call) is written by
+   * compare-and-swap before it, and not while the per-minute limit would hold the call.
+   */
+  atMostOnce?: boolean;
+  /**
+   * Its decided status needs no write of its own: nothing in it must be stored first, so it is
+   * written together with the action's outcome, one status write (and round trip) fewer. Not
+   * compare-and-swapped either: the action must be safe to repeat from a view the cache held a
+   * moment too long.
+   */
+  writesWithOutcome?: boolean;
+}
+
+/** Every action kind but `none`, each with its one entry. */
+export type ActionTable<O, A extends { kind: string }, T, S extends object> = {
+  [K in Exclude<A['kind'], 'none'>]: ActionEntry<O, Extract<A, { kind: K }>, T, S>;
+};
 
 export interface Kind<T extends { spec: unknown }> {
   apiVersion: string;
@@ -93,7 +110,7 @@ export abstract class Reconciler<
   T extends ControlledResource<S>,
   S extends object,
   O,
-  D extends DecisionOf<S>,
+  A extends { kind: string },
 > {
   protected readonly deps: ReconcilerDeps;
   private readonly kind: Kind<T>;
@@ -107,27 +124,24 @@ export abstract class Reconciler<
   protected abstract callsApi(obj: T): boolean;
   /** Everything else this controller observes (the platform's job, the target). */
   protected abstract observe(loaded: Loaded<T>, signal: AbortSignal | undefined): Promise<O>;
-  protected abstract decide(observed: O): D;
+  /** Pure: what is to be done about what was observed. */
+  protected abstract decide(observed: O): Decision<A, S>;
   /**
-   * Performs the decided action (its status is already written); called with the admin API client
-   * observed, or for an object whose work needs none (`callsApi` false). Errors become failures.
+   * Every action the controller decides, run here, with the admin API client observed or for an
+   * object whose work needs none (`callsApi` false). Errors become failures.
    */
-  protected abstract act(observed: O, d: D, run: Run<T, S>): Promise<ReconcileResult>;
-  protected abstract withFailure(status: S, f: Failure, generation: number | undefined, now: Date): S;
+  protected abstract readonly actions: ActionTable<O, A, T, S>;
+  /**
+   * The conditions of a status about to be written, derived from it and the failure it records:
+   * every write goes through here, so no path forgets them.
+   */
+  protected abstract conditions(obj: T, status: S, failure: Failure | undefined, now: Date): S;
 
-  /** An action that must reach the platform at most once (it is marked in status before the call). */
-  protected sendsOnce(_action: D['action']): boolean {
-    return false;
-  }
   /**
-   * An action whose decided status needs no write of its own before it: nothing in it must be
-   * stored first (no mark of a call that must be made at most once), so the action's outcome is
-   * written together with it, one status write (and round trip) fewer. Not compare-and-swapped
-   * either: the action must be safe to repeat from a view the cache held a moment too long.
+   * Takes hold of what the decision needs before its status is written (a share group's start),
+   * run synchronously right after `decide`: no other reconcile runs in between.
    */
-  protected writesWithOutcome(_action: D['action']): boolean {
-    return false;
-  }
+  protected claim(_observed: O, _d: Decision<A, S>): void {}
   /** The object no longer exists. */
   protected gone(_namespace: string, _name: string): void {}
   /** The reconcile of what was observed ended, however: what observe opened for it is closed. */
@@ -163,14 +177,16 @@ export abstract class Reconciler<
     signal: AbortSignal | undefined,
   ): Promise<ReconcileResult> {
     const d = this.decide(observed);
+    this.claim(observed, d);
     this.deps.logger.debug(
-      { [this.kind.logKey]: key, action: d.action, requeueAfterMs: d.requeueAfterMs },
+      { [this.kind.logKey]: key, rule: d.rule, action: d.action, requeueAfterMs: d.requeueAfterMs },
       'decided',
     );
+    const entry = this.entryOf(d.action);
     const { client } = loaded;
     // Not marked in status while the per-minute limit would hold the call: a crash while waiting
     // would leave an outcome in doubt for a call never sent.
-    const slotInMs = client && this.sendsOnce(d.action) ? client.requestDelayMs() : 0;
+    const slotInMs = client && entry?.atMostOnce ? client.requestDelayMs() : 0;
     if (slotInMs > 0) return { requeueAfterMs: slotInMs };
 
     const run: Run<T, S> = {
@@ -182,24 +198,32 @@ export abstract class Reconciler<
       signal,
       events: [],
       unsent: [],
+      commit: (step) => this.commit(run, step),
+      fail: (status, f, cause) => this.fail(run, status, f, cause),
     };
     try {
-      return await this.commitAndAct(run, observed, d, client);
+      return await this.commitAndAct(run, observed, d, entry, client);
     } finally {
       await Promise.all(run.events);
     }
   }
 
+  private entryOf(action: A): ActionEntry<O, A, T, S> | undefined {
+    if (action.kind === 'none') return undefined;
+    return (this.actions as unknown as Record<string, ActionEntry<O, A, T, S>>)[action.kind];
+  }
+
   private async commitAndAct(
     run: Run<T, S>,
     observed: O,
-    d: D,
+    d: Decision<A, S>,
+    entry: ActionEntry<O, A, T, S> | undefined,
     client: AdminApiClient | undefined,
   ): Promise<ReconcileResult> {
     const { signal } = run;
     const { namespace, name } = run.obj.metadata;
     try {
-      if (client && this.writesWithOutcome(d.action)) {
+      if (client && entry?.writesWithOutcome) {
         run.record.status = d.status;
         run.unsent.push(...d.events);
       } else await this.commit(run, d, { ifUnchanged: true });
@@ -213,12 +237,12 @@ export abstract class Reconciler<
       );
       return { requeueAfterMs: 0 };
     }
-    if (d.action.kind === 'none') return nextStep(d);
+    if (!entry) return nextStep(d);
     // An object that needs the admin API acts only with a client (an object that needs none, such as
     // a release following a registry, acts on its own).
     if (!client && this.callsApi(run.obj)) return nextStep(d);
     try {
-      return await this.act(observed, d, run);
+      return await entry.run(observed, d.action, run);
     } catch (e) {
       // Aborted: the work is no longer wanted (deleted, or another replica leads); write nothing.
       if (signal?.aborted) throw e;
@@ -242,27 +266,28 @@ export abstract class Reconciler<
     return { now, obj: parsed, client: this.deps.clients.get(creds) };
   }
 
-  /** Writes a status, then its events (an event is never told of a status that was not stored). */
-  protected async commit(
+  /**
+   * Writes a status with the conditions it and `failure` give (unless an outcome is `pending`), then
+   * its events (an event is never told of a status that was not stored).
+   */
+  private async commit(
     run: Run<T, S>,
-    step: { status: S; events: readonly EventNote[] },
+    step: { status: S; events: readonly EventNote[]; failure?: Failure; pending?: true },
     opts: { ifUnchanged?: boolean } = {},
   ): Promise<void> {
-    await run.record.write(step.status, opts);
+    const status = step.pending ? step.status : this.conditions(run.obj, step.status, step.failure, run.now);
+    await run.record.write(status, opts);
     run.events.push(emitEvents(this.deps.events, run.obj, [...run.unsent.splice(0), ...step.events]));
   }
 
   /** Records a failed action on top of `status` and says when to try again. */
-  protected async fail(run: Run<T, S>, status: S, f: Failure, cause: unknown): Promise<ReconcileResult> {
-    const { namespace, name, generation } = run.obj.metadata;
+  private async fail(run: Run<T, S>, status: S, f: Failure, cause: unknown): Promise<ReconcileResult> {
+    const { namespace, name } = run.obj.metadata;
     this.deps.logger.warn(
       { [this.kind.logKey]: `${namespace}/${name}`, reason: f.reason, err: cause },
       f.message,
     );
-    await this.commit(run, {
-      status: this.withFailure(status, f, generation, run.now),
-      events: [failureEvent(f)],
-    });
+    await this.commit(run, { status, events: [failureEvent(f)], failure: f });
     return afterFailure(f);
   }
 }

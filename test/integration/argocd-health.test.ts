@@ -5,21 +5,22 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { decide as decideJob, type Status as JobStatus } from '../../src/controllers/agent-job/decide.ts';
-import { afterPublish } from '../../src/controllers/static-export-release/after-publish.ts';
-import { decide } from '../../src/controllers/static-export-release/decide.ts';
+import type { Status as JobStatus } from '../../src/controllers/agent-job/decide.ts';
+import * as publishFolds from '../../src/controllers/static-export-release/after-publish.ts';
 import type { Status } from '../../src/controllers/static-export-release/model.ts';
 import {
   type AgentJob,
   type StaticExportRelease,
   staticExportReleaseSpecSchema,
 } from '../../src/crd/index.ts';
+import { decided as decide, jobDecided as decideJob, folded } from '../support/committed.ts';
 import { ROOT } from '../support/kube.ts';
 import { ARGOCD_HEALTH_SCRIPT, argoHealth, luaLiteral } from '../support/status-tools.ts';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
 const V1 = `sha256-${'1'.repeat(64)}`;
+const afterPublish = folded(publishFolds.afterPublish);
 
 const release = (
   status?: Status,

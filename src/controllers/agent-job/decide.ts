@@ -9,8 +9,9 @@ import {
 } from '../../api/index.ts';
 import { type AgentJob, type AgentJobStatus, RECONCILE_REQUEST_ANNOTATION } from '../../crd/index.ts';
 import type { ConditionReason } from '../../crd/reasons.ts';
-import { getCondition, type Progress, progressConditions } from '../../runtime/conditions.ts';
+import { type Progress, progressConditions } from '../../runtime/conditions.ts';
 import { withConditions } from '../conditions.ts';
+import { type Decision as DecisionOf, failed, none } from '../decision.ts';
 import { type Failure, failureConditions, failureEvent } from '../failures.ts';
 import type { EventNote, JobPoll as Poll } from '../types.ts';
 
@@ -34,14 +35,8 @@ export interface Observed {
 
 export type { EventNote };
 
-export interface Decision {
-  action: { kind: 'none' } | { kind: 'create' };
-  status: Status;
-  events: EventNote[];
-  requeueAfterMs?: number;
-  /** What went wrong; its retry rule (fixed delay, backoff or wait) replaces `requeueAfterMs`. */
-  failure?: Failure;
-}
+export type Action = { kind: 'none' } | { kind: 'create' };
+export type Decision = DecisionOf<Action, Status>;
 
 export const CREATING = 'Creating' satisfies ConditionReason;
 export const OUTCOME_UNKNOWN = 'CreateOutcomeUnknown' satisfies ConditionReason;
@@ -72,11 +67,67 @@ function reconcilingDespite(status: Status, f: Failure): Progress<ConditionReaso
   return status.jobId && !isFinal(status.state) ? running(status) : undefined;
 }
 
-export function withFailure(status: Status, f: Failure, gen: number | undefined, now: Date): Status {
-  return withConditions(seen(status, gen), failureConditions(f, reconcilingDespite(status, f)), gen, now);
+const creatingNow: Progress<ConditionReason> = { reason: CREATING, message: 'Creating the agent job' };
+
+/** A create sent without an answer: nothing is created again, a human looks. */
+const outcomeUnknown: Failure = {
+  reason: OUTCOME_UNKNOWN,
+  message:
+    'The operator did not learn whether the agent job was created (it stopped or lost the connection during the call). ' +
+    'It will not create another one: check the dashboard, then delete and re-create this AgentJob to try again',
+  stalled: true,
+};
+
+/** Ready of a finished job: its pull request, or why there is none. */
+function finished(status: Status): { reason: 'AgentFailed' | 'Archived' | 'Completed'; message: string } {
+  const state = status.state ?? '';
+  if (state === 'failed') return { reason: 'AgentFailed', message: `Agent job ${status.jobId} failed` };
+  return {
+    reason: state === 'archived' ? 'Archived' : 'Completed',
+    message: status.prLink
+      ? `Pull request: ${status.prLink}`
+      : `Agent job ${status.jobId} is ${state}; no file was changed`,
+  };
 }
 
-function withRunning(status: Status, gen: number | undefined, now: Date): Status {
+/**
+ * The conditions of a status about to be written (at commit, for every write): a failure's, a
+ * create under way or in doubt, a finished job's, or a running one's. Being deleted: untouched.
+ */
+export function jobConditions(job: AgentJob, status: Status, f: Failure | undefined, now: Date): Status {
+  const gen = job.metadata.generation;
+  if (job.metadata.deletionTimestamp) return status;
+  const withFailure = (failure: Failure) =>
+    withConditions(
+      seen(status, gen),
+      failureConditions(failure, reconcilingDespite(status, failure)),
+      gen,
+      now,
+    );
+  if (f) return withFailure(f);
+  if (!status.jobId && status.creation) {
+    if (status.creation.phase !== CREATING) return withFailure(outcomeUnknown);
+    return withConditions<Status>(
+      seen(status, gen),
+      [
+        { type: 'Ready', status: 'False', ...creatingNow },
+        ...progressConditions({ reconciling: creatingNow }),
+      ],
+      gen,
+      now,
+    );
+  }
+  if (!status.jobId) return status;
+  if (isFinal(status.state)) {
+    const ready = finished(status);
+    if (ready.reason === 'AgentFailed') return withFailure({ ...ready, reason: ready.reason, stalled: true });
+    return withConditions(
+      seen(status, gen),
+      [{ type: 'Ready', status: 'True', ...ready }, ...progressConditions<ConditionReason>({})],
+      gen,
+      now,
+    );
+  }
   const r = running(status);
   const ready = { type: 'Ready', status: 'False', ...r } as const;
   return withConditions(seen(status, gen), [ready, ...progressConditions({ reconciling: r })], gen, now);
@@ -129,46 +180,10 @@ function fromRemote(status: Status, job: RemoteJob): Status {
   };
 }
 
-function finalConditions(status: Status, gen: number | undefined, now: Date): Status {
-  const state = status.state ?? '';
-  if (state === 'failed') {
-    return withFailure(
-      status,
-      { reason: 'AgentFailed', message: `Agent job ${status.jobId} failed`, stalled: true },
-      gen,
-      now,
-    );
-  }
-  const message = status.prLink
-    ? `Pull request: ${status.prLink}`
-    : `Agent job ${status.jobId} is ${state}; no file was changed`;
-  return withConditions(
-    seen(status, gen),
-    [
-      { type: 'Ready', status: 'True', reason: state === 'archived' ? 'Archived' : 'Completed', message },
-      ...progressConditions<ConditionReason>({}),
-    ],
-    gen,
-    now,
-  );
-}
-
 export function decide(o: Observed): Decision {
   const { job, now } = o;
   const gen = job.metadata.generation;
   const status: Status = { ...job.status, ...handledRequest(job) };
-  const none = (s: Status, requeueAfterMs?: number, events: EventNote[] = []): Decision => ({
-    action: { kind: 'none' },
-    status: s,
-    events,
-    ...(requeueAfterMs === undefined ? {} : { requeueAfterMs: Math.max(1_000, requeueAfterMs) }),
-  });
-  const failed = (s: Status, f: Failure): Decision => ({
-    action: { kind: 'none' },
-    status: withFailure(s, f, gen, now),
-    events: [failureEvent(f)],
-    failure: f,
-  });
 
   if (job.metadata.deletionTimestamp) return none(job.status ?? {});
   // Done: only a spec change (e.g. another key Secret) is seen, so kstatus does not wait on it.
@@ -177,47 +192,28 @@ export function decide(o: Observed): Decision {
   // First of all, whatever else is wrong now: a create that may have been sent is never repeated.
   const creation = status.creation;
   if (!status.jobId && creation) {
-    const f: Failure = {
-      reason: OUTCOME_UNKNOWN,
-      message:
-        'The operator did not learn whether the agent job was created (it stopped or lost the connection during the call). ' +
-        'It will not create another one: check the dashboard, then delete and re-create this AgentJob to try again',
-      stalled: true,
+    return {
+      ...none({ ...status, creation: { ...creation, phase: 'OutcomeUnknown' } }),
+      events: creation.phase === 'Creating' ? [failureEvent(outcomeUnknown)] : [],
+      failure: outcomeUnknown,
     };
-    return none(
-      withFailure({ ...status, creation: { ...creation, phase: 'OutcomeUnknown' } }, f, gen, now),
-      undefined,
-      creation.phase === 'Creating' ? [failureEvent(f)] : [],
-    );
   }
 
   if (o.blocked) return failed(status, o.blocked);
 
   if (!status.jobId) {
     if (o.budgetDelayMs > 0) {
-      return none(
-        withFailure(status, waitingForBudget(job.spec.projectId, o.budgetDelayMs, now), gen, now),
-        o.budgetDelayMs,
-      );
+      const waiting = none(status, o.budgetDelayMs);
+      const f = waitingForBudget(job.spec.projectId, o.budgetDelayMs, now);
+      return { ...waiting, failure: { ...f, retryAfterMs: waiting.requeueAfterMs } };
     }
-    const creatingNow: Progress<ConditionReason> = { reason: CREATING, message: 'Creating the agent job' };
-    const creating = withConditions<Status>(
-      seen({ ...status, creation: { phase: CREATING, since: now.toISOString() } }, gen),
-      [
-        { type: 'Ready', status: 'False', ...creatingNow },
-        ...progressConditions({ reconciling: creatingNow }),
-      ],
-      gen,
-      now,
-    );
+    const creating = seen({ ...status, creation: { phase: CREATING, since: now.toISOString() } }, gen);
     return { action: { kind: 'create' }, status: creating, events: [] };
   }
 
   const poll = o.poll;
   if (!poll) return none(status, agentPollIntervalMs(status.createdAt, now));
-  if (poll.kind === 'failed') {
-    return failed(status, poll.failure);
-  }
+  if (poll.kind === 'failed') return failed(status, poll.failure);
   if (poll.kind === 'notFound') {
     const f: Failure = {
       reason: 'JobNotFound',
@@ -228,27 +224,19 @@ export function decide(o: Observed): Decision {
   }
   const next = fromRemote(status, poll.job);
   if (isFinal(next.state)) {
-    const s = finalConditions(next, gen, now);
-    const ready = getCondition(s.conditions, 'Ready');
-    return none(s, undefined, [
-      {
-        type: next.state === 'failed' ? 'Warning' : 'Normal',
-        reason:
-          next.state === 'failed' ? 'AgentFailed' : next.state === 'archived' ? 'Archived' : 'Completed',
-        note: ready?.message ?? '',
-      },
+    const ready = finished(next);
+    return none(next, undefined, [
+      { type: next.state === 'failed' ? 'Warning' : 'Normal', reason: ready.reason, note: ready.message },
     ]);
   }
-  return none(withRunning(next, gen, now), agentPollIntervalMs(next.createdAt, now));
+  return none(next, agentPollIntervalMs(next.createdAt, now));
 }
 
 /** Right after the create call answered: the job id first of all; the `Creating` mark goes. */
-export function afterCreate(
-  o: Observed,
-  status: Status,
-  job: RemoteJob,
-): { status: Status; events: EventNote[] } {
+export function afterCreate(status: Status, job: RemoteJob): { status: Status; events: EventNote[] } {
   const { creation: _, ...rest } = status;
-  const s = withRunning(fromRemote(rest, job), o.job.metadata.generation, o.now);
-  return { status: s, events: [{ type: 'Normal', reason: 'Created', note: `Created agent job ${job.id}` }] };
+  return {
+    status: fromRemote(rest, job),
+    events: [{ type: 'Normal', reason: 'Created', note: `Created agent job ${job.id}` }],
+  };
 }

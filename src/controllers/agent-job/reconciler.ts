@@ -3,20 +3,28 @@
 import { AGENT_JOB_FINAL_STATUSES, RateLimitedError } from '../../api/index.ts';
 import { type AgentJob, AJ_PLURAL, agentJobSpecSchema, GROUP_VERSION } from '../../crd/index.ts';
 import { secretRefText } from '../credentials.ts';
-import { classifyError, type Failure, failure, mayHaveReachedServer, nextStep } from '../failures.ts';
-import { type Loaded, pollJob, Reconciler, type ReconcilerDeps, type Run } from '../skeleton.ts';
+import { classifyError, type Failure, failure, mayHaveReachedServer } from '../failures.ts';
+import {
+  type ActionTable,
+  type Loaded,
+  pollJob,
+  Reconciler,
+  type ReconcilerDeps,
+  type Run,
+} from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
+  type Action,
   afterCreate,
   afterCreateFailed,
   type Decision,
   decide,
+  jobConditions,
   type Observed,
   OUTCOME_UNKNOWN,
   type RemoteJob,
   type Status,
   waitingForBudget,
-  withFailure,
 } from './decide.ts';
 
 export interface AgentJobReconcilerOptions extends ReconcilerDeps {
@@ -24,8 +32,13 @@ export interface AgentJobReconcilerOptions extends ReconcilerDeps {
   budgetSeeded?: Promise<void>;
 }
 
-export class AgentJobReconciler extends Reconciler<AgentJob, Status, Observed, Decision> {
+export class AgentJobReconciler extends Reconciler<AgentJob, Status, Observed, Action> {
   private readonly o: AgentJobReconcilerOptions;
+  protected readonly actions: ActionTable<Observed, Action, AgentJob, Status> = {
+    // `status.creation` is stored (by the skeleton, as a compare-and-swap) before this call: a crash
+    // or a second operator from here on never creates twice.
+    create: { run: (o, _, run) => create(o, run), atMostOnce: true },
+  };
 
   constructor(options: AgentJobReconcilerOptions) {
     super(options, {
@@ -42,16 +55,12 @@ export class AgentJobReconciler extends Reconciler<AgentJob, Status, Observed, D
     return !job.metadata.deletionTimestamp && !finished;
   }
 
-  protected override sendsOnce(action: Decision['action']): boolean {
-    return action.kind === 'create';
-  }
-
   protected decide(observed: Observed): Decision {
     return decide(observed);
   }
 
-  protected withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
-    return withFailure(status, f, generation, now);
+  protected conditions(job: AgentJob, status: Status, f: Failure | undefined, now: Date): Status {
+    return jobConditions(job, status, f, now);
   }
 
   protected async observe(
@@ -77,30 +86,29 @@ export class AgentJobReconciler extends Reconciler<AgentJob, Status, Observed, D
     }
     return observed;
   }
+}
 
-  protected async act(o: Observed, d: Decision, run: Run<AgentJob, Status>): Promise<ReconcileResult> {
-    // A finished or deleted job calls the API no more: it creates nothing.
-    const { client } = o;
-    if (!client) return nextStep(d);
-    // `status.creation` is stored (by the skeleton, as a compare-and-swap) before this call: a crash
-    // or a second operator from here on never creates twice.
-    let created: RemoteJob;
-    try {
-      // Aborted (deleted, or another replica leads) even once sent: the mark stays, so a create
-      // cut short becomes CreateOutcomeUnknown, never a second job.
-      created = await client.createAgentJob(
-        o.job.spec.projectId,
-        o.job.spec.prompt,
-        run.signal ? { signal: run.signal } : {},
-      );
-    } catch (e) {
-      if (run.signal?.aborted) throw e;
-      const f = createFailure(e, o.job, o.now);
-      return this.fail(run, afterCreateFailed(run.record.status, f), f, e);
-    }
-    await this.commit(run, afterCreate(o, run.record.status, created));
-    return { requeueAfterMs: 2_000 };
+/** Creates the agent job; its id is recorded first thing after the answer. */
+async function create(o: Observed, run: Run<AgentJob, Status>): Promise<ReconcileResult> {
+  // The skeleton runs it only with the client the job's credentials gave.
+  const { client } = o;
+  if (!client) return {};
+  let created: RemoteJob;
+  try {
+    // Aborted (deleted, or another replica leads) even once sent: the mark stays, so a create
+    // cut short becomes CreateOutcomeUnknown, never a second job.
+    created = await client.createAgentJob(
+      o.job.spec.projectId,
+      o.job.spec.prompt,
+      run.signal ? { signal: run.signal } : {},
+    );
+  } catch (e) {
+    if (run.signal?.aborted) throw e;
+    const f = createFailure(e, o.job, o.now);
+    return run.fail(afterCreateFailed(run.record.status, f), f, e);
   }
+  await run.commit(afterCreate(run.record.status, created));
+  return { requeueAfterMs: 2_000 };
 }
 
 /** A failed create is retried only when the server certainly created nothing. */

@@ -1,7 +1,5 @@
 // Folding the outcome of a registry pull or rewrite back into status (pure).
-import { HISTORY_LIMIT } from '../../crd/index.ts';
-import { gateRefused } from './after-publish.ts';
-import { withHealthy } from './conditions.ts';
+import { gateRefused, served } from './after-publish.ts';
 import type { Folded, RegistryObserved, Status } from './model.ts';
 import { ociReference, untilNextCheck } from './oci.ts';
 
@@ -22,22 +20,20 @@ export interface OciPublishOutcome {
 export function afterOciPublish({ release, now, oci }: RegistrySnapshot, out: OciPublishOutcome): Folded {
   const base = release.status ?? {};
   const version = ociReference(oci, out.digest);
-  const current = {
-    version,
-    contentVersion: out.contentVersion,
-    sizeBytes: out.sizeBytes,
-    pageCount: out.pageCount,
-    appliedAt: out.wrote || !base.current?.appliedAt ? now.toISOString() : base.current.appliedAt,
-    ...(base.current?.rollout ? { rollout: base.current.rollout } : {}),
-  };
-  const history = [
-    { version, pageCount: out.pageCount, appliedAt: now.toISOString() },
-    ...(base.history ?? []).filter((h) => h.version !== version),
-  ].slice(0, HISTORY_LIMIT);
   const { rejected: _, ...ociStatus } = base.oci ?? {};
-  const s: Status = { ...base, current, history, oci: ociStatus };
+  const s: Status = {
+    ...base,
+    ...served(
+      base,
+      now,
+      out.wrote,
+      { version, contentVersion: out.contentVersion, sizeBytes: out.sizeBytes, pageCount: out.pageCount },
+      { version, pageCount: out.pageCount },
+    ),
+    oci: ociStatus,
+  };
   return {
-    status: withHealthy(release, s, now),
+    status: s,
     events: [
       {
         type: 'Normal',
@@ -49,10 +45,10 @@ export function afterOciPublish({ release, now, oci }: RegistrySnapshot, out: Oc
 }
 
 /** The target was written again with the served reference. */
-export function afterOciRewrite({ release, now }: RegistrySnapshot): Folded {
+export function afterOciRewrite({ release }: RegistrySnapshot): Folded {
   const base = release.status ?? {};
   return {
-    status: withHealthy(release, base, now),
+    status: base,
     events: [
       {
         type: 'Warning',
@@ -81,7 +77,7 @@ export function afterOciGateFailed(
     },
   };
   return gateRefused(
-    { release, now },
+    release,
     s,
     `${ociReference(oci, rejected.digest)} (${rejected.contentVersion})`,
     rejected.message,

@@ -1,6 +1,6 @@
 // Folding the outcome of a publish (new content, pin, renewal, repair) back into status (pure).
-import { HISTORY_LIMIT } from '../../crd/index.ts';
-import { withHealthy } from './conditions.ts';
+import { HISTORY_LIMIT, type StaticExportRelease } from '../../crd/index.ts';
+import { clampDelay } from '../decision.ts';
 import {
   DEFAULT_TUNABLES,
   type EventNote,
@@ -10,7 +10,7 @@ import {
   type Status,
   type Tunables,
 } from './model.ts';
-import { clampDelay, renewalTime, untilNextWork } from './schedule.ts';
+import { renewalTime, untilNextWork } from './schedule.ts';
 
 export interface PublishOutcome {
   mode: PublishMode;
@@ -42,7 +42,7 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
       ...(finishedExport ? { export: finishedExport } : {}),
     };
     return {
-      status: withHealthy(release, s, now),
+      status: s,
       events: [
         {
           type: 'Normal',
@@ -52,30 +52,27 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
       ],
     };
   }
-  // A renewal is recorded as such (it may roll the workloads); the last rollout is kept to compare.
+  // A renewal is recorded as such (it may roll the workloads).
   const renewedAt = out.mode === 'Renew' ? now.toISOString() : base.current?.renewedAt;
-  const current = {
-    version: out.version,
-    jobId: out.jobId,
-    ...(out.sizeBytes === undefined ? {} : { sizeBytes: out.sizeBytes }),
-    ...counted,
-    expiresAt: out.expiresAt.toISOString(),
-    renewalTime: renewalTime(out.expiresAt, now, release.spec.renewBefore).toISOString(),
-    appliedAt: out.wrote || !base.current?.appliedAt ? now.toISOString() : base.current.appliedAt,
-    ...(renewedAt === undefined ? {} : { renewedAt }),
-    ...(base.current?.rollout ? { rollout: base.current.rollout } : {}),
-  };
+  const expiresAt = out.expiresAt.toISOString();
   const linkOnly = out.mode === 'Renew' || out.mode === 'Repair';
-  const history = linkOnly
-    ? base.history
-    : [
-        { version: out.version, jobId: out.jobId, ...counted, appliedAt: now.toISOString() },
-        ...(base.history ?? []).filter((h) => h.version !== out.version),
-      ].slice(0, HISTORY_LIMIT);
   const s: Status = {
     ...base,
-    current,
-    ...(history ? { history } : {}),
+    ...served(
+      base,
+      now,
+      out.wrote,
+      {
+        version: out.version,
+        jobId: out.jobId,
+        ...(out.sizeBytes === undefined ? {} : { sizeBytes: out.sizeBytes }),
+        ...counted,
+        expiresAt,
+        renewalTime: renewalTime(out.expiresAt, now, release.spec.renewBefore).toISOString(),
+        ...(renewedAt === undefined ? {} : { renewedAt }),
+      },
+      linkOnly ? undefined : { version: out.version, jobId: out.jobId, ...counted },
+    ),
     ...(finishedExport ? { export: finishedExport } : {}),
   };
   const event: EventNote =
@@ -83,7 +80,7 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
       ? {
           type: 'Normal',
           reason: 'LinkRenewed',
-          note: `Renewed the bundle link of ${out.version}; it expires at ${current.expiresAt}`,
+          note: `Renewed the bundle link of ${out.version}; it expires at ${expiresAt}`,
         }
       : out.mode === 'Repair'
         ? {
@@ -96,7 +93,38 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
             reason: 'Published',
             note: `Published ${out.version} from export job ${out.jobId}${pageCount === undefined ? '' : ` (${pageCount} pages)`}`,
           };
-  return { status: withHealthy(release, s, now), events: [event] };
+  return { status: s, events: [event] };
+}
+
+type Current = NonNullable<Status['current']>;
+type HistoryEntry = NonNullable<Status['history']>[number];
+
+/**
+ * What is served now: `current` (first applied now if the target was written or nothing was,
+ * the last rollout kept to compare), and `entry` first in history (a link renewed or repaired
+ * adds none).
+ */
+export function served(
+  base: Status,
+  now: Date,
+  wrote: boolean,
+  current: Omit<Current, 'appliedAt' | 'rollout'>,
+  entry?: Omit<HistoryEntry, 'appliedAt'>,
+): Pick<Status, 'current' | 'history'> {
+  const history = entry
+    ? [
+        { ...entry, appliedAt: now.toISOString() },
+        ...(base.history ?? []).filter((h) => h.version !== entry.version),
+      ].slice(0, HISTORY_LIMIT)
+    : base.history;
+  return {
+    current: {
+      ...current,
+      appliedAt: wrote || !base.current?.appliedAt ? now.toISOString() : base.current.appliedAt,
+      ...(base.current?.rollout ? { rollout: base.current.rollout } : {}),
+    },
+    ...(history ? { history } : {}),
+  };
 }
 
 /**
@@ -119,7 +147,7 @@ export function afterPublishGateFailed(
     },
   };
   return gateRefused(
-    { release, now },
+    release,
     s,
     `Export job ${rejected.jobId} (${rejected.version})`,
     rejected.message,
@@ -128,11 +156,11 @@ export function afterPublishGateFailed(
 }
 
 /**
- * Content the publish gate refused, `what` naming it: `s` records it; nothing is written, what is
+ * Content the publish gate refused, `what` naming it (`release` as read): `s` records it; nothing is written, what is
  * served stays, and the next look is at `nextMs` (the next trigger, interval or tag check).
  */
 export function gateRefused(
-  { release, now }: Snapshot,
+  release: StaticExportRelease,
   s: Status,
   what: string,
   message: string,
@@ -140,7 +168,7 @@ export function gateRefused(
 ): Folded & { requeueAfterMs?: number } {
   const served = release.status?.current?.version;
   return {
-    status: withHealthy(release, s, now),
+    status: s,
     events: [
       {
         type: 'Warning',

@@ -1,25 +1,37 @@
 // Folding the outcome of a start call back into status (pure).
-import { withHealthy } from './conditions.ts';
+import type { StaticExportRelease } from '../../crd/index.ts';
 import type { Folded, Snapshot, Status } from './model.ts';
 import { requestsOf } from './start-reason.ts';
 
+type ExportRecord = NonNullable<Status['export']>;
+
+/**
+ * The export this release takes part in from now on, started or joined, recorded as its own for
+ * its spec generation: any start mark goes, and the requests it answers count as handled.
+ */
+export function withExport(
+  release: StaticExportRelease,
+  status: Status,
+  exp: Pick<ExportRecord, 'jobId' | 'state' | 'startedAt'> & Pick<ExportRecord, 'progress' | 'joined'>,
+): Status {
+  const { start: _, ...base } = status;
+  const generation = release.metadata.generation;
+  return {
+    ...base,
+    export: { ...exp, ...(generation === undefined ? {} : { generation }) },
+    ...requestsOf(release),
+  };
+}
+
 /** Right after the export job started: record its id first of all (crash safety); the mark goes. */
 export function afterStart({ release, now }: Snapshot, jobId: string, state: string): Folded {
-  const { start: _, ...base } = release.status ?? {};
-  const generation = release.metadata.generation;
-  const s: Status = {
-    ...base,
-    export: {
+  return {
+    status: withExport(release, release.status ?? {}, {
       jobId,
       state,
       progress: 0,
       startedAt: now.toISOString(),
-      ...(generation === undefined ? {} : { generation }),
-    },
-    ...requestsOf(release),
-  };
-  return {
-    status: withHealthy(release, s, now),
+    }),
     events: [
       {
         type: 'Normal',

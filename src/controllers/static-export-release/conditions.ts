@@ -2,7 +2,13 @@
 // has something to say), Reconciling/Stalled per kstatus, and Exporting.
 import { parseDuration, type StaticExportRelease } from '../../crd/index.ts';
 import type { ConditionReason } from '../../crd/reasons.ts';
-import { type ConditionInput, type Progress, progressConditions } from '../../runtime/conditions.ts';
+import {
+  absent,
+  type ConditionInput,
+  type Progress,
+  progressConditions,
+  RECONCILING,
+} from '../../runtime/conditions.ts';
 import { withConditions } from '../conditions.ts';
 import { type Failure, failureConditions } from '../failures.ts';
 import type { Status } from './model.ts';
@@ -129,8 +135,26 @@ function reconcilingOf(s: Status): Progress<ConditionReason> | undefined {
   return undefined;
 }
 
+/**
+ * The conditions of a status about to be written (at commit, for every write but one whose outcome
+ * is pending), from it and the failure it records. Being deleted: untouched (nothing more is
+ * written). Suspended: nothing is under way any more.
+ */
+export function releaseConditions(
+  release: StaticExportRelease,
+  status: Status,
+  f: Failure | undefined,
+  now: Date,
+): Status {
+  const generation = release.metadata.generation;
+  if (release.metadata.deletionTimestamp) return status;
+  if (release.spec.suspend) return withConditions(status, [absent(RECONCILING)], generation, now);
+  if (f) return withFailure(status, f, generation, now);
+  return withHealthy(release, status, now);
+}
+
 /** Ready/Stalled for a failure; the served version (if any) stays in `current`. The spec was seen. */
-export function withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
+function withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
   return withConditions(
     generation === undefined ? status : { ...status, observedGeneration: generation },
     [...failureConditions(f, reconcilingOf(status)), exportingCondition(status)],
@@ -145,7 +169,7 @@ export function withFailure(status: Status, f: Failure, generation: number | und
  * generation counts as observed unless its spec change still waits for its export (kstatus then
  * says InProgress, not Current, in between).
  */
-export function withHealthy(release: StaticExportRelease, status: Status, now: Date): Status {
+function withHealthy(release: StaticExportRelease, status: Status, now: Date): Status {
   const generation = release.metadata.generation;
   const stalled = status.current?.rollout?.stalled ? status.current.rollout : undefined;
   const observed =

@@ -1,15 +1,19 @@
-// What a StaticExportRelease needs next, as a pure function of what was observed: the first rule of
-// its source's ladder that applies, else `settle`. The release's source (sources/) observes, calls
-// `decide`, performs the one action it names and folds the outcome back into status (after-*.ts).
+// What a StaticExportRelease needs next, as a pure function of what was observed: the status is
+// classified once (a start whose wait is over dropped, a pin's spec seen; a tag's check recorded),
+// then the first rule of its source's ladder that applies decides, else `settle`. The rules' order
+// is the behaviour: test/unit/controllers/static-export-release-rules/ladder.test.ts pins it.
 
 import {
+  type Chosen,
   DEFAULT_TUNABLES,
   type Decision,
-  first,
+  ladder,
   type Observed,
   type PlatformCase,
   type PlatformObserved,
+  type RegistryCase,
   type RegistryObserved,
+  type Rule,
   type Tunables,
 } from './model.ts';
 import { untilNextCheck, withCheck } from './oci.ts';
@@ -29,27 +33,52 @@ import { untilNextWork } from './schedule.ts';
 import { settle } from './settle.ts';
 import { requestsOf } from './start-reason.ts';
 
+/**
+ * Deleted or suspended, nothing more; a start in doubt is waited out before anything else; a
+ * problem found before the calls, then an export in flight, come before a pin or a new export;
+ * renewal and repair only once none is due.
+ */
+export const PLATFORM_RULES: readonly Rule<PlatformCase>[] = [
+  deleting,
+  suspended,
+  startOutcomeUnknown,
+  blocked,
+  exportInFlight,
+  pinnedVersion,
+  joinOrStart,
+  renewLink,
+  repairTarget,
+];
+
+/** Deleted or suspended, nothing more; a new digest is pulled before a drifted target is written again. */
+export const REGISTRY_RULES: readonly Rule<RegistryCase>[] = [
+  deleting,
+  suspended,
+  blocked,
+  ociCheckFailed,
+  ociNewDigest,
+  ociRewrite,
+];
+
 export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision {
-  return (
-    first([deleting, suspended])(o) ?? (o.source === 'registry' ? decideRegistry(o) : decidePlatform(o, tun))
-  );
+  return choose(o, tun).decision;
 }
 
-// A start in doubt is waited out before anything else; a problem found before the calls, then an
-// export in flight, come before a pin or a new export; renewal and repair only once none is due.
-function decidePlatform(o: PlatformObserved, tun: Tunables): Decision {
-  const c = { o, tun, status: withoutExpiredStart(o.release.status ?? {}, o.now, tun) };
-  return (
-    first([startOutcomeUnknown, blocked, exportInFlight, pinnedVersion, joinOrStart])(c) ?? steady(pinSeen(c))
-  );
+/** The decision and the rule that chose it. */
+export function choose(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Chosen {
+  return o.source === 'registry' ? chooseRegistry(o) : choosePlatform(o, tun);
 }
 
-/** Nothing to export: the link is renewed, the target repaired, or the release settles. */
-function steady(c: PlatformCase): Decision {
-  const { o, status, tun } = c;
+function choosePlatform(o: PlatformObserved, tun: Tunables): Chosen {
+  const c = pinSeen({ o, tun, status: withoutExpiredStart(o.release.status ?? {}, o.now, tun) });
+  return ladder(PLATFORM_RULES, c, steady);
+}
+
+/** Nothing to export: the release settles until the next work due on its own. */
+function steady({ o, status, tun }: PlatformCase): Decision {
   // A pinned release handles a request without exporting: its link is renewed as usual.
   const handled = o.release.spec.pinnedVersion ? { ...status, ...requestsOf(o.release) } : status;
-  return first([renewLink, repairTarget])(c) ?? settle(o, handled, untilNextWork(o.release, o.now, tun));
+  return settle(o, handled, untilNextWork(o.release, o.now, tun));
 }
 
 /**
@@ -63,14 +92,11 @@ function pinSeen(c: PlatformCase): PlatformCase {
   return { ...c, status: { ...c.status, observedGeneration: gen } };
 }
 
-// The tag's check is recorded first (the spec and any request are seen with it); a new digest is
-// pulled before a drifted target is written again.
-function decideRegistry(o: RegistryObserved): Decision {
+// The tag's check is recorded first (the spec and any request are seen with it).
+function chooseRegistry(o: RegistryObserved): Chosen {
   const found = o.release.status ?? {};
   const status = o.check?.kind === 'resolved' ? withCheck(found, o.release, o.check.digest, o.now) : found;
-  const c = { o, status };
-  return (
-    first([blocked, ociCheckFailed, ociNewDigest, ociRewrite])(c) ??
-    settle(o, status, untilNextCheck(status, o.oci, o.now))
+  return ladder(REGISTRY_RULES, { o, status }, (c) =>
+    settle(o, c.status, untilNextCheck(c.status, o.oci, o.now)),
   );
 }

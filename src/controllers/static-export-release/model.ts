@@ -4,6 +4,7 @@
 import type { AdminApiClient } from '../../api/index.ts';
 import type { StaticExportRelease, StaticExportReleaseStatus } from '../../crd/index.ts';
 import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
+import type { Decision as DecisionOf } from '../decision.ts';
 import type { Failure } from '../failures.ts';
 import type { EventNote } from '../types.ts';
 import type { Roll } from './rollout.ts';
@@ -99,16 +100,7 @@ export type Action =
   | OciAction
   | Roll;
 
-export interface Decision {
-  action: Action;
-  /** Status to write before the action (or as the whole result when the action is `none`). */
-  status: Status;
-  events: EventNote[];
-  /** Reconcile again after this long (polling, renewal, next interval); undefined = wait for a change. */
-  requeueAfterMs?: number;
-  /** What went wrong; its retry rule (fixed delay, backoff or wait) replaces `requeueAfterMs`. */
-  failure?: Failure;
-}
+export type Decision = DecisionOf<Action, Status>;
 
 /** A folded action outcome: the status to write and the events that tell of it. */
 export interface Folded {
@@ -144,16 +136,25 @@ export interface RegistryCase {
   status: Status;
 }
 
-/** One rung of the ladder: its decision when it applies, undefined to let the next rung look. */
-export type Rule<C> = (c: C) => Decision | undefined;
+/** One rung of the ladder, named (the log says which chose): its decision when it applies, else undefined. */
+export interface Rule<C> {
+  readonly name: string;
+  apply(c: C): Decision | undefined;
+}
 
-/** The decision of the first rule that applies. */
-export const first =
-  <C>(rules: readonly Rule<C>[]) =>
-  (c: C): Decision | undefined => {
-    for (const rule of rules) {
-      const d = rule(c);
-      if (d) return d;
-    }
-    return undefined;
-  };
+export const rule = <C>(name: string, apply: (c: C) => Decision | undefined): Rule<C> => ({ name, apply });
+
+/** A decision and the name of the rule that chose it. */
+export interface Chosen {
+  rule: string;
+  decision: Decision;
+}
+
+/** The decision of the first rule that applies, else the foot's (`settle`). */
+export function ladder<C>(rules: readonly Rule<C>[], c: C, foot: (c: C) => Decision): Chosen {
+  for (const r of rules) {
+    const decision = r.apply(c);
+    if (decision) return { rule: r.name, decision };
+  }
+  return { rule: 'settle', decision: foot(c) };
+}

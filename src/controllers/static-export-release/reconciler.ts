@@ -1,30 +1,27 @@
 // observe -> decide -> act for one StaticExportRelease, on the shared skeleton. The release's source
-// (sources/) observes, decides through decide.ts (its rules in rules/) and performs its own actions;
-// the reconciler names no source and does only what both share: the workloads' roll and the metrics.
+// (sources/) observes; decide.ts decides on it (its rules in rules/), reading the share group's
+// flight as it is at that moment; the claim step takes the start decided; the action table
+// (actions.ts) performs the action. The reconciler names no source.
 import {
   GROUP_VERSION,
   SER_PLURAL,
   type StaticExportRelease,
   staticExportReleaseSpecSchema,
 } from '../../crd/index.ts';
-import { rollWorkload } from '../../targets/workloads.ts';
 import type { Failure } from '../failures.ts';
 import { type Loaded, Reconciler } from '../skeleton.ts';
-import type { ReconcileResult } from '../types.ts';
-import { withFailure, withHealthy } from './conditions.ts';
-import { type Action, DEFAULT_TUNABLES, type Decision, type Observed, type Status } from './model.ts';
+import { type ReleaseActions, releaseActions } from './actions.ts';
+import { releaseConditions } from './conditions.ts';
+import { choose } from './decide.ts';
+import { type Action, DEFAULT_TUNABLES, type Decision, type Status, type Tunables } from './model.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
-import { afterRoll, type Roll } from './rollout.ts';
-import { type ReleaseRun, type SourceContext, type SourceLook, sourceFor } from './sources/source.ts';
+import { closeLook, type Look, type SourceContext, sourceFor } from './sources/source.ts';
 
-export class StaticExportReleaseReconciler extends Reconciler<
-  StaticExportRelease,
-  Status,
-  SourceLook,
-  Decision
-> {
+export class StaticExportReleaseReconciler extends Reconciler<StaticExportRelease, Status, Look, Action> {
   private readonly o: ReleaseReconcilerOptions;
   private readonly sources: SourceContext;
+  private readonly tunables: Tunables;
+  protected readonly actions: ReleaseActions;
 
   constructor(options: ReleaseReconcilerOptions) {
     super(options, {
@@ -34,12 +31,9 @@ export class StaticExportReleaseReconciler extends Reconciler<
       logKey: 'release',
     });
     this.o = options;
-    this.sources = {
-      options,
-      tunables: options.tunables ?? DEFAULT_TUNABLES,
-      commit: (run, step) => this.commit(run, step),
-      fail: (run, status, f, cause) => this.fail(run, status, f, cause),
-    };
+    this.sources = { options };
+    this.tunables = options.tunables ?? DEFAULT_TUNABLES;
+    this.actions = releaseActions(options, this.tunables);
   }
 
   protected callsApi(release: StaticExportRelease): boolean {
@@ -55,51 +49,54 @@ export class StaticExportReleaseReconciler extends Reconciler<
     this.o.shared.leave(`${namespace}/${name}`);
   }
 
-  protected observe(
-    loaded: Loaded<StaticExportRelease>,
-    signal: AbortSignal | undefined,
-  ): Promise<SourceLook> {
+  protected observe(loaded: Loaded<StaticExportRelease>, signal: AbortSignal | undefined): Promise<Look> {
     return sourceFor(this.sources, loaded.obj).observe(loaded, signal);
   }
 
-  protected decide(look: SourceLook): Decision {
-    return look.decide();
+  protected decide(look: Look): Decision {
+    return decideOn(look, this.tunables);
   }
 
-  protected override finished(look: SourceLook): void {
-    look.close();
+  protected override claim(look: Look, d: Decision): void {
+    claim(look, d);
   }
 
-  protected withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
-    return withFailure(status, f, generation, now);
+  protected conditions(
+    release: StaticExportRelease,
+    status: Status,
+    f: Failure | undefined,
+    now: Date,
+  ): Status {
+    return releaseConditions(release, status, f, now);
   }
 
-  protected override sendsOnce(action: Action): boolean {
-    return action.kind === 'start';
+  protected override finished(look: Look): void {
+    closeLook(look);
   }
+}
 
-  // A finished job's state (and its ExportCompleted event) is stored with what the publish made of
-  // it: a crash in between polls the job again, and publishing twice writes the same values.
-  protected override writesWithOutcome(action: Action): boolean {
-    return action.kind === 'publish';
-  }
+/**
+ * Decides with the share group's export in flight as it is now (the claim step follows at once),
+ * naming the rule that chose (the skeleton logs it).
+ */
+export function decideOn({ observed, visit }: Look, tun: Tunables): Decision {
+  const flight = visit?.flight();
+  const { rule, decision } = choose(
+    flight && observed.source === 'platform' ? { ...observed, shared: flight } : observed,
+    tun,
+  );
+  return { ...decision, rule };
+}
 
-  protected act(look: SourceLook, d: Decision, run: ReleaseRun): Promise<ReconcileResult> {
-    if (d.action.kind === 'roll') return this.roll(look.observed, d.action, run);
-    return look.act(d, run);
-  }
-
-  private async roll(o: Observed, roll: Roll, run: ReleaseRun): Promise<ReconcileResult> {
-    const namespace = o.release.metadata.namespace ?? '';
-    const rolled = [];
-    for (const w of roll.workloads)
-      rolled.push({ ...w, generation: await rollWorkload(this.o.kube, namespace, w, roll.annotations) });
-    const status = run.record.status;
-    const release = { ...o.release, status };
-    const next = afterRoll(release, roll, rolled, o.now);
-    // The rollout under way shows at once (Reconciling), not only at the next look.
-    const rolling = withHealthy(release, { ...status, current: next.current }, o.now);
-    await this.commit(run, { status: rolling, events: next.events });
-    return { requeueAfterMs: 1_000 };
-  }
+/**
+ * A start decided is claimed for the group; a poll this reconcile made stays the group's answer
+ * until this release polls next.
+ */
+export function claim({ observed, visit, polled }: Look, d: Decision): void {
+  if (!visit) return;
+  const { now, release } = observed;
+  if (d.action.kind === 'start') visit.claim(now);
+  const jobId = release.status?.export?.jobId;
+  if (polled && jobId && d.requeueAfterMs !== undefined)
+    visit.pollFreshUntil(jobId, now.getTime() + d.requeueAfterMs);
 }

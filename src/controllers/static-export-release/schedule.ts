@@ -4,9 +4,6 @@ import { type ExportObservations, nextPollDelayMs } from '../../api/poll-schedul
 import { parseDuration, type StaticExportRelease } from '../../crd/index.ts';
 import type { Status, Tunables } from './model.ts';
 
-/** The work queue's shortest wait: a requeue is never sooner than this. */
-export const clampDelay = (ms: number) => Math.max(1_000, ms);
-
 /** An export was started (or joined) and has not finished. */
 export const inFlight = (s: Status) => Boolean(s.export?.jobId && !s.export.finishedAt);
 

@@ -1,10 +1,9 @@
 // The foot of the ladder: nothing to fetch or publish. The workloads roll or are watched; else
 // nothing is done until the next work due on its own.
-import { type Failure, failureEvent } from '../failures.ts';
-import { withFailure, withHealthy } from './conditions.ts';
+import { failed, none } from '../decision.ts';
+import type { Failure } from '../failures.ts';
 import type { Decision, Observed, Status } from './model.ts';
 import { rolloutStep } from './rollout.ts';
-import { clampDelay } from './schedule.ts';
 import { syncStep } from './sync.ts';
 
 /** `nextWorkMs`: until the next work due on its own (link renewal, the next interval or tag check). */
@@ -25,18 +24,9 @@ export function settle(o: Observed, status: Status, nextWorkMs: number | undefin
       stalled: true,
       retryAfterMs: 60_000,
     };
-    return {
-      action: { kind: 'none' },
-      status: withFailure(steady, f, release.metadata.generation, now),
-      events: [...(step?.events ?? []), failureEvent(f)],
-      failure: f,
-    };
+    const d = failed(steady, f);
+    return { ...d, events: [...(step?.events ?? []), ...d.events] };
   }
   const next = [nextWorkMs, step?.requeueAfterMs].filter((t): t is number => t !== undefined);
-  return {
-    action: { kind: 'none' },
-    status: withHealthy(release, steady, now),
-    events: step?.events ?? [],
-    ...(next.length ? { requeueAfterMs: clampDelay(Math.min(...next)) } : {}),
-  };
+  return none(steady, next.length ? Math.min(...next) : undefined, step?.events ?? []);
 }

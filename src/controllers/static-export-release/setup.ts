@@ -14,6 +14,7 @@ import { VALUES_SECRET_LABEL, WORKLOAD_KINDS } from '../../targets/workloads.ts'
 import type { Wiring } from '../wiring.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
 import { StaticExportReleaseReconciler } from './reconciler.ts';
+import { SharedExports } from './shared-exports.ts';
 
 type Release = StaticExportRelease & KubeObject;
 
@@ -26,7 +27,7 @@ const DOMAIN = 'domain';
 
 export type ReleaseSetupOptions = Omit<
   ReleaseReconcilerOptions,
-  'reads' | 'releasesOfDomain' | 'labelledWorkloads'
+  'reads' | 'releasesOfDomain' | 'labelledWorkloads' | 'shared'
 >;
 
 export function setupReleases(w: Wiring, options: ReleaseSetupOptions): Controller {
@@ -62,8 +63,12 @@ export function setupReleases(w: Wiring, options: ReleaseSetupOptions): Controll
     return { kind, informer };
   });
 
+  // The share groups of this term of leadership (rebuilt from the releases' status by the next): a
+  // group's releases are woken when its export starts or ends.
+  const shared = new SharedExports({ wake: (key) => controller.enqueue(key) });
   const reconciler = new StaticExportReleaseReconciler({
     ...options,
+    shared,
     reads: w.reads(releases, GROUP_VERSION, SER_PLURAL),
     releasesOfDomain: (domain) => (releases.hasSynced() ? releases.byIndex(DOMAIN, domain) : undefined),
     labelledWorkloads: (kind, namespace, valuesSecret) =>
@@ -93,5 +98,6 @@ export function setupReleases(w: Wiring, options: ReleaseSetupOptions): Controll
       ),
     );
   for (const x of workloads) builder.watches(x.informer, readersOf, ignoreStatusOnly);
-  return builder.complete((ns, n, signal) => reconciler.reconcile(ns, n, signal));
+  const controller = builder.complete((ns, n, signal) => reconciler.reconcile(ns, n, signal));
+  return controller;
 }

@@ -1,10 +1,8 @@
 // One reconcile's part in its release's share group (shared-exports.ts). Opened by the platform
 // source (sources/platform-export.ts) when the release has an account, closed when the reconcile
-// ends: every call made on the group goes through it, and reading the group, deciding and claiming a
-// start is one step.
+// ends: every call made on the group goes through it. Deciding reads the group's flight; the
+// reconciler's claim step, right after, takes the start decided.
 import type { ExportStatus, GeneratedBundle } from '../../api/index.ts';
-import { decide } from './decide.ts';
-import type { Decision, PlatformObserved, Tunables } from './model.ts';
 import type { SharedExport, SharedExports } from './shared-exports.ts';
 
 export class ShareVisit {
@@ -46,20 +44,17 @@ export class ShareVisit {
   }
 
   /**
-   * Decides with the group's export in flight as it is now, and claims the start it decides on.
-   * Synchronous from reading the group to claiming it: no other reconcile runs in between, so two
-   * releases of a group never both decide to start. `polled`: the poll in `o` was this reconcile's
-   * call, and the others reuse its answer until this release polls next.
+   * This release is about to start the group's export: the others wait for its job id instead of
+   * starting one. Taken in the same synchronous step as the decision that read the group's flight,
+   * so two releases of a group never both decide to start.
    */
-  decide(o: PlatformObserved, polled: boolean, tun: Tunables): Decision {
-    const flight = this.flight();
-    const d = decide({ ...o, ...(flight ? { shared: flight } : {}) }, tun);
-    const { now, release } = o;
-    if (d.action.kind === 'start') this.groups.claim(this.key, this.member, now.toISOString());
-    const jobId = release.status?.export?.jobId;
-    if (polled && jobId && d.requeueAfterMs !== undefined)
-      this.groups.pollFreshUntil(this.identity, jobId, now.getTime() + d.requeueAfterMs);
-    return d;
+  claim(now: Date): void {
+    this.groups.claim(this.key, this.member, now.toISOString());
+  }
+
+  /** This reconcile polled the job and looks again at `until`: the others reuse its answer till then. */
+  pollFreshUntil(jobId: string, until: number): void {
+    this.groups.pollFreshUntil(this.identity, jobId, until);
   }
 
   /** The claimed start returned a job: the others of the group join it. */

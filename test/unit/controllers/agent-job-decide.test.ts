@@ -7,16 +7,23 @@ import {
   TimeoutError,
 } from '../../../src/api/index.ts';
 import {
-  afterCreate,
   afterCreateFailed,
+  afterCreate as afterCreateFold,
   agentPollIntervalMs,
-  decide,
   type Observed,
+  type RemoteJob,
   type Status,
 } from '../../../src/controllers/agent-job/decide.ts';
 import { createFailure } from '../../../src/controllers/agent-job/reconciler.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
 import type { AgentJob } from '../../../src/crd/index.ts';
+import { jobDecided as decide, jobCommitted } from '../../support/committed.ts';
+
+/** The create's outcome for the job `o` observed, as written. */
+const afterCreate = (o: Observed, status: Status, created: RemoteJob) => {
+  const next = afterCreateFold(status, created);
+  return { ...next, status: jobCommitted(o.job, next.status, o.now) };
+};
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();

@@ -2,14 +2,11 @@
 // for, and what status and events the outcomes leave. Pure functions, no registry.
 import { describe, expect, it } from 'vitest';
 import { failure, nextStep } from '../../../src/controllers/failures.ts';
-import {
-  afterOciGateFailed,
-  afterOciPublish,
-} from '../../../src/controllers/static-export-release/after-oci.ts';
-import { decide } from '../../../src/controllers/static-export-release/decide.ts';
+import * as ociFolds from '../../../src/controllers/static-export-release/after-oci.ts';
 import type { Status } from '../../../src/controllers/static-export-release/model.ts';
 import { ociCheckDue } from '../../../src/controllers/static-export-release/oci.ts';
 import { REQUESTED_AT_ANNOTATION, staticExportReleaseSpecSchema } from '../../../src/crd/index.ts';
+import { decided as decide, folded } from '../../support/committed.ts';
 import {
   at,
   MIN,
@@ -18,6 +15,9 @@ import {
   release as platformRelease,
   type ReleaseOptions,
 } from '../../support/release-fixtures.ts';
+
+const afterOciPublish = folded(ociFolds.afterOciPublish);
+const afterOciGateFailed = folded(ociFolds.afterOciGateFailed);
 
 const REPO = 'registry.internal:5000/docs/site';
 const D1 = `sha256:${'1'.repeat(64)}`;

@@ -1,7 +1,6 @@
 // Re-rolling the workloads that serve a release: which roll, when, and how their rollout is judged.
 import { describe, expect, it } from 'vitest';
-import { afterPublish } from '../../../src/controllers/static-export-release/after-publish.ts';
-import { decide } from '../../../src/controllers/static-export-release/decide.ts';
+import * as publishFolds from '../../../src/controllers/static-export-release/after-publish.ts';
 import type {
   Observed,
   PlatformObserved,
@@ -21,6 +20,7 @@ import {
   type Workload,
   type WorkloadObject,
 } from '../../../src/targets/workloads.ts';
+import { decided as decide, folded } from '../../support/committed.ts';
 import {
   at,
   MIN,
@@ -30,6 +30,8 @@ import {
   V1,
   V2,
 } from '../../support/release-fixtures.ts';
+
+const afterPublish = folded(publishFolds.afterPublish);
 
 const VERSION = 'staticexport.dev/version';
 

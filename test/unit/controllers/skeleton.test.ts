@@ -1,8 +1,10 @@
-// The shared reconcile: what an action's failure leaves in status and events.
+// The shared reconcile: what an action's failure leaves in status and events, the conditions of every
+// status it writes, and the rule it logs.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { Decision } from '../../../src/controllers/decision.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
-import { Reconciler, type Run } from '../../../src/controllers/skeleton.ts';
+import { type ActionTable, Reconciler } from '../../../src/controllers/skeleton.ts';
 import type { KubeClient } from '../../../src/runtime/kube-client.ts';
 
 interface Obj {
@@ -13,11 +15,14 @@ interface Obj {
   status?: { reason?: string };
 }
 type Status = NonNullable<Obj['status']>;
-type D = { action: { kind: string }; status: Status; events: [] };
+type A = { kind: 'none' } | { kind: 'act' };
 
 /** Acts without the admin API and records `f` as the action's failure. */
-class FailingAction extends Reconciler<Obj, Status, object, D> {
+class FailingAction extends Reconciler<Obj, Status, object, A> {
   private readonly f: Failure;
+  protected readonly actions: ActionTable<object, A, Obj, Status> = {
+    act: { run: (_o, _a, run) => run.fail(run.record.status, this.f, new Error(this.f.message)) },
+  };
 
   constructor(kube: KubeClient, events: string[], f: Failure) {
     const logger = { debug() {}, warn() {}, info() {}, error() {} } as never;
@@ -39,14 +44,11 @@ class FailingAction extends Reconciler<Obj, Status, object, D> {
   protected async observe() {
     return {};
   }
-  protected decide(): D {
+  protected decide(): Decision<A, Status> {
     return { action: { kind: 'act' }, status: {}, events: [] };
   }
-  protected withFailure(s: Status, f: Failure): Status {
-    return { ...s, reason: f.reason };
-  }
-  protected act(_o: object, _d: D, run: Run<Obj, Status>) {
-    return this.fail(run, run.record.status, this.f, new Error(this.f.message));
+  protected conditions(_obj: Obj, s: Status, f: Failure | undefined): Status {
+    return f ? { ...s, reason: f.reason } : s;
   }
 }
 
@@ -81,5 +83,96 @@ describe('a failure an action records', () => {
     expect(await r.reconcile('ns', 'n')).toEqual(result);
     expect(written).toEqual([f.reason]);
     expect(events).toEqual([f.reason]);
+  });
+});
+
+type Said = { step?: string; said?: string };
+type Done = { kind: 'none' } | { kind: 'done' };
+interface Thing extends Omit<Obj, 'status'> {
+  status?: Said;
+}
+
+/** Decides `d` and, for `done`, commits the outcome `{ step: 'done' }`; its conditions say what was derived. */
+class Committing extends Reconciler<Thing, Said, object, Done> {
+  private readonly d: Decision<Done, Said>;
+  protected readonly actions: ActionTable<object, Done, Thing, Said> = {
+    done: {
+      run: async (_o, _a, run) => {
+        await run.commit({ status: { step: 'done' }, events: [] });
+        return {};
+      },
+    },
+  };
+
+  constructor(kube: KubeClient, debug: object[], d: Decision<Done, Said>) {
+    const logger = { debug: (o: object) => void debug.push(o), warn() {}, info() {}, error() {} } as never;
+    super(
+      { kube, clients: {} as never, events: { emit: async () => {} }, logger },
+      { apiVersion: 'example.dev/v1', plural: 'things', specSchema: z.object({}), logKey: 'thing' },
+    );
+    this.d = d;
+  }
+  protected callsApi() {
+    return false;
+  }
+  protected async observe() {
+    return {};
+  }
+  protected decide() {
+    return this.d;
+  }
+  protected conditions(_obj: Thing, s: Said, f: Failure | undefined): Said {
+    return { ...s, said: f ? f.reason : 'healthy' };
+  }
+}
+
+describe('every status the skeleton writes', () => {
+  async function reconcile(d: Decision<Done, Said>) {
+    const written: Said[] = [];
+    const debug: object[] = [];
+    const kube = {
+      get: async () => ({
+        apiVersion: 'example.dev/v1',
+        kind: 'Thing',
+        metadata: { name: 'n', namespace: 'ns', resourceVersion: '1' },
+        spec: {},
+      }),
+      apply: async (_path: string, body: { status: Said }) => {
+        written.push(body.status);
+        return { metadata: { resourceVersion: String(written.length + 1) } };
+      },
+    } as unknown as KubeClient;
+    await new Committing(kube, debug, d).reconcile('ns', 'n');
+    return { written, debug };
+  }
+
+  it("carries the conditions derived from it and the failure: the decision's and the action's outcome", async () => {
+    const { written } = await reconcile({
+      action: { kind: 'done' },
+      status: { step: 'decided' },
+      events: [],
+    });
+    expect(written).toEqual([
+      { step: 'decided', said: 'healthy' },
+      { step: 'done', said: 'healthy' },
+    ]);
+    const f: Failure = { reason: 'ApiUnavailable', message: 'down', stalled: false };
+    const failed = await reconcile({ action: { kind: 'none' }, status: {}, events: [], failure: f });
+    expect(failed.written).toEqual([{ said: 'ApiUnavailable' }]);
+  });
+
+  it('but one whose outcome is pending: written as decided, the outcome brings them', async () => {
+    const { written } = await reconcile({
+      action: { kind: 'done' },
+      status: { step: 'marked' },
+      events: [],
+      pending: true,
+    });
+    expect(written).toEqual([{ step: 'marked' }, { step: 'done', said: 'healthy' }]);
+  });
+
+  it('is decided by a rule the debug log names', async () => {
+    const { debug } = await reconcile({ action: { kind: 'none' }, status: {}, events: [], rule: 'settle' });
+    expect(debug).toContainEqual(expect.objectContaining({ thing: 'ns/n', rule: 'settle' }));
   });
 });

@@ -1,11 +1,11 @@
 // spec.rollout.onNewContent Sync: nothing rolls; the operator records the version handed to the pods'
 // content sync sidecars and reports when every ready pod serves it, or why not.
 import { describe, expect, it } from 'vitest';
-import { decide } from '../../../src/controllers/static-export-release/decide.ts';
 import type { Status } from '../../../src/controllers/static-export-release/model.ts';
 import { syncUnderWay } from '../../../src/controllers/static-export-release/sync.ts';
 import { podContent } from '../../../src/targets/pod-content.ts';
 import type { Workload } from '../../../src/targets/workloads.ts';
+import { decided as decide } from '../../support/committed.ts';
 import { at, MIN, NOW, observed, release, servingV1, V1, V2 } from '../../support/release-fixtures.ts';
 
 type Rollout = NonNullable<NonNullable<Status['current']>['rollout']>;

@@ -1,6 +1,7 @@
 import { failed } from '../decision.ts';
-import type { Observed, Rule, Status } from '../model.ts';
+import { type Observed, type Rule, rule, type Status } from '../model.ts';
 
 /** A problem found before any call (spec, Secret, key, target): it is all there is to say. */
-export const blocked: Rule<{ o: Observed; status: Status }> = ({ o, status }) =>
-  o.blocked ? failed(o, status, o.blocked) : undefined;
+export const blocked: Rule<{ o: Observed; status: Status }> = rule('blocked', ({ o, status }) =>
+  o.blocked ? failed(status, o.blocked) : undefined,
+);

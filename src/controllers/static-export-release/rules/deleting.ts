@@ -1,6 +1,7 @@
 import { none } from '../decision.ts';
-import type { Observed, Rule } from '../model.ts';
+import { type Observed, type Rule, rule } from '../model.ts';
 
 /** Being deleted: nothing more is done (the values Secret goes with it, by owner reference). */
-export const deleting: Rule<Observed> = ({ release }) =>
-  release.metadata.deletionTimestamp ? none(release.status ?? {}) : undefined;
+export const deleting: Rule<{ o: Observed }> = rule('deleting', ({ o: { release } }) =>
+  release.metadata.deletionTimestamp ? none(release.status ?? {}) : undefined,
+);

@@ -1,5 +1,5 @@
 import { failed, none } from '../decision.ts';
-import type { PlatformCase, Rule } from '../model.ts';
+import { type PlatformCase, type Rule, rule } from '../model.ts';
 import { exportPollDelayMs, inFlight } from '../schedule.ts';
 import { jobPolled } from './job-polled.ts';
 import { jobVanished } from './job-vanished.ts';
@@ -8,7 +8,7 @@ import { jobVanished } from './job-vanished.ts';
  * An export in flight finishes first, whatever else changed meanwhile: a completed one is
  * published (its publish was cut short), else its poll's answer decides.
  */
-export const exportInFlight: Rule<PlatformCase> = (c) => {
+export const exportInFlight: Rule<PlatformCase> = rule('exportInFlight', (c) => {
   const { o, status } = c;
   if (!inFlight(status)) return undefined;
   const jobId = status.export?.jobId ?? '';
@@ -16,7 +16,7 @@ export const exportInFlight: Rule<PlatformCase> = (c) => {
     return { action: { kind: 'publish', mode: 'NewContent', jobId }, status, events: [] };
   const { poll } = o;
   if (!poll) return none(status, exportPollDelayMs(status, o.now));
-  if (poll.kind === 'failed') return failed(o, status, poll.failure);
+  if (poll.kind === 'failed') return failed(status, poll.failure);
   if (poll.kind === 'notFound') return jobVanished(c, jobId);
   return jobPolled(c, jobId, poll);
-};
+});

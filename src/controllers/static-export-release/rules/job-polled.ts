@@ -1,5 +1,4 @@
 import { completedDurationMs, observe, withDuration } from '../../../api/poll-schedule.ts';
-import { withHealthy } from '../conditions.ts';
 import { none } from '../decision.ts';
 import type { Decision, ExportPoll, PlatformCase, Status } from '../model.ts';
 import { exportObservations, exportPollDelayMs, nextExportDue } from '../schedule.ts';
@@ -50,11 +49,11 @@ export function jobPolled({ o, status, tun }: PlatformCase, jobId: string, poll:
     const message = `Export job ${jobId} failed${poll.error ? `: ${poll.error}` : ''}`;
     const s: Status = { ...status, export: { ...polled, finishedAt: now.toISOString(), message } };
     const due = nextExportDue({ ...release, status: s }, tun);
-    return none(withHealthy(release, s, now), due === undefined ? undefined : due - now.getTime(), [
+    return none(s, due === undefined ? undefined : due - now.getTime(), [
       { type: 'Warning', reason: 'ExportFailed', note: message },
     ]);
   }
   // queued, running, or a state this client does not know yet: keep polling.
   const s = { ...status, export: polled };
-  return none(withHealthy(release, s, now), exportPollDelayMs(s, now));
+  return none(s, exportPollDelayMs(s, now));
 }

@@ -1,4 +1,3 @@
-import { withHealthy } from '../conditions.ts';
 import { none, start } from '../decision.ts';
 import type { Decision, PlatformCase, Status } from '../model.ts';
 import { JOIN_WAIT_MS } from '../schedule.ts';
@@ -8,7 +7,7 @@ import { JOIN_WAIT_MS } from '../schedule.ts';
  * joined when another release of the group started one, else started.
  */
 export function jobVanished({ o, status }: PlatformCase, jobId: string): Decision {
-  const { release, now, shared } = o;
+  const { now, shared } = o;
   const s: Status = {
     ...status,
     export: {
@@ -19,7 +18,7 @@ export function jobVanished({ o, status }: PlatformCase, jobId: string): Decisio
     },
   };
   if (shared && shared.jobId !== jobId)
-    return none(withHealthy(release, s, now), JOIN_WAIT_MS, [
+    return none(s, JOIN_WAIT_MS, [
       {
         type: 'Warning',
         reason: 'ExportVanished',

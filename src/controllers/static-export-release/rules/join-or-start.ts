@@ -1,10 +1,10 @@
 import type { StaticExportRelease } from '../../../crd/index.ts';
-import { withHealthy } from '../conditions.ts';
-import { none, start } from '../decision.ts';
-import type { Decision, PlatformCase, Rule, Status } from '../model.ts';
-import { clampDelay, JOIN_WAIT_MS } from '../schedule.ts';
+import { withExport } from '../after-start.ts';
+import { awaiting, none, start } from '../decision.ts';
+import { type Decision, type PlatformCase, type Rule, rule, type Status } from '../model.ts';
+import { JOIN_WAIT_MS } from '../schedule.ts';
 import type { SharedExport } from '../shared-exports.ts';
-import { requestsOf, startReason } from '../start-reason.ts';
+import { startReason } from '../start-reason.ts';
 
 /**
  * Whether the group's export in flight is one this release should take part in: not its own job
@@ -22,52 +22,39 @@ function joined(
   release: StaticExportRelease,
   status: Status,
   shared: SharedExport & { jobId: string },
-  now: Date,
 ): Decision {
-  const { start: _, ...base } = status;
-  const generation = release.metadata.generation;
-  const s: Status = {
-    ...base,
-    export: {
-      jobId: shared.jobId,
-      state: shared.state ?? 'queued',
-      startedAt: shared.startedAt,
-      joined: true,
-      ...(generation === undefined ? {} : { generation }),
+  const s = withExport(release, status, {
+    jobId: shared.jobId,
+    state: shared.state ?? 'queued',
+    startedAt: shared.startedAt,
+    joined: true,
+  });
+  // The job is polled at once (a member's poll answers it if fresh).
+  return none(s, 0, [
+    {
+      type: 'Normal',
+      reason: 'ExportJoined',
+      note: `Joined export job ${shared.jobId} for ${release.spec.domain}, started for a release with the same key and export options; no second export is started`,
     },
-    ...requestsOf(release),
-  };
-  return {
-    action: { kind: 'none' },
-    status: withHealthy(release, s, now),
-    events: [
-      {
-        type: 'Normal',
-        reason: 'ExportJoined',
-        note: `Joined export job ${shared.jobId} for ${release.spec.domain}, started for a release with the same key and export options; no second export is started`,
-      },
-    ],
-    // The job is polled at once (a member's poll answers it if fresh).
-    requeueAfterMs: clampDelay(0),
-  };
+  ]);
 }
 
 /**
  * An unpinned release joins its group's export in flight when it should take part in it, and
  * starts its own when it has a reason to export (and no other release of the site may have one).
  */
-export const joinOrStart: Rule<PlatformCase> = ({ o, status, tun }) => {
+export const joinOrStart: Rule<PlatformCase> = rule('joinOrStart', ({ o, status, tun }) => {
   const { release, now, shared } = o;
   if (release.spec.pinnedVersion) return undefined;
   const reason = startReason(release, now, tun);
   if (shared && joinable(status, shared, reason !== undefined)) {
     const { jobId } = shared;
-    if (jobId !== undefined) return joined(release, status, { ...shared, jobId }, now);
+    if (jobId !== undefined) return joined(release, status, { ...shared, jobId });
     // Another release of the group is starting it: join once it has an id, never start a second.
-    return none(status, JOIN_WAIT_MS);
+    return awaiting(status, JOIN_WAIT_MS);
   }
   if (!reason) return undefined;
   // Looked at again once every release is known: it may join the job one of them records.
-  if (o.peersUnknown) return none(status, JOIN_WAIT_MS);
+  if (o.peersUnknown) return awaiting(status, JOIN_WAIT_MS);
   return start(status, now, reason);
-};
+});

@@ -1,7 +1,8 @@
 import { failed } from '../decision.ts';
-import type { RegistryCase, Rule } from '../model.ts';
+import { type RegistryCase, type Rule, rule } from '../model.ts';
 import { withinInterval } from '../oci.ts';
 
 /** Resolving the tag failed: looked at, even if in vain; the next look follows the failure's retry rule. */
-export const ociCheckFailed: Rule<RegistryCase> = ({ o, status }) =>
-  o.check?.kind === 'failed' ? failed(o, status, withinInterval(o.release, o.check.failure)) : undefined;
+export const ociCheckFailed: Rule<RegistryCase> = rule('ociCheckFailed', ({ o, status }) =>
+  o.check?.kind === 'failed' ? failed(status, withinInterval(o.release, o.check.failure)) : undefined,
+);

@@ -1,7 +1,8 @@
-import type { RegistryCase, Rule } from '../model.ts';
+import { type RegistryCase, type Rule, rule } from '../model.ts';
 
 /** The target no longer holds the served reference: written again from status. */
-export const ociRewrite: Rule<RegistryCase> = ({ o, status }) =>
+export const ociRewrite: Rule<RegistryCase> = rule('ociRewrite', ({ o, status }) =>
   status.current?.version && o.targetDrifted
     ? { action: { kind: 'rewrite' }, status, events: [] }
-    : undefined;
+    : undefined,
+);

@@ -1,12 +1,12 @@
 import type { Failure } from '../../failures.ts';
 import { failed } from '../decision.ts';
-import type { PlatformCase, Rule } from '../model.ts';
+import { type PlatformCase, type Rule, rule } from '../model.ts';
 
 /**
  * spec.pinnedVersion names a version not served now: the job of that version (from history) is
  * published again, or the pin is refused when history does not know it.
  */
-export const pinnedVersion: Rule<PlatformCase> = ({ o, status }) => {
+export const pinnedVersion: Rule<PlatformCase> = rule('pinnedVersion', ({ o, status }) => {
   const pinned = o.release.spec.pinnedVersion;
   if (!pinned || status.current?.version === pinned) return undefined;
   const seen = { ...status, observedGeneration: o.release.metadata.generation };
@@ -18,11 +18,11 @@ export const pinnedVersion: Rule<PlatformCase> = ({ o, status }) => {
       message: `spec.pinnedVersion ${pinned} is not in status.history (known: ${known}); pin one of those or remove the pin`,
       stalled: true,
     };
-    return failed(o, seen, f);
+    return failed(seen, f);
   }
   return {
     action: { kind: 'publish', mode: 'Pin', jobId: entry.jobId, expectVersion: pinned },
     status: seen,
     events: [],
   };
-};
+});

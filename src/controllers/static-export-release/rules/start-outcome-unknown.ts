@@ -1,6 +1,5 @@
 import { type Failure, failureEvent } from '../../failures.ts';
-import { withFailure } from '../conditions.ts';
-import type { PlatformCase, Rule, Status, Tunables } from '../model.ts';
+import { type PlatformCase, type Rule, rule, type Status, type Tunables } from '../model.ts';
 
 type StartMark = NonNullable<Status['start']>;
 
@@ -20,10 +19,9 @@ export function withoutExpiredStart(status: Status, now: Date, tun: Tunables): S
  * First of all, whatever else is wrong now: a start that may have been sent is not repeated before
  * the wait is over (the admin API has no idempotency key). Told once, when first found.
  */
-export const startOutcomeUnknown: Rule<PlatformCase> = ({ o, status, tun }) => {
+export const startOutcomeUnknown: Rule<PlatformCase> = rule('startOutcomeUnknown', ({ o, status, tun }) => {
   const mark = status.start;
   if (!mark) return undefined;
-  const { release, now } = o;
   const at = retryAt(mark, tun);
   const f: Failure = {
     reason: 'StartOutcomeUnknown',
@@ -32,17 +30,12 @@ export const startOutcomeUnknown: Rule<PlatformCase> = ({ o, status, tun }) => {
       'connection or could not record the answer). The admin API has no idempotency key, so it does not start ' +
       `another one before ${new Date(at).toISOString()}`,
     stalled: false,
-    retryAfterMs: at - now.getTime(),
+    retryAfterMs: at - o.now.getTime(),
   };
   return {
     action: { kind: 'none' },
-    status: withFailure(
-      { ...status, start: { ...mark, phase: 'OutcomeUnknown' } },
-      f,
-      release.metadata.generation,
-      now,
-    ),
+    status: { ...status, start: { ...mark, phase: 'OutcomeUnknown' } },
     events: mark.phase === 'Starting' ? [failureEvent(f)] : [],
     failure: f,
   };
-};
+});

@@ -1,13 +1,13 @@
-import { absent, RECONCILING } from '../../../runtime/conditions.ts';
-import { withConditions } from '../../conditions.ts';
 import { none } from '../decision.ts';
-import type { Observed, Rule } from '../model.ts';
+import { type Observed, type Rule, rule } from '../model.ts';
 
-/** Suspended: nothing is under way any more, and this spec is seen (kstatus must not wait on it). */
-export const suspended: Rule<Observed> = ({ release, now }) => {
+/**
+ * Suspended: this spec is seen (kstatus must not wait on it); nothing is under way any more (its
+ * conditions say so at commit).
+ */
+export const suspended: Rule<{ o: Observed }> = rule('suspended', ({ o: { release } }) => {
   if (!release.spec.suspend) return undefined;
   const gen = release.metadata.generation;
   const status = release.status ?? {};
-  const seen = gen === undefined ? status : { ...status, observedGeneration: gen };
-  return none(withConditions(seen, [absent(RECONCILING)], gen, now));
-};
+  return none(gen === undefined ? status : { ...status, observedGeneration: gen });
+});

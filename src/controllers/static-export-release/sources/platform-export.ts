@@ -1,28 +1,19 @@
 // The platform source: the admin API exports the site (spec.domain) as jobs. Observed: the job in
 // flight (polled once for the share group), else the group's peers, the target and the workloads.
-// Its actions start an export and publish a job's bundle; every call on the share group goes through
-// the reconcile's ShareVisit, opened here along with the admin API client.
-import type { AdminApiClient, ExportStatus, StartedExport } from '../../../api/index.ts';
-import { assertVersion, bundleSource, type GateVerdict } from '../../../bundle/index.ts';
+// The reconcile's ShareVisit, opened here along with the admin API client, is what every call on the
+// share group goes through (the poll here; the start and the bundle link in actions.ts).
+import type { AdminApiClient, ExportStatus } from '../../../api/index.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../../crd/index.ts';
-import { readCredentials, secretRefText } from '../../credentials.ts';
-import { classifyError, mayHaveReachedServer } from '../../failures.ts';
+import { readCredentials } from '../../credentials.ts';
 import { type Loaded, pollJob } from '../../skeleton.ts';
-import type { ReconcileResult } from '../../types.ts';
-import { afterPublish, afterPublishGateFailed } from '../after-publish.ts';
-import { afterStart, afterStartFailed } from '../after-start.ts';
-import type { Action, Decision, ExportPoll, PlatformObserved, Status } from '../model.ts';
-import { judgeNewContent } from '../publish-gate.ts';
-import { exportPollDelayMs } from '../schedule.ts';
+import type { ExportPoll, PlatformObserved } from '../model.ts';
 import { ShareVisit } from '../share-visit.ts';
 import { memberKey, shareKey } from '../shared-exports.ts';
-import { observedOnly } from './observed-only.ts';
-import { serving, targetOf, targetProblem } from './serving.ts';
-import type { ReleaseRun, Source, SourceContext, SourceLook } from './source.ts';
+import { serving, targetProblem } from './serving.ts';
+import type { Look, Source, SourceContext } from './source.ts';
 
 /** What a member of a share group observes: the client is its account's. */
 type MemberObserved = PlatformObserved & { client: AdminApiClient };
-type PublishAction = Extract<Action, { kind: 'publish' }>;
 
 export const platformExport = (ctx: SourceContext): Source => new PlatformExport(ctx);
 
@@ -57,7 +48,7 @@ class PlatformExport implements Source {
   async observe(
     { now, obj: release, blocked, client }: Loaded<StaticExportRelease>,
     signal: AbortSignal | undefined,
-  ): Promise<SourceLook> {
+  ): Promise<Look> {
     const seen: PlatformObserved = { source: 'platform', now, release, ...(client ? { client } : {}) };
     if (blocked || !client) return this.outside(blocked ? { ...seen, blocked } : seen);
     const problem = await targetProblem(this.ctx.options, release, signal);
@@ -66,13 +57,13 @@ class PlatformExport implements Source {
   }
 
   /** Deleted, suspended or blocked: in no share group, and nothing to call. */
-  private outside(o: PlatformObserved): SourceLook {
+  private outside(o: PlatformObserved): Look {
     this.ctx.options.shared.leave(memberKey(o.release));
-    return observedOnly(o, this.ctx.tunables);
+    return { observed: o };
   }
 
   /** The job in flight (polled once for the group), else the group's peers, the target and workloads. */
-  private async member(seen: MemberObserved, signal: AbortSignal | undefined): Promise<SourceLook> {
+  private async member(seen: MemberObserved, signal: AbortSignal | undefined): Promise<Look> {
     const { release, now, client } = seen;
     const { identity } = client;
     // A member from here on: a job adopted below is its group's flight.
@@ -93,18 +84,17 @@ class PlatformExport implements Source {
         () => visit.poll(jobId, () => client.getExport(jobId, { signal })),
         signal,
       );
-      if (poll.kind !== 'job') return new MemberLook(this.ctx, { ...seen, poll }, visit, false);
+      if (poll.kind !== 'job') return { observed: { ...seen, poll }, visit };
       const answer = poll.job;
-      return new MemberLook(
-        this.ctx,
-        { ...seen, poll: answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' } },
+      return {
+        observed: { ...seen, poll: answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' } },
         visit,
-        answer.polled,
-      );
+        polled: answer.polled,
+      };
     }
     const peers = await this.adoptPeerJob(release, visit, now);
     const observed = await serving(this.ctx.options, release, (current) => current.version, signal);
-    return new MemberLook(this.ctx, { ...seen, ...peers, ...observed }, visit, false);
+    return { observed: { ...seen, ...peers, ...observed }, visit };
   }
 
   /**
@@ -146,147 +136,5 @@ class PlatformExport implements Source {
       return {};
     }
     return {};
-  }
-}
-
-/** A share group member's look: it decides through its visit, and starts or publishes an export. */
-class MemberLook implements SourceLook {
-  readonly observed: MemberObserved;
-  private readonly ctx: SourceContext;
-  private readonly visit: ShareVisit;
-  /** The poll in `observed` was a call of this reconcile (not another member's answer). */
-  private readonly polled: boolean;
-
-  constructor(ctx: SourceContext, observed: MemberObserved, visit: ShareVisit, polled: boolean) {
-    this.ctx = ctx;
-    this.observed = observed;
-    this.visit = visit;
-    this.polled = polled;
-  }
-
-  decide(): Decision {
-    return this.visit.decide(this.observed, this.polled, this.ctx.tunables);
-  }
-
-  act({ action }: Decision, run: ReleaseRun): Promise<ReconcileResult> {
-    if (action.kind === 'start') return this.start(run);
-    if (action.kind === 'publish') return this.publish(action, run);
-    return Promise.resolve({});
-  }
-
-  close(): void {
-    this.visit.close();
-  }
-
-  private async start(run: ReleaseRun): Promise<ReconcileResult> {
-    const o = this.observed;
-    const { spec } = o.release;
-    // `status.start` is stored (by the skeleton, as a compare-and-swap) before this call: a crash or
-    // a second operator from here on waits instead of starting a second export at once.
-    let started: StartedExport;
-    try {
-      // Aborted (deleted, or another replica leads) even once sent: the mark stays, so a start cut
-      // short is reported and waited out, never repeated at once.
-      started = await o.client.startExport(
-        {
-          // The platform source: the CRD requires a domain with it.
-          domain: spec.domain ?? '',
-          ...(spec.export?.versionLabel ? { version: spec.export.versionLabel } : {}),
-          ...(spec.export?.paths ? { paths: spec.export.paths } : {}),
-        },
-        run.signal ? { signal: run.signal } : {},
-      );
-    } catch (e) {
-      if (run.signal?.aborted) throw e;
-      this.visit.startFailed();
-      const status = afterStartFailed(run.record.status, mayHaveReachedServer(e));
-      return this.ctx.fail(run, status, classifyError(e, secretRefText(o.release)), e);
-    }
-    // First thing after the job exists: its id goes to status, so a restart resumes this job. Should
-    // that write fail, the failure is recorded on top of it (the skeleton uses the status meant).
-    // Started as the answer arrived: the platform counts its duration from about then (its
-    // createdAt), so the site's previous durations point at the end, not a start call's time early.
-    const startedAt = (this.ctx.options.now ?? (() => new Date()))();
-    const next = afterStart(
-      { ...o, now: startedAt, release: { ...o.release, status: run.record.status } },
-      started.jobId,
-      started.status ?? 'queued',
-    );
-    await this.ctx.commit(run, next);
-    // Recorded: the group's other releases join this job (they are woken for it). A job whose id
-    // could not be recorded is nobody's to join: its start's outcome counts as unknown.
-    this.visit.started(started.jobId, startedAt.toISOString());
-    // The first look: soon when nothing is known (a small site's export may be done at once), else
-    // when this site's exports usually end.
-    return { requeueAfterMs: exportPollDelayMs(next.status, startedAt) ?? 0 };
-  }
-
-  private async publish(action: PublishAction, run: ReleaseRun): Promise<ReconcileResult> {
-    const o = this.observed;
-    const { client } = o;
-    const { options } = this.ctx;
-    const { signal } = run;
-    const status = run.record.status;
-    const release = { ...o.release, status };
-    // A link generated for another release of the group a moment ago serves this one too.
-    const bundle = await this.visit.link(action.jobId, () => client.generateBundle(action.jobId, { signal }));
-    let version = status.current?.version ?? '';
-    let pageCount: number | undefined;
-    let verdict: GateVerdict = { ok: true };
-    if (action.mode === 'NewContent' || action.mode === 'Pin') {
-      // Downloaded and verified once per job, whichever release asks first; the others read the result.
-      const fetched = await options.cache.fetch(bundleSource(client.identity, action.jobId), {
-        url: bundle.bundleUrl,
-        ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
-        renewUrl: async () => (await client.generateBundle(action.jobId, { signal })).bundleUrl,
-        ...(signal ? { signal } : {}),
-        ...(options.download?.deadlineMs ? { deadlineMs: options.download.deadlineMs } : {}),
-      });
-      assertVersion(fetched.version, action.expectVersion);
-      version = fetched.version;
-      pageCount = fetched.site.pages;
-      // Only new content is judged: a pinned version was served before.
-      if (action.mode === 'NewContent') verdict = judgeNewContent(release, version, fetched.site);
-    }
-    if (!verdict.ok) {
-      const next = afterPublishGateFailed(
-        { ...o, release },
-        { jobId: action.jobId, version, message: verdict.message },
-        this.ctx.tunables,
-      );
-      await this.ctx.commit(run, next);
-      this.exportFinished(status);
-      return next.requeueAfterMs === undefined ? {} : { requeueAfterMs: next.requeueAfterMs };
-    }
-    const unchanged = action.mode === 'NewContent' && version === status.current?.version;
-    const wrote = unchanged
-      ? false
-      : await targetOf(options, release).write({ bundleUrl: bundle.bundleUrl, version }, o.now, signal);
-    const next = afterPublish(
-      { ...o, release },
-      {
-        mode: action.mode,
-        jobId: action.jobId,
-        version,
-        expiresAt: bundle.expiresAt,
-        wrote,
-        ...(bundle.sizeBytes === undefined ? {} : { sizeBytes: bundle.sizeBytes }),
-        ...(pageCount === undefined ? {} : { pageCount }),
-      },
-    );
-    await this.ctx.commit(run, next);
-    if (action.mode === 'NewContent') this.exportFinished(status);
-    // The workloads are looked at next, at once: a new version or renewal rolls them, and a spec
-    // change (e.g. a new workloadRef) that re-exported identical content still brings them along.
-    // That reconcile also schedules the renewal.
-    return { requeueAfterMs: 0 };
-  }
-
-  private exportFinished(status: Status): void {
-    if (!status.export?.startedAt) return;
-    this.ctx.options.metrics?.exportFinished(
-      (this.observed.now.getTime() - Date.parse(status.export.startedAt)) / 1000,
-      'completed',
-    );
   }
 }

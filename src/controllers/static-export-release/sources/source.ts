@@ -1,47 +1,46 @@
 // Where a release's content comes from (spec.source): the platform's export jobs through the admin
 // API, or a registry's tag. One file per kind implements Source and sourceFor picks the one the spec
-// names, as targetFor does for targets: the reconciler names no source. A source observes what
-// decide reads, performs its own actions and closes what it opened for the reconcile.
+// names, as targetFor does for targets: the reconciler names no source. A source only observes; the
+// actions (actions.ts) call through what its look opened.
 import type { StaticExportRelease } from '../../../crd/index.ts';
-import type { Failure } from '../../failures.ts';
-import type { Loaded, Run } from '../../skeleton.ts';
-import type { ReconcileResult } from '../../types.ts';
-import type { Decision, Folded, Observed, Status, Tunables } from '../model.ts';
+import type { Loaded } from '../../skeleton.ts';
+import type { Observed } from '../model.ts';
 import type { ReleaseReconcilerOptions } from '../options.ts';
+import type { ShareVisit } from '../share-visit.ts';
 import { ociRegistry } from './oci-registry.ts';
 import { platformExport } from './platform-export.ts';
-
-export type ReleaseRun = Run<StaticExportRelease, Status>;
+import type { OpenedRegistry } from './registry-client.ts';
 
 export interface Source {
   /** Whether following it calls the admin API: the skeleton reads the release's key first. */
   readonly callsApi: boolean;
   /** This reconcile's look at the source; `loaded.client` is set when it calls the API with a usable key. */
-  observe(loaded: Loaded<StaticExportRelease>, signal: AbortSignal | undefined): Promise<SourceLook>;
+  observe(loaded: Loaded<StaticExportRelease>, signal: AbortSignal | undefined): Promise<Look>;
 }
 
-/** One reconcile's look at a release's source: what was observed, the decision on it, its actions. */
-export interface SourceLook {
+/** One reconcile's look at a release's source: what decide reads, and what the actions call through. */
+export interface Look {
   readonly observed: Observed;
-  /** `decide` on what was observed (pure; a platform release decides through its share group). */
-  decide(): Decision;
-  /** Performs the decided action when it is the source's own (start, publish; pull, rewrite). */
-  act(d: Decision, run: ReleaseRun): Promise<ReconcileResult>;
-  /** The reconcile ended, however: what observe opened (a share visit, a registry client) is closed. */
-  close(): void;
+  /** A platform release with an account: its part in its share group, through which its calls go. */
+  readonly visit?: ShareVisit;
+  /** The poll in `observed` was a call of this reconcile (not another member's answer). */
+  readonly polled?: boolean;
+  /** The registry client opened to check the tag. */
+  readonly registry?: OpenedRegistry;
 }
 
-/** What the reconciler lends a source: its options and the steps of the shared reconcile. */
+/** What the reconciler lends a source. */
 export interface SourceContext {
   options: ReleaseReconcilerOptions;
-  tunables: Tunables;
-  /** Writes a status, then its events. */
-  commit(run: ReleaseRun, step: Folded): Promise<void>;
-  /** Records a failed action on top of `status` and says when to try again. */
-  fail(run: ReleaseRun, status: Status, f: Failure, cause: unknown): Promise<ReconcileResult>;
 }
 
 /** The registry spec.source names; without one, the platform's exports of spec.domain. */
 export function sourceFor(ctx: SourceContext, release: StaticExportRelease): Source {
   return ociRegistry(ctx, release) ?? platformExport(ctx);
+}
+
+/** The reconcile ended, however: what its look opened (a share visit, a registry client) is closed. */
+export function closeLook(look: Look): void {
+  look.visit?.close();
+  void look.registry?.client.close();
 }

@@ -10,7 +10,7 @@ describe('blocked', () => {
     ['nothing found before the calls', {}, undefined],
     ['a problem found before the calls is all there is to say', { blocked: f }, f],
   ])('%s', (_, extra, failure) => {
-    const d = blocked(platformCase(release(), extra));
+    const d = blocked.apply(platformCase(release(), extra));
     expect(d?.failure).toEqual(failure);
     if (d) {
       expect(d.action).toEqual({ kind: 'none' });

@@ -8,7 +8,7 @@ describe('deleting', () => {
     ['being deleted: nothing to do, status as found', '2026-11-22T11:00:00Z', { kind: 'none' }],
   ])('%s', (_, deletionTimestamp, action) => {
     const r = release({ status: servingV1() });
-    const d = deleting(observed({ ...r, metadata: { ...r.metadata, deletionTimestamp } }));
+    const d = deleting.apply({ o: observed({ ...r, metadata: { ...r.metadata, deletionTimestamp } }) });
     expect(d?.action).toEqual(action);
     if (d) expect(d.status).toEqual(servingV1());
   });

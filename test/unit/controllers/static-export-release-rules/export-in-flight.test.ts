@@ -29,14 +29,15 @@ describe('exportInFlight', () => {
       { kind: 'none' },
     ],
   ])('%s', (_, status, poll, action) => {
-    const d = exportInFlight(platformCase(release({ status }), poll ? { poll } : {}));
+    const d = exportInFlight.apply(platformCase(release({ status }), poll ? { poll } : {}));
     expect(d?.action).toEqual(action);
   });
 
   it('a failed poll is reported as the failure', () => {
     expect(
-      exportInFlight(platformCase(release({ status: running() }), { poll: { kind: 'failed', failure: f } }))
-        ?.failure,
+      exportInFlight.apply(
+        platformCase(release({ status: running() }), { poll: { kind: 'failed', failure: f } }),
+      )?.failure,
     ).toEqual(f);
   });
 });

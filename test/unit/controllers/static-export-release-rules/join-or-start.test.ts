@@ -55,12 +55,12 @@ describe('joinOrStart', () => {
       JOIN_WAIT_MS,
     ],
   ])('%s', (_, spec, status, extra, action, requeueAfterMs) => {
-    const d = joinOrStart(platformCase(release({ spec, status }), extra));
+    const d = joinOrStart.apply(platformCase(release({ spec, status }), extra));
     expect(d?.action).toEqual(action);
     expect(d?.requeueAfterMs).toBe(requeueAfterMs);
   });
 
   it('a start is marked in status before the call', () => {
-    expect(joinOrStart(platformCase(release()))?.status.start?.phase).toBe('Starting');
+    expect(joinOrStart.apply(platformCase(release()))?.status.start?.phase).toBe('Starting');
   });
 });

@@ -20,7 +20,7 @@ describe('ociCheckFailed', () => {
       undefined,
     ],
   ])('%s', (_, check, retryAfterMs) => {
-    const d = ociCheckFailed(registryCase(ociRelease(), check ? { check } : {}));
+    const d = ociCheckFailed.apply(registryCase(ociRelease(), check ? { check } : {}));
     expect(d?.failure?.reason).toBe(check?.kind === 'failed' ? check.failure.reason : undefined);
     expect(d?.failure?.retryAfterMs).toBe(retryAfterMs);
   });

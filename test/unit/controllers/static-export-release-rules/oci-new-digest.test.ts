@@ -25,6 +25,8 @@ describe('ociNewDigest', () => {
       undefined,
     ],
   ])('%s', (_, status, check, action) => {
-    expect(ociNewDigest(registryCase(ociRelease(status), check ? { check } : {}))?.action).toEqual(action);
+    expect(ociNewDigest.apply(registryCase(ociRelease(status), check ? { check } : {}))?.action).toEqual(
+      action,
+    );
   });
 });

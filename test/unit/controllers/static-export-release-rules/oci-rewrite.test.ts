@@ -10,6 +10,6 @@ describe('ociRewrite', () => {
     ['the target drifted: written again', servingD1, true, { kind: 'rewrite' }],
     ['nothing served: nothing to write', {}, true, undefined],
   ])('%s', (_, status, targetDrifted, action) => {
-    expect(ociRewrite(registryCase(ociRelease(status), { targetDrifted }))?.action).toEqual(action);
+    expect(ociRewrite.apply(registryCase(ociRelease(status), { targetDrifted }))?.action).toEqual(action);
   });
 });

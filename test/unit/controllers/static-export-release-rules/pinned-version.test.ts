@@ -29,7 +29,7 @@ describe('pinnedVersion', () => {
     ],
   ])('%s', (_, pin, status, action, failure) => {
     const spec = pin === undefined ? {} : { pinnedVersion: pin };
-    const d = pinnedVersion(platformCase(release({ spec, generation: 2, status })));
+    const d = pinnedVersion.apply(platformCase(release({ spec, generation: 2, status })));
     expect(d?.action).toEqual(action);
     expect(d?.failure?.reason).toBe(failure);
     // The pin is this generation's whole spec change: seen.

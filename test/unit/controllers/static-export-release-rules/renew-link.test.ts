@@ -12,10 +12,10 @@ describe('renewLink', () => {
     ],
   ])('%s', (_, renewalTime, action) => {
     const status = servingV1({}, { renewalTime });
-    expect(renewLink(platformCase(release({ status })))?.action).toEqual(action);
+    expect(renewLink.apply(platformCase(release({ status })))?.action).toEqual(action);
   });
 
   it('nothing served: nothing to renew', () => {
-    expect(renewLink(platformCase(release()))).toBeUndefined();
+    expect(renewLink.apply(platformCase(release()))).toBeUndefined();
   });
 });

@@ -14,6 +14,6 @@ describe('repairTarget', () => {
     ],
     ['nothing served: nothing to repair', {}, true, undefined],
   ])('%s', (_, status, targetDrifted, action) => {
-    expect(repairTarget(platformCase(release({ status }), { targetDrifted }))?.action).toEqual(action);
+    expect(repairTarget.apply(platformCase(release({ status }), { targetDrifted }))?.action).toEqual(action);
   });
 });

@@ -17,7 +17,7 @@ describe('startOutcomeUnknown', () => {
     ['a start just sent: waits out the rest, told once', marked('Starting', MIN), wait - MIN, 1],
     ['already told: waits on, silently', marked('OutcomeUnknown', 2 * MIN), wait - 2 * MIN, 0],
   ])('%s', (_, status, retryAfterMs, events) => {
-    const d = startOutcomeUnknown(platformCase(release({ status })));
+    const d = startOutcomeUnknown.apply(platformCase(release({ status })));
     expect(d?.failure?.retryAfterMs).toBe(retryAfterMs);
     expect(d?.events.length ?? 0).toBe(events);
     if (d) expect(d.status.start?.phase).toBe('OutcomeUnknown');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { suspended } from '../../../../src/controllers/static-export-release/rules/suspended.ts';
-import { at, observed, release, servingV1 } from '../../../support/release-fixtures.ts';
+import { committed } from '../../../support/committed.ts';
+import { at, NOW, observed, release, servingV1 } from '../../../support/release-fixtures.ts';
 
 describe('suspended', () => {
   it.each([
@@ -19,7 +20,9 @@ describe('suspended', () => {
       generation: 2,
       status: { ...servingV1(), conditions: [reconciling] },
     });
-    const d = suspended(observed(r));
+    const rule = suspended.apply({ o: observed(r) });
+    // As written: its conditions are derived at commit.
+    const d = rule && committed(r, rule, NOW);
     expect(d?.status.observedGeneration).toBe(observedGeneration);
     if (d) {
       expect(d.action).toEqual({ kind: 'none' });

@@ -1,19 +1,27 @@
 // What a source's tests lend it: a Kubernetes API that holds no object (every read a 404, each
 // recorded; what is created is kept), a registry of share groups, and a reconcile whose writes and
-// failures are recorded.
+// failures are recorded; then the steps the reconciler takes on a look (decide, claim, act).
+import type { Decision } from '../../../../src/controllers/decision.ts';
 import { afterFailure, type Failure } from '../../../../src/controllers/failures.ts';
 import type { Loaded } from '../../../../src/controllers/skeleton.ts';
 import {
+  type ReleaseRun,
+  releaseActions,
+} from '../../../../src/controllers/static-export-release/actions.ts';
+import {
+  type Action,
   DEFAULT_TUNABLES,
   type Folded,
   type Status,
 } from '../../../../src/controllers/static-export-release/model.ts';
+import { claim, decideOn } from '../../../../src/controllers/static-export-release/reconciler.ts';
 import { SharedExports } from '../../../../src/controllers/static-export-release/shared-exports.ts';
 import type {
-  ReleaseRun,
+  Look,
   SourceContext,
 } from '../../../../src/controllers/static-export-release/sources/source.ts';
 import type { StaticExportRelease } from '../../../../src/crd/index.ts';
+import type { ReconcileResult } from '../../../../src/runtime/controller.ts';
 import { KubeApiError, type KubeClient } from '../../../../src/runtime/kube-client.ts';
 import { NOW } from '../../../support/release-fixtures.ts';
 
@@ -26,6 +34,8 @@ export interface Lent {
   created: { data?: Record<string, string> }[];
   committed: Folded[];
   failed: { status: Status; failure: Failure }[];
+  /** A reconcile of `release` whose decided status was written. */
+  run(release: StaticExportRelease, status: Status): ReleaseRun;
 }
 
 export function lent(): Lent {
@@ -57,16 +67,24 @@ export function lent(): Lent {
       // The operator's cache holds no labelled workload: none is listed.
       labelledWorkloads: () => false,
     },
-    tunables: DEFAULT_TUNABLES,
-    commit: async (_run, step) => {
-      committed.push(step);
-    },
-    fail: async (_run, status, failure) => {
-      failed.push({ status, failure });
-      return afterFailure(failure);
-    },
   };
-  return { ctx, shared, reads, created, committed, failed };
+  const run = (release: StaticExportRelease, status: Status): ReleaseRun =>
+    ({
+      obj: release,
+      now: NOW,
+      record: { status },
+      signal: undefined,
+      events: [],
+      unsent: [],
+      commit: async (step: Folded) => {
+        committed.push(step);
+      },
+      fail: async (s: Status, failure: Failure): Promise<ReconcileResult> => {
+        failed.push({ status: s, failure });
+        return afterFailure(failure);
+      },
+    }) as unknown as ReleaseRun;
+  return { ctx, shared, reads, created, committed, failed, run };
 }
 
 /** The skeleton's load of `release` at NOW. */
@@ -75,13 +93,19 @@ export const loaded = (
   extra: Omit<Loaded<StaticExportRelease>, 'now' | 'obj'> = {},
 ): Loaded<StaticExportRelease> => ({ now: NOW, obj: release, ...extra });
 
-/** A reconcile of `release` whose decided status was written. */
-export const run = (release: StaticExportRelease, status: Status): ReleaseRun =>
-  ({
-    obj: release,
-    now: NOW,
-    record: { status },
-    signal: undefined,
-    events: [],
-    unsent: [],
-  }) as unknown as ReleaseRun;
+/** The reconciler's decision on a look, and its claim step right after. */
+export function decideAndClaim(look: Look): Decision<Action, Status> {
+  const d = decideOn(look, DEFAULT_TUNABLES);
+  claim(look, d);
+  return d;
+}
+
+/** Runs the decided action's entry of the action table on `look`. */
+export function act(l: Lent, look: Look, d: Decision<Action, Status>): Promise<ReconcileResult> {
+  const entries = releaseActions(l.ctx.options, DEFAULT_TUNABLES) as unknown as Record<
+    string,
+    { run(look: Look, action: Action, run: ReleaseRun): Promise<ReconcileResult> }
+  >;
+  const entry = entries[d.action.kind];
+  return entry ? entry.run(look, d.action, l.run(look.observed.release, d.status)) : Promise.resolve({});
+}

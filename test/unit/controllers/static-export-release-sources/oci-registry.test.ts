@@ -4,11 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { failure } from '../../../../src/controllers/failures.ts';
 import type { RegistryObserved } from '../../../../src/controllers/static-export-release/model.ts';
-import { sourceFor } from '../../../../src/controllers/static-export-release/sources/source.ts';
+import { closeLook, sourceFor } from '../../../../src/controllers/static-export-release/sources/source.ts';
 import type { StaticExportRelease } from '../../../../src/crd/index.ts';
 import { release } from '../../../support/release-fixtures.ts';
 import { D1, ociRelease, REPO, servingD1 } from '../static-export-release-rules/oci.ts';
-import { lent, loaded, run } from './context.ts';
+import { act, decideAndClaim, lent, loaded } from './context.ts';
 
 /** Follows a repository on `host` (never checked), with `oci` merged over its source and `spec` over the rest. */
 const following = (host: string, oci: object = {}, spec: object = {}) =>
@@ -47,8 +47,8 @@ describe('the registry source observes', () => {
     expect(source).toBe('registry');
     expect(oci).toBe(r.spec.source?.oci);
     expect(rest).toMatchObject(expected);
-    expect(look.decide().action.kind).toBe(action);
-    look.close();
+    expect(decideAndClaim(look).action.kind).toBe(action);
+    closeLook(look);
   });
 
   it('nothing while suspended: no check, no target read', async () => {
@@ -75,8 +75,8 @@ describe('the registry source acts', () => {
     const l = lent();
     const r = ociRelease();
     const look = await sourceFor(l.ctx, r).observe(loaded(r), undefined);
-    const d = look.decide();
-    const result = await look.act(d, run(r, d.status));
+    const d = decideAndClaim(look);
+    const result = await act(l, look, d);
     expect(d.action).toEqual({ kind: 'rewrite' });
     const data = l.created[0]?.data ?? {};
     expect(Buffer.from(data.ociReference ?? '', 'base64').toString()).toBe(`${REPO}@${D1}`);

@@ -13,10 +13,10 @@ import {
 import { failure } from '../../../../src/controllers/failures.ts';
 import type { PlatformObserved, Status } from '../../../../src/controllers/static-export-release/model.ts';
 import { shareKey } from '../../../../src/controllers/static-export-release/shared-exports.ts';
-import { sourceFor } from '../../../../src/controllers/static-export-release/sources/source.ts';
+import { closeLook, sourceFor } from '../../../../src/controllers/static-export-release/sources/source.ts';
 import type { StaticExportRelease } from '../../../../src/crd/index.ts';
 import { at, MIN, NOW, release, servingV1, V1 } from '../../../support/release-fixtures.ts';
-import { lent, loaded, run } from './context.ts';
+import { act, decideAndClaim, lent, loaded } from './context.ts';
 
 interface Answers {
   getExport?: () => Promise<ExportStatus>;
@@ -101,7 +101,7 @@ describe('the platform source observes', () => {
     expect(rest).toEqual(expected);
     expect(a.calls).toEqual(calls);
     expect(l.reads).toHaveLength(reads);
-    look.close();
+    closeLook(look);
   });
 
   it('a failed poll as a failure to decide on, not an error', async () => {
@@ -116,7 +116,7 @@ describe('the platform source observes', () => {
     const blocked = failure('SecretNotFound', 'no Secret', true);
     const look = await sourceFor(lent().ctx, r).observe(loaded(r, { blocked }), undefined);
     expect(look.observed).toMatchObject({ blocked });
-    expect(look.decide().action).toEqual({ kind: 'none' });
+    expect(decideAndClaim(look).action).toEqual({ kind: 'none' });
   });
 });
 
@@ -126,10 +126,10 @@ describe('the platform source acts', () => {
     const l = lent();
     const a = account(answers);
     const look = await sourceFor(l.ctx, r).observe(loaded(r, { client: a.client }), undefined);
-    const d = look.decide();
+    const d = decideAndClaim(look);
     const flightDecided = l.shared.flight(shareKey('acct', r.spec));
-    const result = await look.act(d, run(r, d.status));
-    look.close();
+    const result = await act(l, look, d);
+    closeLook(look);
     return { ...l, ...a, d, flightDecided, result, flight: l.shared.flight(shareKey('acct', r.spec)) };
   }
 

@@ -1,0 +1,266 @@
+// Every action a StaticExportRelease's decision can name, each with its one entry: what it calls
+// and how its outcome is folded back into status (after-*.ts). The skeleton runs the entry of the
+// action decided, after writing the decided status (see ActionEntry for `atMostOnce` and
+// `writesWithOutcome`); its conditions are derived as each status is written.
+import type { StartedExport } from '../../api/index.ts';
+import { assertVersion, bundleSource, type GateVerdict } from '../../bundle/index.ts';
+import type { StaticExportRelease } from '../../crd/index.ts';
+import { rollWorkload } from '../../targets/workloads.ts';
+import { secretRefText } from '../credentials.ts';
+import { classifyError, mayHaveReachedServer } from '../failures.ts';
+import type { ActionTable, Run } from '../skeleton.ts';
+import type { ReconcileResult } from '../types.ts';
+import { afterOciGateFailed, afterOciPublish, afterOciRewrite } from './after-oci.ts';
+import { afterPublish, afterPublishGateFailed } from './after-publish.ts';
+import { afterStart, afterStartFailed } from './after-start.ts';
+import type { Action, Status, Tunables } from './model.ts';
+import { ociReference, withinInterval } from './oci.ts';
+import type { ReleaseReconcilerOptions } from './options.ts';
+import { judgeNewContent } from './publish-gate.ts';
+import { afterRoll } from './rollout.ts';
+import { exportPollDelayMs } from './schedule.ts';
+import { type PulledSite, pullSite } from './sources/registry-client.ts';
+import { targetOf } from './sources/serving.ts';
+import type { Look } from './sources/source.ts';
+
+export type ReleaseRun = Run<StaticExportRelease, Status>;
+type Of<K extends Action['kind']> = Extract<Action, { kind: K }>;
+export type ReleaseActions = ActionTable<Look, Action, StaticExportRelease, Status>;
+
+export function releaseActions(options: ReleaseReconcilerOptions, tun: Tunables): ReleaseActions {
+  return {
+    start: { run: (look, _, run) => start(options, look, run), atMostOnce: true },
+    // A finished job's state (and its ExportCompleted event) is stored with what the publish made of
+    // it: a crash in between polls the job again, and publishing twice writes the same values.
+    publish: {
+      run: (look, action, run) => publish(options, tun, look, action, run),
+      writesWithOutcome: true,
+    },
+    pull: { run: (look, action, run) => pull(options, look, action.digest, run) },
+    rewrite: { run: (look, _, run) => rewrite(options, look, run) },
+    roll: { run: (look, action, run) => roll(options, look, action, run) },
+  };
+}
+
+/** The release as this reconcile means it now: its status as decided or written so far. */
+const meant = (look: Look, run: ReleaseRun): StaticExportRelease => ({
+  ...look.observed.release,
+  status: run.record.status,
+});
+
+/** Starts the export the share group claimed for this release and records its job. */
+async function start(
+  options: ReleaseReconcilerOptions,
+  look: Look,
+  run: ReleaseRun,
+): Promise<ReconcileResult> {
+  const { observed: o, visit } = look;
+  if (o.source !== 'platform' || !o.client || !visit) return {};
+  const { spec } = o.release;
+  // `status.start` is stored (by the skeleton, as a compare-and-swap) before this call: a crash or
+  // a second operator from here on waits instead of starting a second export at once.
+  let started: StartedExport;
+  try {
+    // Aborted (deleted, or another replica leads) even once sent: the mark stays, so a start cut
+    // short is reported and waited out, never repeated at once.
+    started = await o.client.startExport(
+      {
+        // The platform source: the CRD requires a domain with it.
+        domain: spec.domain ?? '',
+        ...(spec.export?.versionLabel ? { version: spec.export.versionLabel } : {}),
+        ...(spec.export?.paths ? { paths: spec.export.paths } : {}),
+      },
+      run.signal ? { signal: run.signal } : {},
+    );
+  } catch (e) {
+    if (run.signal?.aborted) throw e;
+    visit.startFailed();
+    const status = afterStartFailed(run.record.status, mayHaveReachedServer(e));
+    return run.fail(status, classifyError(e, secretRefText(o.release)), e);
+  }
+  // First thing after the job exists: its id goes to status, so a restart resumes this job. Should
+  // that write fail, the failure is recorded on top of it (the skeleton uses the status meant).
+  // Started as the answer arrived: the platform counts its duration from about then (its
+  // createdAt), so the site's previous durations point at the end, not a start call's time early.
+  const startedAt = (options.now ?? (() => new Date()))();
+  const next = afterStart(
+    { now: startedAt, release: meant(look, run) },
+    started.jobId,
+    started.status ?? 'queued',
+  );
+  await run.commit(next);
+  // Recorded: the group's other releases join this job (they are woken for it). A job whose id
+  // could not be recorded is nobody's to join: its start's outcome counts as unknown.
+  visit.started(started.jobId, startedAt.toISOString());
+  // The first look: soon when nothing is known (a small site's export may be done at once), else
+  // when this site's exports usually end.
+  return { requeueAfterMs: exportPollDelayMs(next.status, startedAt) ?? 0 };
+}
+
+/** Publishes a job's bundle: new content (downloaded, verified, gated), a pin, a renewal or a repair. */
+async function publish(
+  options: ReleaseReconcilerOptions,
+  tun: Tunables,
+  look: Look,
+  action: Of<'publish'>,
+  run: ReleaseRun,
+): Promise<ReconcileResult> {
+  const { observed: o, visit } = look;
+  if (o.source !== 'platform' || !o.client || !visit) return {};
+  const { client } = o;
+  const { signal } = run;
+  const status = run.record.status;
+  const release = meant(look, run);
+  // A link generated for another release of the group a moment ago serves this one too.
+  const bundle = await visit.link(action.jobId, () => client.generateBundle(action.jobId, { signal }));
+  let version = status.current?.version ?? '';
+  let pageCount: number | undefined;
+  let verdict: GateVerdict = { ok: true };
+  if (action.mode === 'NewContent' || action.mode === 'Pin') {
+    // Downloaded and verified once per job, whichever release asks first; the others read the result.
+    const fetched = await options.cache.fetch(bundleSource(client.identity, action.jobId), {
+      url: bundle.bundleUrl,
+      ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
+      renewUrl: async () => (await client.generateBundle(action.jobId, { signal })).bundleUrl,
+      ...(signal ? { signal } : {}),
+      ...(options.download?.deadlineMs ? { deadlineMs: options.download.deadlineMs } : {}),
+    });
+    assertVersion(fetched.version, action.expectVersion);
+    version = fetched.version;
+    pageCount = fetched.site.pages;
+    // Only new content is judged: a pinned version was served before.
+    if (action.mode === 'NewContent') verdict = judgeNewContent(release, version, fetched.site);
+  }
+  const exportFinished = () => {
+    if (!status.export?.startedAt) return;
+    options.metrics?.exportFinished(
+      (o.now.getTime() - Date.parse(status.export.startedAt)) / 1000,
+      'completed',
+    );
+  };
+  if (!verdict.ok) {
+    const next = afterPublishGateFailed(
+      { now: o.now, release },
+      { jobId: action.jobId, version, message: verdict.message },
+      tun,
+    );
+    await run.commit(next);
+    exportFinished();
+    return next.requeueAfterMs === undefined ? {} : { requeueAfterMs: next.requeueAfterMs };
+  }
+  const unchanged = action.mode === 'NewContent' && version === status.current?.version;
+  const wrote = unchanged
+    ? false
+    : await targetOf(options, release).write({ bundleUrl: bundle.bundleUrl, version }, o.now, signal);
+  const next = afterPublish(
+    { now: o.now, release },
+    {
+      mode: action.mode,
+      jobId: action.jobId,
+      version,
+      expiresAt: bundle.expiresAt,
+      wrote,
+      ...(bundle.sizeBytes === undefined ? {} : { sizeBytes: bundle.sizeBytes }),
+      ...(pageCount === undefined ? {} : { pageCount }),
+    },
+  );
+  await run.commit(next);
+  if (action.mode === 'NewContent') exportFinished();
+  // The workloads are looked at next, at once: a new version or renewal rolls them, and a spec
+  // change (e.g. a new workloadRef) that re-exported identical content still brings them along.
+  // That reconcile also schedules the renewal.
+  return { requeueAfterMs: 0 };
+}
+
+/** Pulls, verifies and checks the image at the digest, then writes it to the target. */
+async function pull(
+  options: ReleaseReconcilerOptions,
+  look: Look,
+  digest: string,
+  run: ReleaseRun,
+): Promise<ReconcileResult> {
+  const { observed: o, registry } = look;
+  if (o.source !== 'registry' || !registry) return { requeueAfterMs: 0 };
+  const { signal } = run;
+  const status = run.record.status;
+  const release = meant(look, run);
+  let pulled: PulledSite;
+  try {
+    pulled = await pullSite(registry, digest, {
+      ...(options.download?.limits ? { limits: options.download.limits } : {}),
+      signal,
+    });
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    return run.fail(status, withinInterval(release, classifyError(e, secretRefText(release))), e);
+  }
+  const reference = ociReference(o.oci, digest);
+  const verdict = judgeNewContent(release, reference, pulled.site);
+  if (!verdict.ok) {
+    const next = afterOciGateFailed(
+      { ...o, release },
+      { digest, contentVersion: pulled.version, message: verdict.message },
+    );
+    await run.commit(next);
+    return next.requeueAfterMs === undefined ? {} : { requeueAfterMs: next.requeueAfterMs };
+  }
+  const wrote = await targetOf(options, release).write(
+    { bundleUrl: '', version: pulled.version, ociReference: reference },
+    o.now,
+    signal,
+  );
+  await run.commit(
+    afterOciPublish(
+      { ...o, release },
+      {
+        digest,
+        contentVersion: pulled.version,
+        pageCount: pulled.site.pages,
+        sizeBytes: pulled.sizeBytes,
+        wrote,
+        verified: pulled.verified,
+      },
+    ),
+  );
+  // The workloads roll next (a new reference), then the next check is scheduled.
+  return { requeueAfterMs: 0 };
+}
+
+/** The target lost the served reference: it is written again from status (no pull). */
+async function rewrite(
+  options: ReleaseReconcilerOptions,
+  look: Look,
+  run: ReleaseRun,
+): Promise<ReconcileResult> {
+  const { observed: o } = look;
+  if (o.source !== 'registry') return {};
+  const release = meant(look, run);
+  const current = release.status?.current;
+  const digest = current?.version?.slice(o.oci.repository.length + 1) ?? '';
+  await targetOf(options, release).write(
+    { bundleUrl: '', version: current?.contentVersion ?? '', ociReference: ociReference(o.oci, digest) },
+    o.now,
+    run.signal,
+  );
+  await run.commit(afterOciRewrite({ ...o, release }));
+  return { requeueAfterMs: 0 };
+}
+
+/** Rolls the workloads that do not carry the served version's annotations. */
+async function roll(
+  options: ReleaseReconcilerOptions,
+  look: Look,
+  action: Of<'roll'>,
+  run: ReleaseRun,
+): Promise<ReconcileResult> {
+  const { release, now } = look.observed;
+  const namespace = release.metadata.namespace ?? '';
+  const rolled = [];
+  for (const w of action.workloads)
+    rolled.push({ ...w, generation: await rollWorkload(options.kube, namespace, w, action.annotations) });
+  const status = run.record.status;
+  const next = afterRoll({ ...release, status }, action, rolled, now);
+  // The rollout under way shows at once (Reconciling), not only at the next look.
+  await run.commit({ status: { ...status, current: next.current }, events: next.events });
+  return { requeueAfterMs: 1_000 };
+}
