@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 // a CLI run). https and tls load only for an https origin (the root store alone is megabytes).
 const http = process.getBuiltinModule('node:http');
 
-export type HttpTimeoutPhase = 'connect' | 'headers' | 'body';
+type HttpTimeoutPhase = 'connect' | 'headers' | 'body';
 
 /** A connect, headers or body timeout; `code` is HTTP_CONNECT_TIMEOUT, HTTP_HEADERS_TIMEOUT or HTTP_BODY_TIMEOUT. */
 export class HttpTimeoutError extends Error {
@@ -27,7 +27,7 @@ export class HttpTimeoutError extends Error {
   }
 }
 
-export interface HttpAgentOptions {
+interface HttpAgentOptions {
   /** TCP connect plus TLS handshake. */
   connectTimeoutMs: number;
   /** From the request written until the response headers. */
@@ -40,7 +40,7 @@ export interface HttpAgentOptions {
   tls?: { ca?: string; cert?: string; key?: string; rejectUnauthorized?: boolean };
 }
 
-export interface HttpRequest {
+interface HttpRequest {
   method: string;
   headers: Record<string, string>;
   /** A stream (a registry upload) needs its content-length among `headers`. */
@@ -49,7 +49,7 @@ export interface HttpRequest {
   bodyTimeoutMs?: number;
 }
 
-export interface HttpResponse {
+interface HttpResponse {
   statusCode: number;
   headers: IncomingHttpHeaders;
   /** Must be read to the end or destroyed, which returns or closes the connection. */

@@ -4,7 +4,7 @@ import { terminalSafeJson } from './terminal-text.ts';
 
 export type { Logger } from 'pino';
 
-export interface LoggerOptions {
+interface LoggerOptions {
   level?: string;
   name?: string;
   /** Where JSON lines go; stderr by default so CLI stdout stays machine-readable. */

@@ -71,7 +71,7 @@ export async function pause(ms: number, signal: AbortSignal | undefined): Promis
  */
 export type Jitter = 'full' | 'equal' | number;
 
-export interface BackoffPolicy {
+interface BackoffPolicy {
   /** The first delay (attempt 0). */
   base: number;
   /** The cap of the doubling (before jitter); Infinity for none. */

@@ -23,7 +23,7 @@ export interface ExportObservations {
   previousDurationsMs?: readonly number[];
 }
 
-export interface PollSchedule {
+interface PollSchedule {
   /** No look sooner than this after a start: a site whose exports take less is done by then. */
   earliestLookMs: number;
   /**
@@ -123,7 +123,7 @@ function endOf(a: ProgressSample, b: ProgressSample): number | undefined {
  * Expected end from progress: the rate from the first progress seen to the last change,
  * extrapolated from that change. Undefined until two looks saw different progress above 0 %.
  */
-export function progressEstimate(samples: readonly ProgressSample[]): number | undefined {
+function progressEstimate(samples: readonly ProgressSample[]): number | undefined {
   const first = samples.find((s) => s.progress > 0);
   const last = samples.at(-1);
   return first && last ? endOf(first, last) : undefined;
@@ -134,14 +134,14 @@ export function progressEstimate(samples: readonly ProgressSample[]): number | u
  * none, or at the start. It began later if the job was queued meanwhile, so the guess is late, the
  * more so the less progress was seen; exact for a job that progresses evenly from its start.
  */
-export function progressGuess(samples: readonly ProgressSample[], startedAt: number): number | undefined {
+function progressGuess(samples: readonly ProgressSample[], startedAt: number): number | undefined {
   const last = samples.at(-1);
   if (!last || progressEstimate(samples) !== undefined) return undefined;
   return endOf(samples.at(-2) ?? { at: startedAt, progress: 0 }, last);
 }
 
 /** Expected end from the site's previous exports (their median), if any. */
-export function historyEstimate(o: ExportObservations): number | undefined {
+function historyEstimate(o: ExportObservations): number | undefined {
   const typical = median(o.previousDurationsMs ?? []);
   return typical === undefined ? undefined : o.startedAt + typical;
 }

@@ -33,9 +33,8 @@ export const ErrorBodySchema = z.looseObject({
   error: z.string(),
   details: z.unknown().optional(),
 });
-export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
-export const AGENT_JOB_STATUSES = ['active', 'completed', 'archived', 'failed'] as const;
+const AGENT_JOB_STATUSES = ['active', 'completed', 'archived', 'failed'] as const;
 export const AGENT_JOB_FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'archived', 'failed']);
 
 // Which AgentJob fields are always present is "not shown": only id and status are required.
@@ -56,9 +55,8 @@ export const AgentJobSchema = z.looseObject({
 export type AgentJob = z.infer<typeof AgentJobSchema>;
 
 export const CreateAgentJobRequestSchema = z.object({ prompt: z.string().min(1) });
-export type CreateAgentJobRequest = z.infer<typeof CreateAgentJobRequestSchema>;
 
-export const EXPORT_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
+const EXPORT_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
 export const EXPORT_FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed']);
 
 export const ExportJobSchema = z.looseObject({

@@ -39,7 +39,7 @@ export interface BundleCacheOptions {
   onDownloaded?: (bytes: number) => void;
 }
 
-export interface CacheFetch {
+interface CacheFetch {
   url: string;
   expectedSize?: number;
   renewUrl?: () => Promise<string>;

@@ -11,7 +11,7 @@ import type { CheckResult } from './cluster-checks.ts';
 import { ENV } from './options.ts';
 
 /** A well-formed job id that no export has: ids are random hex. */
-export const PROBE_JOB_ID = 'se_0000000000000000';
+const PROBE_JOB_ID = 'se_0000000000000000';
 
 const CHECK = 'admin API key';
 

@@ -48,7 +48,7 @@ export interface PodObject {
   status?: { conditions?: { type: string; status: string }[] };
 }
 
-export interface OperatorSeen {
+interface OperatorSeen {
   namespace: string;
   leaseName: string;
   /** The Lease (undefined: not found). */

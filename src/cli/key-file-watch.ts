@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 /** How often the file is read again: the kubelet itself takes up to about a minute to update it. */
 const POLL_MS = 2_000;
 
-export interface KeyFileWatch {
+interface KeyFileWatch {
   /** The flag that named the file, for messages. */
   flag: string;
   path: string;

@@ -8,7 +8,7 @@ import { type CliContext, processContext } from './context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP, exitCodeFor } from './exit-codes.ts';
 import { Reporter } from './output.ts';
 
-export type RegisterCommand = (program: Command, ctx: CliContext) => void;
+type RegisterCommand = (program: Command, ctx: CliContext) => void;
 
 /**
  * Every subcommand registers itself from here, in the order `--help` lists them.

@@ -40,7 +40,7 @@ export function integer(min: number): (value: string) => number {
   };
 }
 
-export interface DurationFlag {
+interface DurationFlag {
   /** The least accepted, e.g. "1s". */
   min: string;
   /** The default, e.g. "30m" (undefined: none). */

@@ -9,9 +9,9 @@ import type { CliContext } from './context.ts';
  * the values event with --json), which carries the link on purpose. Human lines may quote text from
  * elsewhere: their control characters are shown escaped (terminal-text.ts).
  */
-export type OutputMode = 'tty' | 'plain' | 'json';
+type OutputMode = 'tty' | 'plain' | 'json';
 
-export interface ProgressUpdate {
+interface ProgressUpdate {
   /** Stable key: plain mode prints a line only when this changes. */
   key: string;
   /** 0..100 when known. */

@@ -2,7 +2,7 @@ import { type ExportObservations, nextPollDelayMs, observe } from '../api/poll-s
 import { wait } from '../timers.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 
-export interface PollOptions<T> {
+interface PollOptions<T> {
   /** How long to wait before the next read, given the last value read (undefined before the first). */
   delayMs: (last: T | undefined) => number;
   timeoutMs: number;

@@ -4,7 +4,7 @@ import type { StaticExportRelease } from '../crd/static-export-release.ts';
 import type { Condition } from '../runtime/conditions.ts';
 import { terminalSafe } from '../terminal-text.ts';
 
-export interface ReleaseSummary {
+interface ReleaseSummary {
   namespace: string;
   name: string;
   /** True, False or Unknown (Unknown too before the operator first wrote status). */

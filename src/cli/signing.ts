@@ -22,7 +22,7 @@ export function signingOptions(command: Command): Command {
   );
 }
 
-export interface SignedImage extends Signed {
+interface SignedImage extends Signed {
   registry: string;
   repository: string;
   /** The image manifest that was signed. */

@@ -44,7 +44,7 @@ export function siteCheckOptions(command: Command, ctx: CliContext, dest: string
   return registryOptions(bundleLimitOptions(command));
 }
 
-export interface SiteFetch {
+interface SiteFetch {
   source: SiteSource;
   /** Directory that receives the site (replaced as a whole, or left untouched). */
   dest: string;
@@ -56,7 +56,7 @@ export interface SiteFetch {
   signal?: AbortSignal;
 }
 
-export interface FetchedSite {
+interface FetchedSite {
   version: string;
   files: number;
   sizeBytes: number;

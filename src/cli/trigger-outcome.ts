@@ -4,7 +4,7 @@
 import type { StaticExportRelease } from '../crd/static-export-release.ts';
 import type { Condition } from '../runtime/conditions.ts';
 
-export type TriggerOutcome =
+type TriggerOutcome =
   | { done: false; waitingFor: string }
   | { done: true; ok: true; version: string }
   | { done: true; ok: false; reason: string; message: string };

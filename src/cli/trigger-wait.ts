@@ -11,9 +11,9 @@ import type { ReleaseRef } from './release-ref.ts';
 import { triggerOutcome } from './trigger-outcome.ts';
 
 /** Between reads of the release: one GET, as `flux reconcile` and `kubectl wait` poll. */
-export const WAIT_POLL_MS = 2000;
+const WAIT_POLL_MS = 2000;
 
-export interface WaitSettings {
+interface WaitSettings {
   kube: KubeClient;
   ref: ReleaseRef;
   /** The request the receiver recorded (its staticexport.dev/requested-at value). */

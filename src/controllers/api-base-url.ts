@@ -3,7 +3,7 @@
 // key goes only to base URLs the operator was started with, and over plain http only to loopback
 // unless the operator allows it explicitly.
 
-export interface ApiBaseUrlPolicy {
+interface ApiBaseUrlPolicy {
   /** The base URLs keys may be sent to: --api-base-url and --allowed-api-base-urls. */
   allowed: readonly string[];
   /** Plain http to hosts other than loopback (--allow-insecure-api-base-url). */

@@ -45,7 +45,7 @@ export function secretRefText(resource: UsesCredentials): string {
   return `${resource.metadata.namespace}/${ref.name} (key ${ref.key})`;
 }
 
-export interface CredentialDefaults {
+interface CredentialDefaults {
   /** For resources without spec.apiBaseUrl; always allowed. */
   apiBaseUrl?: string;
   keyPrefix?: string;
@@ -174,7 +174,7 @@ export async function readSecretKey(
   return { value };
 }
 
-export interface ApiClientsOptions {
+interface ApiClientsOptions {
   logger: Logger;
   apiBaseUrl?: string;
   keyPrefix?: string;

@@ -21,7 +21,7 @@ export interface Decision<A extends { kind: string }, S> {
   rule?: string;
 }
 
-export type NoAction = { kind: 'none' };
+type NoAction = { kind: 'none' };
 
 /** The work queue's shortest wait: a requeue is never sooner than this. */
 export const clampDelay = (ms: number) => Math.max(1_000, ms);

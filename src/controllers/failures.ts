@@ -144,7 +144,7 @@ function registryFailure(error: OciError): Failure {
 }
 
 /** The image is unsigned or its signature does not verify with the configured key: nothing is published. */
-export function signatureInvalid(message: string): Failure {
+function signatureInvalid(message: string): Failure {
   return failure(
     'SignatureInvalid',
     `${message}; nothing was published. Push an image signed with the key whose public half is in the Secret named by spec.source.oci.verify.publicKeySecretRef`,

@@ -33,7 +33,7 @@ import { setupReleases } from './static-export-release/setup.ts';
 import type { EventSink } from './types.ts';
 import { Wiring } from './wiring.ts';
 
-export interface OperatorConfig {
+interface OperatorConfig {
   logger: Logger;
   /** Kubeconfig file; default chain (KUBECONFIG, ~/.kube/config, in-cluster) otherwise. */
   kubeconfig?: string;

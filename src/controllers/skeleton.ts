@@ -40,7 +40,7 @@ export interface CachedReads {
   secrets: CachedReader<KubeObject & OwnedObject>;
 }
 
-export interface ControlledResource<S> extends EventRegarding, UsesCredentials {
+interface ControlledResource<S> extends EventRegarding, UsesCredentials {
   metadata: EventRegarding['metadata'] & { generation?: number; deletionTimestamp?: unknown };
   status?: S;
 }

@@ -14,7 +14,7 @@ import type { CachedReads } from './skeleton.ts';
 type Lifecycle = Pick<Informer<KubeObject>, 'start' | 'stop' | 'hasSynced'>;
 type Made = Lifecycle & Pick<Informer<KubeObject>, 'resource' | 'list'>;
 
-export interface WiringOptions {
+interface WiringOptions {
   kube: KubeClient;
   logger: Logger;
   metrics: Metrics;

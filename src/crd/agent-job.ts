@@ -32,7 +32,7 @@ export const agentJobSpecSchema = z
   })
   .describe('The agent job to create (once) on the platform.');
 
-export const agentJobStatusSchema = z
+const agentJobStatusSchema = z
   .object({
     observedGeneration: observedGenerationSchema,
     conditions: conditionsSchema.optional(),
@@ -63,7 +63,7 @@ export const agentJobStatusSchema = z
   .meta({ default: {} })
   .describe('What the operator observed; written only by the operator.');
 
-export const agentJobSchema = z.object({
+const agentJobSchema = z.object({
   apiVersion: z.literal(GROUP_VERSION),
   kind: z.literal(AJ_KIND),
   metadata: metadataSchema,
@@ -71,7 +71,6 @@ export const agentJobSchema = z.object({
   status: agentJobStatusSchema.optional(),
 });
 
-export type AgentJobSpec = z.output<typeof agentJobSpecSchema>;
 export type AgentJobStatus = z.output<typeof agentJobStatusSchema>;
 export type AgentJob = z.output<typeof agentJobSchema>;
 

@@ -349,7 +349,7 @@ export const staticExportReleaseSpecSchema = withCel(
   sourceRules,
 );
 
-export const exportStatusSchema = z.object({
+const exportStatusSchema = z.object({
   jobId: z
     .string()
     .optional()
@@ -396,7 +396,7 @@ export const exportStatusSchema = z.object({
     ),
 });
 
-export const rolloutStatusSchema = z
+const rolloutStatusSchema = z
   .object({
     version: z
       .string()
@@ -433,7 +433,7 @@ export const rolloutStatusSchema = z
   })
   .describe('The last roll of the workloads serving this release.');
 
-export const staticExportReleaseStatusSchema = z
+const staticExportReleaseStatusSchema = z
   .object({
     observedGeneration: observedGenerationSchema,
     conditions: conditionsSchema.optional(),
@@ -541,7 +541,7 @@ export const staticExportReleaseStatusSchema = z
   .meta({ default: {} })
   .describe('What the operator observed and did; written only by the operator.');
 
-export const staticExportReleaseSchema = z.object({
+const staticExportReleaseSchema = z.object({
   apiVersion: z.literal(GROUP_VERSION),
   kind: z.literal(SER_KIND),
   metadata: metadataSchema,

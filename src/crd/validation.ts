@@ -4,7 +4,7 @@ import { DURATION_PATTERN, parseDuration } from './duration.ts';
 // Each rule is written once and enforced twice: by zod at runtime (operator, CLI) and by the API
 // server through CEL `x-kubernetes-validations`, so `kubectl apply` fails with the same message.
 
-export interface CelRule {
+interface CelRule {
   rule: string;
   message: string;
   /** CEL transition rules (using oldSelf) are only checked on update. */
@@ -29,7 +29,7 @@ export function matching(pattern: string, message: string, maxLength: number): z
 }
 
 /** The longest duration any field takes. */
-export const MAX_DURATION = '8760h';
+const MAX_DURATION = '8760h';
 // CEL's duration() fails with "type conversion error" past int64 nanoseconds (about 292 years):
 // the range rule only calls it on numbers of at most 5 digits, which 32 characters cannot add up to that.
 const SMALL_DURATION = '^([0-9]{1,5}(ms|s|m|h))+$';
@@ -71,8 +71,8 @@ export function immutable<T extends z.ZodType>(schema: T, field: string, hint: s
   }) as T;
 }
 
-export const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
-export const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 
 export const objectName = (field: string) =>
   matching(

@@ -19,7 +19,7 @@ import type { PackagedSite } from './publish.ts';
 import type { RegistryClient } from './registry.ts';
 
 /** What the stream held, known once it has ended. */
-export interface StreamedLayer {
+interface StreamedLayer {
   digest: string;
   size: number;
   /** Regular files in the layer. */
@@ -209,7 +209,7 @@ export class LayerWriter implements EntryWriter {
   }
 }
 
-export interface StageBundleOptions {
+interface StageBundleOptions {
   /** The bundle archive as it downloads (`openDownload`; its digest is not needed). */
   download: Download<string | undefined>;
   client: RegistryClient;

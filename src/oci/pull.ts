@@ -23,7 +23,7 @@ const LAYER_TYPES: Record<string, boolean> = {
   'application/vnd.docker.image.rootfs.diff.tar.gzip': true,
 };
 
-export interface PullSiteOptions {
+interface PullSiteOptions {
   /** PEM public key: refuse the image unless a cosign signature by it covers the digest. */
   publicKey?: string | Buffer;
   /** Where the key came from, named when it is no public key (a flag or spec field). */
@@ -35,13 +35,13 @@ export interface PullSiteOptions {
   signal?: AbortSignal | undefined;
 }
 
-export interface PulledImage {
+interface PulledImage {
   /** The extraction, not yet at `dest`: commit or discard it. */
   staged: StagedExtraction;
   verified: boolean;
 }
 
-export interface InspectedImage {
+interface InspectedImage {
   /** What the layer holds (checked as an extraction would be, nothing written). */
   summary: ArchiveSummary;
   verified: boolean;

@@ -29,7 +29,7 @@ const tagSchema = z
   .refine(isTag, { message: 'must be a tag: letters, digits, _ . - (up to 128)' })
   .refine((t) => !/^sha256-[0-9a-f]{64}$/.test(t), { message: 'version tags are set by static-export' });
 
-export const SyncConfigSchema = z.strictObject({
+const SyncConfigSchema = z.strictObject({
   /** Admin API base URL (else --api-url or the environment). The key never goes here. */
   apiUrl: z.url({ protocol: /^https?$/ }).optional(),
   /** Repository prefix: each domain goes to `<target>/<domain>` unless it names its own repository. */
@@ -49,9 +49,9 @@ export const SyncConfigSchema = z.strictObject({
     )
     .min(1),
 });
-export type SyncConfig = z.infer<typeof SyncConfigSchema>;
+type SyncConfig = z.infer<typeof SyncConfigSchema>;
 
-export interface SyncTarget {
+interface SyncTarget {
   domain: string;
   reference: OciReference;
 }
@@ -94,7 +94,7 @@ export function parseSyncConfig(text: string, file: string): { config: SyncConfi
 }
 
 /** What sync needs of the admin API client (AdminApiClient has it). */
-export interface ExportApi {
+interface ExportApi {
   startExport(request: { domain: string }): Promise<StartedExport>;
   getExport(jobId: string): Promise<ExportJob>;
   generateBundle(jobId: string): Promise<GeneratedBundle>;
@@ -122,7 +122,7 @@ export interface DomainResult {
   error?: unknown;
 }
 
-export interface SyncOptions {
+interface SyncOptions {
   api: ExportApi;
   /** The client for a registry host (one per host, reused across domains). */
   registry: (registryHost: string) => Promise<RegistryClient>;

@@ -21,7 +21,7 @@ export function compareResourceVersions(a: string | undefined, b: string | undef
 /** The informer whose cache serves the reads. */
 export type CacheSource = Pick<Informer<KubeObject>, 'get' | 'onChange' | 'hasSynced'>;
 
-export interface CachedReaderOptions<T extends KubeObject> {
+interface CachedReaderOptions<T extends KubeObject> {
   informer: CacheSource;
   /** The informer holds whole objects (else metadata only: contents come from reads and writes here). */
   full: boolean;

@@ -31,7 +31,7 @@ export type ConditionInput<R extends string = string> = Pick<Condition, 'type' |
   reason: R;
 };
 /** A condition to remove (Reconciling and Stalled are never stored as False). */
-export interface ConditionRemoval {
+interface ConditionRemoval {
   type: string;
   absent: true;
 }
@@ -39,11 +39,11 @@ export type ConditionChange<R extends string = string> = ConditionInput<R> | Con
 
 export const READY = 'Ready';
 export const RECONCILING = 'Reconciling';
-export const STALLED = 'Stalled';
+const STALLED = 'Stalled';
 
 export const absent = (type: string): ConditionRemoval => ({ type, absent: true });
 
-export function setCondition(
+function setCondition(
   existing: readonly Condition[] | undefined,
   next: ConditionInput,
   generation: number | undefined,
@@ -60,10 +60,6 @@ export function setCondition(
   if (i >= 0) list[i] = condition;
   else list.push(condition);
   return list;
-}
-
-export function getCondition(list: readonly Condition[] | undefined, type: string): Condition | undefined {
-  return list?.find((c) => c.type === type);
 }
 
 /** Sets (or removes) several conditions on a status object at once. */

@@ -178,7 +178,7 @@ export const allKeys =
 export type ChangeFilter<T> = (type: ChangeType, obj: T, old?: T) => boolean;
 
 /** Every change counts: for objects without a status (Secrets), whose edits are all content. */
-export const anyChange: ChangeFilter<KubeObject> = () => true;
+const anyChange: ChangeFilter<KubeObject> = () => true;
 
 /**
  * Skips updates that changed only the status (controller-runtime's GenerationChanged or

@@ -13,7 +13,7 @@ export const REPORTING_CONTROLLER = 'staticexport.dev/operator';
 const NOTE_MAX_BYTES = 1024;
 const CACHE_MAX = 4096;
 
-export interface ObjectReference {
+interface ObjectReference {
   apiVersion: string;
   kind: string;
   name: string;
@@ -34,7 +34,7 @@ export interface EventSink<R extends string = string> {
   emit(regarding: EventRegarding, type: 'Normal' | 'Warning', reason: R, note: string): Promise<void>;
 }
 
-export interface EventInput {
+interface EventInput {
   regarding: ObjectReference;
   type: 'Normal' | 'Warning';
   /** One UpperCamelCase word, e.g. `ExportStarted`. */
@@ -44,7 +44,7 @@ export interface EventInput {
   note: string;
 }
 
-export interface EventRecorderOptions {
+interface EventRecorderOptions {
   client: Pick<KubeClient, 'create' | 'mergePatch'>;
   /** The pod name (or leader identity) of this operator instance. */
   reportingInstance: string;

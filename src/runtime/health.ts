@@ -6,7 +6,7 @@ import type { Registry } from 'prom-client';
 // Not an `import` statement: node:http's ES module wrapper loads undici (see http.ts).
 const { createServer } = process.getBuiltinModule('node:http');
 
-export interface HealthServerOptions {
+interface HealthServerOptions {
   host?: string;
   /** 0 picks a free port. */
   port: number;

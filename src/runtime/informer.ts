@@ -25,7 +25,7 @@ export interface KubeObject {
   };
 }
 
-export interface OwnerReference {
+interface OwnerReference {
   apiVersion: string;
   kind: string;
   name: string;
@@ -51,7 +51,7 @@ export interface ListWatchClient {
 
 /** RESYNC re-delivers a cached object unchanged (`old` is the same object). */
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'RESYNC';
-export type ChangeHandler<T> = (type: ChangeType, obj: T, old?: T) => void;
+type ChangeHandler<T> = (type: ChangeType, obj: T, old?: T) => void;
 
 export interface InformerOptions<T extends KubeObject = KubeObject> {
   client: ListWatchClient;
@@ -80,7 +80,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   transform?: (obj: KubeObject) => T;
 }
 
-export interface InformerStats {
+interface InformerStats {
   lists: number;
   relists: number;
   watchRestarts: number;

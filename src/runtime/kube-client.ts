@@ -8,7 +8,7 @@ import { type KubeAccess, loadKubeAccess } from './kubeconfig.ts';
 export const FIELD_MANAGER = 'static-export-operator';
 const HEADER_TTL_MS = 60_000;
 /** Longest pause between body chunks of a non-watch request (a list page of 500 objects included). */
-export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+const DEFAULT_BODY_TIMEOUT_MS = 60_000;
 /**
  * Largest answer read (and watch event): the objects listed here (releases, workloads, pods, the
  * metadata of Secrets) take kilobytes each, so a page of 500 is a few megabytes. A broken or hostile
@@ -20,7 +20,7 @@ const LIST_BUDGET_ANSWERS = 4;
 /** Most pages of one list: half a million objects at 500 a page; a `continue` past that never ends. */
 export const MAX_LIST_PAGES = 1000;
 
-export interface KubeClientOptions {
+interface KubeClientOptions {
   /** Body timeout of every request but watches. Default 60 s. */
   bodyTimeoutMs?: number;
   /** Largest answer or watch event; a list's pages together get four times this. Default 64 MiB. */

@@ -17,7 +17,7 @@ export interface KubeAccess {
   headers(): Promise<Record<string, string>>;
 }
 
-export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 interface ClusterEntry {
   server?: string;

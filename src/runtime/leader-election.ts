@@ -27,7 +27,7 @@ export interface Lease {
   spec: LeaseSpec;
 }
 
-export interface LeaderElectorOptions {
+interface LeaderElectorOptions {
   client: Pick<KubeClient, 'request'>;
   namespace: string;
   name: string;
@@ -39,7 +39,7 @@ export interface LeaderElectorOptions {
   logger?: Logger;
 }
 
-export interface LeaderCallbacks {
+interface LeaderCallbacks {
   /** Called on becoming leader; `signal` aborts the moment leadership is lost or given up. */
   onStartedLeading(signal: AbortSignal): void;
   onStoppedLeading?(): void;

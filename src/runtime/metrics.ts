@@ -2,7 +2,7 @@
 // operators in one process) do not share global state.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
-export interface MetricsOptions {
+interface MetricsOptions {
   /** Node process metrics (heap, event loop lag, fds). Default true. */
   processMetrics?: boolean;
   prefix?: string;

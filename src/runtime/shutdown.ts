@@ -4,7 +4,7 @@
 import type { Logger } from '../log.ts';
 import { type LongTimer, setLongTimeout } from '../timers.ts';
 
-export interface ShutdownStep {
+interface ShutdownStep {
   name: string;
   run: () => Promise<unknown> | unknown;
 }

@@ -107,7 +107,7 @@ export function formatFault(spec: FaultSpec): string {
 }
 
 /** Which faults fire for one request: the sum of firing delays, then at most one other action. */
-export interface FaultDecision {
+interface FaultDecision {
   delayMs: number;
   action?: Exclude<FaultAction, { kind: 'delay' }>;
   applied: string[];

@@ -22,7 +22,7 @@ function unescapeHtml(html: string): string {
 }
 
 /** `guides/install.md#x` -> `guides/install#x`; `index.md` -> `./`; external links unchanged. */
-export function rewriteHref(href: string): string {
+function rewriteHref(href: string): string {
   if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith('#')) return href;
   const hashAt = href.indexOf('#');
   const path = hashAt === -1 ? href : href.slice(0, hashAt);
@@ -37,7 +37,7 @@ export function rewriteHref(href: string): string {
  * A heading's id as GitHub gives it: lower case, punctuation dropped, each space a hyphen; a
  * repeated id gets `-1`, `-2`… in order. `seen` counts the ids of one page.
  */
-export function githubSlug(text: string, seen: Map<string, number>): string {
+function githubSlug(text: string, seen: Map<string, number>): string {
   const base = text
     .toLowerCase()
     .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')

@@ -94,7 +94,7 @@ export function checkBundleLink(secret: Buffer, link: BundleLink, nowMs: number)
   return { ok: true };
 }
 
-export type ByteRange = { start: number; end: number };
+type ByteRange = { start: number; end: number };
 
 /**
  * Parses a `Range` header for a resource of `size` bytes. Returns the range, `'unsatisfiable'`

@@ -17,7 +17,7 @@ import { escapeHtml, type RenderedMarkdown, renderMarkdown } from './markdown.ts
 /** The sample docs folder shipped with the package (`sample-docs/` at the package root). */
 export const DEFAULT_DOCS_DIR = fileURLToPath(new URL('../../sample-docs/', import.meta.url));
 
-export interface DocsListing {
+interface DocsListing {
   /** Markdown pages, relative POSIX paths, sorted. */
   pages: string[];
   /** Other files copied verbatim (images and the like), sorted. */
@@ -162,7 +162,7 @@ async function renderPage(path: string): Promise<RenderedMarkdown> {
   return page;
 }
 
-export interface RenderBundleOptions {
+interface RenderBundleOptions {
   docsDir: string;
   domain: string;
   /** Empty scratch directory owned by the caller; the archive is written inside it. */

@@ -10,7 +10,7 @@ export const SecretSchema = z.object({
 });
 export type Secret = z.infer<typeof SecretSchema>;
 
-export interface SecretKeys {
+interface SecretKeys {
   bundleUrl: string;
   version: string;
   ociReference: string;

@@ -9,11 +9,11 @@ import type { WantedContent } from './secret.ts';
 import type { VersionStore } from './store.ts';
 
 /** Fetches `wanted` into `dest` with every check; a refusal throws and leaves nothing at `dest`. */
-export type FetchInto = (wanted: WantedContent, dest: string, signal: AbortSignal) => Promise<void>;
+type FetchInto = (wanted: WantedContent, dest: string, signal: AbortSignal) => Promise<void>;
 
 export type SecretState = { wanted: WantedContent } | { problem: string };
 
-export interface SyncerOptions {
+interface SyncerOptions {
   store: VersionStore;
   /** Versions kept on disk, the served one included. */
   keep: number;

@@ -28,14 +28,14 @@ export interface TarHeader {
 }
 
 /** Where the entries go: `entry`, then its data in order (`data` only when size > 0), then `end`. */
-export interface TarHandler {
+interface TarHandler {
   entry(header: TarHeader): void;
   data(chunk: Buffer): void;
   end(): void;
 }
 
 /** The stream is not a readable tar archive. */
-export class TarFormatError extends Error {
+class TarFormatError extends Error {
   override readonly name = 'TarFormatError';
 }
 

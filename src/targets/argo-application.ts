@@ -20,17 +20,17 @@ import type { Target, TargetContext } from './target.ts';
 import type { StaticExportValues } from './values.ts';
 import { observeValuesSecret, type ValuesSecretTarget, writeValuesSecret } from './values-secret.ts';
 
-export const APPLICATION_API = 'argoproj.io/v1alpha1';
-export const VERSION_PARAMETER = 'staticExport.version';
-export const SECRET_PARAMETER = 'staticExport.existingSecret';
+const APPLICATION_API = 'argoproj.io/v1alpha1';
+const VERSION_PARAMETER = 'staticExport.version';
+const SECRET_PARAMETER = 'staticExport.existingSecret';
 
-export interface HelmParameter {
+interface HelmParameter {
   name: string;
   value?: string;
   forceString?: boolean;
 }
 
-export interface ApplicationSource {
+interface ApplicationSource {
   repoURL?: string;
   chart?: string;
   path?: string;
@@ -43,7 +43,7 @@ export interface ApplicationObject {
   spec?: { destination?: { namespace?: string }; source?: ApplicationSource; sources?: ApplicationSource[] };
 }
 
-export interface ArgoNames {
+interface ArgoNames {
   application: string;
   namespace: string;
   secret: string;
@@ -59,7 +59,7 @@ export function argoNames(release: StaticExportRelease): ArgoNames {
 }
 
 /** What the site chart's source must hold, as YAML to paste under it. */
-export function argoSnippet(names: ArgoNames): string {
+function argoSnippet(names: ArgoNames): string {
   return stringify({
     helm: { valuesObject: { staticExport: { enabled: true, existingSecret: names.secret } } },
   }).trimEnd();
@@ -157,7 +157,7 @@ async function locate(kube: KubeClient, release: StaticExportRelease, signal?: A
 }
 
 /** The misconfiguration message, if any (read once per reconcile; Applications are not watched). */
-export async function checkArgo(
+async function checkArgo(
   kube: KubeClient,
   release: StaticExportRelease,
   signal?: AbortSignal,
@@ -173,7 +173,7 @@ const secretTarget = (names: ArgoNames): ValuesSecretTarget => ({
 });
 
 /** The version the Secret and the Application's parameter agree on (undefined: they do not). */
-export async function argoVersion(
+async function argoVersion(
   kube: KubeClient,
   release: StaticExportRelease,
   signal?: AbortSignal,
@@ -188,7 +188,7 @@ export async function argoVersion(
 const PATCH_ATTEMPTS = 3;
 
 /** Writes the Secret, then the version parameter. Returns whether anything was written. */
-export async function writeArgo(
+async function writeArgo(
   kube: KubeClient,
   release: StaticExportRelease,
   values: StaticExportValues,

@@ -19,16 +19,16 @@ import type { Target, TargetContext } from './target.ts';
 import type { StaticExportValues } from './values.ts';
 import { observeValuesSecret, type ValuesSecretTarget, writeValuesSecret } from './values-secret.ts';
 
-export const HELM_RELEASE_API = 'helm.toolkit.fluxcd.io/v2';
+const HELM_RELEASE_API = 'helm.toolkit.fluxcd.io/v2';
 /** helm-controller (v1.1+) reconciles a HelmRelease at once when a valuesFrom object so labelled changes. */
-export const FLUX_WATCH_LABEL = { 'reconcile.fluxcd.io/watch': 'Enabled' } as const;
+const FLUX_WATCH_LABEL = { 'reconcile.fluxcd.io/watch': 'Enabled' } as const;
 /** Any new value asks a Flux controller to reconcile now (all versions honour it). */
-export const FLUX_REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
+const FLUX_REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
 /** The ConfigMap's key holding the version. */
-export const VERSION_KEY = 'version';
-export const VERSION_TARGET_PATH = 'staticExport.version';
+const VERSION_KEY = 'version';
+const VERSION_TARGET_PATH = 'staticExport.version';
 
-export interface FluxNames {
+interface FluxNames {
   helmRelease: string;
   secret: string;
   configMap: string;
@@ -55,7 +55,7 @@ export interface HelmReleaseObject {
 }
 
 /** What the HelmRelease in Git must hold, as YAML to paste under its `spec`. */
-export function fluxSnippet(names: FluxNames): string {
+function fluxSnippet(names: FluxNames): string {
   return stringify({
     values: { staticExport: { enabled: true, existingSecret: names.secret } },
     valuesFrom: [
@@ -122,7 +122,7 @@ async function observeFlux(kube: KubeClient, release: StaticExportRelease, signa
 }
 
 /** The misconfiguration message, if any (read once per reconcile; HelmReleases are not watched). */
-export async function checkFlux(
+async function checkFlux(
   kube: KubeClient,
   release: StaticExportRelease,
   signal?: AbortSignal,
@@ -134,7 +134,7 @@ export async function checkFlux(
  * On the ConfigMap: the requestedAt its version asked the HelmRelease for. Kept with the version,
  * so a request that failed after the version was written is made at the next write.
  */
-export const REQUESTED_FOR_VERSION = 'staticexport.dev/reconcile-requested-at';
+const REQUESTED_FOR_VERSION = 'staticexport.dev/reconcile-requested-at';
 
 /** Whether the HelmRelease has yet to get `wanted` (a later request, e.g. `flux reconcile`, counts). Pure. */
 export function requestPending(current: string | undefined, wanted: string): boolean {
@@ -153,7 +153,7 @@ const secretTarget = (names: FluxNames): ValuesSecretTarget => ({
 const versionIn = (cm: OwnedObject | undefined) => cm?.data?.[VERSION_KEY];
 
 /** The version both objects hold, if they agree and are ours (undefined: absent, edited or not ours). */
-export async function fluxVersion(
+async function fluxVersion(
   kube: KubeClient,
   release: StaticExportRelease,
   signal?: AbortSignal,
@@ -172,7 +172,7 @@ export async function fluxVersion(
  * on the HelmRelease (metadata only). Refuses a HelmRelease that does not read them. Returns
  * whether anything was written.
  */
-export async function writeFlux(
+async function writeFlux(
   kube: KubeClient,
   release: StaticExportRelease,
   values: StaticExportValues,

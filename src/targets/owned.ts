@@ -53,7 +53,7 @@ export interface OwnedObject {
  */
 export type OwnedCache = Pick<CachedReader<KubeObject & OwnedObject>, 'get' | 'getIfCached' | 'remember'>;
 
-export type OwnedKind = 'Secret' | 'ConfigMap';
+type OwnedKind = 'Secret' | 'ConfigMap';
 const PLURAL: Record<OwnedKind, string> = { Secret: 'secrets', ConfigMap: 'configmaps' };
 
 export const isOwnedBy = (release: StaticExportRelease, o: OwnedObject) =>

@@ -7,7 +7,7 @@ import { permitted } from './owned.ts';
 /** The pod condition the sidecar writes (src/sync/reporter.ts): True `serving <version>`, False `serving <old>; <new> failed: …`. */
 export const CONTENT_SERVED_CONDITION = 'staticexport.dev/ContentServed';
 /** The site chart's name for the sidecar's container: a report counts only while it runs. */
-export const SYNC_CONTAINER = 'sync';
+const SYNC_CONTAINER = 'sync';
 
 export interface PodContent {
   name: string;

@@ -31,7 +31,7 @@ export interface ValuesSecretTarget {
 }
 
 /** What the target holds now, as far as this release is concerned. */
-export interface ObservedValuesSecret {
+interface ObservedValuesSecret {
   exists: boolean;
   ownedByRelease: boolean;
   resourceVersion?: string;

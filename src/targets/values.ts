@@ -9,7 +9,7 @@ export interface StaticExportValues {
   ociReference?: string;
 }
 
-export function staticExportValues(v: StaticExportValues) {
+function staticExportValues(v: StaticExportValues) {
   return {
     staticExport: {
       enabled: true,

@@ -11,7 +11,7 @@ import { type PodContent, readyPodContent } from './pod-content.ts';
 export const VALUES_SECRET_LABEL = 'staticexport.dev/values-secret';
 export const RENEWED_AT_ANNOTATION = 'staticexport.dev/renewed-at';
 
-export type WorkloadKind = 'Deployment' | 'StatefulSet';
+type WorkloadKind = 'Deployment' | 'StatefulSet';
 export const WORKLOAD_KINDS: readonly WorkloadKind[] = ['Deployment', 'StatefulSet'];
 
 export interface WorkloadRef {
@@ -125,7 +125,7 @@ function toWorkload(kind: WorkloadKind, w: WorkloadObject): Workload {
  */
 export type LabelledWorkloads = (kind: WorkloadKind, namespace: string, valuesSecret: string) => boolean;
 
-export interface FindOptions {
+interface FindOptions {
   signal?: AbortSignal;
   /** Kinds the operator's cache holds none of are not listed. */
   labelled?: LabelledWorkloads;

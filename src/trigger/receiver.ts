@@ -34,7 +34,7 @@ const { createServer } = process.getBuiltinModule('node:http');
 
 const MAX_TRACKED_KEYS = 10_000;
 
-export interface TriggerReceiverOptions {
+interface TriggerReceiverOptions {
   host: string;
   /** 0 picks a free port. */
   port: number;

@@ -9,12 +9,12 @@ import { Informer, type KubeObject, type ListWatchClient } from '../runtime/info
 export type TokenSecretRef = NonNullable<StaticExportRelease['spec']['trigger']>['tokenSecretRef'];
 
 /** What the receiver keeps of a release: who it is (for the event) and where its token is. */
-export interface TriggerRelease extends KubeObject {
+interface TriggerRelease extends KubeObject {
   tokenSecretRef?: TokenSecretRef;
 }
 
 /** The fields a call is checked against, and nothing else (a release is a few KiB; this, a few dozen bytes). */
-export function triggerRelease(obj: KubeObject): TriggerRelease {
+function triggerRelease(obj: KubeObject): TriggerRelease {
   const { name, namespace, uid, resourceVersion } = obj.metadata;
   const ref = (obj as StaticExportRelease).spec?.trigger?.tokenSecretRef;
   return {
@@ -23,7 +23,7 @@ export function triggerRelease(obj: KubeObject): TriggerRelease {
   };
 }
 
-export interface TriggerReleasesOptions {
+interface TriggerReleasesOptions {
   client: ListWatchClient;
   /** Namespaces the operator watches; empty for all. */
   namespaces: readonly string[];

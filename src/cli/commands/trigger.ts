@@ -21,7 +21,7 @@ import { getRelease } from '../release-reader.ts';
 import { type ReleaseRef, releaseRef } from '../release-ref.ts';
 import { waitForTriggeredExport } from '../trigger-wait.ts';
 
-export const TRIGGER_TOKEN_ENV = 'STATIC_EXPORT_TRIGGER_TOKEN';
+const TRIGGER_TOKEN_ENV = 'STATIC_EXPORT_TRIGGER_TOKEN';
 
 interface TriggerFlags extends KubeFlags {
   url: string;

@@ -38,7 +38,7 @@ export type { EventNote };
 export type Action = { kind: 'none' } | { kind: 'create' };
 export type Decision = DecisionOf<Action, Status>;
 
-export const CREATING = 'Creating' satisfies ConditionReason;
+const CREATING = 'Creating' satisfies ConditionReason;
 export const OUTCOME_UNKNOWN = 'CreateOutcomeUnknown' satisfies ConditionReason;
 
 const isFinal = (state: string | undefined) => state !== undefined && AGENT_JOB_FINAL_STATUSES.has(state);

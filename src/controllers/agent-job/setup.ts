@@ -9,7 +9,7 @@ type Job = AgentJob & KubeObject;
 
 const KEY_SECRET = 'keySecret';
 
-export interface AgentJobSetupOptions extends Omit<AgentJobReconcilerOptions, 'reads'> {
+interface AgentJobSetupOptions extends Omit<AgentJobReconcilerOptions, 'reads'> {
   /** Called once with every AgentJob the cache holds after its first sync. */
   onSynced?: (jobs: readonly AgentJob[]) => void;
 }

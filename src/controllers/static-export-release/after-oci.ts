@@ -6,7 +6,7 @@ import { ociReference, untilNextCheck } from './oci.ts';
 /** What the registry folds read: the release, the clock, and the source it follows. */
 type RegistrySnapshot = Pick<RegistryObserved, 'now' | 'release' | 'oci'>;
 
-export interface OciPublishOutcome {
+interface OciPublishOutcome {
   digest: string;
   /** Content version (sha256-…) of the site files. */
   contentVersion: string;

@@ -12,7 +12,7 @@ import {
 } from './model.ts';
 import { renewalTime, untilNextWork } from './schedule.ts';
 
-export interface PublishOutcome {
+interface PublishOutcome {
   mode: PublishMode;
   jobId: string;
   version: string;

@@ -71,7 +71,7 @@ const serving: ReadyCheck = (release, s) => {
 };
 
 /** Ready's checks, first say first: a failure wins over a stalled rollout, which wins over serving. */
-export const READY_CHECKS: readonly ReadyCheck[] = [
+const READY_CHECKS: readonly ReadyCheck[] = [
   exportFailed,
   imageRefused,
   exportRefused,

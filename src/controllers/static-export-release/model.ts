@@ -91,7 +91,7 @@ export type PublishMode = 'NewContent' | 'Renew' | 'Repair' | 'Pin';
  * `pull`: fetch, verify and check the image at `digest`, then publish it. `rewrite`: the target lost
  * the served reference; write it again (no pull: it is in status).
  */
-export type OciAction = { kind: 'pull'; digest: string } | { kind: 'rewrite' };
+type OciAction = { kind: 'pull'; digest: string } | { kind: 'rewrite' };
 
 export type Action =
   | { kind: 'none' }

@@ -5,7 +5,7 @@ import { parseDuration, REQUESTED_AT_ANNOTATION, type StaticExportRelease } from
 import type { Failure } from '../failures.ts';
 import type { OciSource, Status } from './model.ts';
 
-export function ociSource(release: StaticExportRelease): OciSource | undefined {
+function ociSource(release: StaticExportRelease): OciSource | undefined {
   return release.spec.source?.oci;
 }
 

@@ -7,7 +7,7 @@ import type { ReconcilerDeps } from '../skeleton.ts';
 import type { Tunables } from './model.ts';
 import type { SharedExports } from './shared-exports.ts';
 
-export interface ReleaseMetrics {
+interface ReleaseMetrics {
   exportFinished(seconds: number, result: 'completed' | 'failed'): void;
 }
 

@@ -4,7 +4,7 @@ import type { StaticExportRelease } from '../../crd/index.ts';
 import { pageDropPercent } from '../../crd/limits.ts';
 
 /** The release's gate as limits; undefined when it is disabled. */
-export function gateLimits(release: StaticExportRelease): GateLimits | undefined {
+function gateLimits(release: StaticExportRelease): GateLimits | undefined {
   const g = release.spec.publishGate;
   if (g.disabled) return undefined;
   // The schema has already refused any other maxPageDrop.

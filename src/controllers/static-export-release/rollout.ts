@@ -8,7 +8,7 @@ import type { EventNote } from '../types.ts';
 type Current = NonNullable<StaticExportReleaseStatus['current']>;
 export type RolloutRecord = NonNullable<Current['rollout']>;
 /** NewVersion: new content or a pin; LinkRenewed: onLinkRenewal Rollout; Drift: a workload lacked them. */
-export type RollReason = 'NewVersion' | 'LinkRenewed' | 'Drift';
+type RollReason = 'NewVersion' | 'LinkRenewed' | 'Drift';
 
 export interface Roll {
   kind: 'roll';
@@ -27,7 +27,7 @@ export interface RolloutWatch {
 }
 
 /** While stalled the rollout is still watched (it may complete once the workload is fixed), slowly. */
-export const STALLED_POLL_MS = 30_000;
+const STALLED_POLL_MS = 30_000;
 
 /**
  * The pod template annotations the serving workloads carry: the served version, and the link
@@ -45,7 +45,7 @@ const carries = (w: Workload, desired: Record<string, string>) =>
   w.annotations[RENEWED_AT_ANNOTATION] === desired[RENEWED_AT_ANNOTATION];
 
 /** Polls often while a rollout is young (small sites roll in seconds), less as it ages. */
-export function rolloutPollMs(startedAt: string, now: Date): number {
+function rolloutPollMs(startedAt: string, now: Date): number {
   const elapsed = now.getTime() - Date.parse(startedAt);
   if (elapsed < 30_000) return 1_000;
   if (elapsed < 5 * 60_000) return 5_000;
@@ -109,7 +109,7 @@ export function rolloutStep(
 }
 
 /** What a rollout or sync under way still waits for: why it cannot go on, and what it waits for. */
-export interface Left {
+interface Left {
   failed?: string;
   /** Completed by "within spec.rollout.timeout …" once that passed. */
   waiting: string;

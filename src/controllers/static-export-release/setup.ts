@@ -25,7 +25,7 @@ const REGISTRY_SECRET = 'registrySecret';
 const VALUES_SECRET = 'valuesSecret';
 const DOMAIN = 'domain';
 
-export type ReleaseSetupOptions = Omit<
+type ReleaseSetupOptions = Omit<
   ReleaseReconcilerOptions,
   'reads' | 'releasesOfDomain' | 'labelledWorkloads' | 'shared'
 >;

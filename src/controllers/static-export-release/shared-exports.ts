@@ -65,7 +65,7 @@ function reusable(link: LinkEntry, now: number): boolean {
   return now - link.issuedAt <= (link.bundle.expiresAt.getTime() - link.issuedAt) * LINK_REUSE_SHARE;
 }
 
-export interface SharedExportsOptions {
+interface SharedExportsOptions {
   /** Wakes a release (`namespace/name`) whose group's export started, ended, or whose start was abandoned. */
   wake?: (release: string) => void;
   now?: () => number;

@@ -11,7 +11,7 @@ import { startReason } from '../start-reason.ts';
  * already, and either newer than its last export (another release's trigger or interval exports
  * the site for all) or wanted now anyway (`wants`: this release has its own reason to export).
  */
-export function joinable(status: Status, shared: SharedExport | undefined, wants: boolean): boolean {
+function joinable(status: Status, shared: SharedExport | undefined, wants: boolean): boolean {
   if (!shared || (shared.jobId !== undefined && shared.jobId === status.export?.jobId)) return false;
   const last = status.export?.startedAt;
   return wants || last === undefined || Date.parse(shared.startedAt) > Date.parse(last);

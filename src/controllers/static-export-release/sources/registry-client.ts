@@ -21,7 +21,7 @@ export interface OpenedRegistry {
 const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
 
 /** `registry.internal:5000/docs/site` → registry and repository path. */
-export function splitRepository(repository: string): { registry: string; path: string } {
+function splitRepository(repository: string): { registry: string; path: string } {
   const slash = repository.indexOf('/');
   return { registry: repository.slice(0, slash), path: repository.slice(slash + 1) };
 }
