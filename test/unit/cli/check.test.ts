@@ -9,6 +9,7 @@ import {
   type FakeRoutes,
   fakeKubeconfig,
   list,
+  notFound,
   startFakeKubeApi,
 } from '../../support/fake-kube-api.ts';
 import { jsonEvents, runCli } from '../../support/run-cli.ts';
@@ -164,11 +165,9 @@ describe('static-export check', () => {
   });
 
   it('waits with --wait until the checks pass, and gives up with exit 7 when they do not', async () => {
-    api.routes = { ...healthy };
-    delete api.routes[LEASE];
-    setTimeout(() => {
-      api.routes[LEASE] = heldLease;
-    }, 2500);
+    // The operator's Lease appears after the first look at it, however slowly the CLI starts.
+    let leaseReads = 0;
+    api.routes = { ...healthy, [LEASE]: () => (++leaseReads === 1 ? notFound() : heldLease()) };
     const waited = await check(['--wait', '30s']);
     expect(waited.code).toBe(0);
     expect(waited.stderr).toContain('waiting for operator...');
