@@ -47,6 +47,8 @@ describe('static-export export', () => {
   it('exports, extracts into --out and writes the values file', async () => {
     const out = join(work, 'site');
     const valuesFile = join(work, 'values.yaml');
+    // Long enough that a slowly starting CLI still polls the job while it runs.
+    sim.configure({ exportDurationMs: 3000 });
     const result = await runCli(
       [
         'export',
@@ -60,7 +62,7 @@ describe('static-export export', () => {
         '100ms',
       ],
       api,
-    );
+    ).finally(() => sim.configure({ exportDurationMs: 300 }));
     expect(result.code, result.stderr).toBe(0);
     const values = parse(await readFile(valuesFile, 'utf8')) as {
       staticExport: { enabled: boolean; bundleUrl: string; version: string };
