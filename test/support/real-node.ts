@@ -99,7 +99,7 @@ export interface VersionedReads {
 
 /**
  * Reads `pageUrl` and then the asset it links continuously until stopped, as a browser loads a
- * page, each request on a connection of its own (see readContinuously): the page says `marker <version>` and links `marker.<8 hex>.txt`, whose text is the version.
+ * page, each request on a connection of its own (see readContinuously): the page says `marker <version>` and links `marker.<8 hex>.js`, whose text is the version.
  * A page whose asset is missing or of another version is mixed.
  */
 export function readPageAndAsset(pageUrl: string): { stop: () => Promise<VersionedReads> } {
@@ -108,7 +108,7 @@ export function readPageAndAsset(pageUrl: string): { stop: () => Promise<Version
     try {
       const page = await getText(pageUrl);
       const version = page.text.match(/marker (v\d+)/)?.[1];
-      const asset = page.text.match(/marker\.[0-9a-f]{8}\.txt/)?.[0];
+      const asset = page.text.match(/marker\.[0-9a-f]{8}\.js/)?.[0];
       if (page.status !== 200 || !version || !asset) {
         reads.failed.push(`page ${page.status}`);
         return;
@@ -126,13 +126,14 @@ export function readPageAndAsset(pageUrl: string): { stop: () => Promise<Version
 }
 
 /**
- * Makes the docs version `n` recognisable: page `marker` says `marker v<n>` and links an asset named
- * with a content hash, as static site generators name theirs (the previous one is removed).
+ * Makes the docs version `n` recognisable: page `marker` says `marker v<n>` and links a script named
+ * with a content hash, as static site generators name theirs (the previous one is removed). A script:
+ * the site's nginx falls back to the previous version for scripts, styles, fonts and images only.
  */
 export function writeMarker(docsDir: string, n: number): string {
   const version = `v${n}`;
-  for (const f of readdirSync(docsDir)) if (/^marker\.[0-9a-f]{8}\.txt$/.test(f)) rmSync(join(docsDir, f));
-  const asset = `marker.${createHash('sha256').update(version).digest('hex').slice(0, 8)}.txt`;
+  for (const f of readdirSync(docsDir)) if (/^marker\.[0-9a-f]{8}\.js$/.test(f)) rmSync(join(docsDir, f));
+  const asset = `marker.${createHash('sha256').update(version).digest('hex').slice(0, 8)}.js`;
   writeFileSync(join(docsDir, asset), `${version}\n`);
   writeFileSync(join(docsDir, 'marker.md'), `# Marker\n\nmarker ${version} [its asset](${asset})\n`);
   return version;
