@@ -68,6 +68,8 @@ export interface RequestOpts {
   query?: Query;
   signal?: AbortSignal;
   accept?: string;
+  /** A tighter bound than the client's (a list's later pages), what to say past it, and the bytes read. */
+  answer?: { maxBytes: number; tooLarge: string; read: (bytes: number) => void };
 }
 
 // Metadata only (client-go's metadata client): lists and watches of Secrets carry no data.
@@ -123,24 +125,6 @@ export class KubeClient {
   }
 
   async request<T>(method: string, path: string, opts: RequestOpts = {}): Promise<T> {
-    const text = await this.send(
-      method,
-      path,
-      opts,
-      this.maxResponseBytes,
-      (max) => `answered ${method} ${path} with more than ${mib(max)}`,
-    );
-    return (text ? JSON.parse(text) : undefined) as T;
-  }
-
-  /** The answer's text, at most `maxBytes` of it; more is refused with what `tooLarge` says. */
-  private async send(
-    method: string,
-    path: string,
-    opts: RequestOpts,
-    maxBytes: number,
-    tooLarge: (max: number) => string,
-  ): Promise<string> {
     const body =
       opts.body === undefined
         ? undefined
@@ -157,9 +141,12 @@ export class KubeClient {
       ...(body !== undefined ? { body } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
-    const text = await readText(res.body, maxBytes, () => this.refused(tooLarge(maxBytes)));
+    const maxBytes = opts.answer?.maxBytes ?? this.maxResponseBytes;
+    const tooLarge = opts.answer?.tooLarge ?? `answered ${method} ${path} with more than ${mib(maxBytes)}`;
+    const text = await readText(res.body, maxBytes, () => this.refused(tooLarge));
+    opts.answer?.read(Buffer.byteLength(text));
     if (res.statusCode >= 400) throw toApiError(res.statusCode, text, `${method} ${path}`);
-    return text;
+    return (text ? JSON.parse(text) : undefined) as T;
   }
 
   private refused(what: string): KubeResponseError {
@@ -189,22 +176,22 @@ export class KubeClient {
     let cont: string | undefined;
     let resourceVersion = '';
     for (let pages = 1; ; pages++) {
-      const text = await this.send(
-        'GET',
-        path,
-        {
-          query: { ...query, limit: pageSize, continue: cont },
-          ...(signal ? { signal } : {}),
-          ...(accept ? { accept } : {}),
+      const maxBytes = Math.min(this.maxResponseBytes, budget - read);
+      const page = await this.request<ObjectList<T>>('GET', path, {
+        query: { ...query, limit: pageSize, continue: cont },
+        ...(signal ? { signal } : {}),
+        ...(accept ? { accept } : {}),
+        answer: {
+          maxBytes,
+          tooLarge:
+            maxBytes < this.maxResponseBytes
+              ? `answered the list GET ${path} with more than ${mib(budget)} in ${pages} pages`
+              : `answered GET ${path} with more than ${mib(maxBytes)}`,
+          read: (bytes) => {
+            read += bytes;
+          },
         },
-        Math.min(this.maxResponseBytes, budget - read),
-        (max) =>
-          max < this.maxResponseBytes
-            ? `answered the list GET ${path} with more than ${mib(budget)} in ${pages} pages`
-            : `answered GET ${path} with more than ${mib(max)}`,
-      );
-      read += Buffer.byteLength(text);
-      const page = JSON.parse(text) as ObjectList<T>;
+      });
       // An empty PartialObjectMetadataList comes with `items: null`. No spread: a page may hold more
       // items than a call takes arguments.
       for (const item of page.items ?? []) items.push(item);
