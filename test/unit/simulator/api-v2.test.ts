@@ -216,6 +216,33 @@ describe('simulator, static export revision 2', () => {
     expect((await call(sim, 'GET', path)).status).toBe(500);
     expect((await call(sim, 'GET', path)).status).toBe(200);
   });
+
+  it('limits a fault to one project’s requests with endpoint@project', async () => {
+    const jobId = await finishedJob('target');
+    const other = await finishedJob('bystander');
+    sim.configure({
+      faults: [
+        'start@target:503:1',
+        'status@target:500:1',
+        'download@target:truncate:1',
+        'agent-get@target:502:1',
+      ],
+    });
+    expect((await call(sim, 'POST', jobs('target'))).status).toBe(503);
+    expect((await call(sim, 'GET', `${jobs('target')}/${jobId}`)).status).toBe(500);
+    expect((await call(sim, 'GET', '/v2/agent/target/job/x')).status).toBe(502);
+    expect((await call(sim, 'GET', '/v2/agent/bystander/job/x')).status).toBe(404);
+    const fine = await call(sim, 'GET', `${jobs('bystander')}/${other}`);
+    expect(fine.status).toBe(200);
+    const whole = await download(String(fine.json.bundleUrl));
+    expect(whole.body.length).toBe(fine.json.sizeBytes);
+    // The target's link, fetched with the fault off, then downloaded with it on: cut half-way.
+    sim.configure({ faults: [] });
+    const link = String((await call(sim, 'GET', `${jobs('target')}/${jobId}`)).json.bundleUrl);
+    sim.configure({ faults: ['download@target:truncate:1'] });
+    await expect(download(link)).rejects.toThrow();
+    expect(sim.requests.at(-1)?.faults).toEqual(['download@target:truncate:1']);
+  });
 });
 
 describe('simulator, revision 2 start limit', () => {
