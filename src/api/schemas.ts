@@ -97,7 +97,7 @@ export const ProjectIdSchema = z
   .regex(/^[A-Za-z0-9_-]{1,64}$/, { message: 'must be 1 to 64 letters, digits, "_" or "-"' });
 
 /** The base paths a deployment can be exported for. */
-export const EXPORT_BASE_PATHS = ['', '/docs', '/documentation'] as const;
+const EXPORT_BASE_PATHS = ['', '/docs', '/documentation'] as const;
 export type ExportBasePath = (typeof EXPORT_BASE_PATHS)[number];
 
 /** Omitted basePath: the deployment's configured one. An early wording sent no body at all. */
@@ -105,7 +105,6 @@ export const StartExportV2RequestSchema = z
   .object({ basePath: z.enum(EXPORT_BASE_PATHS).optional() })
   .optional()
   .transform((body) => body ?? {});
-export type StartExportV2Request = z.infer<typeof StartExportV2RequestSchema>;
 
 /** The current revision's job, as start and get answer it; the link fields only once completed. */
 export const ExportJobV2Schema = z.looseObject({
@@ -118,7 +117,6 @@ export const ExportJobV2Schema = z.looseObject({
   sizeBytes: looseNumber,
   expiresAt: timestamp.optional(),
 });
-export type ExportJobV2 = z.infer<typeof ExportJobV2Schema>;
 
 export const BundleResultSchema = z.looseObject({
   jobId: z.string().optional(),

@@ -34,7 +34,7 @@ interface SimulatorSettings extends ExportSettings, AgentSettings {
 }
 
 /** 1: the contract's static export paths; 2: the platform's current, project-scoped ones. */
-export type ApiRevision = 1 | 2;
+type ApiRevision = 1 | 2;
 
 export interface SimulatorOptions extends Partial<SimulatorSettings>, ExportV2Options {
   /** Which revision of the static export API is served (the other's paths answer 404). Default 1. */
