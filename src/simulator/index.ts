@@ -2,7 +2,7 @@
 // SimulatorOptions: --port -> port, --host -> host, --key/--key-file -> adminKey, --public-url ->
 // publicBaseUrl, --docs -> docsDir,
 // --export-duration -> exportDurationMs, --export-progress -> exportProgress, --link-ttl -> linkTtlSeconds,
-// --link-style -> linkStyle, --fault (repeatable,
+// --link-style -> linkStyle, --api-revision -> apiRevision, --fault (repeatable,
 // parsed with parseFault) -> faults; --json only changes how baseUrl and adminKey are printed.
 
 export type { ExportJobSnapshot, ExportJobStatus } from './export-jobs.ts';
