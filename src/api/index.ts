@@ -6,8 +6,13 @@ export {
   type CallOptions,
   type CallStatus,
   type CreateAgentJobOptions,
+  type ExportJobRef,
   type ExportStatus,
+  type ExportTarget,
   type GeneratedBundle,
+  isProjectExport,
+  type ProjectExportJobRef,
+  type ProjectExportRequest,
   type RetryPolicy,
 } from './client.ts';
 export {
@@ -17,6 +22,8 @@ export {
   AdminKeyError,
   BadRequestError,
   ConflictError,
+  ExportBusyError,
+  ExportStartLimitError,
   InvalidResponseError,
   NetworkError,
   NotEntitledError,

@@ -59,15 +59,24 @@ export const CreateAgentJobRequestSchema = z.object({ prompt: z.string().min(1) 
 const EXPORT_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
 export const EXPORT_FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed']);
 
-export const ExportJobSchema = z.looseObject({
+/** What a job says in both revisions. The current one sends `error: null` until a job fails. */
+const exportJobFields = {
   // The status response may omit the id (the contract only names `status`); the client fills it in.
   jobId: z.string().min(1).optional(),
   status: openEnum(EXPORT_STATUSES),
-  progress: looseNumber,
-  pageCount: looseNumber,
-  error: z.string().optional(),
+  error: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? undefined)
+    .optional(),
   createdAt: z.string().optional(),
   updatedAt: z.string().optional(),
+};
+
+export const ExportJobSchema = z.looseObject({
+  ...exportJobFields,
+  progress: looseNumber,
+  pageCount: looseNumber,
 });
 export type ExportJob = z.infer<typeof ExportJobSchema>;
 
@@ -93,6 +102,34 @@ export const BundleResultSchema = z.looseObject({
   sizeBytes: looseNumber,
 });
 export type BundleResult = z.infer<typeof BundleResultSchema>;
+
+// --- the current revision: project-scoped paths (VENDOR-FACTS "current revision") ---
+
+/** The base paths a deployment may serve under; omitted, the deployment's configured one applies. */
+export const EXPORT_BASE_PATHS = ['', '/docs', '/documentation'] as const;
+export const ExportBasePathSchema = z.enum(EXPORT_BASE_PATHS);
+export type ExportBasePath = z.infer<typeof ExportBasePathSchema>;
+
+/** The current revision's job ids: 24 hex characters (`6520f3a1c9b1a20012ab34cd`). */
+export const ProjectExportJobIdSchema = z.string().regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters');
+
+export const StartProjectExportRequestSchema = z.object({ basePath: ExportBasePathSchema.optional() });
+export type StartProjectExportRequest = z.infer<typeof StartProjectExportRequestSchema>;
+
+/** No progress or pageCount; a completed job carries a fresh link on every GET. */
+export const ProjectExportJobSchema = z.looseObject({
+  ...exportJobFields,
+  bundleUrl: z.url({ protocol: /^https?$/ }).optional(),
+  sizeBytes: looseNumber,
+  expiresAt: timestamp.optional(),
+});
+export type ProjectExportJob = z.infer<typeof ProjectExportJobSchema>;
+
+export const StartedProjectExportSchema = ProjectExportJobSchema.extend({
+  jobId: z.string().min(1),
+  status: openEnum(EXPORT_STATUSES).optional(),
+});
+export type StartedProjectExport = z.infer<typeof StartedProjectExportSchema>;
 
 export function isAgentJobFinished(job: Pick<AgentJob, 'status'>): boolean {
   return AGENT_JOB_FINAL_STATUSES.has(job.status);
