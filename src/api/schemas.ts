@@ -95,6 +95,40 @@ export const StartExportRequestSchema = z.object({
 });
 export type StartExportRequest = z.infer<typeof StartExportRequestSchema>;
 
+// --- The current revision (VENDOR-FACTS "current revision"): project-scoped paths, no progress. ---
+
+/**
+ * A project id as it may stand in a path segment. The vendor documents no format (its examples are
+ * 24 hex characters); what this refuses is what the simulator answers 400 for.
+ */
+export const ProjectIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, { message: 'must be 1 to 64 letters, digits, "_" or "-"' });
+
+/** The base paths a deployment can be exported for. */
+export const EXPORT_BASE_PATHS = ['', '/docs', '/documentation'] as const;
+export type ExportBasePath = (typeof EXPORT_BASE_PATHS)[number];
+
+/** Omitted basePath: the deployment's configured one. An early wording sent no body at all. */
+export const StartExportV2RequestSchema = z
+  .object({ basePath: z.enum(EXPORT_BASE_PATHS).optional() })
+  .optional()
+  .transform((body) => body ?? {});
+export type StartExportV2Request = z.infer<typeof StartExportV2RequestSchema>;
+
+/** The current revision's job, as start and get answer it; the link fields only once completed. */
+export const ExportJobV2Schema = z.looseObject({
+  jobId: z.string().min(1),
+  status: openEnum(EXPORT_STATUSES),
+  createdAt: z.string().optional(),
+  updatedAt: z.string().optional(),
+  error: z.string().nullish(),
+  bundleUrl: z.url({ protocol: /^https?$/ }).optional(),
+  sizeBytes: looseNumber,
+  expiresAt: timestamp.optional(),
+});
+export type ExportJobV2 = z.infer<typeof ExportJobV2Schema>;
+
 export const BundleResultSchema = z.looseObject({
   jobId: z.string().optional(),
   bundleUrl: z.url({ protocol: /^https?$/ }),

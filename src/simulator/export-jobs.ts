@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ExportBasePath } from '../api/schemas.ts';
 import type { Logger } from '../log.ts';
 import { type LongTimer, setLongTimeout, wait } from '../timers.ts';
 import type { SiteFault } from './faults.ts';
@@ -37,6 +38,10 @@ interface ExportOrder {
   paths?: string[];
   /** The site this job renders is bad on purpose (a `start` content fault). */
   siteFault?: SiteFault;
+  /** The project (current revision) the job exports: its id has 24 hex characters, as the vendor's. */
+  projectId?: string;
+  /** Prefix of the site's links: where the bundle will be served. */
+  basePath?: ExportBasePath;
 }
 
 export interface ExportJob {
@@ -50,6 +55,10 @@ export interface ExportJob {
   docsDir: string;
   totalPages: number;
   siteFault?: SiteFault;
+  projectId?: string;
+  basePath?: ExportBasePath;
+  /** Expiry (epoch s) of the last link handed out, so the next one differs. */
+  lastLinkExpiresSec?: number;
   render?: Promise<void>;
   result?: RenderedBundle;
   renderedAt?: number;
@@ -122,7 +131,10 @@ export class ExportJobs {
     const { settings, now } = this.options;
     const totalPages = (await listDocs(settings.docsDir)).pages.length;
     const job: ExportJob = {
-      jobId: `se_${randomBytes(8).toString('hex')}`,
+      jobId:
+        order.projectId === undefined
+          ? `se_${randomBytes(8).toString('hex')}`
+          : randomBytes(12).toString('hex'),
       domain: order.domain,
       createdAt: now(),
       durationMs: settings.exportDurationMs,
@@ -132,6 +144,8 @@ export class ExportJobs {
     };
     if (order.version !== undefined) job.version = order.version;
     if (order.siteFault) job.siteFault = order.siteFault;
+    if (order.projectId !== undefined) job.projectId = order.projectId;
+    if (order.basePath) job.basePath = order.basePath;
     if (order.paths?.length) {
       job.paths = order.paths;
       job.totalPages = Math.min(job.totalPages, order.paths.length);
@@ -174,6 +188,30 @@ export class ExportJobs {
     };
   }
 
+  /**
+   * A fresh link that differs from every link handed out for the job before: when two fall in the
+   * same second, the expiry moves a second on (the signature covers it).
+   */
+  distinctLink(job: ExportJob): { bundleUrl: string; expiresAt: Date } {
+    const dueSec = Math.floor(this.options.now() / 1000) + this.options.settings.linkTtlSeconds;
+    const expiresSec = Math.max(dueSec, (job.lastLinkExpiresSec ?? 0) + 1);
+    job.lastLinkExpiresSec = expiresSec;
+    return {
+      bundleUrl: this.options.signLink(job.jobId, expiresSec),
+      expiresAt: new Date(expiresSec * 1000),
+    };
+  }
+
+  /** The project's job that is queued or running, after letting any whose time is up render. */
+  async activeJob(projectId: string): Promise<ExportJob | undefined> {
+    const mine = [...this.jobs.values()].filter((j) => j.projectId === projectId);
+    await Promise.all(mine.filter((j) => !j.result && j.error === undefined).map((j) => this.settle(j)));
+    return mine.find((j) => {
+      const { status } = this.phase(j);
+      return status === 'queued' || status === 'running';
+    });
+  }
+
   snapshot(jobId: string): ExportJobSnapshot | undefined {
     const job = this.jobs.get(jobId);
     if (!job) return undefined;
@@ -209,6 +247,7 @@ export class ExportJobs {
       };
       if (job.paths) options.paths = job.paths;
       if (job.siteFault) options.siteFault = job.siteFault;
+      if (job.basePath) options.basePath = job.basePath;
       job.result = await renderBundle(options);
       job.totalPages = job.result.pageCount;
     } catch (err) {

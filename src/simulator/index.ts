@@ -2,10 +2,11 @@
 // SimulatorOptions: --port -> port, --host -> host, --key/--key-file -> adminKey, --public-url ->
 // publicBaseUrl, --docs -> docsDir,
 // --export-duration -> exportDurationMs, --export-progress -> exportProgress, --link-ttl -> linkTtlSeconds,
-// --link-style -> linkStyle, --fault (repeatable,
+// --link-style -> linkStyle, --api-revision -> apiRevision, --fault (repeatable,
 // parsed with parseFault) -> faults; --json only changes how baseUrl and adminKey are printed.
 
 export type { ExportJobSnapshot, ExportJobStatus } from './export-jobs.ts';
+export { EXPORT_STARTS_PER_HOUR, type ExportProject } from './export-v2.ts';
 export {
   FAULT_ENDPOINTS,
   type FaultAction,
@@ -18,6 +19,7 @@ export {
 export { renderMarkdown } from './markdown.ts';
 export { EXPORT_PROGRESS_MODELS, type ExportProgressModel } from './progress.ts';
 export {
+  type ApiRevision,
   type RecordedRequest,
   type Simulator,
   type SimulatorOptions,

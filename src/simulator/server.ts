@@ -1,7 +1,8 @@
 // The embedded admin API: the contract (seeds/000) plus VENDOR-FACTS over real HTTP, so the
 // production client and the CLI can be exercised without a vendor account. This file routes a
 // request, records it, applies the faults drawn for it and checks its key; the endpoints live in
-// agent-jobs.ts, export-v1.ts (over the export-job store) and downloads.ts.
+// agent-jobs.ts, export-v1.ts or export-v2.ts (one revision per simulator, over the export-job
+// store) and downloads.ts.
 
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -12,8 +13,9 @@ import { AgentJobs, type AgentRoute, type AgentSettings } from './agent-jobs.ts'
 import { download } from './downloads.ts';
 import { type ExportJobSnapshot, ExportJobs, type ExportSettings } from './export-jobs.ts';
 import { type ExportV1Route, exportV1 } from './export-v1.ts';
+import { ExportV2, type ExportV2Options, type ExportV2Route, type KeyAccess } from './export-v2.ts';
 import { type FaultEndpoint, type FaultSpec, FaultTable, isSiteFault } from './faults.ts';
-import { countInWindow, HttpError, sendJson } from './http.ts';
+import { countInWindow, HttpError, type Reply, sendJson } from './http.ts';
 import {
   type BundleLink,
   bundlePath,
@@ -31,13 +33,20 @@ interface SimulatorSettings extends ExportSettings, AgentSettings {
   adminKey: string;
 }
 
-export interface SimulatorOptions extends Partial<SimulatorSettings> {
+/** 1: the contract's static export paths; 2: the platform's current, project-scoped ones. */
+export type ApiRevision = 1 | 2;
+
+export interface SimulatorOptions extends Partial<SimulatorSettings>, ExportV2Options {
+  /** Which revision of the static export API is served (the other's paths answer 404). Default 1. */
+  apiRevision?: ApiRevision;
   /** 0 (default) picks a free port. */
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
-  /** Valid keys whose plan lacks static export: 403 on the export endpoints. */
+  /** Valid keys whose plan lacks static export: 403 on the export endpoints (401 in revision 2). */
   nonEnterpriseKeys?: string[];
+  /** Valid keys without write permission: revision 2 answers their starts 403. */
+  readOnlyKeys?: string[];
   /** Time source, epoch ms (benchmarks pass a virtual clock). Default Date.now. */
   clock?: () => number;
   /** Where bundle links carry their signature (see LinkStyle). Default query. */
@@ -90,10 +99,15 @@ export interface Simulator {
 
 const MINUTE_MS = 60_000;
 
-type Route = AgentRoute | ExportV1Route | { endpoint: 'download'; link: BundleLink };
+type Route = AgentRoute | ExportV1Route | ExportV2Route | { endpoint: 'download'; link: BundleLink };
 
 /** `link`: the request URL read as a bundle link (parseBundleLink), once per request. */
-function matchRoute(method: string, path: string, link: BundleLink | undefined): Route | HttpError {
+function matchRoute(
+  method: string,
+  path: string,
+  link: BundleLink | undefined,
+  revision: ApiRevision,
+): Route | HttpError {
   let seg: string[];
   try {
     seg = path.split('/').slice(1).map(decodeURIComponent);
@@ -112,7 +126,12 @@ function matchRoute(method: string, path: string, link: BundleLink | undefined):
       const endpoint = seg[5] === 'message' ? 'agent-message' : 'agent-archive';
       [route, allowed] = [{ endpoint, projectId, id: seg[4] }, 'POST'];
     }
-  } else if (seg[0] === 'v1' && seg[1] === 'static-export' && seg[2] === 'jobs') {
+  } else if (revision === 2 && seg[0] === 'v1' && seg[1] === 'static-export' && seg[2] && seg[3] === 'jobs') {
+    const projectId = seg[2];
+    if (seg.length === 4) [route, allowed] = [{ revision, endpoint: 'start', projectId }, 'POST'];
+    else if (seg.length === 5 && seg[4])
+      [route, allowed] = [{ revision, endpoint: 'status', projectId, jobId: seg[4] }, 'GET'];
+  } else if (revision === 1 && seg[0] === 'v1' && seg[1] === 'static-export' && seg[2] === 'jobs') {
     if (seg.length === 3) [route, allowed] = [{ endpoint: 'start' }, 'POST'];
     else if (seg.length === 4 && seg[3]) [route, allowed] = [{ endpoint: 'status', jobId: seg[3] }, 'GET'];
     else if (seg.length === 5 && seg[3] && seg[4] === 'bundle') {
@@ -127,7 +146,12 @@ function matchRoute(method: string, path: string, link: BundleLink | undefined):
   return route;
 }
 
+function isExportV2(route: Route): route is ExportV2Route {
+  return 'revision' in route;
+}
+
 function isExportV1(route: Route): route is ExportV1Route {
+  if (isExportV2(route)) return false;
   return route.endpoint === 'start' || route.endpoint === 'status' || route.endpoint === 'bundle';
 }
 
@@ -136,6 +160,8 @@ class SimulatorServer implements Simulator {
   adminKey: string;
   readonly requests: RecordedRequest[] = [];
   private readonly nonEnterprise: Set<string>;
+  private readonly readOnly: Set<string>;
+  private readonly apiRevision: ApiRevision;
   /** Read by the endpoints on each request; configure() changes it in place. */
   private readonly settings: ExportSettings & AgentSettings;
   private readonly clock: () => number;
@@ -147,6 +173,7 @@ class SimulatorServer implements Simulator {
   private readonly logger: Logger | undefined;
   private readonly agentJobs: AgentJobs;
   private readonly exportJobs: ExportJobs;
+  private readonly exportV2: ExportV2;
   private clockOffsetMs = 0;
   private readonly server = createServer((req, res) => void this.handle(req, res));
   private linkBase = '';
@@ -154,6 +181,8 @@ class SimulatorServer implements Simulator {
   constructor(options: SimulatorOptions) {
     this.adminKey = options.adminKey ?? `mint_${randomBytes(24).toString('hex')}`;
     this.nonEnterprise = new Set(options.nonEnterpriseKeys ?? []);
+    this.readOnly = new Set(options.readOnlyKeys ?? []);
+    this.apiRevision = options.apiRevision ?? 1;
     this.settings = {
       docsDir: options.docsDir ?? DEFAULT_DOCS_DIR,
       exportDurationMs: options.exportDurationMs ?? 4000,
@@ -177,6 +206,7 @@ class SimulatorServer implements Simulator {
       signLink: (jobId, expiresSec) => this.sign(jobId, expiresSec),
       logger: this.logger,
     });
+    this.exportV2 = new ExportV2(this.exportJobs, now, options);
   }
 
   async listen(port: number, host: string): Promise<void> {
@@ -257,7 +287,7 @@ class SimulatorServer implements Simulator {
       );
     });
     try {
-      const route = matchRoute(method, path, link);
+      const route = matchRoute(method, path, link, this.apiRevision);
       if (route instanceof HttpError) throw route;
       record.endpoint = route.endpoint;
       // Faults act before the endpoint does, so a faulted request has no side effects.
@@ -285,11 +315,22 @@ class SimulatorServer implements Simulator {
         res.end(junk);
         return;
       }
-      const exporting = isExportV1(route);
-      this.authorize(req, exporting);
-      const reply = exporting
-        ? await exportV1(this.exportJobs, route, req, isSiteFault(action) ? action : undefined)
-        : await this.agentJobs.handle(route, req);
+      const key = this.authorize(req);
+      const siteFault = isSiteFault(action) ? action : undefined;
+      let reply: Reply;
+      if (isExportV2(route)) {
+        reply = await this.exportV2.handle(route, req, this.access(key), siteFault);
+      } else if (isExportV1(route)) {
+        if (!this.access(key).exportPlan) {
+          throw new HttpError(
+            403,
+            'Static export is not enabled for this organization: it requires an Enterprise plan',
+          );
+        }
+        reply = await exportV1(this.exportJobs, route, req, siteFault);
+      } else {
+        reply = await this.agentJobs.handle(route, req);
+      }
       sendJson(res, reply.status, reply.body);
     } catch (err) {
       if (res.headersSent) {
@@ -305,11 +346,12 @@ class SimulatorServer implements Simulator {
     }
   }
 
-  private authorize(req: IncomingMessage, needsExport: boolean): void {
+  /** The request's key, once it is known and within its per-minute limit. */
+  private authorize(req: IncomingMessage): string {
     const header = req.headers.authorization ?? '';
     const m = /^Bearer (\S+)$/.exec(header);
     const key = m?.[1];
-    if (!key || (key !== this.adminKey && !this.nonEnterprise.has(key))) {
+    if (!key || (key !== this.adminKey && !this.nonEnterprise.has(key) && !this.readOnly.has(key))) {
       throw new HttpError(401, 'Invalid or missing admin API key', {}, { 'www-authenticate': 'Bearer' });
     }
     if (this.requestsPerMinute !== undefined) {
@@ -322,12 +364,16 @@ class SimulatorServer implements Simulator {
         'Too many requests. Please try again later.',
       );
     }
-    if (needsExport && key !== this.adminKey) {
-      throw new HttpError(
-        403,
-        'Static export is not enabled for this organization: it requires an Enterprise plan',
-      );
-    }
+    return key;
+  }
+
+  private access(key: string): KeyAccess {
+    const admin = key === this.adminKey;
+    return {
+      key,
+      exportPlan: admin || !this.nonEnterprise.has(key),
+      write: admin || !this.readOnly.has(key),
+    };
   }
 }
 

@@ -83,14 +83,24 @@ interface Page {
 /** Pages in every page's navigation at most. */
 const NAV_PAGES = 100;
 
-function layout(page: Page, links: string, domain: string): string {
-  return `<!doctype html>
+/**
+ * `html`'s site-absolute links (`href="/…"`, `src="/…"`, not `//host`) under `basePath`: a site
+ * exported for `/docs` is served there, so its links must carry the prefix. Attributes are always
+ * double-quoted here (escapeHtml), so this finds them all.
+ */
+function underBasePath(html: string, basePath: string): string {
+  return basePath ? html.replace(/\b(href|src)="\/(?!\/)/g, `$1="${basePath}/`) : html;
+}
+
+function layout(page: Page, links: string, domain: string, basePath: string): string {
+  return underBasePath(
+    `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(page.title)} · ${escapeHtml(domain)}</title>
-<link rel="canonical" href="https://${escapeHtml(domain)}${escapeHtml(page.urlPath)}">
+<link rel="canonical" href="https://${escapeHtml(domain)}${basePath}${escapeHtml(page.urlPath)}">
 <link rel="stylesheet" href="/assets/site.css">
 <script src="/assets/site.js" defer></script>
 </head>
@@ -104,12 +114,14 @@ ${page.body}
 </main>
 </body>
 </html>
-`;
+`,
+    basePath,
+  );
 }
 
-function sitemap(pages: Page[], domain: string): string {
+function sitemap(pages: Page[], domain: string, basePath: string): string {
   const urls = pages.map(
-    (p) => `  <url><loc>https://${escapeHtml(domain)}${escapeHtml(p.urlPath)}</loc></url>`,
+    (p) => `  <url><loc>https://${escapeHtml(domain)}${basePath}${escapeHtml(p.urlPath)}</loc></url>`,
   );
   return `<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
@@ -175,6 +187,8 @@ interface RenderBundleOptions {
   padBytes?: number;
   /** Makes the site bad the way a broken export would (publish gate tests). */
   siteFault?: SiteFault;
+  /** Where the site will be served (`/docs`): its links carry this prefix; files stay at the root. */
+  basePath?: string;
 }
 
 export interface RenderedBundle {
@@ -225,7 +239,8 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
   // The home page heads the navigation, wherever its file sorts.
   const navPages = [...pages].sort((a, b) => Number(b.urlPath === '/') - Number(a.urlPath === '/'));
   const nav = navPages.slice(0, NAV_PAGES).map(link).join('\n');
-  for (const page of pages) inHand(page.output, layout(page, nav, options.domain));
+  const basePath = options.basePath ?? '';
+  for (const page of pages) inHand(page.output, layout(page, nav, options.domain, basePath));
   if (!files.has('index.html')) {
     const index: Page = {
       source: '',
@@ -234,12 +249,12 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
       title: options.domain,
       body: `<h1>${escapeHtml(options.domain)}</h1>\n<ul>\n${links}\n</ul>`,
     };
-    inHand('index.html', layout(index, nav, options.domain));
+    inHand('index.html', layout(index, nav, options.domain, basePath));
   }
   const pageCount = options.siteFault ? spoilSite(files, options.siteFault) : pages.length;
   inHand('assets/site.css', SITE_CSS);
   inHand('assets/site.js', SITE_JS);
-  inHand('sitemap.xml', sitemap(pages, options.domain));
+  inHand('sitemap.xml', sitemap(pages, options.domain, basePath));
   for (const rel of options.paths?.length ? [] : listing.files) {
     if (!files.has(rel)) inHand(rel, await readFile(join(options.docsDir, rel)));
   }

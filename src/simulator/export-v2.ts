@@ -1,0 +1,130 @@
+// Revision 2 of the static export API, the platform's current one (VENDOR-FACTS "current
+// revision"): project-scoped paths, one active job per deployment (409), 10 starts per organization
+// (here: per key) in a sliding hour (429), no progress, and a fresh link in every GET of a completed
+// job instead of a bundle endpoint. Jobs live in the same store as revision 1's.
+
+import type { IncomingMessage } from 'node:http';
+import { type ExportBasePath, ProjectIdSchema, StartExportV2RequestSchema } from '../api/schemas.ts';
+import type { ExportJob, ExportJobs } from './export-jobs.ts';
+import type { SiteFault } from './faults.ts';
+import { countInWindow, HttpError, parseBody, type Reply, readJson } from './http.ts';
+
+const HOUR_MS = 3_600_000;
+export const EXPORT_STARTS_PER_HOUR = 10;
+
+export type ExportV2Route =
+  | { revision: 2; endpoint: 'start'; projectId: string }
+  | { revision: 2; endpoint: 'status'; projectId: string; jobId: string };
+
+/** A project of the key's organization; every field has a default. */
+export interface ExportProject {
+  /** The site's host; its first label names the download. Default `<projectId lowercased>.docs.example`. */
+  domain?: string;
+  /** The deployment's configured base path, used when a start names none. Default `""`. */
+  basePath?: ExportBasePath;
+  /** False: the project's static export is off (401, as the vendor answers). Default true. */
+  exportEnabled?: boolean;
+}
+
+export interface ExportV2Options {
+  /** Projects that differ from the defaults; any other well-formed id is a project too. */
+  projects?: Readonly<Record<string, ExportProject>>;
+  /** Ids that are no project of the key's organization: 404. */
+  unknownProjects?: readonly string[];
+}
+
+/** What the key presenting a request may do, as the router found it. */
+export interface KeyAccess {
+  key: string;
+  /** The key's plan includes API access and static export. */
+  exportPlan: boolean;
+  /** The key may start jobs (a read-only key may only look). */
+  write: boolean;
+}
+
+export class ExportV2 {
+  private readonly jobs: ExportJobs;
+  private readonly now: () => number;
+  private readonly projects: Readonly<Record<string, ExportProject>>;
+  private readonly unknown: ReadonlySet<string>;
+  private readonly starts = new Map<string, number[]>();
+  /** Projects whose start is between its 409 check and its job's creation. */
+  private readonly starting = new Set<string>();
+
+  constructor(jobs: ExportJobs, now: () => number, options: ExportV2Options) {
+    this.jobs = jobs;
+    this.now = now;
+    this.projects = options.projects ?? {};
+    this.unknown = new Set(options.unknownProjects ?? []);
+  }
+
+  /** `siteFault`: a `start` content fault drawn for this request. */
+  async handle(
+    route: ExportV2Route,
+    req: IncomingMessage,
+    access: KeyAccess,
+    siteFault: SiteFault | undefined,
+  ): Promise<Reply> {
+    const { projectId } = route;
+    if (!ProjectIdSchema.safeParse(projectId).success) throw new HttpError(400, 'Malformed project id');
+    if (!access.exportPlan) {
+      throw new HttpError(401, "Static export is not available on this key's plan: it requires API access");
+    }
+    if (this.unknown.has(projectId)) {
+      throw new HttpError(404, `Project ${projectId} not found in this organization`);
+    }
+    const project = this.projects[projectId] ?? {};
+    if (project.exportEnabled === false) {
+      throw new HttpError(401, `Static export is not enabled for project ${projectId}`);
+    }
+    if (route.endpoint === 'status') {
+      const job = this.jobs.get(route.jobId);
+      if (!job || job.projectId !== projectId) {
+        throw new HttpError(404, `Export job ${route.jobId} not found for this deployment`);
+      }
+      await this.jobs.settle(job);
+      return { status: 200, body: this.view(job) };
+    }
+    if (!access.write) throw new HttpError(403, 'This API key has no write permission');
+    const { basePath = project.basePath ?? '' } = parseBody(StartExportV2RequestSchema, await readJson(req));
+    const active = await this.jobs.activeJob(projectId);
+    if (active || this.starting.has(projectId)) {
+      throw new HttpError(409, 'An export job is already queued or running for this deployment');
+    }
+    countInWindow(
+      this.starts,
+      access.key,
+      this.now(),
+      HOUR_MS,
+      EXPORT_STARTS_PER_HOUR,
+      `Rate limit exceeded: at most ${EXPORT_STARTS_PER_HOUR} export jobs can be started per hour`,
+    );
+    this.starting.add(projectId);
+    try {
+      const domain = project.domain ?? `${projectId.toLowerCase()}.docs.example`;
+      const job = await this.jobs.start({ domain, projectId, basePath, ...(siteFault ? { siteFault } : {}) });
+      // Viewed at its creation instant: a start always answers queued.
+      return { status: 202, body: this.view(job, job.createdAt) };
+    } finally {
+      this.starting.delete(projectId);
+    }
+  }
+
+  private view(job: ExportJob, now?: number): Record<string, unknown> {
+    const { status, updatedAt, error } = this.jobs.phase(job, now);
+    const body: Record<string, unknown> = {
+      jobId: job.jobId,
+      status,
+      createdAt: new Date(job.createdAt).toISOString(),
+      updatedAt: new Date(updatedAt).toISOString(),
+      error: error ?? null,
+    };
+    if (status === 'completed' && job.result) {
+      const link = this.jobs.distinctLink(job);
+      body.bundleUrl = link.bundleUrl;
+      body.sizeBytes = job.result.sizeBytes;
+      body.expiresAt = link.expiresAt.toISOString();
+    }
+    return body;
+  }
+}
