@@ -29,13 +29,13 @@ import {
   type ExportBasePath,
   type ExportJob,
   ExportJobSchema,
-  type ProjectExportJob,
-  ProjectExportJobSchema,
+  type ExportJobV2,
+  ExportJobV2Schema,
   type StartExportRequest,
   type StartedExport,
   StartedExportSchema,
-  type StartedProjectExport,
-  StartedProjectExportSchema,
+  type StartedExportV2,
+  StartedExportV2Schema,
 } from './schemas.ts';
 
 export interface AdminApiTimeouts {
@@ -126,7 +126,7 @@ export function isProjectExport(target: ExportTarget): target is ProjectExportRe
  * A job of the current revision in the contract's status shape (no progress or page count), its
  * link left out: callers ask for that with `exportLink`.
  */
-function withoutLink<T extends ProjectExportJob | StartedProjectExport>(job: T, jobId: string) {
+function withoutLink<T extends ExportJobV2 | StartedExportV2>(job: T, jobId: string) {
   return {
     jobId: job.jobId ?? jobId,
     status: job.status,
@@ -354,7 +354,7 @@ export class AdminApiClient {
         path: `/v1/static-export/${seg(input.projectId)}/jobs`,
         route: '/v1/static-export/{projectId}/jobs',
         body: input.basePath === undefined ? {} : { basePath: input.basePath },
-        schema: StartedProjectExportSchema,
+        schema: StartedExportV2Schema,
         retry: 'create',
         subject: { projectId: input.projectId },
       },
@@ -383,14 +383,14 @@ export class AdminApiClient {
   }
 
   /** Every GET of a completed job of the current revision carries a fresh link: a secret at once. */
-  private async getProjectExport(job: ProjectExportJobRef, options: CallOptions): Promise<ProjectExportJob> {
+  private async getProjectExport(job: ProjectExportJobRef, options: CallOptions): Promise<ExportJobV2> {
     const status = await this.call(
       {
         operation: 'getExport',
         method: 'GET',
         path: `/v1/static-export/${seg(job.projectId)}/jobs/${seg(job.jobId)}`,
         route: '/v1/static-export/{projectId}/jobs/{jobId}',
-        schema: ProjectExportJobSchema,
+        schema: ExportJobV2Schema,
         retry: 'idempotent',
         subject: { projectId: job.projectId, jobId: job.jobId },
       },
@@ -400,7 +400,7 @@ export class AdminApiClient {
     return status;
   }
 
-  private registerLink(job: Pick<ProjectExportJob, 'bundleUrl' | 'expiresAt'>): void {
+  private registerLink(job: Pick<ExportJobV2, 'bundleUrl' | 'expiresAt'>): void {
     if (job.bundleUrl !== undefined) registerSecret(job.bundleUrl, job.expiresAt);
   }
 

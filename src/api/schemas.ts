@@ -105,29 +105,36 @@ export const ProjectIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, { message: 'must be 1 to 64 letters, digits, "_" or "-"' });
 
-/** The base paths a deployment can be exported for. */
+/** The base paths a deployment can be exported for; omitted, the deployment's configured one applies. */
 export const EXPORT_BASE_PATHS = ['', '/docs', '/documentation'] as const;
-export type ExportBasePath = (typeof EXPORT_BASE_PATHS)[number];
+export const ExportBasePathSchema = z.enum(EXPORT_BASE_PATHS);
+export type ExportBasePath = z.infer<typeof ExportBasePathSchema>;
 
 /** Omitted basePath: the deployment's configured one. An early wording sent no body at all. */
 export const StartExportV2RequestSchema = z
-  .object({ basePath: z.enum(EXPORT_BASE_PATHS).optional() })
+  .object({ basePath: ExportBasePathSchema.optional() })
   .optional()
   .transform((body) => body ?? {});
 export type StartExportV2Request = z.infer<typeof StartExportV2RequestSchema>;
 
-/** The current revision's job, as start and get answer it; the link fields only once completed. */
+/**
+ * The current revision's job, as start and get answer it: no progress or pageCount; a completed
+ * job carries a fresh link on every GET.
+ */
 export const ExportJobV2Schema = z.looseObject({
-  jobId: z.string().min(1),
-  status: openEnum(EXPORT_STATUSES),
-  createdAt: z.string().optional(),
-  updatedAt: z.string().optional(),
-  error: z.string().nullish(),
+  ...exportJobFields,
   bundleUrl: z.url({ protocol: /^https?$/ }).optional(),
   sizeBytes: looseNumber,
   expiresAt: timestamp.optional(),
 });
 export type ExportJobV2 = z.infer<typeof ExportJobV2Schema>;
+
+/** The start response must carry the id: every later call needs it. */
+export const StartedExportV2Schema = ExportJobV2Schema.extend({
+  jobId: z.string().min(1),
+  status: openEnum(EXPORT_STATUSES).optional(),
+});
+export type StartedExportV2 = z.infer<typeof StartedExportV2Schema>;
 
 export const BundleResultSchema = z.looseObject({
   jobId: z.string().optional(),
@@ -136,34 +143,6 @@ export const BundleResultSchema = z.looseObject({
   sizeBytes: looseNumber,
 });
 export type BundleResult = z.infer<typeof BundleResultSchema>;
-
-// --- the current revision: project-scoped paths (VENDOR-FACTS "current revision") ---
-
-/** The base paths a deployment may serve under; omitted, the deployment's configured one applies. */
-export const EXPORT_BASE_PATHS = ['', '/docs', '/documentation'] as const;
-export const ExportBasePathSchema = z.enum(EXPORT_BASE_PATHS);
-export type ExportBasePath = z.infer<typeof ExportBasePathSchema>;
-
-/** The current revision's job ids: 24 hex characters (`6520f3a1c9b1a20012ab34cd`). */
-export const ProjectExportJobIdSchema = z.string().regex(/^[0-9a-f]{24}$/, 'must be 24 hex characters');
-
-export const StartProjectExportRequestSchema = z.object({ basePath: ExportBasePathSchema.optional() });
-export type StartProjectExportRequest = z.infer<typeof StartProjectExportRequestSchema>;
-
-/** No progress or pageCount; a completed job carries a fresh link on every GET. */
-export const ProjectExportJobSchema = z.looseObject({
-  ...exportJobFields,
-  bundleUrl: z.url({ protocol: /^https?$/ }).optional(),
-  sizeBytes: looseNumber,
-  expiresAt: timestamp.optional(),
-});
-export type ProjectExportJob = z.infer<typeof ProjectExportJobSchema>;
-
-export const StartedProjectExportSchema = ProjectExportJobSchema.extend({
-  jobId: z.string().min(1),
-  status: openEnum(EXPORT_STATUSES).optional(),
-});
-export type StartedProjectExport = z.infer<typeof StartedProjectExportSchema>;
 
 export function isAgentJobFinished(job: Pick<AgentJob, 'status'>): boolean {
   return AGENT_JOB_FINAL_STATUSES.has(job.status);
