@@ -115,7 +115,6 @@ export const StartExportV2RequestSchema = z
   .object({ basePath: ExportBasePathSchema.optional() })
   .optional()
   .transform((body) => body ?? {});
-export type StartExportV2Request = z.infer<typeof StartExportV2RequestSchema>;
 
 /**
  * The current revision's job, as start and get answer it: no progress or pageCount; a completed

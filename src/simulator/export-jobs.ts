@@ -79,6 +79,9 @@ interface ExportPhase {
 export interface ExportJobSnapshot {
   jobId: string;
   domain: string;
+  /** Revision 2: the job's project and the base path its links were rendered for. */
+  projectId?: string;
+  basePath?: ExportBasePath;
   status: ExportJobStatus;
   progress?: number;
   pageCount?: number;
@@ -217,6 +220,8 @@ export class ExportJobs {
     if (!job) return undefined;
     const phase = this.phase(job);
     const snapshot: ExportJobSnapshot = { jobId, domain: job.domain, status: phase.status };
+    if (job.projectId !== undefined) snapshot.projectId = job.projectId;
+    if (job.basePath !== undefined) snapshot.basePath = job.basePath;
     if (phase.progress !== undefined) snapshot.progress = phase.progress;
     if (phase.pageCount !== undefined) snapshot.pageCount = phase.pageCount;
     if (job.error !== undefined) snapshot.error = job.error;

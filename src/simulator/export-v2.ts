@@ -10,14 +10,14 @@ import type { SiteFault } from './faults.ts';
 import { countInWindow, HttpError, parseBody, type Reply, readJson } from './http.ts';
 
 const HOUR_MS = 3_600_000;
-export const EXPORT_STARTS_PER_HOUR = 10;
+const EXPORT_STARTS_PER_HOUR = 10;
 
 export type ExportV2Route =
   | { revision: 2; endpoint: 'start'; projectId: string }
   | { revision: 2; endpoint: 'status'; projectId: string; jobId: string };
 
 /** A project of the key's organization; every field has a default. */
-export interface ExportProject {
+interface ExportProject {
   /** The site's host; its first label names the download. Default `<projectId lowercased>.docs.example`. */
   domain?: string;
   /** The deployment's configured base path, used when a start names none. Default `""`. */

@@ -2,6 +2,10 @@
 // `status:reset:1`, `start:delay=2000:0.5`, `status:malformed:1`, `download:truncate:0.5:2`.
 // Content kinds on `start` let the job complete with a bad site: `start:empty:1:1` (an archive of
 // directories only), `start:noindex:1` (no root index.html), `start:pages=2:1` (only 2 HTML pages).
+// `endpoint@project` limits a fault to one project's requests (revision 2's export endpoints, the
+// downloads of its jobs, agent jobs): `status@6520f3a1c9b1a20012ab34ce:503:1`.
+
+import { ProjectIdSchema } from '../api/schemas.ts';
 
 export const FAULT_ENDPOINTS = [
   'start',
@@ -33,6 +37,8 @@ export function isSiteFault(action: FaultAction | undefined): action is SiteFaul
 
 export interface FaultSpec {
   endpoint: FaultEndpoint;
+  /** Only requests for this project get the fault; all requests when absent. */
+  project?: string;
   action: FaultAction;
   /** Probability 0..1 that a request to the endpoint gets the fault. */
   rate: number;
@@ -46,7 +52,7 @@ export class FaultParseError extends Error {
 
 const USAGE =
   'expected endpoint:kind:rate[:times] where endpoint is one of ' +
-  `${FAULT_ENDPOINTS.join(', ')}; kind is an HTTP status (400-599), reset, delay=<ms>, malformed ` +
+  `${FAULT_ENDPOINTS.join(', ')}, optionally @project for one project's requests; kind is an HTTP status (400-599), reset, delay=<ms>, malformed ` +
   'or truncate (download only); rate is 0..1; times is an optional positive integer';
 
 export function parseFault(text: string): FaultSpec {
@@ -55,7 +61,11 @@ export function parseFault(text: string): FaultSpec {
   };
   const parts = text.trim().split(':');
   if (parts.length < 3 || parts.length > 4) fail('wrong number of parts');
-  const [endpointText = '', kindText = '', rateText = '', timesText] = parts;
+  const [scopeText = '', kindText = '', rateText = '', timesText] = parts;
+  const at = scopeText.indexOf('@');
+  const endpointText = at === -1 ? scopeText : scopeText.slice(0, at);
+  const project = at === -1 ? undefined : scopeText.slice(at + 1);
+  if (project !== undefined && !ProjectIdSchema.safeParse(project).success) fail(`bad project "${project}"`);
   if (!(FAULT_ENDPOINTS as readonly string[]).includes(endpointText)) {
     fail(`unknown endpoint "${endpointText}"`);
   }
@@ -85,6 +95,7 @@ export function parseFault(text: string): FaultSpec {
   const rate = Number(rateText);
   if (rateText === '' || !Number.isFinite(rate) || rate < 0 || rate > 1) fail('rate must be between 0 and 1');
   const spec: FaultSpec = { endpoint, action, rate };
+  if (project !== undefined) spec.project = project;
   if (timesText !== undefined) {
     const times = Number(timesText);
     if (!Number.isInteger(times) || times < 1) fail('times must be a positive integer');
@@ -103,7 +114,8 @@ export function formatFault(spec: FaultSpec): string {
         : a.kind === 'pages'
           ? `pages=${a.pages}`
           : a.kind;
-  return `${spec.endpoint}:${kind}:${spec.rate}${spec.times === undefined ? '' : `:${spec.times}`}`;
+  const scope = spec.project === undefined ? spec.endpoint : `${spec.endpoint}@${spec.project}`;
+  return `${scope}:${kind}:${spec.rate}${spec.times === undefined ? '' : `:${spec.times}`}`;
 }
 
 /** Which faults fire for one request: the sum of firing delays, then at most one other action. */
@@ -130,11 +142,13 @@ export class FaultTable {
     return this.entries.map((e) => e.spec);
   }
 
-  decide(endpoint: FaultEndpoint): FaultDecision {
+  /** `project`: the project the request is for, if any. */
+  decide(endpoint: FaultEndpoint, project: string | undefined): FaultDecision {
     const decision: FaultDecision = { delayMs: 0, applied: [] };
     for (const entry of this.entries) {
       const { spec } = entry;
       if (spec.endpoint !== endpoint) continue;
+      if (spec.project !== undefined && spec.project !== project) continue;
       if (spec.times !== undefined && entry.used >= spec.times) continue;
       if (spec.action.kind !== 'delay' && decision.action) continue;
       // rate 1 always fires and rate 0 never does, whatever the random source returns.

@@ -6,7 +6,6 @@
 // parsed with parseFault) -> faults; --json only changes how baseUrl and adminKey are printed.
 
 export type { ExportJobSnapshot, ExportJobStatus } from './export-jobs.ts';
-export { EXPORT_STARTS_PER_HOUR, type ExportProject } from './export-v2.ts';
 export {
   FAULT_ENDPOINTS,
   type FaultAction,
@@ -19,7 +18,6 @@ export {
 export { renderMarkdown } from './markdown.ts';
 export { EXPORT_PROGRESS_MODELS, type ExportProgressModel } from './progress.ts';
 export {
-  type ApiRevision,
   type RecordedRequest,
   type Simulator,
   type SimulatorOptions,

@@ -34,7 +34,7 @@ interface SimulatorSettings extends ExportSettings, AgentSettings {
 }
 
 /** 1: the contract's static export paths; 2: the platform's current, project-scoped ones. */
-export type ApiRevision = 1 | 2;
+type ApiRevision = 1 | 2;
 
 export interface SimulatorOptions extends Partial<SimulatorSettings>, ExportV2Options {
   /** Which revision of the static export API is served (the other's paths answer 404). Default 1. */
@@ -291,7 +291,14 @@ class SimulatorServer implements Simulator {
       if (route instanceof HttpError) throw route;
       record.endpoint = route.endpoint;
       // Faults act before the endpoint does, so a faulted request has no side effects.
-      const fault = route.endpoint === 'agent-archive' ? undefined : this.faults.decide(route.endpoint);
+      const project =
+        route.endpoint === 'download'
+          ? this.exportJobs.get(route.link.jobId)?.projectId
+          : 'projectId' in route
+            ? route.projectId
+            : undefined;
+      const fault =
+        route.endpoint === 'agent-archive' ? undefined : this.faults.decide(route.endpoint, project);
       if (fault?.applied.length) record.faults = fault.applied;
       if (fault?.delayMs) await wait(fault.delayMs);
       const action = fault?.action;

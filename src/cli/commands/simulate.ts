@@ -12,6 +12,8 @@ import { readFlagFile } from '../flag-file.ts';
 import { watchKeyFile } from '../key-file-watch.ts';
 import { cliLogger, durationOption, integer } from '../options.ts';
 
+const API_REVISIONS = ['1', '2'] as const;
+
 interface SimulateFlags {
   port: number;
   host: string;
@@ -23,6 +25,7 @@ interface SimulateFlags {
   exportProgress?: ExportProgressModel;
   linkTtl?: number;
   linkStyle?: LinkStyle;
+  apiRevision: (typeof API_REVISIONS)[number];
   requestsPerMinute: number;
   fault: string[];
   json?: boolean;
@@ -105,6 +108,7 @@ async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void>
     ...(flags.exportProgress === undefined ? {} : { exportProgress: flags.exportProgress }),
     ...(flags.linkTtl === undefined ? {} : { linkTtlSeconds: Math.round(flags.linkTtl / 1000) }),
     ...(flags.linkStyle === undefined ? {} : { linkStyle: flags.linkStyle }),
+    apiRevision: flags.apiRevision === '2' ? 2 : 1,
     requestsPerMinute: flags.requestsPerMinute,
   });
   // Printing the key is the point of this command: it is the simulator's own, not a vendor key. A
@@ -121,7 +125,9 @@ async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void>
         '',
         'Try:',
         `  export STATIC_EXPORT_API_URL=${sim.baseUrl} STATIC_EXPORT_API_KEY=${shownKey ?? `$(cat ${flags.keyFile})`}`,
-        '  static-export export --domain docs.example.com --out ./site --values-out values.yaml',
+        flags.apiRevision === '2'
+          ? '  static-export export --project-id 6520f3a1c9b1a20012ab34ce --out ./site --values-out values.yaml'
+          : '  static-export export --domain docs.example.com --out ./site --values-out values.yaml',
         '',
         'Stop with Ctrl-C.',
         '',
@@ -183,6 +189,14 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
         "where bundle links carry their signature: query (S3's query authentication), matrix (;sig=… parameters), path (segments before the file name)",
       ).choices(LINK_STYLES),
     )
+    .addOption(
+      new Option(
+        '--api-revision <n>',
+        "static export API to serve: 1 (the contract's paths, by domain) or 2 (the platform's current ones, by project id); the other's paths answer 404",
+      )
+        .choices(API_REVISIONS)
+        .default('1'),
+    )
     .option(
       '--requests-per-minute <n>',
       'admin API requests per key per minute before 429, like the vendor (0: no limit)',
@@ -191,8 +205,9 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
     )
     .option(
       '--fault <spec>',
-      'inject faults, repeatable: endpoint:kind:rate[:times], e.g. bundle:503:0.3, download:truncate:0.5, ' +
-        'status:delay=2000:1 (endpoints: start, status, bundle, download, agent-create, agent-get, agent-message; ' +
+      'inject faults, repeatable: endpoint[@project]:kind:rate[:times], e.g. bundle:503:0.3, download:truncate:0.5, ' +
+        'status:delay=2000:1, status@6520f3a1c9b1a20012ab34ce:503:1 (endpoints: start, status, bundle, download, ' +
+        "agent-create, agent-get, agent-message; @project: only that project's requests; " +
         'kinds: HTTP status, reset, delay=<ms>, malformed, truncate; on start, a bad exported site: ' +
         'empty, noindex, pages=<n>)',
       collect,

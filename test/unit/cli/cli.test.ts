@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 import { contentVersion } from '../../../src/bundle/index.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
@@ -145,6 +145,7 @@ describe('static-export export', () => {
     [['export'], '--domain'],
     [['export', '--domain', 'docs.example.com', '--bogus'], '--bogus'],
     [['simulate', '--export-progress', 'bursty'], '--export-progress'],
+    [['simulate', '--api-revision', '3'], '--api-revision'],
     [['simulate', '--public-url', 'http://static-export-simulator.docs.svc/api'], '--public-url'],
     [['simulate', '--public-url', 'static-export-simulator.docs.svc'], '--public-url'],
     [['simulate', '--key-file', '/nonexistent/admin-key'], '--key-file'],
@@ -694,6 +695,37 @@ describe('static-export simulate', () => {
     });
     expect(res.status).toBe(404);
     await res.arrayBuffer();
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+  });
+
+  it("serves the platform's current static export API with --api-revision 2, the contract's no longer", async () => {
+    const child = spawn(NODE, [MAIN, 'simulate', '--api-revision', '2', '--export-duration', '0s'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      output += d;
+    });
+    await vi.waitFor(() => expect(output).toContain('Stop with Ctrl-C.'), { timeout: 15_000 });
+    const baseUrl = /listening on (\S+)/.exec(output)?.[1] ?? '';
+    const adminKey = /Admin key: (\S+)/.exec(output)?.[1] ?? '';
+    expect(output).toContain('static-export export --project-id ');
+    const headers = { authorization: `Bearer ${adminKey}` };
+    const started = await fetch(`${baseUrl}/v1/static-export/6520f3a1c9b1a20012ab34ce/jobs`, {
+      method: 'POST',
+      headers,
+    });
+    expect(started.status).toBe(202);
+    const { jobId } = (await started.json()) as { jobId: string };
+    expect(jobId).toMatch(/^[0-9a-f]{24}$/);
+    const contract = await fetch(`${baseUrl}/v1/static-export/jobs/${jobId}/bundle`, {
+      method: 'POST',
+      headers,
+    });
+    expect(contract.status).toBe(404);
+    await contract.arrayBuffer();
     child.kill('SIGTERM');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);

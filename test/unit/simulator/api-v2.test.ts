@@ -1,5 +1,6 @@
 // The simulator serving the static export API's current revision (apiRevision 2), over real HTTP.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ExportJobV2Schema } from '../../../src/api/schemas.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { call, download, untar } from './helpers.ts';
 
@@ -55,6 +56,8 @@ describe('simulator, static export revision 2', () => {
     sim.advanceTime(600);
     const done = await call(sim, 'GET', path);
     expect(done.json).toMatchObject({ jobId: started.json.jobId, status: 'completed', error: null });
+    // The client reads it with the revision's schema.
+    expect(ExportJobV2Schema.parse(done.json).expiresAt).toBeInstanceOf(Date);
     expect(done.json.sizeBytes).toBeGreaterThan(0);
     expect(Date.parse(String(done.json.expiresAt))).toBeGreaterThan(sim.now());
     const bundle = await download(String(done.json.bundleUrl));
@@ -107,6 +110,11 @@ describe('simulator, static export revision 2', () => {
     expect((await call(sim, 'POST', jobs('busy'))).status).toBe(202);
   });
 
+  it('accepts one of two starts of a project sent at once', async () => {
+    const both = await Promise.all([call(sim, 'POST', jobs('racing')), call(sim, 'POST', jobs('racing'))]);
+    expect(both.map((r) => r.status).sort()).toEqual([202, 409]);
+  });
+
   it('lets a project start again after its job failed', async () => {
     sim.configure({ docsDir: '/nonexistent/docs' });
     const failed = await finishedJob('broken');
@@ -119,6 +127,7 @@ describe('simulator, static export revision 2', () => {
 
   it('applies the start body’s basePath to the bundle’s links; files stay at the root', async () => {
     const jobId = await finishedJob('based', { basePath: '/docs' });
+    expect(sim.exportJob(jobId)).toMatchObject({ projectId: 'based', basePath: '/docs' });
     const { json } = await call(sim, 'GET', `${jobs('based')}/${jobId}`);
     const files = await untar((await download(String(json.bundleUrl))).body);
     const index = files.get('index.html')?.content.toString() ?? '';
@@ -215,6 +224,33 @@ describe('simulator, static export revision 2', () => {
     const path = `${jobs('faulty')}/${String(started.json.jobId)}`;
     expect((await call(sim, 'GET', path)).status).toBe(500);
     expect((await call(sim, 'GET', path)).status).toBe(200);
+  });
+
+  it('limits a fault to one project’s requests with endpoint@project', async () => {
+    const jobId = await finishedJob('target');
+    const other = await finishedJob('bystander');
+    sim.configure({
+      faults: [
+        'start@target:503:1',
+        'status@target:500:1',
+        'download@target:truncate:1',
+        'agent-get@target:502:1',
+      ],
+    });
+    expect((await call(sim, 'POST', jobs('target'))).status).toBe(503);
+    expect((await call(sim, 'GET', `${jobs('target')}/${jobId}`)).status).toBe(500);
+    expect((await call(sim, 'GET', '/v2/agent/target/job/x')).status).toBe(502);
+    expect((await call(sim, 'GET', '/v2/agent/bystander/job/x')).status).toBe(404);
+    const fine = await call(sim, 'GET', `${jobs('bystander')}/${other}`);
+    expect(fine.status).toBe(200);
+    const whole = await download(String(fine.json.bundleUrl));
+    expect(whole.body.length).toBe(fine.json.sizeBytes);
+    // The target's link, fetched with the fault off, then downloaded with it on: cut half-way.
+    sim.configure({ faults: [] });
+    const link = String((await call(sim, 'GET', `${jobs('target')}/${jobId}`)).json.bundleUrl);
+    sim.configure({ faults: ['download@target:truncate:1'] });
+    await expect(download(link)).rejects.toThrow();
+    expect(sim.requests.at(-1)?.faults).toEqual(['download@target:truncate:1']);
   });
 });
 

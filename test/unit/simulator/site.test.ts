@@ -5,6 +5,7 @@ import { Parser } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   DEFAULT_DOCS_DIR,
+  formatFault,
   parseFault,
   renderBundle,
   renderMarkdown,
@@ -334,8 +335,13 @@ describe('parseFault', () => {
     ['status:malformed:1', { endpoint: 'status', action: { kind: 'malformed' }, rate: 1 }],
     ['download:truncate:0.5:2', { endpoint: 'download', action: { kind: 'truncate' }, rate: 0.5, times: 2 }],
     ['agent-create:429:1', { endpoint: 'agent-create', action: { kind: 'status', status: 429 }, rate: 1 }],
+    [
+      'status@proj_1:503:1:2',
+      { endpoint: 'status', project: 'proj_1', action: { kind: 'status', status: 503 }, rate: 1, times: 2 },
+    ],
   ])('parses %s', (text, spec) => {
     expect(parseFault(text)).toEqual(spec);
+    expect(formatFault(parseFault(text))).toBe(text);
   });
 
   it.each([
@@ -350,6 +356,8 @@ describe('parseFault', () => {
     ['bundle:503:1.5', /rate must be between 0 and 1/],
     ['bundle:503:abc', /rate must be/],
     ['bundle:503:1:0', /times must be a positive integer/],
+    ['status@a.b:503:1', /bad project "a.b"/],
+    ['status@:503:1', /bad project ""/],
   ])('refuses %s clearly', (text, message) => {
     expect(() => parseFault(text)).toThrow(message);
     expect(() => parseFault(text)).toThrow(/endpoint:kind:rate/);
@@ -391,6 +399,41 @@ describe('a large site', () => {
       expect(linksIn(page)).toBe(100);
       expect(page).toContain('<a href="/p099">');
       expect(page).not.toContain('<a href="/p100">');
+    } finally {
+      await rm(docs, { recursive: true, force: true });
+      await rm(work, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a site exported for a base path', () => {
+  it("prefixes the pages' own absolute links too, not relative, external or protocol-relative ones", async () => {
+    const docs = await mkdtemp(join(tmpdir(), 'sim-based-'));
+    const work = await mkdtemp(join(tmpdir(), 'sim-based-work-'));
+    try {
+      await writeFile(
+        join(docs, 'index.md'),
+        '# Home\n\n[Install](/guides/install) [next](guides/install.md) [out](https://acme.dev/x) ' +
+          '[cdn](//cdn.acme.dev/a.js) ![logo](/img/logo.png)\n',
+      );
+      await mkdir(join(docs, 'guides'));
+      await writeFile(join(docs, 'guides', 'install.md'), '# Install\n');
+      await renderBundle({
+        docsDir: docs,
+        domain: 'docs.acme.dev',
+        workDir: work,
+        mtime: new Date(0),
+        basePath: '/documentation',
+      });
+      const files = await untar(await readFile(join(work, 'bundle.tar.gz')));
+      expect([...files.keys()]).toContain('guides/install.html');
+      const index = files.get('index.html')?.content.toString() ?? '';
+      expect(index).toContain('<a href="/documentation/guides/install">Install</a>');
+      expect(index).toContain('<a href="guides/install">next</a>');
+      expect(index).toContain('<a href="https://acme.dev/x">out</a>');
+      expect(index).toContain('<a href="//cdn.acme.dev/a.js">cdn</a>');
+      expect(index).toContain('<img src="/documentation/img/logo.png"');
+      expect(index).toContain('<a class="brand" href="/documentation/">');
     } finally {
       await rm(docs, { recursive: true, force: true });
       await rm(work, { recursive: true, force: true });
