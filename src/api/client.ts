@@ -98,7 +98,7 @@ export type ExportStatus = ExportJob & { jobId: string };
 export type GeneratedBundle = BundleResult & { jobId: string };
 
 /** An export of the current revision: named by project, with an optional base path. */
-export interface ProjectExportRequest {
+interface ProjectExportRequest {
   projectId: string;
   basePath?: ExportBasePath;
 }
@@ -110,7 +110,7 @@ export interface ProjectExportRequest {
 export type ExportTarget = StartExportRequest | ProjectExportRequest;
 
 /** A job of the current revision: its id alone is not enough, every path names the project. */
-export interface ProjectExportJobRef {
+interface ProjectExportJobRef {
   projectId: string;
   jobId: string;
 }

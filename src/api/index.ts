@@ -11,8 +11,6 @@ export {
   type ExportTarget,
   type GeneratedBundle,
   isProjectExport,
-  type ProjectExportJobRef,
-  type ProjectExportRequest,
   type RetryPolicy,
 } from './client.ts';
 export {
