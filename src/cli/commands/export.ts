@@ -65,7 +65,6 @@ function progressKey(job: ExportStatus, elapsedMs: number): string {
 }
 
 async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
-  const began = Date.now();
   const out = new Reporter(ctx, flags.json === true);
   const target = await exportTarget(flags, ctx);
   const site = describeTarget(target);
@@ -82,10 +81,12 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
   // Without --out the bundle is still downloaded and extracted: that verifies it and yields its version.
   const scratch = flags.out === undefined ? await mkdtemp(join(tmpdir(), 'static-export-')) : undefined;
   try {
+    let busyMs = 0;
     const started = await startWhenFree(() => client.startExport(target), {
       timeoutMs: flags.timeout,
       what: site,
       onBusy: (delayMs) => {
+        busyMs += delayMs;
         out.event('busy', { ...target, retryInMs: delayMs });
         out.info(
           `${site} already has an export queued or running (409): starting again in ${formatElapsed(delayMs)} ` +
@@ -105,7 +106,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
           ? exportScheduleDelay(Date.now(), flags.expectedDuration)
           : fixedDelay(flags.pollInterval),
       // --timeout bounds the whole wait, a wait for another export to end included.
-      timeoutMs: Math.max(0, flags.timeout - (startedAt - began)),
+      timeoutMs: Math.max(0, flags.timeout - busyMs),
       what: `export ${jobId}`,
       onUpdate: (status, elapsedMs) => {
         out.event('progress', {
