@@ -10,6 +10,8 @@ import { backoff, type Deadline, deadline, pause } from '../timers.ts';
 import { AgentJobBudget } from './budget.ts';
 import {
   AdminApiError,
+  ConflictError,
+  ExportStartLimitError,
   InvalidResponseError,
   NetworkError,
   type Operation,
@@ -24,11 +26,16 @@ import {
   AgentJobSchema,
   type BundleResult,
   BundleResultSchema,
+  type ExportBasePath,
   type ExportJob,
   ExportJobSchema,
+  type ExportJobV2,
+  ExportJobV2Schema,
   type StartExportRequest,
   type StartedExport,
   StartedExportSchema,
+  type StartedExportV2,
+  StartedExportV2Schema,
 } from './schemas.ts';
 
 export interface AdminApiTimeouts {
@@ -89,6 +96,45 @@ export interface CreateAgentJobOptions extends CallOptions {
 
 export type ExportStatus = ExportJob & { jobId: string };
 export type GeneratedBundle = BundleResult & { jobId: string };
+
+/** An export of the current revision: named by project, with an optional base path. */
+interface ProjectExportRequest {
+  projectId: string;
+  basePath?: ExportBasePath;
+}
+
+/**
+ * What to export; what it names picks the revision: a domain the contract's paths, a project the
+ * current revision's.
+ */
+export type ExportTarget = StartExportRequest | ProjectExportRequest;
+
+/** A job of the current revision: its id alone is not enough, every path names the project. */
+interface ProjectExportJobRef {
+  projectId: string;
+  jobId: string;
+}
+
+/** A job of either revision: a contract job id, or a project and job id. */
+export type ExportJobRef = string | ProjectExportJobRef;
+
+export function isProjectExport(target: ExportTarget): target is ProjectExportRequest {
+  return 'projectId' in target;
+}
+
+/**
+ * A job of the current revision in the contract's status shape (no progress or page count), its
+ * link left out: callers ask for that with `exportLink`.
+ */
+function withoutLink<T extends ExportJobV2 | StartedExportV2>(job: T, jobId: string) {
+  return {
+    jobId: job.jobId ?? jobId,
+    status: job.status,
+    error: job.error,
+    createdAt: job.createdAt,
+    updatedAt: job.updatedAt,
+  } as { jobId: string; status: T['status']; error?: string; createdAt?: string; updatedAt?: string };
+}
 
 const DEFAULT_TIMEOUTS: AdminApiTimeouts = {
   connectMs: 10_000,
@@ -277,7 +323,8 @@ export class AdminApiClient {
   }
 
   /** Starts a static export (202). Not blindly retried: a repeat could start a second export. */
-  startExport(input: StartExportRequest, options: CallOptions = {}): Promise<StartedExport> {
+  startExport(input: ExportTarget, options: CallOptions = {}): Promise<StartedExport> {
+    if (isProjectExport(input)) return this.startProjectExport(input, options);
     const body: StartExportRequest = { domain: input.domain };
     if (input.version !== undefined) body.version = input.version;
     if (input.paths !== undefined) body.paths = input.paths;
@@ -296,23 +343,98 @@ export class AdminApiClient {
     );
   }
 
-  async getExport(jobId: string, options: CallOptions = {}): Promise<ExportStatus> {
-    const job = await this.call(
+  private async startProjectExport(
+    input: ProjectExportRequest,
+    options: CallOptions,
+  ): Promise<StartedExport> {
+    const started = await this.call(
       {
-        operation: 'getExport',
-        method: 'GET',
-        path: `/v1/static-export/jobs/${seg(jobId)}`,
-        route: '/v1/static-export/jobs/{jobId}',
-        schema: ExportJobSchema,
-        retry: 'idempotent',
-        subject: { jobId },
+        operation: 'startExport',
+        method: 'POST',
+        path: `/v1/static-export/${seg(input.projectId)}/jobs`,
+        route: '/v1/static-export/{projectId}/jobs',
+        body: input.basePath === undefined ? {} : { basePath: input.basePath },
+        schema: StartedExportV2Schema,
+        retry: 'create',
+        subject: { projectId: input.projectId },
       },
       options.signal,
     );
-    return { ...job, jobId: job.jobId ?? jobId };
+    this.registerLink(started);
+    return withoutLink(started, started.jobId);
   }
 
-  /** Generates (or renews) the bundle link of a completed export. The result holds a secret URL. */
+  /** A job's status; a job of the current revision reports no progress or page count. */
+  async getExport(job: ExportJobRef, options: CallOptions = {}): Promise<ExportStatus> {
+    if (typeof job !== 'string') return withoutLink(await this.getProjectExport(job, options), job.jobId);
+    const status = await this.call(
+      {
+        operation: 'getExport',
+        method: 'GET',
+        path: `/v1/static-export/jobs/${seg(job)}`,
+        route: '/v1/static-export/jobs/{jobId}',
+        schema: ExportJobSchema,
+        retry: 'idempotent',
+        subject: { jobId: job },
+      },
+      options.signal,
+    );
+    return { ...status, jobId: status.jobId ?? job };
+  }
+
+  /** Every GET of a completed job of the current revision carries a fresh link: a secret at once. */
+  private async getProjectExport(job: ProjectExportJobRef, options: CallOptions): Promise<ExportJobV2> {
+    const status = await this.call(
+      {
+        operation: 'getExport',
+        method: 'GET',
+        path: `/v1/static-export/${seg(job.projectId)}/jobs/${seg(job.jobId)}`,
+        route: '/v1/static-export/{projectId}/jobs/{jobId}',
+        schema: ExportJobV2Schema,
+        retry: 'idempotent',
+        subject: { projectId: job.projectId, jobId: job.jobId },
+      },
+      options.signal,
+    );
+    this.registerLink(status);
+    return status;
+  }
+
+  private registerLink(job: Pick<ExportJobV2, 'bundleUrl' | 'expiresAt'>): void {
+    if (job.bundleUrl !== undefined) registerSecret(job.bundleUrl, job.expiresAt);
+  }
+
+  /**
+   * A (fresh) link to the bundle of a completed job: the contract's bundle call, or in the current
+   * revision the job's GET, which gives a new link each time. The result holds a secret URL.
+   */
+  async exportLink(job: ExportJobRef, options: CallOptions = {}): Promise<GeneratedBundle> {
+    if (typeof job === 'string') return this.generateBundle(job, options);
+    const status = await this.getProjectExport(job, options);
+    if (status.status !== 'completed') {
+      throw new ConflictError(
+        `Export job ${job.jobId} of project ${job.projectId} is ${status.status}, not completed, so it has no bundle ` +
+          'link yet. Poll the job until its status is completed; if it failed, start a new export.',
+        { operation: 'getExport' },
+      );
+    }
+    if (status.bundleUrl === undefined || status.expiresAt === undefined) {
+      const field = status.bundleUrl === undefined ? 'bundleUrl' : 'expiresAt';
+      throw new InvalidResponseError(
+        `The admin API answered getExport of a completed job without a usable "${field}". The API may have ` +
+          'changed: upgrade static-export-operator or report the response shape.',
+        { operation: 'getExport', field },
+      );
+    }
+    return {
+      jobId: status.jobId ?? job.jobId,
+      bundleUrl: status.bundleUrl,
+      expiresAt: status.expiresAt,
+      sizeBytes: status.sizeBytes,
+    };
+  }
+
+  /** Generates (or renews) the bundle link of a completed export of the contract's revision. The result holds a secret URL. */
   async generateBundle(jobId: string, options: CallOptions = {}): Promise<GeneratedBundle> {
     const result = await this.call(
       {
@@ -421,6 +543,8 @@ export class AdminApiClient {
     const policy = this.retryPolicy;
     if (attempt >= policy.attempts) return undefined;
     const delay = backoff(attempt - 1, { base: policy.baseDelayMs, max: policy.maxDelayMs, jitter: 'full' });
+    // Waiting out the hourly start limit is the caller's decision, not a retry's.
+    if (err instanceof ExportStartLimitError) return undefined;
     if (err instanceof RateLimitedError) {
       if (err.retryAfterMs === undefined) return delay;
       if (err.retryAfterMs > policy.maxRetryAfterMs) return undefined;

@@ -86,6 +86,11 @@ export class ConflictError extends AdminApiError {
   }
 }
 
+/** 409 on a start of the current revision: the project already has an export queued or running. */
+export class ExportBusyError extends ConflictError {
+  override name = 'ExportBusyError';
+}
+
 export class RateLimitedError extends AdminApiError {
   override name = 'RateLimitedError';
   /** How long to wait before trying again, when known. */
@@ -97,6 +102,14 @@ export class RateLimitedError extends AdminApiError {
     this.retryAfterMs = init.retryAfterMs;
     this.clientSide = init.clientSide ?? false;
   }
+}
+
+/**
+ * 429 on a start of the current revision: the organization's 10 starts per hour are used up.
+ * Not retried by the client: waiting it out takes up to an hour, and a refused start may count too.
+ */
+export class ExportStartLimitError extends RateLimitedError {
+  override name = 'ExportStartLimitError';
 }
 
 export class ServerError extends AdminApiError {

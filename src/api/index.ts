@@ -6,8 +6,11 @@ export {
   type CallOptions,
   type CallStatus,
   type CreateAgentJobOptions,
+  type ExportJobRef,
   type ExportStatus,
+  type ExportTarget,
   type GeneratedBundle,
+  isProjectExport,
   type RetryPolicy,
 } from './client.ts';
 export {
@@ -17,6 +20,8 @@ export {
   AdminKeyError,
   BadRequestError,
   ConflictError,
+  ExportBusyError,
+  ExportStartLimitError,
   InvalidResponseError,
   NetworkError,
   NotEntitledError,

@@ -59,15 +59,24 @@ export const CreateAgentJobRequestSchema = z.object({ prompt: z.string().min(1) 
 const EXPORT_STATUSES = ['queued', 'running', 'completed', 'failed'] as const;
 export const EXPORT_FINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed']);
 
-export const ExportJobSchema = z.looseObject({
+/** What a job says in both revisions. The current one sends `error: null` until a job fails. */
+const exportJobFields = {
   // The status response may omit the id (the contract only names `status`); the client fills it in.
   jobId: z.string().min(1).optional(),
   status: openEnum(EXPORT_STATUSES),
-  progress: looseNumber,
-  pageCount: looseNumber,
-  error: z.string().optional(),
+  error: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? undefined)
+    .optional(),
   createdAt: z.string().optional(),
   updatedAt: z.string().optional(),
+};
+
+export const ExportJobSchema = z.looseObject({
+  ...exportJobFields,
+  progress: looseNumber,
+  pageCount: looseNumber,
 });
 export type ExportJob = z.infer<typeof ExportJobSchema>;
 
@@ -96,27 +105,35 @@ export const ProjectIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, { message: 'must be 1 to 64 letters, digits, "_" or "-"' });
 
-/** The base paths a deployment can be exported for. */
-const EXPORT_BASE_PATHS = ['', '/docs', '/documentation'] as const;
-export type ExportBasePath = (typeof EXPORT_BASE_PATHS)[number];
+/** The base paths a deployment can be exported for; omitted, the deployment's configured one applies. */
+export const EXPORT_BASE_PATHS = ['', '/docs', '/documentation'] as const;
+export const ExportBasePathSchema = z.enum(EXPORT_BASE_PATHS);
+export type ExportBasePath = z.infer<typeof ExportBasePathSchema>;
 
 /** Omitted basePath: the deployment's configured one. An early wording sent no body at all. */
 export const StartExportV2RequestSchema = z
-  .object({ basePath: z.enum(EXPORT_BASE_PATHS).optional() })
+  .object({ basePath: ExportBasePathSchema.optional() })
   .optional()
   .transform((body) => body ?? {});
 
-/** The current revision's job, as start and get answer it; the link fields only once completed. */
+/**
+ * The current revision's job, as start and get answer it: no progress or pageCount; a completed
+ * job carries a fresh link on every GET.
+ */
 export const ExportJobV2Schema = z.looseObject({
-  jobId: z.string().min(1),
-  status: openEnum(EXPORT_STATUSES),
-  createdAt: z.string().optional(),
-  updatedAt: z.string().optional(),
-  error: z.string().nullish(),
+  ...exportJobFields,
   bundleUrl: z.url({ protocol: /^https?$/ }).optional(),
   sizeBytes: looseNumber,
   expiresAt: timestamp.optional(),
 });
+export type ExportJobV2 = z.infer<typeof ExportJobV2Schema>;
+
+/** The start response must carry the id: every later call needs it. */
+export const StartedExportV2Schema = ExportJobV2Schema.extend({
+  jobId: z.string().min(1),
+  status: openEnum(EXPORT_STATUSES).optional(),
+});
+export type StartedExportV2 = z.infer<typeof StartedExportV2Schema>;
 
 export const BundleResultSchema = z.looseObject({
   jobId: z.string().optional(),

@@ -1,10 +1,11 @@
-// What `static-export check` says of the admin key. Neither the contract nor VENDOR-FACTS names a
-// call that proves a key and the export entitlement without starting an export, so the probe is the
-// cheapest read-only export call: the status of a job id no export ever had. 404 means the key was
-// accepted and export is allowed, 401 a wrong key, 403 a plan without static export. The contract
-// does not say whether the service authenticates before it looks a job up; the simulator does, and
-// a service that did not would answer 404 to any key, which this check would then pass. It costs
-// one request of the key's per-minute limit.
+// What `static-export check` says of the admin key. Neither revision of the API names a call that
+// proves a key and the export entitlement without starting an export, so the probe is the cheapest
+// read-only export call: the status of a job id no export ever had (never a start, which would use
+// one of the organization's 10 starts an hour). 404 means the key was accepted and export is
+// allowed; 401 and 403 mean different things in the two revisions (VENDOR-FACTS). The contract does
+// not say whether the service authenticates before it looks a job up; the simulator does, and a
+// service that did not would answer 404 to any key, which this check would then pass. It costs one
+// request of the key's per-minute limit.
 import { AdminApiError, AdminKeyError } from '../api/errors.ts';
 import type { AdminApiClient } from '../api/index.ts';
 import type { CheckResult } from './cluster-checks.ts';
@@ -12,6 +13,11 @@ import { ENV } from './options.ts';
 
 /** A well-formed job id that no export has: ids are random hex. */
 const PROBE_JOB_ID = 'se_0000000000000000';
+/**
+ * The current revision's ids are 24 hex characters whose first 8 are the job's creation time in
+ * seconds (`6520f3a1…`: 2023): zero is 1970, before any job.
+ */
+const PROJECT_PROBE_JOB_ID = '000000000000000000000000';
 
 const CHECK = 'admin API key';
 
@@ -22,15 +28,54 @@ export const ADMIN_KEY_SKIPPED: CheckResult = {
   message: `not checked: no key given; pass --key-file <file> or set ${ENV.apiKey} (with --api-url or ${ENV.apiUrl}) to check that it works and that static export is enabled`,
 };
 
-/** The check's verdict on the probe's outcome: undefined when it answered 2xx, else what it threw. */
-export function adminKeyCheck(error: unknown): CheckResult {
-  if (error === undefined) return { check: CHECK, ok: true, message: 'accepted; static export enabled' };
+const ACCEPTED: CheckResult = { check: CHECK, ok: true, message: 'accepted; static export enabled' };
+
+/** The current revision's 401 and 403, for a key probed against `projectId`. */
+function projectVerdict(error: AdminApiError, projectId: string): CheckResult | undefined {
+  switch (error.kind) {
+    case 'NotFound':
+      return {
+        check: CHECK,
+        ok: true,
+        message: `accepted for project ${projectId}; static export enabled (a read proves no write permission, which starting an export needs)`,
+      };
+    case 'Unauthorized':
+      return {
+        check: CHECK,
+        ok: false,
+        message:
+          `refused for project ${projectId} (401): the key is wrong or revoked, the organization's plan has no API ` +
+          'access, or static export is not enabled for the project; use a current admin key from the API keys page ' +
+          "of the dashboard settings, check the plan, and enable static export in the project's settings",
+      };
+    case 'Forbidden':
+      return {
+        check: CHECK,
+        ok: false,
+        message:
+          `accepted, but not allowed for project ${projectId} (403): this machine's address is not on the key's IP ` +
+          'allow-list, or the key lacks permission (an earlier revision of the API also answered 403 when static ' +
+          'export was not enabled for the project); add this address to the allow-list or use a key with write permission',
+      };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The check's verdict on the probe's outcome: undefined when it answered 2xx, else what it threw.
+ * With `projectId`, the probe was of the current revision.
+ */
+export function adminKeyCheck(error: unknown, projectId?: string): CheckResult {
+  if (error === undefined) return ACCEPTED;
   // A malformed key (e.g. a public assistant key) is refused before anything is sent.
   if (error instanceof AdminKeyError) return { check: CHECK, ok: false, message: error.message };
   if (!(error instanceof AdminApiError)) throw error;
+  const verdict = projectId === undefined ? undefined : projectVerdict(error, projectId);
+  if (verdict) return verdict;
   switch (error.kind) {
     case 'NotFound':
-      return { check: CHECK, ok: true, message: 'accepted; static export enabled' };
+      return ACCEPTED;
     case 'Unauthorized':
       return {
         check: CHECK,
@@ -53,15 +98,21 @@ export function adminKeyCheck(error: unknown): CheckResult {
   }
 }
 
-/** Asks the admin API about PROBE_JOB_ID; never starts an export. */
-export async function probeAdminKey(client: () => Promise<AdminApiClient>): Promise<CheckResult> {
+/**
+ * Asks the admin API about a job id no export has, of the contract's revision or, with
+ * `projectId`, of the current one; never starts an export.
+ */
+export async function probeAdminKey(
+  client: () => Promise<AdminApiClient>,
+  projectId?: string,
+): Promise<CheckResult> {
   let api: AdminApiClient | undefined;
   try {
     api = await client();
-    await api.getExport(PROBE_JOB_ID);
-    return adminKeyCheck(undefined);
+    await api.getExport(projectId === undefined ? PROBE_JOB_ID : { projectId, jobId: PROJECT_PROBE_JOB_ID });
+    return adminKeyCheck(undefined, projectId);
   } catch (error) {
-    return adminKeyCheck(error);
+    return adminKeyCheck(error, projectId);
   } finally {
     await api?.close();
   }

@@ -1,6 +1,6 @@
 // The error classes come from their own small modules, not the package indexes: loading the API
 // client or the simulator here would weigh on every command's startup and memory.
-import { AdminApiError, AdminKeyError } from '../api/errors.ts';
+import { AdminApiError, AdminKeyError, ExportStartLimitError } from '../api/errors.ts';
 import { BundleError } from '../bundle/errors.ts';
 import { OciError, SignatureError } from '../oci/errors.ts';
 import { FaultParseError } from '../simulator/faults.ts';
@@ -23,6 +23,8 @@ export const EXIT = {
   unavailable: 6,
   /** The cluster is not ready for static-export: CRDs missing or not established, the operator not running, RBAC or the admin key insufficient (check, status). */
   notReady: 7,
+  /** The organization's export starts for the hour are used up (429 on a start, current API revision): retrying now cannot help. */
+  startLimit: 8,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -39,7 +41,8 @@ Exit codes:
      or an image's signature missing or refused, or a registry's content not matching its digest
   6  rate limited, timed out, or API, bundle server, registry or Kubernetes API unreachable after retries
   7  the cluster is not ready: CRDs not installed or not established, the operator not running,
-     RBAC missing a permission, or the admin key refused (check)`;
+     RBAC missing a permission, or the admin key refused (check)
+  8  the hourly export start limit is used up (10 starts per organization and hour; --project-id)`;
 
 /** An error the CLI reports as is, with a chosen exit code. */
 export class CliError extends Error {
@@ -89,6 +92,7 @@ export function exitCodeFor(error: unknown): ExitCode {
         return EXIT.unexpected;
     }
   }
+  if (error instanceof ExportStartLimitError) return EXIT.startLimit;
   if (error instanceof AdminApiError) {
     switch (error.kind) {
       case 'BadRequest':

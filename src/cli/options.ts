@@ -12,6 +12,7 @@ import { readFlagFile } from './flag-file.ts';
 export const ENV = {
   apiUrl: 'STATIC_EXPORT_API_URL',
   apiKey: 'STATIC_EXPORT_API_KEY',
+  projectId: 'STATIC_EXPORT_PROJECT_ID',
   bundleUrl: 'STATIC_EXPORT_BUNDLE_URL',
   ociReference: 'STATIC_EXPORT_OCI_REFERENCE',
   logLevel: 'STATIC_EXPORT_LOG_LEVEL',

@@ -15,6 +15,7 @@ import {
 } from '../cluster-checks.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.ts';
+import { PROJECT_ENV_HELP, type ProjectFlags, projectIdFrom, projectOption } from '../export-target.ts';
 import { cliKubeClient, type KubeFlags, kubeFailure, kubeOptions } from '../kube.ts';
 import {
   API_ENV_HELP,
@@ -36,7 +37,7 @@ import {
   type Permission,
 } from '../rbac-checks.ts';
 
-interface CheckFlags extends KubeFlags, ApiFlags {
+interface CheckFlags extends KubeFlags, ApiFlags, ProjectFlags {
   operatorNamespace: string;
   leaseName: string;
   operatorServiceAccount: string;
@@ -183,7 +184,9 @@ async function runCheck(flags: CheckFlags, ctx: CliContext): Promise<void> {
     const hasKey = flags.keyFile !== undefined || Boolean(ctx.env[ENV.apiKey]);
     const results = [
       ...(await checkUntil(kube, flags, out)),
-      hasKey ? await probeAdminKey(() => apiClient(flags, ctx, cliLogger(ctx))) : ADMIN_KEY_SKIPPED,
+      hasKey
+        ? await probeAdminKey(() => apiClient(flags, ctx, cliLogger(ctx)), projectIdFrom(flags, ctx))
+        : ADMIN_KEY_SKIPPED,
     ];
     for (const r of results) out.event('check', { ...r });
     if (out.mode !== 'json')
@@ -205,7 +208,10 @@ async function runCheck(flags: CheckFlags, ctx: CliContext): Promise<void> {
 
 export function registerCheck(program: Command, ctx: CliContext): void {
   kubeOptions(
-    apiOptions(program.command('check'))
+    projectOption(
+      apiOptions(program.command('check')),
+      "probe the key against this project's exports through the current API revision",
+    )
       .summary('check the CRDs, the operator, RBAC and the admin key before using static-export')
       .description(
         `Pre-flight for the cluster (like cmctl check api): the CRDs ${CRD_NAMES.join(' and ')} are installed, ` +
@@ -213,8 +219,9 @@ export function registerCheck(program: Command, ctx: CliContext): void {
           'leader election Lease, or (run with --no-leader-election) one of its pods is Ready. RBAC: you may read ' +
           'the releases of --namespace (status, trigger --wait), and, when you may create SubjectAccessReviews, the ' +
           "operator's ServiceAccount may do what the operator does there. With an admin key (--key-file or " +
-          `${ENV.apiKey}), the key is accepted and static export enabled for its organization: one read of a job ` +
-          'id no export has, which starts nothing. Each failure says what to do. --wait retries the cluster ' +
+          `${ENV.apiKey}), the key is accepted and static export enabled for its organization (with --project-id, ` +
+          'for that project, through the current API revision): one read of a job id no export has, which starts ' +
+          'nothing. Each failure says what to do. --wait retries the cluster ' +
           'checks until every one passes (or the Kubernetes API answers). Exit 0 when all pass (or are skipped), ' +
           '7 when one fails (a read RBAC forbids included), 3 when the cluster refuses the credentials, 6 when it is unreachable, ' +
           '2 without a kubeconfig, 1 when its answer is refused (over 64 MiB, or a list that never ends).',
@@ -245,6 +252,6 @@ export function registerCheck(program: Command, ctx: CliContext): void {
       )
       .option('--json', 'one JSON line per check on stdout instead of human output'),
   )
-    .addHelpText('after', `${API_ENV_HELP}\n${EXIT_CODES_HELP}`)
+    .addHelpText('after', `${API_ENV_HELP}\n${PROJECT_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: CheckFlags) => runCheck(flags, ctx));
 }

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import type { ExportStatus } from '../../api/index.ts';
+import type { ExportJobRef, ExportStatus } from '../../api/index.ts';
 import { completedDurationMs } from '../../api/poll-schedule.ts';
 import { formatDuration } from '../../crd/duration.ts';
 import {
@@ -14,12 +14,19 @@ import {
 } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.ts';
+import { startWhenFree } from '../export-start.ts';
+import {
+  describeTarget,
+  type ExportTargetFlags,
+  exportTarget,
+  exportTargetOptions,
+  PROJECT_ENV_HELP,
+} from '../export-target.ts';
 import {
   API_ENV_HELP,
   type ApiFlags,
   apiClient,
   apiOptions,
-  checkDomain,
   cliLogger,
   durationOption,
   waitTimeoutOption,
@@ -28,8 +35,7 @@ import { formatBytes, formatElapsed, Reporter } from '../output.ts';
 import { exportScheduleDelay, fixedDelay, pollUntil } from '../poll.ts';
 import { type SiteGateFlags, siteGate, siteGateOptions } from '../site-gate.ts';
 
-interface ExportFlags extends ApiFlags, SiteGateFlags, BundleLimitFlags {
-  domain: string;
+interface ExportFlags extends ApiFlags, SiteGateFlags, BundleLimitFlags, ExportTargetFlags {
   out?: string;
   force?: boolean;
   downloadTimeout: number;
@@ -48,33 +54,59 @@ function describeStatus(job: ExportStatus, elapsedMs: number): string {
   return `export ${job.jobId}: ${job.status}${pages}, ${formatElapsed(elapsedMs)}`;
 }
 
+/**
+ * Plain (non-TTY) output prints a line when this changes: per status and per 10 %, or, for a job
+ * that reports no progress (the current API revision never does), per minute elapsed.
+ */
+function progressKey(job: ExportStatus, elapsedMs: number): string {
+  const step =
+    job.progress === undefined ? `${Math.floor(elapsedMs / 60_000)}m` : Math.floor(job.progress / 10);
+  return `${job.status}:${step}`;
+}
+
 async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
+  const target = await exportTarget(flags, ctx);
+  const site = describeTarget(target);
   const logger = cliLogger(ctx);
   const { checkValuesPath, valuesYaml, writeValuesFile } = await import('../values.ts');
   if (flags.valuesOut !== undefined) await checkValuesPath(flags.valuesOut);
   // Before starting an export: a refused --out would waste it.
   if (flags.out !== undefined) await checkDestination('--out', flags.out, flags.force);
   const client = await apiClient(flags, ctx, logger);
-  const [{ isExportFinished }, { fetchBundle }] = await Promise.all([
+  const [{ isExportFinished, isProjectExport }, { fetchBundle }] = await Promise.all([
     import('../../api/index.ts'),
     import('../../bundle/index.ts'),
   ]);
   // Without --out the bundle is still downloaded and extracted: that verifies it and yields its version.
   const scratch = flags.out === undefined ? await mkdtemp(join(tmpdir(), 'static-export-')) : undefined;
   try {
-    const started = await client.startExport({ domain: flags.domain });
+    let busyMs = 0;
+    const started = await startWhenFree(() => client.startExport(target), {
+      timeoutMs: flags.timeout,
+      what: site,
+      onBusy: (delayMs) => {
+        busyMs += delayMs;
+        out.event('busy', { ...target, retryInMs: delayMs });
+        out.info(
+          `${site} already has an export queued or running (409): starting again in ${formatElapsed(delayMs)} ` +
+            `(waiting at most --timeout ${formatDuration(flags.timeout)})`,
+        );
+      },
+    });
     const startedAt = Date.now();
     const jobId = started.jobId;
-    out.event('started', { jobId, domain: flags.domain });
-    out.info(`Started export ${jobId} of ${flags.domain}`);
+    const ref: ExportJobRef = isProjectExport(target) ? { projectId: target.projectId, jobId } : jobId;
+    out.event('started', { jobId, ...target });
+    out.info(`Started export ${jobId} of ${site}`);
 
-    const job = await pollUntil(() => client.getExport(jobId), isExportFinished, {
+    const job = await pollUntil(() => client.getExport(ref), isExportFinished, {
       delayMs:
         flags.pollInterval === undefined
           ? exportScheduleDelay(Date.now(), flags.expectedDuration)
           : fixedDelay(flags.pollInterval),
-      timeoutMs: flags.timeout,
+      // --timeout bounds the whole wait, a wait for another export to end included.
+      timeoutMs: Math.max(0, flags.timeout - busyMs),
       what: `export ${jobId}`,
       onUpdate: (status, elapsedMs) => {
         out.event('progress', {
@@ -85,8 +117,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
           elapsedMs,
         });
         out.progress({
-          // Plain (non-TTY) output gets a line per status change and per 10 %, not per poll.
-          key: `${status.status}:${status.progress === undefined ? '' : Math.floor(status.progress / 10)}`,
+          key: progressKey(status, elapsedMs),
           ...(status.progress === undefined ? {} : { percent: status.progress }),
           text: describeStatus(status, elapsedMs),
         });
@@ -104,7 +135,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
       `Export ${jobId} completed in ${inSeconds(tookMs)}${job.pageCount === undefined ? '' : ` (${job.pageCount} pages)`}`,
     );
 
-    let bundle = await client.generateBundle(jobId);
+    let bundle = await client.exportLink(ref);
     out.event('bundle', { jobId, sizeBytes: bundle.sizeBytes, expiresAt: bundle.expiresAt.toISOString() });
     const dest = flags.out ?? join(scratch as string, 'site');
     const fetched = await fetchBundle({
@@ -115,7 +146,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
       ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
       // The link may expire while a large bundle downloads: a fresh one reuses the same export.
       renewUrl: async () => {
-        bundle = await client.generateBundle(jobId);
+        bundle = await client.exportLink(ref);
         return bundle.bundleUrl;
       },
       gate: siteGate(flags, flags.out),
@@ -161,18 +192,16 @@ export function registerExport(program: Command, ctx: CliContext): void {
     .command('export')
     .summary('export a docs site, verify the bundle and write Helm values')
     .description(
-      'Start a static export of --domain, poll it (progress bar on a terminal, plain lines otherwise, JSON ' +
-        'lines with --json), generate the bundle link, download and verify the bundle, check the site (index.html ' +
-        'at its root, at least --min-pages pages; a refused site changes nothing), extract it into --out, ' +
-        'and write the staticExport values block (enabled, bundleUrl, version) for `helm upgrade -f`. ' +
-        'The values go to --values-out, else to stdout (progress goes to stderr).',
-    )
-    .requiredOption(
-      '--domain <host>',
-      'documentation site to export, a bare host (docs.example.com)',
-      checkDomain,
+      'Start a static export of --domain or --project-id (exactly one: the API revision follows), poll it ' +
+        '(progress bar on a terminal, plain lines otherwise, JSON lines with --json), get the bundle link, ' +
+        'download and verify the bundle, check the site (index.html at its root, at least --min-pages pages; a ' +
+        'refused site changes nothing), extract it into --out, and write the staticExport values block (enabled, ' +
+        'bundleUrl, version) for `helm upgrade -f`. The values go to --values-out, else to stdout (progress goes ' +
+        'to stderr). With --project-id, an export of the project already queued or running (409) is waited out ' +
+        'by starting again with a backoff from 3 s up to a minute, within --timeout; the hourly start limit ' +
+        '(429) exits 8 at once, writing nothing.',
     );
-  apiOptions(command)
+  apiOptions(exportTargetOptions(command))
     .option(
       '--out <dir>',
       'extract the site into this directory (replaced as a whole; new, empty or extracted by static-export before)',
@@ -203,11 +232,11 @@ export function registerExport(program: Command, ctx: CliContext): void {
     .addOption(
       waitTimeoutOption(
         ctx,
-        'give up waiting for the export job after this long (the download has --download-timeout)',
+        'give up waiting for the export job after this long, a wait for another export of the project included (the download has --download-timeout)',
       ),
     )
     .addOption(downloadTimeoutOption(ctx, '--download-timeout'));
   bundleLimitOptions(command)
-    .addHelpText('after', `${API_ENV_HELP}\n${EXIT_CODES_HELP}`)
+    .addHelpText('after', `${API_ENV_HELP}\n${PROJECT_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: ExportFlags) => runExport(flags, ctx));
 }

@@ -148,6 +148,55 @@ describe('static-export check', () => {
     expect(noUrl.stderr).toContain('--api-url is required');
   });
 
+  it("with --project-id, probes the key with the current revision's GET of a job no project has, and explains its 401 and 403", async () => {
+    api.routes = { ...healthy };
+    const v2 = await startSimulator({
+      apiRevision: 2,
+      nonEnterpriseKeys: [NOT_ENTITLED_KEY],
+      projects: { off: { exportEnabled: false } },
+    });
+    try {
+      const env = (key = v2.adminKey) => ({ STATIC_EXPORT_API_URL: v2.baseUrl, STATIC_EXPORT_API_KEY: key });
+      const probe = (args: string[], vars: Record<string, string>) =>
+        runCli(['check', '--kubeconfig', api.kubeconfig, ...args], vars);
+      const accepted = await probe(['--project-id', 'acme'], env());
+      expect(accepted.code, accepted.stderr).toBe(0);
+      expect(accepted.stdout).toContain(
+        'ok    admin API key: accepted for project acme; static export enabled (a read proves no write permission',
+      );
+      expect(v2.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        'GET /v1/static-export/acme/jobs/000000000000000000000000',
+      ]);
+      expect(v2.exportJobsStarted()).toBe(0);
+
+      const fromEnv = await probe([], { ...env(), STATIC_EXPORT_PROJECT_ID: 'off' });
+      expect(fromEnv.code).toBe(7);
+      expect(fromEnv.stdout).toContain(
+        "FAIL  admin API key: refused for project off (401): the key is wrong or revoked, the organization's plan has no API access, or static export is not enabled for the project",
+      );
+      const plan = await probe(['--project-id', 'acme'], env(NOT_ENTITLED_KEY));
+      expect(plan.code).toBe(7);
+      expect(plan.stdout).toContain('FAIL  admin API key: refused for project acme (401)');
+
+      v2.configure({ faults: ['status:403:1'] });
+      const forbidden = await probe(['--project-id', 'acme', '--json'], env());
+      expect(forbidden.code).toBe(7);
+      expect(jsonEvents(forbidden.stdout, 'check').at(-1)).toMatchObject({
+        ok: false,
+        message: expect.stringContaining(
+          "accepted, but not allowed for project acme (403): this machine's address is not on the key's IP allow-list",
+        ),
+      });
+      for (const r of [accepted, fromEnv, plan, forbidden]) {
+        expect(r.stdout + r.stderr).not.toContain(v2.adminKey);
+        expect(r.stdout + r.stderr).not.toContain(NOT_ENTITLED_KEY);
+      }
+      expect(v2.requests.every((r) => r.method === 'GET')).toBe(true);
+    } finally {
+      await v2.close();
+    }
+  });
+
   it('exits 7 naming each failing check and its fix', async () => {
     api.routes = { [PODS]: list([]), [SSAR]: review(true), [SAR]: review(true) };
     const r = await check([]);
