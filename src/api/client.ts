@@ -136,6 +136,18 @@ function withoutLink<T extends ExportJobV2 | StartedExportV2>(job: T, jobId: str
   } as { jobId: string; status: T['status']; error?: string; createdAt?: string; updatedAt?: string };
 }
 
+/** The link a completed job's answer carries in the current revision (both its fields, else none). */
+function completedLink(job: ExportJobV2, ref: ProjectExportJobRef): GeneratedBundle | undefined {
+  if (job.status !== 'completed' || job.bundleUrl === undefined || job.expiresAt === undefined)
+    return undefined;
+  return {
+    jobId: job.jobId ?? ref.jobId,
+    bundleUrl: job.bundleUrl,
+    expiresAt: job.expiresAt,
+    ...(job.sizeBytes === undefined ? {} : { sizeBytes: job.sizeBytes }),
+  };
+}
+
 const DEFAULT_TIMEOUTS: AdminApiTimeouts = {
   connectMs: 10_000,
   headersMs: 30_000,
@@ -366,7 +378,26 @@ export class AdminApiClient {
 
   /** A job's status; a job of the current revision reports no progress or page count. */
   async getExport(job: ExportJobRef, options: CallOptions = {}): Promise<ExportStatus> {
-    if (typeof job !== 'string') return withoutLink(await this.getProjectExport(job, options), job.jobId);
+    return (await this.readExport(job, options)).status;
+  }
+
+  /**
+   * A job's status and, for a completed job of the current revision, the link its answer carries
+   * (a secret): the poll that sees the job complete has the link to publish, no second call.
+   */
+  async readExport(
+    job: ExportJobRef,
+    options: CallOptions = {},
+  ): Promise<{ status: ExportStatus; link?: GeneratedBundle }> {
+    if (typeof job !== 'string') {
+      const answer = await this.getProjectExport(job, options);
+      const link = completedLink(answer, job);
+      return { status: withoutLink(answer, job.jobId), ...(link ? { link } : {}) };
+    }
+    return { status: await this.getContractExport(job, options) };
+  }
+
+  private async getContractExport(job: string, options: CallOptions): Promise<ExportStatus> {
     const status = await this.call(
       {
         operation: 'getExport',
@@ -411,6 +442,8 @@ export class AdminApiClient {
   async exportLink(job: ExportJobRef, options: CallOptions = {}): Promise<GeneratedBundle> {
     if (typeof job === 'string') return this.generateBundle(job, options);
     const status = await this.getProjectExport(job, options);
+    const link = completedLink(status, job);
+    if (link) return link;
     if (status.status !== 'completed') {
       throw new ConflictError(
         `Export job ${job.jobId} of project ${job.projectId} is ${status.status}, not completed, so it has no bundle ` +
@@ -418,20 +451,13 @@ export class AdminApiClient {
         { operation: 'getExport' },
       );
     }
-    if (status.bundleUrl === undefined || status.expiresAt === undefined) {
-      const field = status.bundleUrl === undefined ? 'bundleUrl' : 'expiresAt';
-      throw new InvalidResponseError(
-        `The admin API answered getExport of a completed job without a usable "${field}". The API may have ` +
-          'changed: upgrade static-export-operator or report the response shape.',
-        { operation: 'getExport', field },
-      );
-    }
-    return {
-      jobId: status.jobId ?? job.jobId,
-      bundleUrl: status.bundleUrl,
-      expiresAt: status.expiresAt,
-      sizeBytes: status.sizeBytes,
-    };
+    // Completed, yet without a link (completedLink needs both fields).
+    const field = status.bundleUrl === undefined ? 'bundleUrl' : 'expiresAt';
+    throw new InvalidResponseError(
+      `The admin API answered getExport of a completed job without a usable "${field}". The API may have ` +
+        'changed: upgrade static-export-operator or report the response shape.',
+      { operation: 'getExport', field },
+    );
   }
 
   /** Generates (or renews) the bundle link of a completed export of the contract's revision. The result holds a secret URL. */

@@ -4,6 +4,7 @@
 
 import { z } from 'zod';
 import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
+import { EXPORT_BASE_PATHS, PROJECT_ID_PATTERN } from '../project.ts';
 
 /** A status string the client knows, or any other string the server may add later. */
 const openEnum = <const T extends readonly string[]>(_known: T) =>
@@ -97,16 +98,10 @@ export type StartExportRequest = z.infer<typeof StartExportRequestSchema>;
 
 // --- The current revision (VENDOR-FACTS "current revision"): project-scoped paths, no progress. ---
 
-/**
- * A project id as it may stand in a path segment. The vendor documents no format (its examples are
- * 24 hex characters); what this refuses is what the simulator answers 400 for.
- */
 export const ProjectIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, { message: 'must be 1 to 64 letters, digits, "_" or "-"' });
+  .regex(new RegExp(PROJECT_ID_PATTERN), { message: 'must be 1 to 64 letters, digits, "_" or "-"' });
 
-/** The base paths a deployment can be exported for; omitted, the deployment's configured one applies. */
-export const EXPORT_BASE_PATHS = ['', '/docs', '/documentation'] as const;
 export const ExportBasePathSchema = z.enum(EXPORT_BASE_PATHS);
 export type ExportBasePath = z.infer<typeof ExportBasePathSchema>;
 

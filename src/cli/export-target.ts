@@ -2,6 +2,7 @@
 // an optional --base-path (the current revision). What the user names picks the revision.
 import type { Command } from 'commander';
 import type { ExportTarget } from '../api/client.ts';
+import { EXPORT_BASE_PATHS } from '../project.ts';
 import type { CliContext } from './context.ts';
 import { usageError } from './exit-codes.ts';
 import { checkDomain, ENV, flagOrEnv, nonEmpty } from './options.ts';
@@ -64,7 +65,7 @@ export async function exportTarget(flags: ExportTargetFlags, ctx: CliContext): P
   if (projectId !== undefined) {
     if (flags.basePath === undefined) return { projectId };
     // Loaded here, not at registration: zod weighs on every command's startup.
-    const { EXPORT_BASE_PATHS, ExportBasePathSchema } = await import('../api/schemas.ts');
+    const { ExportBasePathSchema } = await import('../api/schemas.ts');
     const basePath = ExportBasePathSchema.safeParse(flags.basePath);
     if (!basePath.success) {
       throw usageError(

@@ -1,10 +1,12 @@
 // What is left of the platform's limits, read at scrape time: requests per minute per admin key
-// (labelled by the client's key id, never the key) and agent job creations per project and hour.
+// (labelled by the client's key id, never the key), agent job creations per project and hour, and
+// export starts per start budget group and hour (the current export API).
 import { Gauge } from 'prom-client';
 import type { Metrics } from '../runtime/metrics.ts';
 import type { ApiClients } from './credentials.ts';
+import type { StartBudgets } from './static-export-release/start-budget.ts';
 
-export function registerBudgetMetrics(metrics: Metrics, clients: ApiClients): void {
+export function registerBudgetMetrics(metrics: Metrics, clients: ApiClients, budgets: StartBudgets): void {
   const p = metrics.prefix;
   const registers = [metrics.registry];
   new Gauge({
@@ -28,4 +30,30 @@ export function registerBudgetMetrics(metrics: Metrics, clients: ApiClients): vo
         this.set({ project }, clients.budget.availableNow(project));
     },
   });
+  const perGroup = (name: string, help: string, value: (group: string) => number) =>
+    new Gauge({
+      name: `${p}${name}`,
+      help,
+      labelNames: ['group'],
+      registers,
+      collect() {
+        this.reset();
+        for (const group of budgets.names()) this.set({ group }, value(group));
+      },
+    });
+  perGroup(
+    'start_budget_remaining',
+    'Export starts the hourly budget of the current export API still allows now, per group (spec.startBudget.group, or key-<key id>). 0 while the platform answered 429.',
+    (g) => budgets.remaining(g),
+  );
+  perGroup(
+    'start_budget_waiting',
+    "Releases waiting for a slot in their group's hourly export start budget.",
+    (g) => budgets.waiting(g),
+  );
+  perGroup(
+    'start_budget_overdue',
+    'Releases that have waited for a start slot longer than their spec.interval: the group needs longer intervals or fewer sites per organization.',
+    (g) => budgets.overdue(g),
+  );
 }

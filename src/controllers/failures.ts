@@ -61,10 +61,12 @@ export function classifyError(error: unknown, secretRef: string): Failure {
       5 * MINUTE,
     );
   }
+  // What 401 and 403 mean differs between the two revisions of the export API: the client's
+  // message says it for the revision called; here the Secret to fix is named.
   if (error instanceof UnauthorizedError) {
     return failure(
       'AuthenticationFailed',
-      `The admin API rejected the key in Secret ${secretRef}: put a current admin API key there (dashboard, API keys page)`,
+      `The admin API rejected the key in Secret ${secretRef}: ${error.message}`,
       true,
       5 * MINUTE,
     );
@@ -72,7 +74,7 @@ export function classifyError(error: unknown, secretRef: string): Failure {
   if (error instanceof NotEntitledError) {
     return failure(
       'NotEntitled',
-      `The admin API refused the export: static export requires an Enterprise plan (${error.message})`,
+      `The admin API refused the call with the key in Secret ${secretRef}: ${error.message}`,
       true,
       15 * MINUTE,
     );

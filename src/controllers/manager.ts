@@ -30,6 +30,7 @@ import { registerReleaseMetrics } from './release-metrics.ts';
 import { DEFAULT_TUNABLES } from './static-export-release/model.ts';
 import type { BundleDownloadSettings } from './static-export-release/options.ts';
 import { setupReleases } from './static-export-release/setup.ts';
+import { StartBudgets } from './static-export-release/start-budget.ts';
 import type { EventSink } from './types.ts';
 import { Wiring } from './wiring.ts';
 
@@ -111,7 +112,9 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     requestsPerMinute: cfg.apiRequestsPerMinute ?? DEFAULT_API_REQUESTS_PER_MINUTE,
     onCall: (_operation, status, ms, endpoint) => metrics.observeAdminApiCall(endpoint, status, ms / 1000),
   });
-  registerBudgetMetrics(metrics, clients);
+  // Export starts of the current API, per organization and hour: counted across terms of leadership.
+  const budgets = new StartBudgets();
+  registerBudgetMetrics(metrics, clients, budgets);
   // The releases in the cache of the reconcilers running now (none while not leading).
   let cachedReleases: () => readonly StaticExportRelease[] = () => [];
   registerReleaseMetrics(metrics, () => cachedReleases());
@@ -147,6 +150,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
   const releaseOptions = {
     kube,
     clients,
+    budgets,
     events,
     logger: log,
     cache,

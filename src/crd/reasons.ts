@@ -12,6 +12,7 @@ export const FAILURE_REASONS = [
   'WorkloadNotFound',
   'PinnedVersionUnknown',
   'PinnedVersionMismatch',
+  'PinnedJobGone',
   'BundleInvalid',
   // Registry source (spec.source.oci)
   'SignatureInvalid',
@@ -54,6 +55,8 @@ export const CONDITION_REASONS = [
   'Idle',
   'RollingOut',
   'Syncing',
+  'WaitingForStartBudget',
+  'ExportBusy',
   // AgentJob
   'Creating',
   'Running',
@@ -69,6 +72,8 @@ export const EVENT_REASONS = [
   'ExportJoined',
   'ExportCompleted',
   'ExportVanished',
+  'ExportBusy',
+  'StartBudgetOvercommitted',
   'Unchanged',
   'Published',
   'LinkRenewed',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BARE_HOST_PATTERN, BARE_HOST_RULE, MAX_DOMAIN_LENGTH } from '../domain.ts';
+import { EXPORT_BASE_PATHS, EXPORT_STARTS_PER_HOUR, PROJECT_ID_PATTERN } from '../project.ts';
 import {
   conditionsSchema,
   GROUP_VERSION,
@@ -204,6 +205,9 @@ const ociSourceSchema = z
 
 const PLATFORM_ONLY = [
   'domain',
+  'projectId',
+  'basePath',
+  'startBudget',
   'credentialsSecretRef',
   'apiBaseUrl',
   'export',
@@ -212,14 +216,26 @@ const PLATFORM_ONLY = [
   'pinnedVersion',
 ] as const;
 const SOURCE_MESSAGE =
-  'a StaticExportRelease has exactly one source: either spec.domain with spec.credentialsSecretRef (the platform export) or spec.source.oci (a registry)';
+  'a StaticExportRelease has exactly one source: either spec.projectId or spec.domain, with spec.credentialsSecretRef (the platform export), or spec.source.oci (a registry)';
+const REVISION_MESSAGE =
+  "a platform StaticExportRelease names exactly one of spec.projectId (the platform's current export API, by project) or spec.domain (the contract's export API, by domain): remove the other";
+const CURRENT_ONLY_MESSAGE =
+  'spec.basePath and spec.startBudget belong to the current export API: set them only with spec.projectId';
+const CONTRACT_ONLY_MESSAGE =
+  "spec.export (versionLabel, paths) belongs to the contract's export API: set it only with spec.domain (the current API exports the whole deployment)";
 const OCI_EXCLUSIVE_MESSAGE = `spec.source.oci cannot be combined with ${PLATFORM_ONLY.map((f) => `spec.${f}`).join(', ')}: those belong to the platform source (the follow interval is spec.source.oci.interval; pin a version by following its tag)`;
 
 const sourceRules = [
   {
-    rule: 'has(self.source) || (has(self.domain) && has(self.credentialsSecretRef))',
+    rule: 'has(self.source) || ((has(self.domain) || has(self.projectId)) && has(self.credentialsSecretRef))',
     message: SOURCE_MESSAGE,
   },
+  { rule: '!(has(self.domain) && has(self.projectId))', message: REVISION_MESSAGE },
+  {
+    rule: 'has(self.projectId) || !(has(self.basePath) || has(self.startBudget))',
+    message: CURRENT_ONLY_MESSAGE,
+  },
+  { rule: '!(has(self.projectId) && has(self.export))', message: CONTRACT_ONLY_MESSAGE },
   {
     rule: `!has(self.source) || ![${PLATFORM_ONLY.map((f) => `has(self.${f})`).join(', ')}].exists(x, x)`,
     message: OCI_EXCLUSIVE_MESSAGE,
@@ -230,7 +246,38 @@ const specObject = z
   .object({
     domain: matching(BARE_HOST_PATTERN, `spec.domain must be ${BARE_HOST_RULE}`, MAX_DOMAIN_LENGTH)
       .optional()
-      .describe('Domain of the documentation site to export (the platform source).'),
+      .describe(
+        "Domain of the documentation site to export with the contract's export API (/v1/static-export/jobs). Exactly one of domain or projectId.",
+      ),
+    projectId: matching(
+      PROJECT_ID_PATTERN,
+      'spec.projectId must be the project id of the deployment (1 to 64 letters, digits, "_" or "-"), as the dashboard shows it',
+      64,
+    )
+      .optional()
+      .describe(
+        "Project to export with the platform's current export API (/v1/static-export/{projectId}/jobs): one active job per deployment, 10 starts per organization per hour. Exactly one of domain or projectId.",
+      ),
+    basePath: z
+      .enum(EXPORT_BASE_PATHS)
+      .optional()
+      .describe(
+        'Base path the export is made for: "", "/docs" or "/documentation" (only with spec.projectId). Absent: the deployment\'s configured base path.',
+      ),
+    startBudget: z
+      .object({
+        group: matching(
+          '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+          'spec.startBudget.group must be a lowercase name (letters, digits and "-", at most 63)',
+          63,
+        ).describe(
+          'Releases naming the same group share one budget of 10 export starts per hour (one organization with several admin keys). Absent: the group is the admin key (each key is one organization).',
+        ),
+      })
+      .optional()
+      .describe(
+        "The hourly start budget this release's exports count against (only with spec.projectId). The operator queues starts within it instead of meeting the platform's 429.",
+      ),
     credentialsSecretRef: secretKeySelector('spec.credentialsSecretRef').optional(),
     source: z
       .object({ oci: ociSourceSchema })
@@ -340,20 +387,37 @@ const specObject = z
 export const staticExportReleaseSpecSchema = withCel(
   specObject
     .refine(
-      (s) => s.source !== undefined || (s.domain !== undefined && s.credentialsSecretRef !== undefined),
+      (s) =>
+        s.source !== undefined ||
+        ((s.domain !== undefined || s.projectId !== undefined) && s.credentialsSecretRef !== undefined),
       { message: SOURCE_MESSAGE },
     )
+    .refine((s) => s.domain === undefined || s.projectId === undefined, { message: REVISION_MESSAGE })
+    .refine((s) => s.projectId !== undefined || (s.basePath === undefined && s.startBudget === undefined), {
+      message: CURRENT_ONLY_MESSAGE,
+    })
+    .refine((s) => s.projectId === undefined || s.export === undefined, { message: CONTRACT_ONLY_MESSAGE })
     .refine((s) => s.source === undefined || PLATFORM_ONLY.every((f) => s[f] === undefined), {
       message: OCI_EXCLUSIVE_MESSAGE,
     }),
   sourceRules,
 );
 
+/** A job of the current export API is named by its project too; absent: a job of the contract's API. */
+const jobProject = (what: string) =>
+  z
+    .string()
+    .optional()
+    .describe(
+      `The project of ${what} when it is a job of the current export API (spec.projectId when it started); absent for a job of the contract's API (spec.domain). A job is always read back through the API that started it.`,
+    );
+
 const exportStatusSchema = z.object({
   jobId: z
     .string()
     .optional()
     .describe("The export job's id on the platform, recorded as soon as it started."),
+  projectId: jobProject('the export job'),
   state: z
     .string()
     .optional()
@@ -439,6 +503,28 @@ const staticExportReleaseStatusSchema = z
     conditions: conditionsSchema.optional(),
     start: pendingCallSchema('Starting', 'start export call').optional(),
     export: exportStatusSchema.optional().describe('The export job in flight or last run.'),
+    recentStarts: z
+      .array(timestamp())
+      .max(EXPORT_STARTS_PER_HOUR)
+      .optional()
+      .describe(
+        'When this release started export jobs of the current export API in the last hour, newest first: a restarted operator counts them against the start budget (10 per organization and hour) before it starts another.',
+      ),
+    waiting: z
+      .object({
+        reason: z
+          .enum(['WaitingForStartBudget', 'ExportBusy'])
+          .describe(
+            "WaitingForStartBudget: the group's hourly start budget has no slot for this release yet. ExportBusy: the platform answered 409, a job it did not start (or whose start's outcome was unknown) is active for the deployment.",
+          ),
+        since: timestamp().describe('When the release began to wait.'),
+        until: timestamp().describe('When it starts (or asks for its slot) again.'),
+        message: z.string().describe('What it waits for, as the Reconciling condition says.'),
+      })
+      .optional()
+      .describe(
+        'An export start that waits (shown as Reconciling=True with this reason); cleared when it starts.',
+      ),
     oci: z
       .object({
         digest: z
@@ -477,6 +563,7 @@ const staticExportReleaseStatusSchema = z
           .string()
           .optional()
           .describe('The export job whose bundle is served (its link is renewed from it).'),
+        projectId: jobProject('the job served'),
         sizeBytes: z.number().int().optional().describe('Size of the bundle archive.'),
         pageCount: z
           .number()
@@ -508,6 +595,7 @@ const staticExportReleaseStatusSchema = z
               .describe(
                 'The export job it came from (spec.pinnedVersion serves it again); none for a registry source.',
               ),
+            projectId: jobProject('that job'),
             pageCount: z.number().int().optional().describe('Its HTML pages.'),
             appliedAt: timestamp().describe('When it was published.'),
           })
@@ -570,6 +658,7 @@ export const staticExportReleaseCrd = {
     // A future time in a date column prints <invalid> (kubectl shows ages): show the timestamp.
     { name: 'Renewal', type: 'string', jsonPath: '.status.current.renewalTime', priority: 1 },
     { name: 'Domain', type: 'string', jsonPath: '.spec.domain', priority: 1 },
+    { name: 'Project', type: 'string', jsonPath: '.spec.projectId', priority: 1 },
     { name: 'Repository', type: 'string', jsonPath: '.spec.source.oci.repository', priority: 1 },
   ],
 } as const;

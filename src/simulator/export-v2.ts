@@ -5,12 +5,12 @@
 
 import type { IncomingMessage } from 'node:http';
 import { type ExportBasePath, ProjectIdSchema, StartExportV2RequestSchema } from '../api/schemas.ts';
+import { EXPORT_STARTS_PER_HOUR } from '../project.ts';
 import type { ExportJob, ExportJobs } from './export-jobs.ts';
 import type { SiteFault } from './faults.ts';
 import { countInWindow, HttpError, parseBody, type Reply, readJson } from './http.ts';
 
 const HOUR_MS = 3_600_000;
-const EXPORT_STARTS_PER_HOUR = 10;
 
 export type ExportV2Route =
   | { revision: 2; endpoint: 'start'; projectId: string }

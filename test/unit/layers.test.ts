@@ -11,7 +11,17 @@ const SRC = join(ROOT, 'src');
 
 /** Bottom first. A room is a folder of src/, or a file at its top. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['log.ts', 'redact.ts', 'terminal-text.ts', 'timers.ts', 'http.ts', 'domain.ts', 'gc.ts', 'tar'],
+  [
+    'log.ts',
+    'redact.ts',
+    'terminal-text.ts',
+    'timers.ts',
+    'http.ts',
+    'domain.ts',
+    'project.ts',
+    'gc.ts',
+    'tar',
+  ],
   ['runtime'],
   ['crd'],
   ['api', 'bundle', 'simulator'],

@@ -2,7 +2,13 @@
 // and how its outcome is folded back into status (after-*.ts). The skeleton runs the entry of the
 // action decided, after writing the decided status (see ActionEntry for `atMostOnce` and
 // `writesWithOutcome`); its conditions are derived as each status is written.
-import type { StartedExport } from '../../api/index.ts';
+import {
+  ExportBusyError,
+  ExportStartLimitError,
+  type GeneratedBundle,
+  NotFoundError,
+  type StartedExport,
+} from '../../api/index.ts';
 import { assertVersion, bundleSource, type GateVerdict } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { rollWorkload } from '../../targets/workloads.ts';
@@ -11,8 +17,9 @@ import { classifyError, mayHaveReachedServer } from '../failures.ts';
 import type { ActionTable, Run } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import { afterOciGateFailed, afterOciPublish, afterOciRewrite } from './after-oci.ts';
-import { afterPublish, afterPublishGateFailed } from './after-publish.ts';
-import { afterStart, afterStartFailed } from './after-start.ts';
+import { afterPublish, afterPublishGateFailed, afterServedJobGone, pinnedJobGone } from './after-publish.ts';
+import { afterStart, afterStartBusy, afterStartFailed, afterStartRefused } from './after-start.ts';
+import { exportTarget, jobRef, recordedJob } from './export-site.ts';
 import type { Action, Status, Tunables } from './model.ts';
 import { ociReference, withinInterval } from './oci.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
@@ -63,20 +70,10 @@ async function start(
   try {
     // Aborted (deleted, or another replica leads) even once sent: the mark stays, so a start cut
     // short is reported and waited out, never repeated at once.
-    started = await o.client.startExport(
-      {
-        // The platform source: the CRD requires a domain with it.
-        domain: spec.domain ?? '',
-        ...(spec.export?.versionLabel ? { version: spec.export.versionLabel } : {}),
-        ...(spec.export?.paths ? { paths: spec.export.paths } : {}),
-      },
-      run.signal ? { signal: run.signal } : {},
-    );
+    started = await o.client.startExport(exportTarget(spec), run.signal ? { signal: run.signal } : {});
   } catch (e) {
     if (run.signal?.aborted) throw e;
-    visit.startFailed();
-    const status = afterStartFailed(run.record.status, mayHaveReachedServer(e));
-    return run.fail(status, classifyError(e, secretRefText(o.release)), e);
+    return startRefused(look, run, e);
   }
   // First thing after the job exists: its id goes to status, so a restart resumes this job. Should
   // that write fail, the failure is recorded on top of it (the skeleton uses the status meant).
@@ -97,6 +94,42 @@ async function start(
   return { requeueAfterMs: exportPollDelayMs(next.status, startedAt) ?? 0 };
 }
 
+/**
+ * The start call failed. A 409 (a job of the deployment is active: the dashboard's, another
+ * cluster's, or ours whose answer was lost) is waited out, then started once more; a 429 blocks
+ * the start budget group until the platform allows starts again. Neither started anything, nor
+ * did a failure before the request was sent: the slot is given back and the mark goes.
+ */
+async function startRefused(look: Look, run: ReleaseRun, e: unknown): Promise<ReconcileResult> {
+  const { observed: o, visit, budget } = look;
+  const snapshot = { now: o.now, release: meant(look, run) };
+  if (e instanceof ExportBusyError) {
+    budget?.giveBack();
+    visit?.close();
+    const waitMs = busyWaitMs(run.record.status);
+    await run.commit(afterStartBusy(snapshot, waitMs));
+    return { requeueAfterMs: waitMs };
+  }
+  if (e instanceof ExportStartLimitError && budget) {
+    visit?.close();
+    const until = budget.refused(e.retryAfterMs);
+    await run.commit(afterStartRefused(snapshot, until));
+    return { requeueAfterMs: until - o.now.getTime() };
+  }
+  const mayHaveStarted = mayHaveReachedServer(e);
+  if (!mayHaveStarted) budget?.giveBack();
+  visit?.startFailed();
+  const status = afterStartFailed(run.record.status, mayHaveStarted);
+  return run.fail(status, classifyError(e, secretRefText(o.release)), e);
+}
+
+/** How long a 409 is waited out: as long as this site's exports usually take, at least a minute. */
+function busyWaitMs(status: Status): number {
+  const took = [...(status.exportDurationsSeconds ?? [])].sort((a, b) => a - b);
+  const median = took.length ? (took[Math.floor((took.length - 1) / 2)] ?? 0) * 1000 : 0;
+  return Math.max(60_000, median);
+}
+
 /** Publishes a job's bundle: new content (downloaded, verified, gated), a pin, a renewal or a repair. */
 async function publish(
   options: ReleaseReconcilerOptions,
@@ -111,8 +144,16 @@ async function publish(
   const { signal } = run;
   const status = run.record.status;
   const release = meant(look, run);
-  // A link generated for another release of the group a moment ago serves this one too.
-  const bundle = await visit.link(action.jobId, () => client.generateBundle(action.jobId, { signal }));
+  // A link generated for another release of the group a moment ago serves this one too (or the
+  // one the poll that saw the job complete carried, in the current export API).
+  const job = jobRef(action);
+  let bundle: GeneratedBundle;
+  try {
+    bundle = await visit.link(action.jobId, () => client.exportLink(job, { signal }));
+  } catch (e) {
+    if (!(e instanceof NotFoundError) || action.mode === 'NewContent' || signal?.aborted) throw e;
+    return servedJobGone(look, action, run, e);
+  }
   let version = status.current?.version ?? '';
   let pageCount: number | undefined;
   let verdict: GateVerdict = { ok: true };
@@ -121,7 +162,7 @@ async function publish(
     const fetched = await options.cache.fetch(bundleSource(client.identity, action.jobId), {
       url: bundle.bundleUrl,
       ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
-      renewUrl: async () => (await client.generateBundle(action.jobId, { signal })).bundleUrl,
+      renewUrl: async () => (await client.exportLink(job, { signal })).bundleUrl,
       ...(signal ? { signal } : {}),
       ...(options.download?.deadlineMs ? { deadlineMs: options.download.deadlineMs } : {}),
     });
@@ -156,7 +197,7 @@ async function publish(
     { now: o.now, release },
     {
       mode: action.mode,
-      jobId: action.jobId,
+      ...recordedJob(action),
       version,
       expiresAt: bundle.expiresAt,
       wrote,
@@ -169,6 +210,24 @@ async function publish(
   // The workloads are looked at next, at once: a new version or renewal rolls them, and a spec
   // change (e.g. a new workloadRef) that re-exported identical content still brings them along.
   // That reconcile also schedules the renewal.
+  return { requeueAfterMs: 0 };
+}
+
+/**
+ * The job of the served or pinned version is gone (purged): unpinned, the release exports anew;
+ * pinned, only the user can choose another version, and the pods keep what they have.
+ */
+async function servedJobGone(
+  look: Look,
+  action: Of<'publish'>,
+  run: ReleaseRun,
+  notFound: NotFoundError,
+): Promise<ReconcileResult> {
+  const release = meant(look, run);
+  const pinned = release.spec.pinnedVersion;
+  if (pinned)
+    return run.fail(run.record.status, pinnedJobGone(run.record.status, pinned, action.jobId), notFound);
+  await run.commit(afterServedJobGone({ now: look.observed.now, release }));
   return { requeueAfterMs: 0 };
 }
 

@@ -1,6 +1,8 @@
 // Folding the outcome of a publish (new content, pin, renewal, repair) back into status (pure).
 import { HISTORY_LIMIT, type StaticExportRelease } from '../../crd/index.ts';
 import { clampDelay } from '../decision.ts';
+import type { Failure } from '../failures.ts';
+import { recordedJob } from './export-site.ts';
 import {
   DEFAULT_TUNABLES,
   type EventNote,
@@ -15,6 +17,8 @@ import { renewalTime, untilNextWork } from './schedule.ts';
 interface PublishOutcome {
   mode: PublishMode;
   jobId: string;
+  /** The job's project (a job of the current export API). */
+  projectId?: string;
   version: string;
   sizeBytes?: number;
   /** HTML pages of the fetched site (NewContent, Pin): the next publish gate's baseline. */
@@ -56,6 +60,7 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
   const renewedAt = out.mode === 'Renew' ? now.toISOString() : base.current?.renewedAt;
   const expiresAt = out.expiresAt.toISOString();
   const linkOnly = out.mode === 'Renew' || out.mode === 'Repair';
+  const job = recordedJob(out);
   const s: Status = {
     ...base,
     ...served(
@@ -64,14 +69,14 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
       out.wrote,
       {
         version: out.version,
-        jobId: out.jobId,
+        ...job,
         ...(out.sizeBytes === undefined ? {} : { sizeBytes: out.sizeBytes }),
         ...counted,
         expiresAt,
         renewalTime: renewalTime(out.expiresAt, now, release.spec.renewBefore).toISOString(),
         ...(renewedAt === undefined ? {} : { renewedAt }),
       },
-      linkOnly ? undefined : { version: out.version, jobId: out.jobId, ...counted },
+      linkOnly ? undefined : { version: out.version, ...job, ...counted },
     ),
     ...(finishedExport ? { export: finishedExport } : {}),
   };
@@ -94,6 +99,36 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
             note: `Published ${out.version} from export job ${out.jobId}${pageCount === undefined ? '' : ` (${pageCount} pages)`}`,
           };
   return { status: s, events: [event] };
+}
+
+/**
+ * The served version's job no longer exists on the platform (purged), so its link cannot be
+ * renewed: the job is forgotten and the release exports anew (through its start budget); the
+ * pods keep what they have meanwhile.
+ */
+export function afterServedJobGone({ release }: Snapshot): Folded {
+  const base = release.status ?? {};
+  const { jobId, projectId: _, ...current } = base.current ?? {};
+  return {
+    status: { ...base, current },
+    events: [
+      {
+        type: 'Warning',
+        reason: 'ExportVanished',
+        note: `Export job ${jobId} of the served version ${current.version} no longer exists on the platform, so its link cannot be renewed; exporting again`,
+      },
+    ],
+  };
+}
+
+/** A pinned version's job no longer exists: nothing can renew or fetch it again, and only the user can choose another. */
+export function pinnedJobGone(status: Status, pinned: string, jobId: string): Failure {
+  const expires = status.current?.version === pinned ? status.current.expiresAt : undefined;
+  return {
+    reason: 'PinnedJobGone',
+    message: `Export job ${jobId} of pinned version ${pinned} no longer exists on the platform (purged), so its bundle link cannot be renewed or fetched again. The pods keep serving what they have${expires ? `, but a pod started after the link expires at ${expires} cannot download it` : ''}. Remove spec.pinnedVersion to export again, or pin a newer version from status.history`,
+    stalled: true,
+  };
 }
 
 type Current = NonNullable<Status['current']>;

@@ -122,9 +122,10 @@ function exportingCondition(s: Status): ConditionInput<ConditionReason> {
   return { type: 'Exporting', status: 'False', reason: 'Idle', message: 'No export in progress' };
 }
 
-/** What is under way (kstatus: Reconciling=True): an export in flight, or a rollout not yet done. */
+/** What is under way (kstatus: Reconciling=True): an export in flight or waiting to start, or a rollout not yet done. */
 function reconcilingOf(s: Status): Progress<ConditionReason> | undefined {
   if (inFlight(s)) return { reason: 'Exporting', message: exportingCondition(s).message };
+  if (s.waiting) return { reason: s.waiting.reason, message: s.waiting.message };
   const r = s.current?.rollout;
   if (r && !r.completedAt && !r.stalled) {
     const names = r.workloads.map(named).join(', ');

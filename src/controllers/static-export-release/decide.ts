@@ -1,5 +1,6 @@
 // What a StaticExportRelease needs next, as a pure function of what was observed: the status is
-// classified once (a start whose wait is over dropped, a pin's spec seen; a tag's check recorded),
+// classified once (a start or a wait that is over dropped, a job of the other API revision noted,
+// a pin's spec seen; a tag's check recorded),
 // then the first rule of its source's ladder that applies decides, else `settle`. The rules' order
 // is the behaviour: test/unit/controllers/static-export-release-rules/ladder.test.ts pins it.
 
@@ -14,6 +15,7 @@ import {
   type RegistryCase,
   type RegistryObserved,
   type Rule,
+  type Status,
   type Tunables,
 } from './model.ts';
 import { untilNextCheck, withCheck } from './oci.ts';
@@ -27,6 +29,7 @@ import { ociRewrite } from './rules/oci-rewrite.ts';
 import { pinnedVersion } from './rules/pinned-version.ts';
 import { renewLink } from './rules/renew-link.ts';
 import { repairTarget } from './rules/repair-target.ts';
+import { overcommitEvent, withoutWaitOver } from './rules/start-or-wait.ts';
 import { startOutcomeUnknown, withoutExpiredStart } from './rules/start-outcome-unknown.ts';
 import { suspended } from './rules/suspended.ts';
 import { untilNextWork } from './schedule.ts';
@@ -70,8 +73,26 @@ export function choose(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Chosen {
 }
 
 function choosePlatform(o: PlatformObserved, tun: Tunables): Chosen {
-  const c = pinSeen({ o, tun, status: withoutExpiredStart(o.release.status ?? {}, o.now, tun) });
-  return ladder(PLATFORM_RULES, c, steady);
+  const found = o.release.status ?? {};
+  const status = withoutWaitOver(withoutExpiredStart(found, o.now, tun), o.now);
+  const chosen = ladder(PLATFORM_RULES, pinSeen({ o, tun, status: revisionNoted(o, status) }), steady);
+  // Told once per group, with whatever this release decided.
+  const told = overcommitEvent(o.budget);
+  if (told.length === 0) return chosen;
+  return { ...chosen, decision: { ...chosen.decision, events: [...chosen.decision.events, ...told] } };
+}
+
+/**
+ * A job in flight started through the other revision of the export API than the spec names now
+ * (the release was moved from spec.domain to spec.projectId, or back): it finishes where it
+ * started, and its record says so.
+ */
+function revisionNoted(o: PlatformObserved, status: Status): Status {
+  const e = status.export;
+  if (!e?.jobId || e.finishedAt || (e.projectId === undefined) === (o.release.spec.projectId === undefined))
+    return status;
+  const message = `Started through the ${e.projectId === undefined ? "contract's export API (spec.domain)" : 'current export API (spec.projectId)'} before the spec changed: it finishes there, and the next export uses the API the spec names now`;
+  return e.message === message ? status : { ...status, export: { ...e, message } };
 }
 
 /** Nothing to export: the release settles until the next work due on its own. */

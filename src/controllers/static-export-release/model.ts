@@ -9,6 +9,7 @@ import type { Failure } from '../failures.ts';
 import type { EventNote } from '../types.ts';
 import type { Roll } from './rollout.ts';
 import type { SharedExport } from './shared-exports.ts';
+import type { BudgetView } from './start-budget.ts';
 
 export type Status = StaticExportReleaseStatus;
 export type { EventNote };
@@ -52,7 +53,7 @@ interface ObservedCommon extends Snapshot {
   missingWorkloads?: WorkloadRef[];
 }
 
-/** A release exported by the platform (spec.domain and an admin API key). */
+/** A release exported by the platform (spec.domain or spec.projectId, and an admin API key). */
 export interface PlatformObserved extends ObservedCommon {
   source: 'platform';
   /**
@@ -71,6 +72,8 @@ export interface PlatformObserved extends ObservedCommon {
    * site may record an export in flight that `shared` cannot know of, so nothing is started yet.
    */
   peersUnknown?: boolean;
+  /** A release of the current export API: its start budget group as it is at this moment. */
+  budget?: BudgetView;
 }
 
 /** A release following a registry's tag (spec.source.oci). */
@@ -96,7 +99,7 @@ type OciAction = { kind: 'pull'; digest: string } | { kind: 'rewrite' };
 export type Action =
   | { kind: 'none' }
   | { kind: 'start'; reason: StartReason }
-  | { kind: 'publish'; mode: PublishMode; jobId: string; expectVersion?: string }
+  | { kind: 'publish'; mode: PublishMode; jobId: string; projectId?: string; expectVersion?: string }
   | OciAction
   | Roll;
 

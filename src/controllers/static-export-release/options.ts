@@ -6,6 +6,7 @@ import type { LabelledWorkloads } from '../../targets/workloads.ts';
 import type { ReconcilerDeps } from '../skeleton.ts';
 import type { Tunables } from './model.ts';
 import type { SharedExports } from './shared-exports.ts';
+import type { StartBudgets } from './start-budget.ts';
 
 interface ReleaseMetrics {
   exportFinished(seconds: number, result: 'completed' | 'failed'): void;
@@ -31,8 +32,13 @@ export interface ReleaseReconcilerOptions extends ReconcilerDeps {
   /** Registry client settings for spec.source.oci (tests: short timeouts). */
   registry?: { timeoutMs?: number };
   /**
-   * The releases of a domain from the operator's cache (an index: no scan of every release);
-   * undefined while the cache is still loading. Without it no other release's status is looked at.
+   * The releases of a site (its domain, or `project:<id>`, see siteKey) from the operator's cache
+   * (an index: no scan of every release); undefined while the cache is still loading. Without it
+   * no other release's status is looked at.
    */
-  releasesOfDomain?: (domain: string) => readonly StaticExportRelease[] | undefined;
+  releasesOfSite?: (site: string) => readonly StaticExportRelease[] | undefined;
+  /** The start budget groups of the current export API (10 starts per organization and hour). */
+  budgets: StartBudgets;
+  /** Resolves once the budgets count the starts the releases recorded before this term began. */
+  budgetSeeded?: Promise<void>;
 }

@@ -15,7 +15,9 @@ import { releaseConditions } from './conditions.ts';
 import { choose } from './decide.ts';
 import { type Action, DEFAULT_TUNABLES, type Decision, type Status, type Tunables } from './model.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
+import { startAsk } from './rules/start-or-wait.ts';
 import { closeLook, type Look, type SourceContext, sourceFor } from './sources/source.ts';
+import type { BudgetVisit } from './start-budget.ts';
 
 export class StaticExportReleaseReconciler extends Reconciler<StaticExportRelease, Status, Look, Action> {
   private readonly o: ReleaseReconcilerOptions;
@@ -58,7 +60,7 @@ export class StaticExportReleaseReconciler extends Reconciler<StaticExportReleas
   }
 
   protected override claim(look: Look, d: Decision): void {
-    claim(look, d);
+    claim(look, d, this.tunables);
   }
 
   protected conditions(
@@ -79,12 +81,13 @@ export class StaticExportReleaseReconciler extends Reconciler<StaticExportReleas
  * Decides with the share group's export in flight as it is now (the claim step follows at once),
  * naming the rule that chose (the skeleton logs it).
  */
-export function decideOn({ observed, visit }: Look, tun: Tunables): Decision {
+export function decideOn({ observed, visit, budget }: Look, tun: Tunables): Decision {
   const flight = visit?.flight();
-  const { rule, decision } = choose(
-    flight && observed.source === 'platform' ? { ...observed, shared: flight } : observed,
-    tun,
-  );
+  const now =
+    observed.source === 'platform'
+      ? { ...observed, ...(flight ? { shared: flight } : {}), ...(budget ? { budget: budget.view() } : {}) }
+      : observed;
+  const { rule, decision } = choose(now, tun);
   return { ...decision, rule };
 }
 
@@ -92,11 +95,30 @@ export function decideOn({ observed, visit }: Look, tun: Tunables): Decision {
  * A start decided is claimed for the group; a poll this reconcile made stays the group's answer
  * until this release polls next.
  */
-export function claim({ observed, visit, polled }: Look, d: Decision): void {
+export function claim({ observed, visit, polled, budget }: Look, d: Decision, tun: Tunables): void {
   if (!visit) return;
   const { now, release } = observed;
+  if (budget) claimBudget(budget, release, now, d, tun);
   if (d.action.kind === 'start') visit.claim(now);
   const jobId = release.status?.export?.jobId;
   if (polled && jobId && d.requeueAfterMs !== undefined)
     visit.pollFreshUntil(jobId, now.getTime() + d.requeueAfterMs);
+}
+
+/**
+ * The start decided takes its group's slot; a wait for one keeps the release's place in the queue;
+ * anything else leaves the queue. An overcommit told is not told again.
+ */
+function claimBudget(
+  budget: BudgetVisit,
+  release: StaticExportRelease,
+  now: Date,
+  d: Decision,
+  tun: Tunables,
+) {
+  if (d.action.kind === 'start') budget.take();
+  else if (d.status.waiting?.reason === 'WaitingForStartBudget') budget.wait(startAsk(release, now, tun));
+  else budget.forget();
+  const over = budget.view().overcommit;
+  if (over && d.events.some((e) => e.reason === 'StartBudgetOvercommitted')) budget.announced(over.wanted);
 }

@@ -12,22 +12,24 @@ import {
 import type { KubeObject } from '../../runtime/informer.ts';
 import { VALUES_SECRET_LABEL, WORKLOAD_KINDS } from '../../targets/workloads.ts';
 import type { Wiring } from '../wiring.ts';
+import { siteKey } from './export-site.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
 import { StaticExportReleaseReconciler } from './reconciler.ts';
 import { SharedExports } from './shared-exports.ts';
+import { seedStartBudgets } from './start-budget-seed.ts';
 
 type Release = StaticExportRelease & KubeObject;
 
 // Index names: releases by the Secrets they read (the admin key; a registry's login, CA or public
-// key) and write (values), releases and labelled workloads by the values Secret, releases by domain.
+// key) and write (values), releases and labelled workloads by the values Secret, releases by site.
 const KEY_SECRET = 'keySecret';
 const REGISTRY_SECRET = 'registrySecret';
 const VALUES_SECRET = 'valuesSecret';
-const DOMAIN = 'domain';
+const SITE = 'site';
 
 type ReleaseSetupOptions = Omit<
   ReleaseReconcilerOptions,
-  'reads' | 'releasesOfDomain' | 'labelledWorkloads' | 'shared'
+  'reads' | 'releasesOfSite' | 'labelledWorkloads' | 'shared' | 'budgetSeeded'
 >;
 
 export function setupReleases(w: Wiring, options: ReleaseSetupOptions): Controller {
@@ -47,7 +49,10 @@ export function setupReleases(w: Wiring, options: ReleaseSetupOptions): Controll
     refIndex<Release>((r) => r.spec.target?.valuesSecret?.name),
   );
   // Across namespaces: a release about to export finds the job another release of its site records.
-  releases.addIndex(DOMAIN, (r) => (typeof r.spec?.domain === 'string' ? [r.spec.domain] : []));
+  releases.addIndex(SITE, (r) => {
+    const site = r.spec ? siteKey(r.spec) : undefined;
+    return typeof site === 'string' ? [site] : [];
+  });
 
   // The site chart's workloads, by the label naming the Secret they read (metadata only): one
   // installed or changed (helm upgrade) is rolled or checked at once, not at the next renewal.
@@ -66,11 +71,19 @@ export function setupReleases(w: Wiring, options: ReleaseSetupOptions): Controll
   // The share groups of this term of leadership (rebuilt from the releases' status by the next): a
   // group's releases are woken when its export starts or ends.
   const shared = new SharedExports({ wake: (key) => controller.enqueue(key) });
+  // The start budgets outlive a term (this process's own starts stay counted); a waiter whose slot
+  // came free early is woken by this term's controller.
+  options.budgets.onWake((key) => controller.enqueue(key));
+  const reads = w.reads(releases, GROUP_VERSION, SER_PLURAL);
+  const budgetSeeded = releases
+    .waitForSync()
+    .then(() => seedStartBudgets(options, releases.list(), reads.secrets));
   const reconciler = new StaticExportReleaseReconciler({
     ...options,
     shared,
-    reads: w.reads(releases, GROUP_VERSION, SER_PLURAL),
-    releasesOfDomain: (domain) => (releases.hasSynced() ? releases.byIndex(DOMAIN, domain) : undefined),
+    reads,
+    budgetSeeded,
+    releasesOfSite: (site) => (releases.hasSynced() ? releases.byIndex(SITE, site) : undefined),
     labelledWorkloads: (kind, namespace, valuesSecret) =>
       workloads.some(
         (x) =>

@@ -43,6 +43,11 @@ export class ShareVisit {
     return this.groups.link(this.identity, jobId, call);
   }
 
+  /** The poll's answer carried a link (the current revision): the publish that follows uses it. */
+  offerLink(jobId: string, bundle: GeneratedBundle): void {
+    this.groups.offerLink(this.identity, jobId, bundle);
+  }
+
   /**
    * This release is about to start the group's export: the others wait for its job id instead of
    * starting one. Taken in the same synchronous step as the decision that read the group's flight,

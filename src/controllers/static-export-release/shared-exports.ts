@@ -37,11 +37,20 @@ interface LinkEntry {
   bundle: GeneratedBundle;
 }
 
-/** The group of a release: account (client identity digest), domain and export options. */
-export function shareKey(identity: string, spec: Pick<StaticExportReleaseSpec, 'domain' | 'export'>): string {
-  const options = [spec.export?.versionLabel ?? null, spec.export?.paths ?? null];
+/**
+ * The group of a release: account (client identity digest), and its site with the options that
+ * make its bundle: domain and export options, or project and base path.
+ */
+export function shareKey(
+  identity: string,
+  spec: Pick<StaticExportReleaseSpec, 'domain' | 'export' | 'projectId' | 'basePath'>,
+): string {
+  const site =
+    spec.projectId === undefined
+      ? [spec.domain, spec.export?.versionLabel ?? null, spec.export?.paths ?? null]
+      : ['project', spec.projectId, spec.basePath ?? null];
   return createHash('sha256')
-    .update(JSON.stringify([identity, spec.domain, ...options]))
+    .update(JSON.stringify([identity, ...site]))
     .digest('hex');
 }
 
@@ -255,6 +264,11 @@ export class SharedExports {
     } finally {
       this.inflight.delete(`link\u0000${key}`);
     }
+  }
+
+  /** A link the job's own answer carried (the current revision's completed GET): handed out as generated. */
+  offerLink(identity: string, jobId: string, bundle: GeneratedBundle): void {
+    this.remember(this.links, jobKey(identity, jobId), { issuedAt: this.now(), bundle });
   }
 
   /** How many poll answers and links are kept. */

@@ -1,5 +1,5 @@
-// What asks a platform release for a new export: nothing exported yet, a spec change, a request
-// annotation, or the interval (or a retry) coming due.
+// What asks a platform release for a new export: nothing exported yet, the served job purged, a
+// spec change, a request annotation, or the interval (or a retry) coming due.
 import {
   RECONCILE_REQUEST_ANNOTATION,
   REQUESTED_AT_ANNOTATION,
@@ -51,6 +51,8 @@ function requestPending(release: StaticExportRelease, s: Status): boolean {
 export function startReason(release: StaticExportRelease, now: Date, tun: Tunables): StartReason | undefined {
   const s = release.status ?? {};
   if (!s.export?.jobId && !s.current?.version) return 'Initial';
+  // The served version's job was purged (its link could not be renewed): a new one serves.
+  if (s.current?.version && !s.current.jobId && !release.spec.pinnedVersion) return 'JobVanished';
   if (specExportPending(release, s)) return 'SpecChanged';
   if (requestPending(release, s)) return 'Requested';
   const due = nextExportDue(release, tun);

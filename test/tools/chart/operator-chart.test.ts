@@ -12,6 +12,7 @@ import { operatorNeeds } from '../../../src/cli/rbac-checks.ts';
 import { registerBudgetMetrics } from '../../../src/controllers/budget-metrics.ts';
 import { ApiClients } from '../../../src/controllers/credentials.ts';
 import { registerReleaseMetrics } from '../../../src/controllers/release-metrics.ts';
+import { StartBudgets } from '../../../src/controllers/static-export-release/start-budget.ts';
 import { createLogger } from '../../../src/log.ts';
 import { Metrics } from '../../../src/runtime/metrics.ts';
 import {
@@ -62,7 +63,11 @@ describe('CRD templates', () => {
 async function servedMetricNames(): Promise<Set<string>> {
   const metrics = new Metrics();
   registerReleaseMetrics(metrics, () => []);
-  registerBudgetMetrics(metrics, new ApiClients({ logger: createLogger({ level: 'silent' }) }));
+  registerBudgetMetrics(
+    metrics,
+    new ApiClients({ logger: createLogger({ level: 'silent' }) }),
+    new StartBudgets(),
+  );
   return new Set((await metrics.registry.getMetricsAsJSON()).map((m) => m.name));
 }
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isExportFinished, NotFoundError } from '../../../src/api/index.ts';
 import { registerBudgetMetrics } from '../../../src/controllers/budget-metrics.ts';
 import { ApiClients } from '../../../src/controllers/credentials.ts';
+import { StartBudgets } from '../../../src/controllers/static-export-release/start-budget.ts';
 import { createLogger } from '../../../src/log.ts';
 import { Metrics } from '../../../src/runtime/metrics.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
@@ -12,6 +13,7 @@ import { type Simulator, startSimulator } from '../../../src/simulator/index.ts'
 let sim: Simulator;
 let clients: ApiClients;
 let metrics: Metrics;
+const budgets = new StartBudgets();
 
 beforeAll(async () => {
   sim = await startSimulator({ exportDurationMs: 10 });
@@ -22,7 +24,7 @@ beforeAll(async () => {
     requestsPerMinute: 50,
     onCall: (_operation, status, ms, endpoint) => metrics.observeAdminApiCall(endpoint, status, ms / 1000),
   });
-  registerBudgetMetrics(metrics, clients);
+  registerBudgetMetrics(metrics, clients, budgets);
 });
 afterAll(async () => {
   await clients.close();

@@ -62,7 +62,9 @@ describe('registry source spec', () => {
   });
 
   it('refuses no source and two sources, naming the fields', () => {
-    expect(messages({ target })).toEqual([expect.stringMatching(/exactly one source: either spec\.domain/)]);
+    expect(messages({ target })).toEqual([
+      expect.stringMatching(/exactly one source: either spec\.projectId or spec\.domain/),
+    ]);
     expect(messages({ domain: 'docs.example.com', target })).toEqual([
       expect.stringMatching(/exactly one source/),
     ]);

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { registerBudgetMetrics } from '../../../src/controllers/budget-metrics.ts';
 import type { ApiClients } from '../../../src/controllers/credentials.ts';
 import { registerReleaseMetrics } from '../../../src/controllers/release-metrics.ts';
+import { StartBudgets } from '../../../src/controllers/static-export-release/start-budget.ts';
 import { Metrics } from '../../../src/runtime/metrics.ts';
 import { codeSpans, proseLines, readRepoFile, sectionRows } from '../../support/markdown.ts';
 
@@ -26,7 +27,7 @@ describe('docs/operations.md', () => {
     const metrics = new Metrics({ processMetrics: false });
     registerReleaseMetrics(metrics, () => []);
     // The clients are read only when the metrics are collected, which this test never does.
-    registerBudgetMetrics(metrics, {} as ApiClients);
+    registerBudgetMetrics(metrics, {} as ApiClients, new StartBudgets());
     const registered = metrics.registry
       .getMetricsAsArray()
       .map((m) => (m as unknown as { name: string }).name);

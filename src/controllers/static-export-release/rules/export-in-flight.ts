@@ -1,4 +1,5 @@
 import { failed, none } from '../decision.ts';
+import { recordedJob } from '../export-site.ts';
 import { type PlatformCase, type Rule, rule } from '../model.ts';
 import { exportPollDelayMs, inFlight } from '../schedule.ts';
 import { jobPolled } from './job-polled.ts';
@@ -13,7 +14,11 @@ export const exportInFlight: Rule<PlatformCase> = rule('exportInFlight', (c) => 
   if (!inFlight(status)) return undefined;
   const jobId = status.export?.jobId ?? '';
   if (status.export?.state === 'completed')
-    return { action: { kind: 'publish', mode: 'NewContent', jobId }, status, events: [] };
+    return {
+      action: { kind: 'publish', mode: 'NewContent', ...recordedJob({ ...status.export, jobId }) },
+      status,
+      events: [],
+    };
   const { poll } = o;
   if (!poll) return none(status, exportPollDelayMs(status, o.now));
   if (poll.kind === 'failed') return failed(status, poll.failure);

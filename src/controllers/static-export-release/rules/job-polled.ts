@@ -1,5 +1,6 @@
 import { completedDurationMs, observe, withDuration } from '../../../api/poll-schedule.ts';
 import { none } from '../decision.ts';
+import { recordedJob } from '../export-site.ts';
 import type { Decision, ExportPoll, PlatformCase, Status } from '../model.ts';
 import { exportObservations, exportPollDelayMs, nextExportDue } from '../schedule.ts';
 
@@ -34,7 +35,7 @@ export function jobPolled({ o, status, tun }: PlatformCase, jobId: string, poll:
       exportDurationsSeconds: withDuration(status.exportDurationsSeconds, Math.round(took) / 1000),
     };
     return {
-      action: { kind: 'publish', mode: 'NewContent', jobId },
+      action: { kind: 'publish', mode: 'NewContent', ...recordedJob({ ...status.export, jobId }) },
       status: s,
       events: [
         {

@@ -1,12 +1,14 @@
-import { none, start } from '../decision.ts';
+import { none } from '../decision.ts';
 import type { Decision, PlatformCase, Status } from '../model.ts';
 import { JOIN_WAIT_MS } from '../schedule.ts';
+import { startOrWait } from './start-or-wait.ts';
 
 /**
  * The job in flight no longer exists on the platform: it ends as vanished, and the next export is
  * joined when another release of the group started one, else started.
  */
-export function jobVanished({ o, status }: PlatformCase, jobId: string): Decision {
+export function jobVanished(c: PlatformCase, jobId: string): Decision {
+  const { o, status } = c;
   const { now, shared } = o;
   const s: Status = {
     ...status,
@@ -25,11 +27,7 @@ export function jobVanished({ o, status }: PlatformCase, jobId: string): Decisio
         note: `Export job ${jobId} no longer exists; joining the export started for the same site`,
       },
     ]);
-  return start(s, now, 'JobVanished', [
-    {
-      type: 'Warning',
-      reason: 'ExportVanished',
-      note: `Export job ${jobId} no longer exists; starting a new export`,
-    },
-  ]);
+  const d = startOrWait({ ...c, status: s }, 'JobVanished');
+  const note = `Export job ${jobId} no longer exists; ${d.action.kind === 'start' ? 'starting a new export' : 'a new export starts when its start budget allows'}`;
+  return { ...d, events: [{ type: 'Warning', reason: 'ExportVanished', note }, ...d.events] };
 }

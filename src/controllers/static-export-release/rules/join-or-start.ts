@@ -1,10 +1,12 @@
 import type { StaticExportRelease } from '../../../crd/index.ts';
 import { withExport } from '../after-start.ts';
-import { awaiting, none, start } from '../decision.ts';
+import { awaiting, none } from '../decision.ts';
+import { siteName, startedProject } from '../export-site.ts';
 import { type Decision, type PlatformCase, type Rule, rule, type Status } from '../model.ts';
 import { JOIN_WAIT_MS } from '../schedule.ts';
 import type { SharedExport } from '../shared-exports.ts';
 import { startReason } from '../start-reason.ts';
+import { startOrWait } from './start-or-wait.ts';
 
 /**
  * Whether the group's export in flight is one this release should take part in: not its own job
@@ -28,13 +30,14 @@ function joined(
     state: shared.state ?? 'queued',
     startedAt: shared.startedAt,
     joined: true,
+    ...startedProject(release.spec),
   });
   // The job is polled at once (a member's poll answers it if fresh).
   return none(s, 0, [
     {
       type: 'Normal',
       reason: 'ExportJoined',
-      note: `Joined export job ${shared.jobId} for ${release.spec.domain}, started for a release with the same key and export options; no second export is started`,
+      note: `Joined export job ${shared.jobId} for ${siteName(release.spec)}, started for a release with the same key and export options; no second export is started`,
     },
   ]);
 }
@@ -56,5 +59,5 @@ export const joinOrStart: Rule<PlatformCase> = rule('joinOrStart', ({ o, status,
   if (!reason) return undefined;
   // Looked at again once every release is known: it may join the job one of them records.
   if (o.peersUnknown) return awaiting(status, JOIN_WAIT_MS);
-  return start(status, now, reason);
+  return startOrWait({ o, status, tun }, reason);
 });

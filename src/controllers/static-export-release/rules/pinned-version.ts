@@ -1,5 +1,6 @@
 import type { Failure } from '../../failures.ts';
 import { failed } from '../decision.ts';
+import { recordedJob } from '../export-site.ts';
 import { type PlatformCase, type Rule, rule } from '../model.ts';
 
 /**
@@ -21,7 +22,7 @@ export const pinnedVersion: Rule<PlatformCase> = rule('pinnedVersion', ({ o, sta
     return failed(seen, f);
   }
   return {
-    action: { kind: 'publish', mode: 'Pin', jobId: entry.jobId, expectVersion: pinned },
+    action: { kind: 'publish', mode: 'Pin', ...recordedJob(entry), expectVersion: pinned },
     status: seen,
     events: [],
   };

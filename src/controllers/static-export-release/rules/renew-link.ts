@@ -1,3 +1,4 @@
+import { recordedJob } from '../export-site.ts';
 import { type PlatformCase, type Rule, rule } from '../model.ts';
 
 /** The served link reached its renewal time: a fresh one for the served job. */
@@ -5,5 +6,5 @@ export const renewLink: Rule<PlatformCase> = rule('renewLink', ({ o, status }) =
   const c = status.current;
   const renewal = c?.renewalTime ? Date.parse(c.renewalTime) : undefined;
   if (!c?.jobId || renewal === undefined || o.now.getTime() < renewal) return undefined;
-  return { action: { kind: 'publish', mode: 'Renew', jobId: c.jobId }, status, events: [] };
+  return { action: { kind: 'publish', mode: 'Renew', ...recordedJob(c) }, status, events: [] };
 });

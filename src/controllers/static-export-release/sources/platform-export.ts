@@ -1,14 +1,20 @@
-// The platform source: the admin API exports the site (spec.domain) as jobs. Observed: the job in
+// The platform source: the admin API exports the site (spec.domain or spec.projectId) as jobs. Observed: the job in
 // flight (polled once for the share group), else the group's peers, the target and the workloads.
 // The reconcile's ShareVisit, opened here along with the admin API client, is what every call on the
 // share group goes through (the poll here; the start and the bundle link in actions.ts).
 import type { AdminApiClient, ExportStatus } from '../../../api/index.ts';
-import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../../crd/index.ts';
+import {
+  parseDuration,
+  type StaticExportRelease,
+  staticExportReleaseSpecSchema,
+} from '../../../crd/index.ts';
 import { readCredentials } from '../../credentials.ts';
 import { type Loaded, pollJob } from '../../skeleton.ts';
+import { jobRef, siteKey } from '../export-site.ts';
 import type { ExportPoll, PlatformObserved } from '../model.ts';
 import { ShareVisit } from '../share-visit.ts';
 import { memberKey, shareKey } from '../shared-exports.ts';
+import { BudgetVisit, budgetGroup } from '../start-budget.ts';
 import { serving, targetProblem } from './serving.ts';
 import type { Look, Source, SourceContext } from './source.ts';
 
@@ -17,11 +23,21 @@ type MemberObserved = PlatformObserved & { client: AdminApiClient };
 
 export const platformExport = (ctx: SourceContext): Source => new PlatformExport(ctx);
 
+interface RecordedJob {
+  jobId: string;
+  projectId?: string;
+  startedAt?: string;
+}
+
 /** The job in status still to be polled (not finished, not completed and waiting to publish). */
-function jobToPoll(r: StaticExportRelease): { jobId: string; startedAt?: string } | undefined {
+function jobToPoll(r: StaticExportRelease): RecordedJob | undefined {
   const exp = r.status?.export;
   if (!exp?.jobId || exp.finishedAt || exp.state === 'completed') return undefined;
-  return { jobId: exp.jobId, ...(exp.startedAt ? { startedAt: exp.startedAt } : {}) };
+  return {
+    jobId: exp.jobId,
+    ...(exp.projectId ? { projectId: exp.projectId } : {}),
+    ...(exp.startedAt ? { startedAt: exp.startedAt } : {}),
+  };
 }
 
 /** A status answer as `decide` takes it. */
@@ -56,9 +72,10 @@ class PlatformExport implements Source {
     return this.member({ ...seen, client }, signal);
   }
 
-  /** Deleted, suspended or blocked: in no share group, and nothing to call. */
+  /** Deleted, suspended or blocked: in no share group or start queue, and nothing to call. */
   private outside(o: PlatformObserved): Look {
     this.ctx.options.shared.leave(memberKey(o.release));
+    this.ctx.options.budgets.leave(memberKey(o.release));
     return { observed: o };
   }
 
@@ -73,49 +90,73 @@ class PlatformExport implements Source {
       identity,
       shareKey(identity, release.spec),
     );
+    const budget = await this.budgetOf(release, client);
     const own = jobToPoll(release);
     if (own) {
       const { jobId } = own;
       // After a restart the group learns its export in flight from the releases' status.
       visit.adopt(jobId, own.startedAt ?? now.toISOString());
-      // Another member's answer still fresh, or one call for all.
-      const poll = await pollJob(
-        release,
-        () => visit.poll(jobId, () => client.getExport(jobId, { signal })),
-        signal,
-      );
-      if (poll.kind !== 'job') return { observed: { ...seen, poll }, visit };
+      // Another member's answer still fresh, or one call for all. A completed job's answer in the
+      // current revision carries its link: the publish that follows takes it from there.
+      const read = async () => {
+        const answer = await client.readExport(jobRef(own), { signal });
+        if (answer.link) visit.offerLink(jobId, answer.link);
+        return answer.status;
+      };
+      const poll = await pollJob(release, () => visit.poll(jobId, read), signal);
+      if (poll.kind !== 'job') return { observed: { ...seen, poll }, visit, ...budget };
       const answer = poll.job;
       return {
         observed: { ...seen, poll: answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' } },
         visit,
         polled: answer.polled,
+        ...budget,
       };
     }
     const peers = await this.adoptPeerJob(release, visit, now);
     const observed = await serving(this.ctx.options, release, (current) => current.version, signal);
-    return { observed: { ...seen, ...peers, ...observed }, visit };
+    return { observed: { ...seen, ...peers, ...observed }, visit, ...budget };
+  }
+
+  /**
+   * A release of the current export API counts its starts in its group's budget, seeded first with
+   * the starts every release recorded before this operator started.
+   */
+  private async budgetOf(
+    release: StaticExportRelease,
+    client: AdminApiClient,
+  ): Promise<{ budget?: BudgetVisit }> {
+    const { budgets, budgetSeeded } = this.ctx.options;
+    const { spec } = release;
+    if (spec.projectId === undefined) {
+      budgets.leave(memberKey(release));
+      return {};
+    }
+    await budgetSeeded;
+    const interval = spec.interval === undefined ? undefined : parseDuration(spec.interval);
+    const group = budgetGroup(spec.startBudget?.group, client.keyId);
+    return { budget: new BudgetVisit(budgets, memberKey(release), group, interval) };
   }
 
   /**
    * After a restart the group knows its export in flight only once a release recording it was
    * reconciled; one that was not part of it (created meanwhile, or simply first in the queue) would
    * start a second export. So before anything can start, the group adopts the job in flight that
-   * another release of the same domain records, if that release is of the same group (options, and
-   * account by its Secret's key digest). Looks only at the releases of this domain.
+   * another release of the same site records, if that release is of the same group (options, and
+   * account by its Secret's key digest). Looks only at the releases of this domain or project.
    */
   private async adoptPeerJob(
     release: StaticExportRelease,
     visit: ShareVisit,
     now: Date,
   ): Promise<{ peersUnknown?: true }> {
-    const { kube, clients, reads, releasesOfDomain: lookup } = this.ctx.options;
-    const { domain } = release.spec;
-    if (!lookup || domain === undefined || visit.flight()) return {};
-    const peers = lookup(domain);
+    const { kube, clients, reads, releasesOfSite: lookup } = this.ctx.options;
+    const site = siteKey(release.spec);
+    if (!lookup || site === undefined || visit.flight()) return {};
+    const peers = lookup(site);
     if (!peers) return { peersUnknown: true };
     const me = memberKey(release);
-    const candidates: { peer: StaticExportRelease; job: { jobId: string; startedAt?: string } }[] = [];
+    const candidates: { peer: StaticExportRelease; job: RecordedJob }[] = [];
     for (const p of peers) {
       const job = jobToPoll(p);
       if (!job || memberKey(p) === me || p.metadata.deletionTimestamp) continue;

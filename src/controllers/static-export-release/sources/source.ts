@@ -7,6 +7,7 @@ import type { Loaded } from '../../skeleton.ts';
 import type { Observed } from '../model.ts';
 import type { ReleaseReconcilerOptions } from '../options.ts';
 import type { ShareVisit } from '../share-visit.ts';
+import type { BudgetVisit } from '../start-budget.ts';
 import { ociRegistry } from './oci-registry.ts';
 import { platformExport } from './platform-export.ts';
 import type { OpenedRegistry } from './registry-client.ts';
@@ -25,6 +26,8 @@ export interface Look {
   readonly visit?: ShareVisit;
   /** The poll in `observed` was a call of this reconcile (not another member's answer). */
   readonly polled?: boolean;
+  /** A release of the current export API: its part in its start budget group. */
+  readonly budget?: BudgetVisit;
   /** The registry client opened to check the tag. */
   readonly registry?: OpenedRegistry;
 }
@@ -34,7 +37,7 @@ export interface SourceContext {
   options: ReleaseReconcilerOptions;
 }
 
-/** The registry spec.source names; without one, the platform's exports of spec.domain. */
+/** The registry spec.source names; without one, the platform's exports of spec.domain or spec.projectId. */
 export function sourceFor(ctx: SourceContext, release: StaticExportRelease): Source {
   return ociRegistry(ctx, release) ?? platformExport(ctx);
 }

@@ -20,6 +20,7 @@ import type {
   Look,
   SourceContext,
 } from '../../../../src/controllers/static-export-release/sources/source.ts';
+import { StartBudgets } from '../../../../src/controllers/static-export-release/start-budget.ts';
 import type { StaticExportRelease } from '../../../../src/crd/index.ts';
 import type { ReconcileResult } from '../../../../src/runtime/controller.ts';
 import { KubeApiError, type KubeClient } from '../../../../src/runtime/kube-client.ts';
@@ -60,6 +61,7 @@ export function lent(): Lent {
     options: {
       kube,
       shared,
+      budgets: new StartBudgets(),
       clients: {} as never,
       events: {} as never,
       logger: {} as never,
@@ -96,7 +98,7 @@ export const loaded = (
 /** The reconciler's decision on a look, and its claim step right after. */
 export function decideAndClaim(look: Look): Decision<Action, Status> {
   const d = decideOn(look, DEFAULT_TUNABLES);
-  claim(look, d);
+  claim(look, d, DEFAULT_TUNABLES);
   return d;
 }
 

@@ -30,15 +30,16 @@ function account(answers: Answers = {}) {
   const refuse = () => Promise.reject(new Error('not expected'));
   const client = {
     identity: 'acct',
-    getExport: (jobId: string) => {
+    // The contract's revision (jobs named by id): a read is its GET, a link its bundle call.
+    readExport: async (jobId: string) => {
       calls.push(`getExport ${jobId}`);
-      return (answers.getExport ?? refuse)();
+      return { status: await (answers.getExport ?? refuse)() };
     },
     startExport: (req: { domain: string }) => {
       calls.push(`startExport ${req.domain}`);
       return (answers.startExport ?? refuse)();
     },
-    generateBundle: (jobId: string) => {
+    exportLink: (jobId: string) => {
       calls.push(`generateBundle ${jobId}`);
       return (answers.generateBundle ?? refuse)();
     },
