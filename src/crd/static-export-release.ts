@@ -259,7 +259,9 @@ const specObject = z
         "Project to export with the platform's current export API (/v1/static-export/{projectId}/jobs): one active job per deployment, 10 starts per organization per hour. Exactly one of domain or projectId.",
       ),
     basePath: z
-      .enum(EXPORT_BASE_PATHS)
+      .enum(EXPORT_BASE_PATHS, {
+        message: `spec.basePath must be one of ${EXPORT_BASE_PATHS.map((p) => `"${p}"`).join(', ')} (absent: the deployment's configured base path)`,
+      })
       .optional()
       .describe(
         'Base path the export is made for: "", "/docs" or "/documentation" (only with spec.projectId). Absent: the deployment\'s configured base path.',

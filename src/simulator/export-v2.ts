@@ -31,6 +31,11 @@ export interface ExportV2Options {
   projects?: Readonly<Record<string, ExportProject>>;
   /** Ids that are no project of the key's organization: 404. */
   unknownProjects?: readonly string[];
+  /**
+   * Whether the start limit's 429 carries Retry-After (default true). The vendor documents none:
+   * false answers as a platform that sends none.
+   */
+  startLimitRetryAfter?: boolean;
 }
 
 /** What the key presenting a request may do, as the router found it. */
@@ -50,20 +55,23 @@ export class ExportV2 {
   private readonly starts = new Map<string, number[]>();
   /** Projects whose start is between its 409 check and its job's creation. */
   private readonly starting = new Set<string>();
+  private readonly retryAfter: boolean;
 
   constructor(jobs: ExportJobs, now: () => number, options: ExportV2Options) {
     this.jobs = jobs;
     this.now = now;
     this.projects = options.projects ?? {};
     this.unknown = new Set(options.unknownProjects ?? []);
+    this.retryAfter = options.startLimitRetryAfter ?? true;
   }
 
-  /** `siteFault`: a `start` content fault drawn for this request. */
+  /** `siteFault`: a `start` content fault drawn for this request; `noLink`: a `status:nolink` fault. */
   async handle(
     route: ExportV2Route,
     req: IncomingMessage,
     access: KeyAccess,
     siteFault: SiteFault | undefined,
+    noLink = false,
   ): Promise<Reply> {
     const { projectId } = route;
     if (!ProjectIdSchema.safeParse(projectId).success) throw new HttpError(400, 'Malformed project id');
@@ -83,7 +91,7 @@ export class ExportV2 {
         throw new HttpError(404, `Export job ${route.jobId} not found for this deployment`);
       }
       await this.jobs.settle(job);
-      return { status: 200, body: this.view(job) };
+      return { status: 200, body: this.view(job, undefined, noLink) };
     }
     if (!access.write) throw new HttpError(403, 'This API key has no write permission');
     const { basePath = project.basePath ?? '' } = parseBody(StartExportV2RequestSchema, await readJson(req));
@@ -98,6 +106,7 @@ export class ExportV2 {
       HOUR_MS,
       EXPORT_STARTS_PER_HOUR,
       `Rate limit exceeded: at most ${EXPORT_STARTS_PER_HOUR} export jobs can be started per hour`,
+      this.retryAfter,
     );
     this.starting.add(projectId);
     try {
@@ -110,7 +119,7 @@ export class ExportV2 {
     }
   }
 
-  private view(job: ExportJob, now?: number): Record<string, unknown> {
+  private view(job: ExportJob, now?: number, noLink = false): Record<string, unknown> {
     const { status, updatedAt, error } = this.jobs.phase(job, now);
     const body: Record<string, unknown> = {
       jobId: job.jobId,
@@ -119,7 +128,7 @@ export class ExportV2 {
       updatedAt: new Date(updatedAt).toISOString(),
       error: error ?? null,
     };
-    if (status === 'completed' && job.result) {
+    if (status === 'completed' && job.result && !noLink) {
       const link = this.jobs.distinctLink(job);
       body.bundleUrl = link.bundleUrl;
       body.sizeBytes = job.result.sizeBytes;

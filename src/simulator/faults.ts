@@ -2,6 +2,7 @@
 // `status:reset:1`, `start:delay=2000:0.5`, `status:malformed:1`, `download:truncate:0.5:2`.
 // Content kinds on `start` let the job complete with a bad site: `start:empty:1:1` (an archive of
 // directories only), `start:noindex:1` (no root index.html), `start:pages=2:1` (only 2 HTML pages).
+// `status:nolink:1` answers a completed job of revision 2 without its link (bundleUrl, expiresAt).
 // `endpoint@project` limits a fault to one project's requests (revision 2's export endpoints, the
 // downloads of its jobs, agent jobs): `status@6520f3a1c9b1a20012ab34ce:503:1`.
 
@@ -24,6 +25,7 @@ export type FaultAction =
   | { kind: 'delay'; ms: number }
   | { kind: 'malformed' }
   | { kind: 'truncate' }
+  | { kind: 'nolink' }
   | SiteFault;
 
 /** How a faulted export's site is bad; the job itself completes normally. */
@@ -75,7 +77,12 @@ export function parseFault(text: string): FaultSpec {
     const status = Number(kindText);
     if (status < 400 || status > 599) fail(`status ${status} is not an error status`);
     action = { kind: 'status', status };
-  } else if (kindText === 'reset' || kindText === 'malformed' || kindText === 'truncate') {
+  } else if (
+    kindText === 'reset' ||
+    kindText === 'malformed' ||
+    kindText === 'truncate' ||
+    kindText === 'nolink'
+  ) {
     action = { kind: kindText };
   } else if (kindText === 'empty' || kindText === 'noindex') {
     action = { kind: kindText };
@@ -91,6 +98,7 @@ export function parseFault(text: string): FaultSpec {
     return fail(`unknown kind "${kindText}"`);
   }
   if (action.kind === 'truncate' && endpoint !== 'download') fail('truncate only applies to download');
+  if (action.kind === 'nolink' && endpoint !== 'status') fail('nolink only applies to status');
   if (isSiteFault(action) && endpoint !== 'start') fail(`${kindText} only applies to start`);
   const rate = Number(rateText);
   if (rateText === '' || !Number.isFinite(rate) || rate < 0 || rate > 1) fail('rate must be between 0 and 1');

@@ -70,7 +70,7 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   throw new HttpError(400, `Invalid request: ${fields}`, { details });
 }
 
-/** A sliding-window limit: records one more event for `id`, or throws 429 with Retry-After. */
+/** A sliding-window limit: records one more event for `id`, or throws 429 (with Retry-After unless told not to). */
 export function countInWindow(
   events: Map<string, number[]>,
   id: string,
@@ -78,12 +78,13 @@ export function countInWindow(
   windowMs: number,
   limit: number,
   message: string,
+  retryAfter = true,
 ): void {
   const recent = (events.get(id) ?? []).filter((t) => t > now - windowMs);
   events.set(id, recent);
   if (recent.length >= limit) {
     const retryAfterSec = Math.max(1, Math.ceil(((recent[0] ?? now) + windowMs - now) / 1000));
-    throw new HttpError(429, message, {}, { 'retry-after': String(retryAfterSec) });
+    throw new HttpError(429, message, {}, retryAfter ? { 'retry-after': String(retryAfterSec) } : {});
   }
   recent.push(now);
 }

@@ -326,7 +326,13 @@ class SimulatorServer implements Simulator {
       const siteFault = isSiteFault(action) ? action : undefined;
       let reply: Reply;
       if (isExportV2(route)) {
-        reply = await this.exportV2.handle(route, req, this.access(key), siteFault);
+        reply = await this.exportV2.handle(
+          route,
+          req,
+          this.access(key),
+          siteFault,
+          action?.kind === 'nolink',
+        );
       } else if (isExportV1(route)) {
         if (!this.access(key).exportPlan) {
           throw new HttpError(

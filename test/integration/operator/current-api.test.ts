@@ -1,0 +1,184 @@
+// The platform's current export API (spec.projectId) end to end: the real control plane, the
+// operator in this process and the simulator in revision 2 through the production client. The
+// happy path, renewal by GET, the shared hourly start budget (also across a restart), and the
+// hostile answers: 409 forever, 429 without Retry-After, a completed job without its link, a link
+// already expired, a recorded job the platform no longer has. Each gives a clear condition and no
+// second start.
+import { describe, expect, it } from 'vitest';
+import { AdminApiClient } from '../../../src/api/index.ts';
+import type { StaticExportRelease } from '../../../src/crd/index.ts';
+import { eventsFor, eventually } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { applyRelease, getRelease } from '../../support/resources.ts';
+
+// 24 hex characters, as the vendor's project ids; one per test so their jobs never meet.
+const project = (n: number) => `6520f3a1c9b1a20012ab${String(n).padStart(4, '0')}`;
+
+const h = useOperatorSuite({
+  namespaces: ['current'],
+  sim: { apiRevision: 2, exportDurationMs: 500, linkTtlSeconds: 30, startLimitRetryAfter: false },
+});
+
+const release = (name: string, projectId: string, spec: Record<string, unknown> = {}) =>
+  applyRelease(h.ns, name, { domain: undefined, projectId, ...spec });
+const condition = (r: StaticExportRelease, type: string) =>
+  r.status?.conditions?.find((c) => c.type === type);
+
+/** Requests of the simulator for one project's export endpoints, as `endpoint status`. */
+const calls = (projectId: string) =>
+  h.sim.requests
+    .filter((r) => r.path.startsWith(`/v1/static-export/${projectId}/`))
+    .map((r) => `${r.endpoint} ${r.status}`);
+const starts = (projectId: string) => calls(projectId).filter((c) => c.startsWith('start '));
+
+async function waitFor(name: string, what: string, test: (r: StaticExportRelease) => boolean, ms = 60_000) {
+  return eventually(
+    `${name}: ${what}`,
+    async () => {
+      const r = await getRelease(h.ns, name);
+      return test(r) ? r : undefined;
+    },
+    ms,
+  );
+}
+const readyReason = (reason: string) => (r: StaticExportRelease) => condition(r, 'Ready')?.reason === reason;
+const reconcilingReason = (reason: string) => (r: StaticExportRelease) =>
+  condition(r, 'Reconciling')?.reason === reason;
+
+describe('a release of the current export API', () => {
+  it('exports by project, publishes from the completed GET and renews the link with one GET, never a start', async () => {
+    const p = project(1);
+    await release('site', p, { basePath: '/docs' });
+    const served = await waitFor('site', 'published', readyReason('Published'));
+    expect(served.status?.current).toMatchObject({ projectId: p });
+    expect(served.status?.history?.[0]).toMatchObject({ projectId: p });
+    expect(served.status?.recentStarts).toHaveLength(1);
+    const job = h.sim.exportJob(served.status?.current?.jobId ?? '');
+    expect(job?.basePath).toBe('/docs');
+    // The poll that saw the job complete carried the link: no second GET to publish it.
+    const polls = calls(p).length;
+
+    // A 30 s link renews at 20 s: one GET, no start, the link written anew.
+    const renewed = await waitFor(
+      'site',
+      'renewed',
+      (r) => r.status?.current?.renewedAt !== undefined,
+      40_000,
+    );
+    expect(calls(p).slice(polls)).toEqual(['status 200']);
+    expect(starts(p)).toEqual(['start 202']);
+    expect(renewed.status?.current?.expiresAt).not.toBe(served.status?.current?.expiresAt);
+    // Neither status nor events ever hold a link.
+    const text = JSON.stringify([renewed.status, await eventsFor(h.ns, 'site')]);
+    expect(text).not.toMatch(/X-Amz|signature|bundles\//i);
+  });
+
+  it('refuses a release naming both a domain and a project, naming both fields', async () => {
+    await expect(applyRelease(h.ns, 'both', { projectId: project(2) })).rejects.toThrow(
+      /exactly one of spec\.projectId .* or spec\.domain/,
+    );
+    await expect(
+      release('basepath-v1', project(2), {
+        projectId: undefined,
+        domain: 'docs.example.com',
+        basePath: '/docs',
+      }),
+    ).rejects.toThrow(/spec\.basePath and spec\.startBudget belong to the current export API/);
+  });
+
+  it('409 forever (a job started elsewhere): ExportBusy, waited out, one start, nothing failed', async () => {
+    const p = project(3);
+    h.sim.configure({ faults: [`start@${p}:409:1`] });
+    try {
+      await release('busy', p);
+      const r = await waitFor('busy', 'ExportBusy', reconcilingReason('ExportBusy'));
+      expect(condition(r, 'Reconciling')?.message).toMatch(/one job per deployment may be active \(409\)/);
+      expect(condition(r, 'Stalled')?.status).not.toBe('True');
+      expect(r.status?.waiting?.reason).toBe('ExportBusy');
+      // At least a minute before the next try.
+      expect(Date.parse(r.status?.waiting?.until ?? '') - Date.now()).toBeGreaterThan(50_000);
+      await new Promise((res) => setTimeout(res, 3_000));
+      expect(starts(p)).toEqual(['start 409']);
+    } finally {
+      h.sim.configure({ faults: [] });
+    }
+  });
+
+  it('a completed job without its link: a clear condition naming the field, one start', async () => {
+    const p = project(5);
+    h.sim.configure({ faults: [`status@${p}:nolink:1`] });
+    try {
+      await release('nolink', p);
+      const r = await waitFor('nolink', 'ApiUnavailable', readyReason('ApiUnavailable'));
+      expect(condition(r, 'Ready')?.message).toMatch(/completed job without a usable "bundleUrl"/);
+      expect(starts(p)).toEqual(['start 202']);
+    } finally {
+      h.sim.configure({ faults: [] });
+    }
+  });
+
+  it('a link already expired when it arrives: BundleInvalid, nothing published, one start', async () => {
+    const p = project(6);
+    h.sim.configure({ linkTtlSeconds: 0 });
+    try {
+      await release('expired', p);
+      const r = await waitFor('expired', 'BundleInvalid', readyReason('BundleInvalid'));
+      expect(condition(r, 'Ready')?.message).toMatch(/expired|403/i);
+      expect(r.status?.current?.version).toBeUndefined();
+      expect(starts(p)).toEqual(['start 202']);
+    } finally {
+      h.sim.configure({ linkTtlSeconds: 30 });
+    }
+  });
+
+  it('a recorded job the platform purged: unpinned, one budgeted start; pinned, PinnedJobGone and no start', async () => {
+    const [free, pinned] = [project(7), project(8)];
+    await release('purged', free);
+    await release('pinned', pinned);
+    const first = await waitFor('purged', 'published', readyReason('Published'));
+    const served = await waitFor('pinned', 'published', readyReason('Published'));
+    await release('pinned', pinned, { pinnedVersion: served.status?.current?.version });
+    // Each job is gone for its next read: the renewal (at 20 s of a 30 s link) meets a 404.
+    h.sim.configure({ faults: [`status@${free}:404:1:1`, `status@${pinned}:404:1`] });
+    try {
+      const [again, stuck] = await Promise.all([
+        waitFor(
+          'purged',
+          'published anew',
+          (r) =>
+            (r.status?.history?.length ?? 0) >= 1 && starts(free).length === 2 && readyReason('Published')(r),
+          60_000,
+        ),
+        waitFor('pinned', 'PinnedJobGone', readyReason('PinnedJobGone'), 60_000),
+      ]);
+      expect((await eventsFor(h.ns, 'purged')).map((e) => e.reason)).toContain('ExportVanished');
+      expect(again.status?.current?.jobId).not.toBe(first.status?.current?.jobId);
+      expect(condition(stuck, 'Stalled')?.status).toBe('True');
+      expect(condition(stuck, 'Ready')?.message).toMatch(/pods keep serving what they have/);
+      expect(stuck.status?.current?.version).toBe(served.status?.current?.version);
+      expect(starts(pinned)).toEqual(['start 202']);
+      expect(starts(free)).toEqual(['start 202', 'start 202']);
+    } finally {
+      h.sim.configure({ faults: [] });
+    }
+  });
+
+  // Last: it spends the key's hour in the simulator.
+  it('429 without Retry-After (the starts spent by another client of the key): the group waits, one refused start', async () => {
+    // Another cluster of the same organization spends the hour's 10 starts.
+    const other = new AdminApiClient({ baseUrl: h.sim.baseUrl, apiKey: h.sim.adminKey });
+    for (let i = 0; i < 10; i++)
+      await other.startExport({ projectId: project(100 + i) }).catch(() => undefined);
+    await other.close();
+    const p = project(4);
+    await release('limited', p);
+    const r = await waitFor('limited', 'WaitingForStartBudget', reconcilingReason('WaitingForStartBudget'));
+    expect(condition(r, 'Reconciling')?.message).toMatch(/429/);
+    const events = await eventsFor(h.ns, 'limited');
+    expect(events.map((e) => e.reason)).toContain('RateLimited');
+    await new Promise((res) => setTimeout(res, 3_000));
+    expect(starts(p)).toEqual(['start 429']);
+    // Conservative without Retry-After: not before the window's hour (none of its starts were ours).
+    expect(Date.parse(r.status?.waiting?.until ?? '') - Date.now()).toBeGreaterThan(50 * 60_000);
+  });
+});

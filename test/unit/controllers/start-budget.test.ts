@@ -1,0 +1,115 @@
+// The shared hourly start budget of the current export API: one sliding window and one queue per
+// group, a manual request ahead of scheduled starts, the longest waiting next, a 409's slot given
+// back, a 429 blocking the group, starts recorded before a restart counted once.
+import { describe, expect, it } from 'vitest';
+import { StartBudgets } from '../../../src/controllers/static-export-release/start-budget.ts';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+
+function budgets(limit = 3) {
+  let t = Date.parse('2026-11-27T12:00:00Z');
+  const woken: string[] = [];
+  const b = new StartBudgets({ limit, now: () => t, wake: (m) => woken.push(m) });
+  return { b, woken, now: () => t, advance: (ms: number) => (t += ms) };
+}
+
+const scheduled = (dueAt: number) => ({ dueAt, requested: false });
+
+describe('StartBudgets', () => {
+  it('allows the limit in the window, then gives each waiter the slot of the start that ages out', () => {
+    const { b, now, advance } = budgets();
+    for (const m of ['a', 'b', 'c']) {
+      expect(b.view('g', m).slotAt(scheduled(now()))).toBe(now());
+      b.take('g', m);
+      advance(MIN);
+    }
+    const t0 = now() - 3 * MIN;
+    // Full: the first in line gets the slot of the oldest start, the second the next one.
+    b.wait('g', 'd', scheduled(now() - 10 * MIN));
+    expect(b.view('g', 'e').slotAt(scheduled(now()))).toBe(t0 + MIN + HOUR);
+    expect(b.view('g', 'd').slotAt(scheduled(now()))).toBe(t0 + HOUR);
+    expect(b.remaining('g')).toBe(0);
+    expect(b.waiting('g')).toBe(1);
+    // Another group is untouched.
+    expect(b.view('other', 'x').slotAt(scheduled(now()))).toBe(now());
+    // An hour after the second start, two have aged out.
+    advance(HOUR - 2 * MIN);
+    expect(b.remaining('g')).toBe(2);
+  });
+
+  it('puts a manual request ahead of scheduled starts, and the longest waiting first among those', () => {
+    const { b, now } = budgets(1);
+    b.take('g', 'x');
+    b.wait('g', 'late', scheduled(now() - MIN));
+    b.wait('g', 'early', scheduled(now() - 30 * MIN));
+    const slots = (m: string, ask = scheduled(now())) => b.view('g', m).slotAt(ask);
+    expect(slots('early')).toBeLessThan(slots('late'));
+    // A later ask keeps the waiter's first due time: waiting longer never moves it back.
+    expect(slots('early', scheduled(now()))).toBe(slots('early', scheduled(now() - 30 * MIN)));
+    b.wait('g', 'manual', { dueAt: now(), requested: true });
+    expect(slots('manual')).toBeLessThan(slots('early'));
+  });
+
+  it('gives a slot back (a 409 started nothing) and wakes the first in line', () => {
+    const { b, woken, now } = budgets(1);
+    const slot = b.take('g', 'a');
+    b.wait('g', 'b', scheduled(now()));
+    expect(b.view('g', 'b').slotAt(scheduled(now()))).toBeGreaterThan(now());
+    slot.giveBack();
+    expect(woken).toEqual(['b']);
+    expect(b.view('g', 'b').slotAt(scheduled(now()))).toBe(now());
+  });
+
+  it('blocks the group after a 429: until Retry-After, else until its oldest start ages out, else the whole window', () => {
+    const { b, now, advance } = budgets(5);
+    expect(b.refused('g', 90_000)).toBe(now() + 90_000);
+    expect(b.remaining('g')).toBe(0);
+    expect(b.view('g', 'a').slotAt(scheduled(now()))).toBe(now() + 90_000);
+    // Nothing counted here: others spent the hour, so the whole window is waited.
+    expect(b.refused('fresh', undefined)).toBe(now() + HOUR);
+    b.take('counted', 'a');
+    advance(50 * MIN);
+    expect(b.refused('counted', undefined)).toBe(now() + 10 * MIN);
+    // Never a loop: at least a minute.
+    advance(10 * MIN - 1_000);
+    expect(b.refused('counted2', 0)).toBe(now() + MIN);
+  });
+
+  it('counts a start recorded before a restart once, and not when it is older than the window', () => {
+    const { b, now } = budgets(3);
+    b.recordPast('g', 'a', now() - 10 * MIN);
+    b.recordPast('g', 'a', now() - 10 * MIN);
+    b.recordPast('g', 'b', now() - 2 * HOUR);
+    expect(b.remaining('g')).toBe(2);
+  });
+
+  it('says when the intervals want more than the budget, once, with the shortest interval that fits', () => {
+    const { b } = budgets(10);
+    for (let i = 0; i < 20; i++) b.declare(`r${i}`, 'g', 60 * MIN);
+    const v = b.view('g', 'r0');
+    expect(v.overcommit).toEqual({ sites: 20, wanted: 20, fitsMinutes: 120 });
+    expect(v.announce).toBe(true);
+    b.announced('g', 20);
+    expect(b.view('g', 'r0').announce).toBe(false);
+    // Triggered only: no demand of its own.
+    b.declare('manual', 'g', undefined);
+    expect(b.view('g', 'r0').overcommit?.wanted).toBe(20);
+    for (let i = 0; i < 12; i++) b.leave(`r${i}`);
+    expect(b.view('g', 'r0').overcommit).toBeUndefined();
+  });
+
+  it('counts the releases that have waited longer than their interval', () => {
+    const { b, now, advance } = budgets(1);
+    b.declare('a', 'g', 30 * MIN);
+    b.declare('b', 'g', 2 * HOUR);
+    b.take('g', 'x');
+    b.wait('g', 'a', scheduled(now()));
+    b.wait('g', 'b', scheduled(now()));
+    advance(31 * MIN);
+    expect(b.overdue('g')).toBe(1);
+    b.leave('a');
+    expect(b.overdue('g')).toBe(0);
+    expect(b.waiting('g')).toBe(1);
+  });
+});
