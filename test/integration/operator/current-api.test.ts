@@ -31,15 +31,24 @@ const calls = (projectId: string) =>
     .map((r) => `${r.endpoint} ${r.status}`);
 const starts = (projectId: string) => calls(projectId).filter((c) => c.startsWith('start '));
 
+/** Waits for `test` to hold of the release; a timeout says what the release's status and events were last. */
 async function waitFor(name: string, what: string, test: (r: StaticExportRelease) => boolean, ms = 60_000) {
-  return eventually(
-    `${name}: ${what}`,
-    async () => {
-      const r = await getRelease(h.ns, name);
-      return test(r) ? r : undefined;
-    },
-    ms,
-  );
+  let last: StaticExportRelease | undefined;
+  try {
+    return await eventually<StaticExportRelease>(
+      `${name}: ${what}`,
+      async () => {
+        last = await getRelease(h.ns, name);
+        return test(last) ? last : undefined;
+      },
+      ms,
+    );
+  } catch (e) {
+    const events = (await eventsFor(h.ns, name)).map((ev) => `${ev.reason}: ${ev.note}`);
+    throw new Error(
+      `${(e as Error).message}; last status ${JSON.stringify(last?.status)}; events ${JSON.stringify(events)}`,
+    );
+  }
 }
 const readyReason = (reason: string) => (r: StaticExportRelease) => condition(r, 'Ready')?.reason === reason;
 const reconcilingReason = (reason: string) => (r: StaticExportRelease) =>
