@@ -79,9 +79,3 @@ export async function exportTarget(flags: ExportTargetFlags, ctx: CliContext): P
       "contract's API revision, --project-id <id> through the current one.",
   );
 }
-
-/** How messages name the site. */
-export function describeTarget(target: ExportTarget): string {
-  if (!('projectId' in target)) return target.domain;
-  return `project ${target.projectId}${target.basePath === undefined ? '' : ` (base path "${target.basePath}")`}`;
-}
