@@ -85,6 +85,17 @@ export interface SyncTarget {
   reference: OciReference;
 }
 
+/**
+ * A site is a string or an object: of a union's failure, the issue of the branch the entry's type
+ * chose (a bad basePath, not "Invalid input").
+ */
+function chosenBranch(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== 'invalid_union') return issue;
+  const branch = issue.errors.find((e) => !(e[0]?.code === 'invalid_type' && e[0].path.length === 0));
+  const inner = branch?.[0];
+  return inner ? { ...inner, path: [...issue.path, ...inner.path] } : issue;
+}
+
 /** Parses and checks a mirror.yaml; messages name the field and the file. */
 export function parseSyncConfig(text: string, file: string): { config: SyncConfig; targets: SyncTarget[] } {
   let raw: unknown;
@@ -95,7 +106,7 @@ export function parseSyncConfig(text: string, file: string): { config: SyncConfi
   }
   const parsed = SyncConfigSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+    const issue = parsed.error.issues[0] && chosenBranch(parsed.error.issues[0]);
     const where = issue?.path.length ? issue.path.join('.') : '(top level)';
     throw new OciError('Usage', `${file}: ${where} ${issue?.message ?? 'is invalid'}`);
   }

@@ -173,7 +173,12 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
           const message = event.error instanceof Error ? event.error.message : String(event.error);
           if (event.error instanceof StartWaiting) {
             const { notBefore, reason } = event.error;
-            out.event('waiting', { ...siteFields(target), notBefore: notBefore.toISOString(), reason });
+            out.event('waiting', {
+              ...siteFields(target),
+              notBefore: notBefore.toISOString(),
+              reason,
+              message,
+            });
           } else {
             out.event('failed', { ...siteFields(target), message });
           }
