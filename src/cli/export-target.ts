@@ -2,6 +2,7 @@
 // an optional --base-path (the current revision). What the user names picks the revision.
 import type { Command } from 'commander';
 import type { ExportTarget } from '../api/client.ts';
+import type { ExportBasePath } from '../api/schemas.ts';
 import type { CliContext } from './context.ts';
 import { usageError } from './exit-codes.ts';
 import { checkDomain, ENV, flagOrEnv, nonEmpty } from './options.ts';
@@ -47,6 +48,19 @@ export function projectIdFrom(flags: ProjectFlags, ctx: CliContext): string | un
   return id || undefined;
 }
 
+/** --base-path's value, if the platform knows it; else a usage error naming the flag. */
+export async function checkedBasePath(value: string): Promise<ExportBasePath> {
+  // Loaded here, not at registration: zod weighs on every command's startup.
+  const { EXPORT_BASE_PATHS, ExportBasePathSchema } = await import('../api/schemas.ts');
+  const basePath = ExportBasePathSchema.safeParse(value);
+  if (!basePath.success) {
+    throw usageError(
+      `--base-path "${value}" is not a base path the platform knows: use one of ${EXPORT_BASE_PATHS.map((p) => `"${p}"`).join(', ')}.`,
+    );
+  }
+  return basePath.data;
+}
+
 /**
  * The site the flags name. The environment's project id stands in for --project-id only when
  * --domain is not given either, so a pipeline's global variable does not collide with a --domain.
@@ -63,15 +77,7 @@ export async function exportTarget(flags: ExportTargetFlags, ctx: CliContext): P
   }
   if (projectId !== undefined) {
     if (flags.basePath === undefined) return { projectId };
-    // Loaded here, not at registration: zod weighs on every command's startup.
-    const { EXPORT_BASE_PATHS, ExportBasePathSchema } = await import('../api/schemas.ts');
-    const basePath = ExportBasePathSchema.safeParse(flags.basePath);
-    if (!basePath.success) {
-      throw usageError(
-        `--base-path "${flags.basePath}" is not a base path the platform knows: use one of ${EXPORT_BASE_PATHS.map((p) => `"${p}"`).join(', ')}.`,
-      );
-    }
-    return { projectId, basePath: basePath.data };
+    return { projectId, basePath: await checkedBasePath(flags.basePath) };
   }
   if (flags.domain !== undefined) return { domain: flags.domain };
   throw usageError(
