@@ -31,6 +31,8 @@ interface BusyOptions {
 }
 
 export class StartPlan {
+  /** The platform's starts per organization and hour. */
+  readonly perHour = STARTS_PER_HOUR;
   /** This key's starts the record holds for the last hour, when the run began. */
   readonly used: number;
   /** Sites of the current revision that start this run, in mirror.yaml's order. */

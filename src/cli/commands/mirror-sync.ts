@@ -93,12 +93,12 @@ const siteFields = (target: SyncTarget) => ({ ...target.site });
 function reportPlan(plan: StartPlan, out: Reporter): void {
   out.event('plan', {
     startsUsed: plan.used,
-    startsPerHour: 10,
+    startsPerHour: plan.perHour,
     starting: plan.starting.map(siteFields),
     waiting: [...plan.waiting].map(([t, at]) => ({ ...siteFields(t), notBefore: at.toISOString() })),
   });
   out.info(
-    `Export starts: this tool made ${plan.used} of the 10 an hour allows in the last hour; ${plan.starting.length} ` +
+    `Export starts: this tool made ${plan.used} of the ${plan.perHour} an hour allows in the last hour; ${plan.starting.length} ` +
       `projectId site(s) start now${plan.waiting.size ? `, ${plan.waiting.size} wait (${[...plan.waiting.keys()].map((t) => t.name).join(', ')})` : ''}`,
   );
 }
@@ -249,10 +249,11 @@ export function registerMirrorSync(mirror: Command, ctx: CliContext): void {
     .command('sync')
     .summary('export many domains and push each new version to a registry')
     .description(
-      'For each domain of --config: start an export, wait for it, download and verify the bundle, package it ' +
+      "For each site of --config (a domain, or a projectId of the current API revision, started within the hour's " +
+        '10 starts: see below): start an export, wait for it, download and verify the bundle, package it ' +
         'as an OCI image and push it, unless the repository has that version already (then nothing is ' +
-        'uploaded); point the moving tags at it and prune versions beyond `keep`. Domains fail independently; ' +
-        'the exit code is that of the first failure.',
+        'uploaded); point the moving tags at it and prune versions beyond `keep`. Sites fail independently; ' +
+        'the exit code is that of the first failure, else 8 when sites wait for an export start.',
     )
     .requiredOption('--config <file>', 'mirror.yaml (see below)')
     .option('--concurrency <n>', 'domains at once (overrides the file)', integer(1))
