@@ -266,6 +266,21 @@ describe('static-export mirror sync with projectId sites', () => {
     expect(starts.at(-1)).toMatchObject({ key: keyId, site: 'project busy' });
   });
 
+  it('gives up on a project busy past --timeout for that site only, exit 6, recording no start', async () => {
+    sim.configure({ exportDurationMs: 60_000 });
+    expect((await call(sim, 'POST', '/v1/static-export/stuck/jobs', {})).status).toBe(202);
+    const { config, startsFile } = await setup(['projectId: stuck']);
+    const result = await runCli(['mirror', 'sync', '--config', config, '--timeout', '2s'], api);
+    expect(result.code).toBe(6);
+    expect(result.stderr).toMatch(
+      /project stuck already has an export queued or running \(409\): starting again in [12]s/,
+    );
+    expect(result.stderr).toContain(
+      'project stuck: failed: project stuck still had an export queued or running after waiting 2s (409 on every start)',
+    );
+    expect(await recordedStarts(startsFile)).toEqual([]);
+  });
+
   it('stops starting at the first 429 and reports every site after it as waiting, exit 8', async () => {
     for (let i = 0; i < 10; i++) {
       expect((await call(sim, 'POST', `/v1/static-export/filler${i}/jobs`, {})).status).toBe(202);
@@ -300,6 +315,9 @@ describe('static-export mirror sync with projectId sites', () => {
     const invalid = await runCli(['mirror', 'sync', '--config', config], api);
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain(`--starts-file ${startsFile} is not a record of export starts`);
+    const unreadable = await runCli(['mirror', 'sync', '--config', config, '--starts-file', work], api);
+    expect(unreadable.code).toBe(2);
+    expect(unreadable.stderr).toContain(`--starts-file ${work} cannot be read: EISDIR`);
     const unwritable = join(work, 'no-such-dir', 'starts.json');
     const missing = await runCli(['mirror', 'sync', '--config', config, '--starts-file', unwritable], api);
     expect(missing.code).toBe(2);
