@@ -170,6 +170,10 @@ describe('mirror sync planning (in process)', () => {
     expect(
       events.filter((e) => e.event === 'pushed').map((e) => ('projectId' in e ? e.projectId : e.domain)),
     ).toEqual(expect.arrayContaining(['alpha', 'beta']));
+    // alpha's export was rendered for its base path, beta's not (the deployment's own applies).
+    const jobs = events.flatMap((e) => (e.event === 'started' ? [sim.exportJob(e.jobId)] : []));
+    expect(jobs.find((j) => j?.projectId === 'alpha')?.basePath).toBe('/docs');
+    expect(jobs.find((j) => j?.projectId === 'beta')?.basePath).not.toBe('/docs');
     const alpha = JSON.parse(registry.manifests.get('docs/alpha:latest')?.toString('utf8') ?? '{}') as {
       annotations: Record<string, string>;
     };
