@@ -4,7 +4,8 @@
 // operator rolls it), its pod on the real node where one can run here (through the chart's
 // Service), else run as local processes (the init container's command, real nginx with the chart's
 // config; `--kwok` asks for that); new docs and a trigger show the site change. Stays up for
-// exploring until Ctrl-C (`--once`: exits after the site changed, for tests).
+// exploring until Ctrl-C (`--once`: exits after the site changed, for tests). `--api-revision 2`:
+// the simulator serves the platform's current export API and the release names spec.projectId.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,16 @@ import { localOperatorArgs } from './operator-args.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const once = process.argv.includes('--once');
+/** `--api-revision 2` (or `=2`); 1, the contract's, by default. */
+function apiRevisionArg(argv: string[]): 1 | 2 {
+  const at = argv.findIndex((a) => a === '--api-revision' || a.startsWith('--api-revision='));
+  if (at < 0) return 1;
+  const value = argv[at]?.includes('=') ? argv[at]?.split('=')[1] : argv[at + 1];
+  if (value !== '1' && value !== '2')
+    throw new Error(`--api-revision takes 1 or 2, not ${value ?? 'nothing'}`);
+  return value === '2' ? 2 : 1;
+}
+const apiRevision = apiRevisionArg(process.argv.slice(2));
 const kubectlBin = join(root, '.tools', 'bin', 'kubectl');
 const helmBin = join(root, '.tools', 'bin', 'helm');
 const say = (text: string) => console.log(`\n▸ ${text}`);
@@ -61,9 +72,12 @@ if (noNode) {
   console.log(`  node static-export-node Ready; it pulls ${PROJECT_IMAGE}:${node.tag} from its own registry`);
 }
 
-say('Starting the admin API simulator (exports take 3 s, bundle links live 90 s)…');
+say(
+  `Starting the admin API simulator (API revision ${apiRevision}${apiRevision === 2 ? ', by project id' : ''}; exports take 3 s, bundle links live 90 s)…`,
+);
 // On the node's bridge address when pods fetch from it: the links it signs name that address.
 const sim = await startSimulator({
+  apiRevision,
   exportDurationMs: 3_000,
   linkTtlSeconds: 90,
   docsDir: docs,
@@ -84,6 +98,19 @@ const operator = spawn(
   { stdio: ['ignore', openSync(log, 'a'), openSync(log, 'a')] },
 );
 console.log(`  logs: ${log}`);
+
+/** The sample release; in revision 2 it names the project (any id: the simulator knows them all). */
+function sampleRelease(): string {
+  const sample = readFileSync(join(root, 'examples', 'static-export-release.yaml'), 'utf8');
+  if (apiRevision === 1) return sample;
+  const byProject = sample.replace(
+    /^ {2}domain: .*$/m,
+    '  projectId: docs                     # the current API revision',
+  );
+  if (byProject === sample)
+    throw new Error('examples/static-export-release.yaml has no spec.domain line to replace');
+  return byProject;
+}
 
 let site: DemoSite | undefined;
 async function cleanup(code: number): Promise<never> {
@@ -110,7 +137,7 @@ try {
     'docs-admin-key',
     `--from-literal=apiKey=${sim.adminKey}`,
   ]);
-  console.log(kubectl(['apply', '-f', join(root, 'examples', 'static-export-release.yaml')]).trim());
+  console.log(kubectl(['apply', '-f', '-'], sampleRelease()).trim());
 
   say('kubectl get ser -n docs -o wide, until Ready:');
   let last = '';

@@ -122,6 +122,12 @@ export function isProjectExport(target: ExportTarget): target is ProjectExportRe
   return 'projectId' in target;
 }
 
+/** How messages name the site. */
+export function describeTarget(target: ExportTarget): string {
+  if (!isProjectExport(target)) return target.domain;
+  return `project ${target.projectId}${target.basePath === undefined ? '' : ` (base path "${target.basePath}")`}`;
+}
+
 /**
  * A job of the current revision in the contract's status shape (no progress or page count), its
  * link left out: callers ask for that with `exportLink`.

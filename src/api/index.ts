@@ -6,6 +6,7 @@ export {
   type CallOptions,
   type CallStatus,
   type CreateAgentJobOptions,
+  describeTarget,
   type ExportJobRef,
   type ExportStatus,
   type ExportTarget,

@@ -23,7 +23,7 @@ export const EXIT = {
   unavailable: 6,
   /** The cluster is not ready for static-export: CRDs missing or not established, the operator not running, RBAC or the admin key insufficient (check, status). */
   notReady: 7,
-  /** The organization's export starts for the hour are used up (429 on a start, current API revision): retrying now cannot help. */
+  /** The organization's export starts for the hour are used up (429 on a start, current API revision; mirror sync: sites left waiting for a start): retrying now cannot help. */
   startLimit: 8,
 } as const;
 
@@ -42,7 +42,8 @@ Exit codes:
   6  rate limited, timed out, or API, bundle server, registry or Kubernetes API unreachable after retries
   7  the cluster is not ready: CRDs not installed or not established, the operator not running,
      RBAC missing a permission, or the admin key refused (check)
-  8  the hourly export start limit is used up (10 starts per organization and hour; --project-id)`;
+  8  the hourly export start limit is used up (10 starts per organization and hour; --project-id,
+     mirror sync's projectId sites left waiting)`;
 
 /** An error the CLI reports as is, with a chosen exit code. */
 export class CliError extends Error {

@@ -2,6 +2,7 @@
 // an optional --base-path (the current revision). What the user names picks the revision.
 import type { Command } from 'commander';
 import type { ExportTarget } from '../api/client.ts';
+import type { ExportBasePath } from '../api/schemas.ts';
 import { EXPORT_BASE_PATHS } from '../project.ts';
 import type { CliContext } from './context.ts';
 import { usageError } from './exit-codes.ts';
@@ -48,6 +49,17 @@ export function projectIdFrom(flags: ProjectFlags, ctx: CliContext): string | un
   return id || undefined;
 }
 
+/** --base-path's value, if the platform knows it; else a usage error naming the flag. */
+export function checkedBasePath(value: string): ExportBasePath {
+  const known = EXPORT_BASE_PATHS.find((p) => p === value);
+  if (known === undefined) {
+    throw usageError(
+      `--base-path "${value}" is not a base path the platform knows: use one of ${EXPORT_BASE_PATHS.map((p) => `"${p}"`).join(', ')}.`,
+    );
+  }
+  return known;
+}
+
 /**
  * The site the flags name. The environment's project id stands in for --project-id only when
  * --domain is not given either, so a pipeline's global variable does not collide with a --domain.
@@ -64,25 +76,11 @@ export async function exportTarget(flags: ExportTargetFlags, ctx: CliContext): P
   }
   if (projectId !== undefined) {
     if (flags.basePath === undefined) return { projectId };
-    // Loaded here, not at registration: zod weighs on every command's startup.
-    const { ExportBasePathSchema } = await import('../api/schemas.ts');
-    const basePath = ExportBasePathSchema.safeParse(flags.basePath);
-    if (!basePath.success) {
-      throw usageError(
-        `--base-path "${flags.basePath}" is not a base path the platform knows: use one of ${EXPORT_BASE_PATHS.map((p) => `"${p}"`).join(', ')}.`,
-      );
-    }
-    return { projectId, basePath: basePath.data };
+    return { projectId, basePath: checkedBasePath(flags.basePath) };
   }
   if (flags.domain !== undefined) return { domain: flags.domain };
   throw usageError(
     `--domain or --project-id is required (or set ${ENV.projectId}): --domain <host> exports through the ` +
       "contract's API revision, --project-id <id> through the current one.",
   );
-}
-
-/** How messages name the site. */
-export function describeTarget(target: ExportTarget): string {
-  if (!('projectId' in target)) return target.domain;
-  return `project ${target.projectId}${target.basePath === undefined ? '' : ` (base path "${target.basePath}")`}`;
 }

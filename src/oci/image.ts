@@ -11,6 +11,7 @@ import type { RegistryClient } from './registry.ts';
 export const ANNOTATIONS = {
   version: 'staticexport.dev/version',
   domain: 'staticexport.dev/domain',
+  projectId: 'staticexport.dev/project-id',
   pageCount: 'staticexport.dev/page-count',
   exportJobId: 'staticexport.dev/export-job-id',
   created: 'org.opencontainers.image.created',
@@ -25,7 +26,9 @@ export const VERSION_TAG = /^sha256-[0-9a-f]{64}$/;
 export interface SiteMetadata {
   /** Content version `sha256-<hex>` of the site files. */
   version: string;
-  domain: string;
+  /** The site: its domain, or (exported through the current API revision) its project. */
+  domain?: string;
+  projectId?: string;
   pages: number;
   exportJobId?: string;
   /** ISO time the content was exported; defaults to the Unix epoch so it never varies by itself. */
@@ -56,13 +59,14 @@ function sortedRecord(record: Record<string, string>): Record<string, string> {
 export function siteAnnotations(meta: SiteMetadata): Record<string, string> {
   return sortedRecord({
     [ANNOTATIONS.version]: meta.version,
-    [ANNOTATIONS.domain]: meta.domain,
+    ...(meta.domain ? { [ANNOTATIONS.domain]: meta.domain } : {}),
+    ...(meta.projectId ? { [ANNOTATIONS.projectId]: meta.projectId } : {}),
     [ANNOTATIONS.pageCount]: String(meta.pages),
     ...(meta.exportJobId ? { [ANNOTATIONS.exportJobId]: meta.exportJobId } : {}),
     [ANNOTATIONS.created]: meta.created ?? new Date(0).toISOString(),
-    [ANNOTATIONS.source]: `https://${meta.domain}/`,
+    ...(meta.domain ? { [ANNOTATIONS.source]: `https://${meta.domain}/` } : {}),
     [ANNOTATIONS.ociVersion]: meta.version,
-    [ANNOTATIONS.title]: meta.domain,
+    [ANNOTATIONS.title]: meta.domain ?? meta.projectId ?? meta.version,
   });
 }
 

@@ -1,4 +1,4 @@
-// `mirror sync`: many domains from the platform into a registry. Per domain: start an export, poll
+// `mirror sync`: many sites from the platform into a registry. Per site: start an export, poll
 // it, generate the bundle link, download, verify and extract (the one bundle pipeline), package,
 // then push unless the repository has that version already (found by its version tag, so an
 // unchanged site costs no blob upload), move the followed tags, prune beyond the newest N.
@@ -7,9 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import type { GeneratedBundle } from '../api/client.ts';
+import { describeTarget, type ExportJobRef, type GeneratedBundle } from '../api/client.ts';
 import { type ExportObservations, nextPollDelayMs, observe } from '../api/poll-schedule.ts';
-import type { ExportJob, StartedExport } from '../api/schemas.ts';
+import {
+  type ExportBasePath,
+  ExportBasePathSchema,
+  type ExportJob,
+  ProjectIdSchema,
+  type StartedExport,
+} from '../api/schemas.ts';
 import { fetchBundle } from '../bundle/fetch.ts';
 import type { BundleLimits } from '../bundle/limits.ts';
 import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
@@ -29,6 +35,31 @@ const tagSchema = z
   .refine(isTag, { message: 'must be a tag: letters, digits, _ . - (up to 128)' })
   .refine((t) => !/^sha256-[0-9a-f]{64}$/.test(t), { message: 'version tags are set by static-export' });
 
+const REVISIONS = "domain (the contract's API revision) or projectId (the current one)";
+
+/** A site named by its domain or, for the current API revision, its project (and base path). */
+const siteSchema = z
+  .strictObject({
+    domain: domainSchema.optional(),
+    projectId: ProjectIdSchema.optional(),
+    basePath: ExportBasePathSchema.optional(),
+    repository: referenceSchema.optional(),
+  })
+  .superRefine((site, ctx) => {
+    if ((site.domain === undefined) === (site.projectId === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${site.domain === undefined ? 'names no site' : 'names both domain and projectId'}: give exactly one, ${REVISIONS}`,
+      });
+    } else if (site.basePath !== undefined && site.domain !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['basePath'],
+        message: "applies to a projectId only: the contract's API revision (domain) has no base path",
+      });
+    }
+  });
+
 const SyncConfigSchema = z.strictObject({
   /** Admin API base URL (else --api-url or the environment). The key never goes here. */
   apiUrl: z.url({ protocol: /^https?$/ }).optional(),
@@ -40,20 +71,29 @@ const SyncConfigSchema = z.strictObject({
   keep: z.int().min(1).optional(),
   /** Domains worked on at once. */
   concurrency: z.int().min(1).max(64).default(4),
-  domains: z
-    .array(
-      z.union([
-        domainSchema,
-        z.strictObject({ domain: domainSchema, repository: referenceSchema.optional() }),
-      ]),
-    )
-    .min(1),
+  domains: z.array(z.union([domainSchema, siteSchema])).min(1),
 });
 type SyncConfig = z.infer<typeof SyncConfigSchema>;
 
-interface SyncTarget {
-  domain: string;
+/** What a site is exported as; what it names picks the API revision. */
+export type SyncSite = { domain: string } | { projectId: string; basePath?: ExportBasePath };
+
+export interface SyncTarget {
+  site: SyncSite;
+  /** How messages name it. */
+  name: string;
   reference: OciReference;
+}
+
+/**
+ * A site is a string or an object: of a union's failure, the issue of the branch the entry's type
+ * chose (a bad basePath, not "Invalid input").
+ */
+function chosenBranch(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== 'invalid_union') return issue;
+  const branch = issue.errors.find((e) => !(e[0]?.code === 'invalid_type' && e[0].path.length === 0));
+  const inner = branch?.[0];
+  return inner ? { ...inner, path: [...issue.path, ...inner.path] } : issue;
 }
 
 /** Parses and checks a mirror.yaml; messages name the field and the file. */
@@ -66,7 +106,7 @@ export function parseSyncConfig(text: string, file: string): { config: SyncConfi
   }
   const parsed = SyncConfigSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+    const issue = parsed.error.issues[0] && chosenBranch(parsed.error.issues[0]);
     const where = issue?.path.length ? issue.path.join('.') : '(top level)';
     throw new OciError('Usage', `${file}: ${where} ${issue?.message ?? 'is invalid'}`);
   }
@@ -75,44 +115,67 @@ export function parseSyncConfig(text: string, file: string): { config: SyncConfi
   if (base.tag || base.digest)
     throw new OciError('Usage', `${file}: target must be a repository prefix, without :tag or @digest`);
   const targets = config.domains.map((entry, i): SyncTarget => {
-    const domain = typeof entry === 'string' ? entry : entry.domain;
+    const fields = typeof entry === 'string' ? { domain: entry } : entry;
+    const site: SyncSite =
+      fields.projectId === undefined
+        ? { domain: fields.domain as string }
+        : {
+            projectId: fields.projectId,
+            ...(fields.basePath === undefined ? {} : { basePath: fields.basePath }),
+          };
+    const name = describeTarget(site);
     if (typeof entry !== 'string' && entry.repository) {
       const reference = parseOciReference(entry.repository, `${file}: domains.${i}.repository`);
       if (reference.tag || reference.digest) {
         throw new OciError('Usage', `${file}: domains.${i}.repository must not carry a tag or digest`);
       }
-      return { domain, reference };
+      return { site, name, reference };
     }
-    return { domain, reference: { registry: base.registry, repository: `${base.repository}/${domain}` } };
+    const path = 'domain' in site ? site.domain : site.projectId;
+    return { site, name, reference: { registry: base.registry, repository: `${base.repository}/${path}` } };
   });
-  const seen = new Set<string>();
+  const seen = new Map<string, string>();
   for (const t of targets) {
-    if (seen.has(t.domain)) throw new OciError('Usage', `${file}: domain ${t.domain} is listed twice`);
-    seen.add(t.domain);
+    if (seen.has(t.name)) {
+      throw new OciError('Usage', `${file}: ${'domain' in t.site ? 'domain ' : ''}${t.name} is listed twice`);
+    }
+    const repository = `${t.reference.registry}/${t.reference.repository}`;
+    const other = [...seen].find(([, r]) => r === repository)?.[0];
+    // One project under two base paths: its default repository would hold both sites' versions.
+    if (other !== undefined && !('domain' in t.site)) {
+      throw new OciError(
+        'Usage',
+        `${file}: ${other} and ${t.name} would both go to ${repository}: give one of them its own repository`,
+      );
+    }
+    seen.set(t.name, repository);
   }
   return { config, targets };
 }
 
 /** What sync needs of the admin API client (AdminApiClient has it). */
 interface ExportApi {
-  startExport(request: { domain: string }): Promise<StartedExport>;
-  getExport(jobId: string): Promise<ExportJob>;
-  generateBundle(jobId: string): Promise<GeneratedBundle>;
+  startExport(site: SyncSite): Promise<StartedExport>;
+  getExport(job: ExportJobRef): Promise<ExportJob>;
+  exportLink(job: ExportJobRef): Promise<GeneratedBundle>;
 }
 
-export type SyncEvent =
-  | { event: 'started'; domain: string; jobId: string }
-  | { event: 'exporting'; domain: string; jobId: string; status: string; progress?: number }
-  | { event: 'downloading'; domain: string; received: number; total?: number }
-  | { event: 'fetched'; domain: string; version: string; files: number; pages: number }
-  | ({ event: 'pushed' | 'unchanged'; domain: string; reference: string } & Omit<PublishResult, 'blobs'> & {
+type SyncStep =
+  | { event: 'started'; jobId: string }
+  | { event: 'exporting'; jobId: string; status: string; progress?: number }
+  | { event: 'downloading'; received: number; total?: number }
+  | { event: 'fetched'; version: string; files: number; pages: number }
+  | ({ event: 'pushed' | 'unchanged'; reference: string } & Omit<PublishResult, 'blobs'> & {
         uploaded: number;
       })
-  | { event: 'pruned'; domain: string; tags: string[] }
-  | { event: 'failed'; domain: string; error: unknown };
+  | { event: 'pruned'; tags: string[] }
+  | { event: 'failed'; error: unknown };
+
+/** Each event carries its site's fields (SyncSite): `domain`, or `projectId` and `basePath`. */
+export type SyncEvent = SyncSite & SyncStep;
 
 export interface DomainResult {
-  domain: string;
+  target: SyncTarget;
   ok: boolean;
   version?: string;
   digest?: string;
@@ -137,26 +200,32 @@ interface SyncOptions {
   limits?: Partial<BundleLimits>;
   downloadDeadlineMs?: number;
   afterManifest?: PushImageOptions['afterManifest'];
-  onEvent?: (event: SyncEvent) => void;
+  /**
+   * Starts a site's export (default: `api.startExport`): the caller's say over starts, which the
+   * current revision limits per hour. What it throws fails that site only.
+   */
+  start?: (target: SyncTarget) => Promise<StartedExport>;
+  onEvent?: (event: SyncEvent, target: SyncTarget) => void;
 }
 
 async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<DomainResult> {
-  const { domain } = target;
-  const emit = options.onEvent ?? (() => {});
+  const { site, name } = target;
+  const emit = (step: SyncStep) => options.onEvent?.({ ...site, ...step }, target);
   const deadline = Date.now() + options.timeoutMs;
-  const started = await options.api.startExport({ domain });
-  emit({ event: 'started', domain, jobId: started.jobId });
+  const started = await (options.start ?? ((t: SyncTarget) => options.api.startExport(t.site)))(target);
+  const ref: ExportJobRef =
+    'domain' in site ? started.jobId : { projectId: site.projectId, jobId: started.jobId };
+  emit({ event: 'started', jobId: started.jobId });
   let seen: ExportObservations = { startedAt: Date.now() };
   let job: ExportJob;
   for (;;) {
     const delay = options.pollIntervalMs ?? nextPollDelayMs(seen, Date.now()) ?? 0;
     // The last look comes at the deadline however far apart the schedule puts them.
     await wait(Math.max(0, Math.min(delay, deadline - Date.now())));
-    job = await options.api.getExport(started.jobId);
+    job = await options.api.getExport(ref);
     seen = observe(seen, { state: job.status, progress: job.progress }, Date.now());
     emit({
       event: 'exporting',
-      domain,
       jobId: started.jobId,
       status: job.status,
       ...(job.progress === undefined ? {} : { progress: job.progress }),
@@ -164,14 +233,14 @@ async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<Dom
     if (job.status === 'completed') break;
     if (job.status === 'failed') {
       throw new SyncExportFailed(
-        `export ${started.jobId} of ${domain} failed: ${job.error ?? 'no reason given'}`,
+        `export ${started.jobId} of ${name} failed: ${job.error ?? 'no reason given'}`,
       );
     }
     if (Date.now() >= deadline) {
-      throw new OciError('Unavailable', `export ${started.jobId} of ${domain} did not finish in time`);
+      throw new OciError('Unavailable', `export ${started.jobId} of ${name} did not finish in time`);
     }
   }
-  let bundle = await options.api.generateBundle(started.jobId);
+  let bundle = await options.api.exportLink(ref);
   const scratch = await mkdtemp(join(tmpdir(), 'static-export-sync-'));
   try {
     const fetched = await fetchBundle({
@@ -181,15 +250,14 @@ async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<Dom
       ...(options.limits ? { limits: options.limits } : {}),
       download: { deadlineMs: Math.max(1000, options.downloadDeadlineMs ?? deadline - Date.now()) },
       renewUrl: async () => {
-        bundle = await options.api.generateBundle(started.jobId);
+        bundle = await options.api.exportLink(ref);
         return bundle.bundleUrl;
       },
       onProgress: (received, total) =>
-        emit({ event: 'downloading', domain, received, ...(total === undefined ? {} : { total }) }),
+        emit({ event: 'downloading', received, ...(total === undefined ? {} : { total }) }),
     });
     emit({
       event: 'fetched',
-      domain,
       version: fetched.version,
       files: fetched.files,
       pages: fetched.site.pages,
@@ -201,17 +269,17 @@ async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<Dom
         await packageSite(
           fetched.path,
           {
-            domain,
+            ...('domain' in site ? { domain: site.domain } : { projectId: site.projectId }),
             exportJobId: started.jobId,
             created: created ? new Date(created).toISOString() : new Date().toISOString(),
           },
           { version: fetched.version, pages: fetched.site.pages },
         )
       ).image;
-    const site = { version: fetched.version, image };
+    const built = { version: fetched.version, image };
     const client = await options.registry(target.reference.registry);
     const repository = target.reference.repository;
-    const result = await publishSite(client, repository, site, {
+    const result = await publishSite(client, repository, built, {
       tags: options.tags,
       ...(options.afterManifest ? { afterManifest: options.afterManifest } : {}),
     });
@@ -219,7 +287,6 @@ async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<Dom
     const { blobs: _blobs, ...summary } = result;
     emit({
       event: result.pushed ? 'pushed' : 'unchanged',
-      domain,
       reference: `oci://${target.reference.registry}/${repository}@${result.digest}`,
       ...summary,
       uploaded,
@@ -231,10 +298,10 @@ async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<Dom
         protect: [result.digest],
       });
       pruned = removed.length;
-      if (pruned > 0) emit({ event: 'pruned', domain, tags: removed.map((r) => r.tag) });
+      if (pruned > 0) emit({ event: 'pruned', tags: removed.map((r) => r.tag) });
     }
     return {
-      domain,
+      target,
       ok: true,
       version: result.version,
       digest: result.digest,
@@ -252,7 +319,7 @@ export class SyncExportFailed extends Error {
   override readonly name = 'SyncExportFailed';
 }
 
-/** Syncs every target, `concurrency` at a time; one domain's failure does not stop the others. */
+/** Syncs every target, `concurrency` at a time; one site's failure does not stop the others. */
 export async function syncDomains(options: SyncOptions): Promise<DomainResult[]> {
   const results: DomainResult[] = new Array(options.targets.length);
   let next = 0;
@@ -263,8 +330,8 @@ export async function syncDomains(options: SyncOptions): Promise<DomainResult[]>
       try {
         results[index] = await syncDomain(target, options);
       } catch (error) {
-        options.onEvent?.({ event: 'failed', domain: target.domain, error });
-        results[index] = { domain: target.domain, ok: false, error };
+        options.onEvent?.({ ...target.site, event: 'failed', error }, target);
+        results[index] = { target, ok: false, error };
       }
     }
   };

@@ -14,8 +14,14 @@ import {
   type PodObject,
 } from '../cluster-checks.ts';
 import type { CliContext } from '../context.ts';
-import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.ts';
-import { PROJECT_ENV_HELP, type ProjectFlags, projectIdFrom, projectOption } from '../export-target.ts';
+import { CliError, EXIT, EXIT_CODES_HELP, usageError } from '../exit-codes.ts';
+import {
+  checkedBasePath,
+  PROJECT_ENV_HELP,
+  type ProjectFlags,
+  projectIdFrom,
+  projectOption,
+} from '../export-target.ts';
 import { cliKubeClient, type KubeFlags, kubeFailure, kubeOptions } from '../kube.ts';
 import {
   API_ENV_HELP,
@@ -38,6 +44,7 @@ import {
 } from '../rbac-checks.ts';
 
 interface CheckFlags extends KubeFlags, ApiFlags, ProjectFlags {
+  basePath?: string;
   operatorNamespace: string;
   leaseName: string;
   operatorServiceAccount: string;
@@ -177,16 +184,43 @@ async function checkUntil(kube: KubeClient, flags: CheckFlags, out: Reporter): P
   }
 }
 
+/**
+ * What check can say of --base-path: no read of the API shows a deployment's base path, so only the
+ * value is checked (before anything else); the platform applies it to each export started with it.
+ */
+async function basePathCheck(
+  flags: CheckFlags,
+  projectId: string | undefined,
+): Promise<CheckResult | undefined> {
+  if (flags.basePath === undefined) return undefined;
+  if (projectId === undefined) {
+    throw usageError(
+      `--base-path goes with --project-id (or ${ENV.projectId}): a base path is a project's, in the current API revision.`,
+    );
+  }
+  const basePath = checkedBasePath(flags.basePath);
+  return {
+    check: 'export base path',
+    ok: true,
+    message:
+      `"${basePath}" is one the platform knows; it is sent with each export start of project ${projectId} and the ` +
+      "exported links use it (no read of the API shows the deployment's own base path to compare it with)",
+  };
+}
+
 async function runCheck(flags: CheckFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
+  const projectId = projectIdFrom(flags, ctx);
+  const basePath = await basePathCheck(flags, projectId);
   const kube = await cliKubeClient(flags, ctx);
   try {
     const hasKey = flags.keyFile !== undefined || Boolean(ctx.env[ENV.apiKey]);
     const results = [
       ...(await checkUntil(kube, flags, out)),
       hasKey
-        ? await probeAdminKey(() => apiClient(flags, ctx, cliLogger(ctx)), projectIdFrom(flags, ctx))
+        ? await probeAdminKey(() => apiClient(flags, ctx, cliLogger(ctx)), projectId)
         : ADMIN_KEY_SKIPPED,
+      ...(basePath ? [basePath] : []),
     ];
     for (const r of results) out.event('check', { ...r });
     if (out.mode !== 'json')
@@ -225,6 +259,10 @@ export function registerCheck(program: Command, ctx: CliContext): void {
           'checks until every one passes (or the Kubernetes API answers). Exit 0 when all pass (or are skipped), ' +
           '7 when one fails (a read RBAC forbids included), 3 when the cluster refuses the credentials, 6 when it is unreachable, ' +
           '2 without a kubeconfig, 1 when its answer is refused (over 64 MiB, or a list that never ends).',
+      )
+      .option(
+        '--base-path <path>',
+        'with --project-id: check that the base path starts will send is one the platform knows ("", "/docs", "/documentation"); no read can check it against the deployment',
       )
       .option(
         '-n, --namespace <namespace>',

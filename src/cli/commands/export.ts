@@ -16,7 +16,6 @@ import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.ts';
 import { startWhenFree } from '../export-start.ts';
 import {
-  describeTarget,
   type ExportTargetFlags,
   exportTarget,
   exportTargetOptions,
@@ -67,17 +66,17 @@ function progressKey(job: ExportStatus, elapsedMs: number): string {
 async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
   const target = await exportTarget(flags, ctx);
-  const site = describeTarget(target);
   const logger = cliLogger(ctx);
   const { checkValuesPath, valuesYaml, writeValuesFile } = await import('../values.ts');
   if (flags.valuesOut !== undefined) await checkValuesPath(flags.valuesOut);
   // Before starting an export: a refused --out would waste it.
   if (flags.out !== undefined) await checkDestination('--out', flags.out, flags.force);
   const client = await apiClient(flags, ctx, logger);
-  const [{ isExportFinished, isProjectExport }, { fetchBundle }] = await Promise.all([
+  const [{ describeTarget, isExportFinished, isProjectExport }, { fetchBundle }] = await Promise.all([
     import('../../api/index.ts'),
     import('../../bundle/index.ts'),
   ]);
+  const site = describeTarget(target);
   // Without --out the bundle is still downloaded and extracted: that verifies it and yields its version.
   const scratch = flags.out === undefined ? await mkdtemp(join(tmpdir(), 'static-export-')) : undefined;
   try {

@@ -1,7 +1,9 @@
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULT_CLI_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
+import { formatDuration } from '../../crd/duration.ts';
 import type { RegistryClient } from '../../oci/registry.ts';
-import type { DomainResult, SyncEvent } from '../../oci/sync.ts';
+import type { DomainResult, SyncEvent, SyncTarget } from '../../oci/sync.ts';
 import { type BundleLimitFlags, bundleLimitOptions, limitsFrom } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP, type ExitCode, exitCodeFor } from '../exit-codes.ts';
@@ -16,7 +18,7 @@ import {
   integer,
   waitTimeoutOption,
 } from '../options.ts';
-import { formatBytes, Reporter } from '../output.ts';
+import { formatBytes, formatElapsed, Reporter } from '../output.ts';
 import {
   REGISTRY_ENV_HELP,
   type RegistryFlags,
@@ -24,6 +26,7 @@ import {
   registryOptions,
 } from '../registry-options.ts';
 import { reportSigned, type SigningFlags, signingHook, signingOptions } from '../signing.ts';
+import type { StartPlan } from '../start-plan.ts';
 
 interface SyncFlags extends ApiFlags, RegistryFlags, BundleLimitFlags, SigningFlags {
   config: string;
@@ -31,6 +34,7 @@ interface SyncFlags extends ApiFlags, RegistryFlags, BundleLimitFlags, SigningFl
   pollInterval?: number;
   apiRequestsPerMinute: number;
   timeout: number;
+  startsFile?: string;
   json?: boolean;
 }
 
@@ -45,23 +49,31 @@ mirror.yaml:
     - docs.example.com
     - domain: api.example.com
       repository: oci://registry.internal/other/api
-The admin API key comes from --key-file or STATIC_EXPORT_API_KEY, never from the file.`;
+    - projectId: 6520f3a1b2c4d5e6f7a8b9c0      # the current API revision (instead of domain)
+      basePath: /docs                            # optional: "", /docs or /documentation
+The admin API key comes from --key-file or STATIC_EXPORT_API_KEY, never from the file.
+A projectId site goes to <target>/<projectId>. The current revision allows 10 export starts per
+organization and hour: the run starts at most what the starts recorded in --starts-file for the
+last hour leave; the other projectId sites wait (exit 8), each told when its start is possible.`;
 
-function describe(event: SyncEvent): { key: string; text: string; percent?: number } | undefined {
+function describe(
+  event: SyncEvent,
+  name: string,
+): { key: string; text: string; percent?: number } | undefined {
   switch (event.event) {
     case 'started':
-      return { key: `${event.domain}:started`, text: `${event.domain}: export ${event.jobId} started` };
+      return { key: `${name}:started`, text: `${name}: export ${event.jobId} started` };
     case 'exporting':
       return {
-        key: `${event.domain}:${event.status}`,
-        text: `${event.domain}: export ${event.status}`,
+        key: `${name}:${event.status}`,
+        text: `${name}: export ${event.status}`,
         ...(event.progress === undefined ? {} : { percent: event.progress }),
       };
     case 'downloading': {
       const percent = event.total ? (event.received / event.total) * 100 : undefined;
       return {
-        key: `${event.domain}:download:${percent === undefined ? '' : Math.floor(percent / 25)}`,
-        text: `${event.domain}: downloading ${formatBytes(event.received)}`,
+        key: `${name}:download:${percent === undefined ? '' : Math.floor(percent / 25)}`,
+        text: `${name}: downloading ${formatBytes(event.received)}`,
         ...(percent === undefined ? {} : { percent }),
       };
     }
@@ -74,12 +86,33 @@ function exitCodeOf(result: DomainResult, exportFailed: (e: unknown) => boolean)
   return exportFailed(result.error) ? EXIT.jobFailed : exitCodeFor(result.error);
 }
 
+/** The fields that name a site in JSON lines: `domain`, or `projectId` (and `basePath`). */
+const siteFields = (target: SyncTarget) => ({ ...target.site });
+
+/** Says which sites of the current revision start this run and which wait for a start. */
+function reportPlan(plan: StartPlan, out: Reporter): void {
+  out.event('plan', {
+    startsUsed: plan.used,
+    startsPerHour: plan.perHour,
+    starting: plan.starting.map(siteFields),
+    waiting: [...plan.waiting].map(([t, at]) => ({ ...siteFields(t), notBefore: at.toISOString() })),
+  });
+  out.info(
+    `Export starts: this tool made ${plan.used} of the ${plan.perHour} an hour allows in the last hour; ${plan.starting.length} ` +
+      `projectId site(s) start now${plan.waiting.size ? `, ${plan.waiting.size} wait (${[...plan.waiting.keys()].map((t) => t.name).join(', ')})` : ''}`,
+  );
+}
+
 async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
   const logger = cliLogger(ctx);
   const text = (await readFlagFile('--config', flags.config)).toString('utf8');
   const { parseSyncConfig, syncDomains, SyncExportFailed } = await import('../../oci/sync.ts');
   const { config, targets } = parseSyncConfig(text, flags.config);
+  const [{ StartRecord }, { StartPlan, StartWaiting }] = await Promise.all([
+    import('../start-record.ts'),
+    import('../start-plan.ts'),
+  ]);
   const hook = await signingHook(flags, (signed) => reportSigned(out, signed));
   const api = await apiClient(
     { ...flags, ...(flags.apiUrl === undefined && config.apiUrl ? { apiUrl: config.apiUrl } : {}) },
@@ -98,6 +131,16 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
   };
   let results: DomainResult[];
   try {
+    // The record is read (and proven writable) only for a run with sites of the current revision.
+    const record = targets.some((t) => !('domain' in t.site))
+      ? await StartRecord.open(
+          flags.startsFile ?? join(dirname(flags.config), '.static-export-starts.json'),
+          api.keyId,
+          Date.now(),
+        )
+      : undefined;
+    const plan = record && new StartPlan(targets, record, Date.now());
+    if (plan) reportPlan(plan, out);
     results = await syncDomains({
       api,
       registry,
@@ -109,24 +152,50 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
       timeoutMs: flags.timeout,
       limits: limitsFrom(flags),
       ...(hook ? { afterManifest: hook } : {}),
-      onEvent: (event) => {
+      ...(plan
+        ? {
+            start: (target) =>
+              plan.start(target, (site) => api.startExport(site), {
+                timeoutMs: flags.timeout,
+                onBusy: (busy, delayMs) => {
+                  out.event('busy', { ...siteFields(busy), retryInMs: delayMs });
+                  out.info(
+                    `${busy.name} already has an export queued or running (409): starting again in ${formatElapsed(delayMs)} ` +
+                      `(waiting at most --timeout ${formatDuration(flags.timeout)})`,
+                  );
+                },
+              }),
+          }
+        : {}),
+      onEvent: (event, target) => {
+        const { name } = target;
         if (event.event === 'failed') {
           const message = event.error instanceof Error ? event.error.message : String(event.error);
-          out.event('failed', { domain: event.domain, message });
-          out.info(`${event.domain}: failed: ${message}`);
+          if (event.error instanceof StartWaiting) {
+            const { notBefore, reason } = event.error;
+            out.event('waiting', {
+              ...siteFields(target),
+              notBefore: notBefore.toISOString(),
+              reason,
+              message,
+            });
+          } else {
+            out.event('failed', { ...siteFields(target), message });
+          }
+          out.info(`${name}: ${event.error instanceof StartWaiting ? '' : 'failed: '}${message}`);
           return;
         }
         if (event.event !== 'downloading') out.event(event.event, { ...event });
         if (event.event === 'pushed' || event.event === 'unchanged') {
           out.info(
             event.event === 'pushed'
-              ? `${event.domain}: pushed ${event.version} (${event.uploaded} blob(s) uploaded) ${event.reference}`
-              : `${event.domain}: unchanged, ${event.version} already in the registry${event.moved.length ? ` (tagged ${event.moved.join(', ')})` : ''}`,
+              ? `${name}: pushed ${event.version} (${event.uploaded} blob(s) uploaded) ${event.reference}`
+              : `${name}: unchanged, ${event.version} already in the registry${event.moved.length ? ` (tagged ${event.moved.join(', ')})` : ''}`,
           );
         } else if (event.event === 'pruned') {
-          out.info(`${event.domain}: pruned ${event.tags.length} old version(s)`);
+          out.info(`${name}: pruned ${event.tags.length} old version(s)`);
         } else {
-          const line = describe(event);
+          const line = describe(event, name);
           if (line) out.progress(line);
         }
       },
@@ -135,27 +204,42 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
     await api.close();
     for (const client of clients.values()) await (await client.catch(() => undefined))?.close();
   }
-  const failed = results.filter((r) => !r.ok);
+  const waiting = results.filter((r) => r.error instanceof StartWaiting);
+  const failed = results.filter((r) => !r.ok && !waiting.includes(r));
   const pushed = results.filter((r) => r.pushed).length;
+  const nextStart = waiting
+    .map((r) => (r.error as InstanceType<typeof StartWaiting>).notBefore)
+    .sort((a, b) => a.getTime() - b.getTime())[0];
   out.event('summary', {
     domains: results.length,
     pushed,
     unchanged: results.filter((r) => r.ok && !r.pushed).length,
     failed: failed.length,
+    waiting: waiting.length,
+    ...(nextStart ? { nextStartAt: nextStart.toISOString() } : {}),
     uploaded: results.reduce((n, r) => n + (r.uploaded ?? 0), 0),
     pruned: results.reduce((n, r) => n + (r.pruned ?? 0), 0),
   });
   out.info(
-    `Synced ${results.length} domain(s): ${pushed} pushed, ${results.length - pushed - failed.length} unchanged, ${failed.length} failed`,
+    `Synced ${results.length} domain(s): ${pushed} pushed, ${results.length - pushed - failed.length - waiting.length} unchanged, ${failed.length} failed${
+      waiting.length ? `, ${waiting.length} waiting for an export start` : ''
+    }`,
   );
   if (failed.length > 0) {
     const first = failed[0] as DomainResult;
     const code = exitCodeOf(first, (e) => e instanceof SyncExportFailed);
     throw new CliError(
       code,
-      `${failed.length} of ${results.length} domain(s) failed (${failed.map((f) => f.domain).join(', ')}); first: ${
+      `${failed.length} of ${results.length} domain(s) failed (${failed.map((f) => f.target.name).join(', ')}); first: ${
         first.error instanceof Error ? first.error.message : String(first.error)
-      }`,
+      }${waiting.length ? `; ${waiting.length} wait for an export start` : ''}`,
+    );
+  }
+  if (nextStart) {
+    throw new CliError(
+      EXIT.startLimit,
+      `${waiting.length} of ${results.length} site(s) wait for an export start (${waiting.map((w) => w.target.name).join(', ')}): ` +
+        `the platform allows 10 starts per organization and hour; the next is possible at ${nextStart.toISOString()}: run again then.`,
     );
   }
 }
@@ -165,10 +249,11 @@ export function registerMirrorSync(mirror: Command, ctx: CliContext): void {
     .command('sync')
     .summary('export many domains and push each new version to a registry')
     .description(
-      'For each domain of --config: start an export, wait for it, download and verify the bundle, package it ' +
+      "For each site of --config (a domain, or a projectId of the current API revision, started within the hour's " +
+        '10 starts: see below): start an export, wait for it, download and verify the bundle, package it ' +
         'as an OCI image and push it, unless the repository has that version already (then nothing is ' +
-        'uploaded); point the moving tags at it and prune versions beyond `keep`. Domains fail independently; ' +
-        'the exit code is that of the first failure.',
+        'uploaded); point the moving tags at it and prune versions beyond `keep`. Sites fail independently; ' +
+        'the exit code is that of the first failure, else 8 when sites wait for an export start.',
     )
     .requiredOption('--config <file>', 'mirror.yaml (see below)')
     .option('--concurrency <n>', 'domains at once (overrides the file)', integer(1))
@@ -187,7 +272,17 @@ export function registerMirrorSync(mirror: Command, ctx: CliContext): void {
       integer(0),
       DEFAULT_CLI_API_REQUESTS_PER_MINUTE,
     )
-    .addOption(waitTimeoutOption(ctx, 'per domain: give up on its export and download after this long'));
+    .addOption(
+      waitTimeoutOption(
+        ctx,
+        'per site: give up on its export and download after this long (a wait for another export of its project included)',
+      ),
+    )
+    .option(
+      '--starts-file <file>',
+      "record of the export starts this tool made in the last hour, for mirror.yaml's projectId sites " +
+        '(default: .static-export-starts.json next to --config)',
+    );
   apiOptions(command);
   signingOptions(registryOptions(command));
   bundleLimitOptions(command)

@@ -153,10 +153,13 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
         linkTtl: '2m',
         requestsPerMinute: 0,
         logLevel: 'debug',
+        apiRevision: 2,
       },
       'sim',
     );
     const c = container(objects);
+    expect(c.args).toContain('--api-revision=2');
+    expect(container((await render(helm, {})).objects).args).toContain('--api-revision=1');
     expect(c.args).toContain('--public-url=http://sim-static-export-simulator.docs.svc:8080');
     expect(c.args).toContain('--docs=/var/run/static-export-simulator-docs');
     expect(c.env).toContainEqual({ name: 'STATIC_EXPORT_LOG_LEVEL', value: 'debug' });
@@ -173,6 +176,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     ['a public URL with a path', { publicUrl: 'http://sim.example.com/api' }, 'publicUrl'],
     ['a duration without a unit', { exportDuration: '5' }, 'exportDuration'],
     ['an unknown log level', { logLevel: 'loud' }, 'logLevel'],
+    ['an API revision the simulator does not serve', { apiRevision: 3 }, 'apiRevision'],
     ['a ConfigMap name that is no object name', { docs: { configMap: 'My Docs' } }, 'configMap'],
     ['a value the chart does not have', { replicaCount: 2 }, 'replicaCount'],
   ])('refuses %s, naming the field', async (_what, values, field) => {
@@ -193,6 +197,11 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
         '--timeout=90s',
       ]),
     );
+    expect(pod.spec.containers[0].args).toContain('--domain=docs.example.com');
+    // Revision 2 knows no domains: the test pod exports a project.
+    const v2 = findObject((await render(helm, { apiRevision: 2 })).tests, 'Pod').spec.containers[0].args;
+    expect(v2).toContain('--project-id=helm-test');
+    expect(v2.some((a: string) => a.startsWith('--domain'))).toBe(false);
     expect((await render(helm, { tests: { enabled: false, timeoutSeconds: 90 } })).tests).toEqual([]);
   });
 });

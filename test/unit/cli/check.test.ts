@@ -197,6 +197,35 @@ describe('static-export check', () => {
     }
   });
 
+  it('with --base-path, checks the value only (no read shows it) and says it goes with each start; refuses a wrong one before anything', async () => {
+    api.routes = { ...healthy };
+    const v2 = await startSimulator({ apiRevision: 2 });
+    try {
+      const env = { STATIC_EXPORT_API_URL: v2.baseUrl, STATIC_EXPORT_API_KEY: v2.adminKey };
+      const probe = (args: string[]) => runCli(['check', '--kubeconfig', api.kubeconfig, ...args], env);
+      const ok = await probe(['--project-id', 'acme', '--base-path', '/docs']);
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(ok.stdout).toContain(
+        'ok    export base path: "/docs" is one the platform knows; it is sent with each export start of project acme and the exported links use it',
+      );
+      // The probe stays one read: a base path cannot be asked about.
+      expect(v2.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        'GET /v1/static-export/acme/jobs/000000000000000000000000',
+      ]);
+      const unknown = await probe(['--project-id', 'acme', '--base-path', '/guides']);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain(
+        '--base-path "/guides" is not a base path the platform knows: use one of "", "/docs", "/documentation".',
+      );
+      const alone = await probe(['--base-path', '/docs']);
+      expect(alone.code).toBe(2);
+      expect(alone.stderr).toContain('--base-path goes with --project-id (or STATIC_EXPORT_PROJECT_ID)');
+      expect(v2.requests).toHaveLength(1);
+    } finally {
+      await v2.close();
+    }
+  });
+
   it('exits 7 naming each failing check and its fix', async () => {
     api.routes = { [PODS]: list([]), [SSAR]: review(true), [SAR]: review(true) };
     const r = await check([]);

@@ -44,11 +44,66 @@ describe('parseSyncConfig', () => {
     expect(config).toMatchObject({ tags: ['latest'], keep: 3, concurrency: 4 });
     expect(targets).toEqual([
       {
-        domain: 'a.example.com',
+        site: { domain: 'a.example.com' },
+        name: 'a.example.com',
         reference: { registry: 'registry.internal:5000', repository: 'docs/a.example.com' },
       },
-      { domain: 'b.example.com', reference: { registry: 'other.internal', repository: 'b' } },
+      {
+        site: { domain: 'b.example.com' },
+        name: 'b.example.com',
+        reference: { registry: 'other.internal', repository: 'b' },
+      },
     ]);
+  });
+
+  it('takes a site of the current API revision by projectId (and basePath), into <target>/<projectId>', () => {
+    const { targets } = parseSyncConfig(
+      'target: oci://r.example/docs\ndomains:\n  - projectId: acme\n    basePath: /docs\n  - projectId: other\n    repository: oci://r.example/o\n',
+      'mirror.yaml',
+    );
+    expect(targets).toEqual([
+      {
+        site: { projectId: 'acme', basePath: '/docs' },
+        name: 'project acme (base path "/docs")',
+        reference: { registry: 'r.example', repository: 'docs/acme' },
+      },
+      {
+        site: { projectId: 'other' },
+        name: 'project other',
+        reference: { registry: 'r.example', repository: 'o' },
+      },
+    ]);
+  });
+
+  it.each([
+    [
+      '{domain: a.example.com, projectId: acme}',
+      /domains\.0 names both domain and projectId: give exactly one/,
+    ],
+    ['{repository: oci://r.example/y}', /domains\.0 names no site: give exactly one, domain .* or projectId/],
+    ['{domain: a.example.com, basePath: /docs}', /domains\.0\.basePath applies to a projectId only/],
+    [
+      '{projectId: acme, basePath: /guides}',
+      /domains\.0\.basePath Invalid option: expected one of ""\|"\/docs"\|"\/documentation"/,
+    ],
+    ['{projectId: "a b"}', /domains\.0\.projectId must be 1 to 64 letters/],
+  ])('refuses the site %s naming the field', (site, why) => {
+    expect(() =>
+      parseSyncConfig(`target: oci://r.example/x\ndomains:\n  - ${site}\n`, 'mirror.yaml'),
+    ).toThrow(why);
+  });
+
+  it('refuses one project twice, and one project under two base paths into one repository', () => {
+    const config = (sites: string[]) =>
+      `target: oci://r.example/x\ndomains:\n${sites.map((s) => `  - ${s}\n`).join('')}`;
+    expect(() => parseSyncConfig(config(['projectId: p', 'projectId: p']), 'm.yaml')).toThrow(
+      'm.yaml: project p is listed twice',
+    );
+    expect(() =>
+      parseSyncConfig(config(['projectId: p', '{projectId: p, basePath: /docs}']), 'm.yaml'),
+    ).toThrow(
+      'project p and project p (base path "/docs") would both go to r.example/x/p: give one of them its own repository',
+    );
   });
 
   it.each([
