@@ -58,6 +58,8 @@ interface Site {
   /** When the loop looks at it next (undefined: only when woken). */
   nextAt: number | undefined;
   starts: number[];
+  /** The longest time its served link had expired before a fresh one replaced it. */
+  lapseMs: number;
 }
 
 /** A look (one reconcile) at its loop's clock; `woken` collects wakes that land meanwhile. */
@@ -157,6 +159,9 @@ class Day {
   }
 
   private commit(s: Site, folded: Folded): void {
+    const was = s.release.status?.current?.expiresAt;
+    const is = folded.status.current?.expiresAt;
+    if (was !== undefined && is !== was) s.lapseMs = Math.max(s.lapseMs, this.sim.now() - Date.parse(was));
     s.release = { ...s.release, status: folded.status };
     this.count(folded.events);
   }
@@ -252,7 +257,7 @@ function site(i: number, interval: string): Site {
   };
   const intervalMs = parseDuration(interval);
   if (intervalMs === undefined) throw new Error(`not a duration: ${interval}`);
-  return { release, intervalMs, nextAt: START, starts: [] };
+  return { release, intervalMs, nextAt: START, starts: [], lapseMs: 0 };
 }
 
 /** The most starts in any window [t, t + 1 h). */
@@ -320,6 +325,7 @@ export async function run(): Promise<void> {
   });
   console.log(`by interval: ${byInterval.join('; ')}`);
   console.log(`starts: ${started.length} (${(started.length / 24).toFixed(2)} per hour); 409s: ${busy}`);
+  const lapse = Math.max(...day.sites.map((x) => x.lapseMs));
   const polls = gets - day.renewalGets;
   console.log(
     `GETs: ${gets}: ${polls} polls of jobs in flight (${(polls / Math.max(1, started.length)).toFixed(2)} per export, the completing one carrying the link to publish), ${day.renewalGets} link renewals (links live 15 min)`,
@@ -331,6 +337,7 @@ export async function run(): Promise<void> {
       `most starts in any sliding hour: ${busiest} (goal at most ${EXPORT_STARTS_PER_HOUR})`,
       busiest <= EXPORT_STARTS_PER_HOUR,
     ],
+    [`longest time a served link had expired (waiting for a slot): ${minutes(lapse)} (goal 0)`, lapse === 0],
     [`sites never started: ${starved.length ? starved.join(', ') : 'none'}`, starved.length === 0],
     [
       `exports per site, most over fewest: ${most}/${fewest} = ${spread.toFixed(2)} (goal at most 1.5)`,
