@@ -62,7 +62,10 @@ interface Site {
   lapseMs: number;
 }
 
-/** A look (one reconcile) at its loop's clock; `woken` collects wakes that land meanwhile. */
+/**
+ * The operator's loop over the sites: the next look due is taken, at the simulator's clock; a wake
+ * (the budget's or the share group's) brings a site's look to now, one during its own reconcile too.
+ */
 class Day {
   readonly sites: Site[];
   readonly budgets: StartBudgets;
