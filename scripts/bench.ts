@@ -14,6 +14,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
   mirror: () => import('../bench/mirror.ts'),
   polling: () => import('../bench/polling.ts'),
   rolls: () => import('../bench/rolls.ts'),
+  budget: () => import('../bench/budget.ts'),
 };
 
 const requested = process.argv.slice(2);

@@ -124,7 +124,7 @@ async function startRefused(look: Look, run: ReleaseRun, e: unknown): Promise<Re
 }
 
 /** How long a 409 is waited out: as long as this site's exports usually take, at least a minute. */
-function busyWaitMs(status: Status): number {
+export function busyWaitMs(status: Status): number {
   const took = [...(status.exportDurationsSeconds ?? [])].sort((a, b) => a - b);
   const median = took.length ? (took[Math.floor((took.length - 1) / 2)] ?? 0) * 1000 : 0;
   return Math.max(60_000, median);

@@ -144,26 +144,24 @@ export class StartBudgets {
   }
 
   /**
-   * The time of this release's slot: those ahead of it in the queue take the starts the window
-   * allows now, then those freed as the window's starts age out, one per start.
+   * The time of this release's slot: those ahead of it in the queue start in turn, each as soon as
+   * the window has room (a start leaves it a window after it was made, a start made while waiting
+   * too), then this one.
    */
   private slotAt(g: Group, ask: StartAsk & { member: string }): number {
-    const now = this.now();
+    const from = Math.max(this.now(), g.blockedUntil);
     const own = g.waiters.get(ask.member);
     const me = own
       ? { ...ask, dueAt: Math.min(own.dueAt, ask.dueAt), requested: own.requested || ask.requested }
       : ask;
     let ahead = 0;
     for (const w of g.waiters.values()) if (w.member !== ask.member && before(w, me)) ahead++;
-    const free = Math.max(0, this.limit - g.starts.length);
-    let slot = now;
-    if (ahead >= free) {
-      const k = ahead - free;
-      const n = Math.max(1, g.starts.length);
-      const base = g.starts[k % n]?.at ?? now;
-      slot = base + this.windowMs * (Math.floor(k / n) + 1);
+    const times = g.starts.map((s) => s.at);
+    for (let i = 0; i <= ahead; i++) {
+      const leaves = times[times.length - this.limit];
+      times.push(leaves === undefined ? from : Math.max(from, leaves + this.windowMs));
     }
-    return Math.max(slot, g.blockedUntil);
+    return times.at(-1) ?? from;
   }
 
   /** The release waits for its slot: its place in the queue (its first due time is kept). */

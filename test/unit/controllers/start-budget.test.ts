@@ -38,6 +38,17 @@ describe('StartBudgets', () => {
     expect(b.remaining('g')).toBe(2);
   });
 
+  it('gives the waiters beyond the free starts the slots of the starts those ahead make now', () => {
+    // 20 sites wanting 10 starts an hour: the 12th in line starts when the first 10 age out, an
+    // hour from now, not a whole window for each waiter beyond the free ones.
+    const { b, now } = budgets(10);
+    for (let i = 0; i < 11; i++) b.wait('g', `w${i}`, scheduled(now() - HOUR + i));
+    expect(b.view('g', 'w9').slotAt(scheduled(now()))).toBe(now());
+    expect(b.view('g', 'late').slotAt(scheduled(now()))).toBe(now() + HOUR);
+    b.take('g', 'x');
+    expect(b.view('g', 'w10').slotAt(scheduled(now()))).toBe(now() + HOUR);
+  });
+
   it('puts a manual request ahead of scheduled starts, and the longest waiting first among those', () => {
     const { b, now } = budgets(1);
     b.take('g', 'x');

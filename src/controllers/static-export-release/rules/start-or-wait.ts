@@ -4,6 +4,7 @@ import type { Decision, EventNote, PlatformCase, StartReason, Status, Tunables }
 import { nextExportDue } from '../schedule.ts';
 import type { BudgetView, Overcommit, StartAsk } from '../start-budget.ts';
 import { startReason } from '../start-reason.ts';
+import { renewLink } from './renew-link.ts';
 
 type Waiting = NonNullable<Status['waiting']>;
 
@@ -46,10 +47,25 @@ export function overcommitEvent(v: BudgetView | undefined): EventNote[] {
   ];
 }
 
-function waitFor(status: Status, now: Date, until: number, w: Omit<Waiting, 'since' | 'until'>): Decision {
-  const since = status.waiting?.reason === w.reason ? status.waiting.since : now.toISOString();
+/**
+ * A wait (for a start slot, or out of a 409) holds up no renewal of the link served meanwhile: when
+ * it is due, the renewal is the action and the wait stays in status; else the release looks again
+ * at the wait's end or the renewal, whichever comes first.
+ */
+function holding(c: PlatformCase, status: Status, until: number): Decision {
+  const renew = renewLink.apply({ ...c, status });
+  if (renew) return renew;
+  // Not due yet (else renewed above); none for a served job that is gone.
+  const served = status.current;
+  const renewal = served?.jobId && served.renewalTime ? Date.parse(served.renewalTime) : until;
+  return none(status, Math.min(until, renewal) - c.o.now.getTime());
+}
+
+function waitFor(c: PlatformCase, until: number, w: Omit<Waiting, 'since' | 'until'>): Decision {
+  const { status, o } = c;
+  const since = status.waiting?.reason === w.reason ? status.waiting.since : o.now.toISOString();
   const waiting: Waiting = { ...w, since, until: new Date(until).toISOString() };
-  return none({ ...status, waiting }, until - now.getTime());
+  return holding(c, { ...status, waiting }, until);
 }
 
 /**
@@ -57,10 +73,11 @@ function waitFor(status: Status, now: Date, until: number, w: Omit<Waiting, 'sin
  * deployment (a 409, waited out) or, in the current export API, its group's hourly budget has no
  * slot for it yet: it then waits in the group's queue, and says so.
  */
-export function startOrWait({ o, status, tun }: PlatformCase, reason: StartReason): Decision {
+export function startOrWait(c: PlatformCase, reason: StartReason): Decision {
+  const { o, status, tun } = c;
   const { now, budget, release } = o;
   const busy = status.waiting?.reason === 'ExportBusy' ? status.waiting : undefined;
-  if (busy) return none(status, Date.parse(busy.until) - now.getTime());
+  if (busy) return holding(c, status, Date.parse(busy.until));
   const slot = budget?.slotAt(startAsk(release, now, tun));
   if (!budget || slot === undefined || slot <= now.getTime()) {
     const { waiting: _, ...rest } = status;
@@ -71,7 +88,7 @@ export function startOrWait({ o, status, tun }: PlatformCase, reason: StartReaso
       ? ''
       : ` The platform refused a start (429, more than ${budget.limit} per organization and hour) and is not asked again before ${new Date(budget.blockedUntil).toISOString()}.`;
   const over = budget.overcommit ? ` ${overcommitNote(budget, budget.overcommit)}.` : '';
-  return waitFor(status, now, slot, {
+  return waitFor(c, slot, {
     reason: 'WaitingForStartBudget',
     message: `Waiting for a start slot: start budget group ${budget.group} has used ${budget.used} of its ${budget.limit} export starts in the last hour; this release starts at ${new Date(slot).toISOString()}.${refused}${over}`,
   });

@@ -107,6 +107,46 @@ describe('startOrWait', () => {
   });
 });
 
+describe('startOrWait while a version is served', () => {
+  const slotIn = (ms: number) => ({ budget: view(ms) });
+
+  it("looks again by the served link's renewal when its slot comes later", () => {
+    const d = startOrWait(platformCase(current({ status: servingV1() }), slotIn(60 * MIN)), 'Interval');
+    expect(d.action.kind).toBe('none');
+    expect(d.status.waiting?.reason).toBe('WaitingForStartBudget');
+    expect(d.requeueAfterMs).toBe(20 * MIN);
+  });
+
+  it('renews the served link when due while it waits for a slot, the wait kept in status', () => {
+    const status = servingV1({}, { renewalTime: at(-MIN) });
+    const d = startOrWait(platformCase(current({ status }), slotIn(60 * MIN)), 'Interval');
+    expect(d.action).toEqual({ kind: 'publish', mode: 'Renew', jobId: 'se_1' });
+    expect(d.status.waiting).toMatchObject({ reason: 'WaitingForStartBudget', until: at(60 * MIN) });
+  });
+
+  it('renews the served link when due while it waits out a 409', () => {
+    const waiting = { reason: 'ExportBusy' as const, since: at(-MIN), until: at(30 * MIN), message: 'x' };
+    const status = { ...servingV1({}, { renewalTime: at(-MIN) }), waiting };
+    const d = startOrWait(platformCase(current({ status }), slotIn(0)), 'Interval');
+    expect(d.action).toEqual({ kind: 'publish', mode: 'Renew', jobId: 'se_1' });
+    expect(d.status.waiting).toEqual(waiting);
+    const later = { ...servingV1({}, { renewalTime: at(10 * MIN) }), waiting };
+    expect(startOrWait(platformCase(current({ status: later }), slotIn(0)), 'Interval').requeueAfterMs).toBe(
+      10 * MIN,
+    );
+  });
+
+  it('waits for its slot alone when the served job is gone (nothing to renew)', () => {
+    const status = afterServedJobGone({
+      now: NOW,
+      release: current({ status: servingV1({}, { renewalTime: at(-MIN) }) }),
+    }).status;
+    const d = startOrWait(platformCase(current({ status }), slotIn(40 * MIN)), 'JobVanished');
+    expect(d.action.kind).toBe('none');
+    expect(d.requeueAfterMs).toBe(40 * MIN);
+  });
+});
+
 describe('startAsk', () => {
   it('puts a request first and a scheduled start at the time it came due', () => {
     const requested = current({ status: servingV1(), annotations: { [REQUESTED_AT_ANNOTATION]: 'now' } });

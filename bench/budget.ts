@@ -1,0 +1,357 @@
+// The start budget (issue 31) over a virtual day: 20 sites, each its own project, on one admin key
+// of the platform's current export API (10 starts per organization per hour), with intervals that
+// together want more starts than that. Each release's reconcile loop runs as the operator's: observe
+// (the recorded job polled through its share visit), decide with the budget's view and claim
+// (reconciler.ts `decideOn` and `claim`), then the start or publish as actions.ts performs it,
+// folded back into status (after-start.ts, after-publish.ts), the next look at the decision's
+// requeue (or the action's), a budget or share-group wake looking at once. Every call goes through
+// the production client to the simulator in revision 2, whose clock the loop advances to each next
+// look, so the day takes a moment. No target and no download: a version is derived from the job id.
+// Nothing is asserted; the goals: no 429, at most 10 starts in any sliding hour, no site starved,
+// exports per site most over fewest at most 1.5.
+import { AdminApiClient, ExportBusyError, ExportStartLimitError, NotFoundError } from '../src/api/index.ts';
+import { busyWaitMs } from '../src/controllers/static-export-release/actions.ts';
+import { afterPublish, afterServedJobGone } from '../src/controllers/static-export-release/after-publish.ts';
+import {
+  afterStart,
+  afterStartBusy,
+  afterStartRefused,
+} from '../src/controllers/static-export-release/after-start.ts';
+import { exportTarget, jobRef, recordedJob } from '../src/controllers/static-export-release/export-site.ts';
+import {
+  type Action,
+  DEFAULT_TUNABLES,
+  type Folded,
+  type PlatformObserved,
+} from '../src/controllers/static-export-release/model.ts';
+import { claim, decideOn } from '../src/controllers/static-export-release/reconciler.ts';
+import { exportPollDelayMs } from '../src/controllers/static-export-release/schedule.ts';
+import { ShareVisit } from '../src/controllers/static-export-release/share-visit.ts';
+import {
+  memberKey,
+  SharedExports,
+  shareKey,
+} from '../src/controllers/static-export-release/shared-exports.ts';
+import { exportPoll } from '../src/controllers/static-export-release/sources/platform-export.ts';
+import type { Look } from '../src/controllers/static-export-release/sources/source.ts';
+import {
+  BudgetVisit,
+  budgetGroup,
+  StartBudgets,
+} from '../src/controllers/static-export-release/start-budget.ts';
+import { parseDuration, type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
+import { EXPORT_STARTS_PER_HOUR } from '../src/project.ts';
+import { type Simulator, startSimulator } from '../src/simulator/index.ts';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+const EXPORT_MS = 4 * MIN;
+/** 4 sites every 30 minutes, 8 hourly, 8 every 2 hours: 20 starts an hour wanted. */
+const INTERVALS = [...Array(4).fill('30m'), ...Array(8).fill('1h'), ...Array(8).fill('2h')] as string[];
+const START = Date.parse('2026-01-01T00:00:00Z');
+const TUN = DEFAULT_TUNABLES;
+
+interface Site {
+  release: StaticExportRelease;
+  intervalMs: number;
+  /** When the loop looks at it next (undefined: only when woken). */
+  nextAt: number | undefined;
+  starts: number[];
+  /** The longest time its served link had expired before a fresh one replaced it. */
+  lapseMs: number;
+}
+
+/**
+ * The operator's loop over the sites: the next look due is taken, at the simulator's clock; a wake
+ * (the budget's or the share group's) brings a site's look to now, one during its own reconcile too.
+ */
+class Day {
+  readonly sites: Site[];
+  readonly budgets: StartBudgets;
+  readonly shared: SharedExports;
+  readonly events = new Map<string, number>();
+  /** GETs made for a renewal's link (the others poll a job in flight). */
+  renewalGets = 0;
+  private reconciling: string | undefined;
+  private wokenWhileReconciling = false;
+
+  private readonly sim: Simulator;
+  private readonly client: AdminApiClient;
+
+  constructor(sim: Simulator, client: AdminApiClient) {
+    this.sim = sim;
+    this.client = client;
+    const now = () => sim.now();
+    const wake = (member: string) => this.wake(member);
+    this.budgets = new StartBudgets({ now, wake });
+    this.shared = new SharedExports({ now, wake });
+    this.sites = INTERVALS.map((interval, i) => site(i, interval));
+  }
+
+  private wake(member: string): void {
+    if (member === this.reconciling) this.wokenWhileReconciling = true;
+    const s = this.sites.find((x) => memberKey(x.release) === member);
+    if (s) s.nextAt = Math.min(s.nextAt ?? Number.POSITIVE_INFINITY, this.sim.now());
+  }
+
+  async run(until: number): Promise<void> {
+    for (;;) {
+      let next: Site | undefined;
+      for (const s of this.sites)
+        if (s.nextAt !== undefined && (next?.nextAt === undefined || s.nextAt < next.nextAt)) next = s;
+      if (next?.nextAt === undefined || next.nextAt >= until) return;
+      if (next.nextAt > this.sim.now()) this.sim.advanceTime(next.nextAt - this.sim.now());
+      this.reconciling = memberKey(next.release);
+      this.wokenWhileReconciling = false;
+      const after = await this.reconcile(next);
+      next.nextAt = this.wokenWhileReconciling
+        ? this.sim.now()
+        : after === undefined
+          ? undefined
+          : this.sim.now() + after;
+      this.reconciling = undefined;
+    }
+  }
+
+  /** observe -> decide and claim -> act, as the operator's reconcile; the next look's delay. */
+  private async reconcile(s: Site): Promise<number | undefined> {
+    const { client } = this;
+    const now = new Date(this.sim.now());
+    const { release } = s;
+    const member = memberKey(release);
+    const visit = new ShareVisit(
+      this.shared,
+      member,
+      client.identity,
+      shareKey(client.identity, release.spec),
+    );
+    const budget = new BudgetVisit(this.budgets, member, budgetGroup(undefined, client.keyId), s.intervalMs);
+    try {
+      const observed: PlatformObserved = { source: 'platform', now, release, client };
+      let polled = false;
+      const exp = release.status?.export;
+      if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
+        const job = jobRef({ jobId: exp.jobId, projectId: exp.projectId });
+        visit.adopt(exp.jobId, exp.startedAt ?? now.toISOString());
+        const answer = await visit.poll(exp.jobId, async () => {
+          const read = await client.readExport(job);
+          if (read.link) visit.offerLink(exp.jobId ?? '', read.link);
+          return read.status;
+        });
+        observed.poll = answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' };
+        polled = answer.polled;
+      }
+      const look: Look = { observed, visit, polled, budget };
+      const d = decideOn(look, TUN);
+      claim(look, d, TUN);
+      this.count(d.events);
+      s.release = { ...release, status: d.status };
+      const acted = await this.act(s, look, d.action, now);
+      return acted === 'none' ? d.requeueAfterMs : acted;
+    } finally {
+      visit.close();
+    }
+  }
+
+  private async act(s: Site, look: Look, action: Action, now: Date): Promise<number | 'none' | undefined> {
+    if (action.kind === 'start') return this.start(s, look, now);
+    if (action.kind === 'publish') return this.publish(s, look, action, now);
+    if (action.kind === 'none') return 'none';
+    throw new Error(`unexpected action ${action.kind}`);
+  }
+
+  private commit(s: Site, folded: Folded): void {
+    const was = s.release.status?.current?.expiresAt;
+    const is = folded.status.current?.expiresAt;
+    if (was !== undefined && is !== was) s.lapseMs = Math.max(s.lapseMs, this.sim.now() - Date.parse(was));
+    s.release = { ...s.release, status: folded.status };
+    this.count(folded.events);
+  }
+
+  /** As actions.ts `start`: the call, then its outcome folded; a 409 or 429 gives the slot back or blocks the group. */
+  private async start(s: Site, { visit, budget }: Look, now: Date): Promise<number | undefined> {
+    const snapshot = { now, release: s.release };
+    try {
+      const started = await this.client.startExport(exportTarget(s.release.spec));
+      this.commit(s, afterStart(snapshot, started.jobId, started.status ?? 'queued'));
+      visit?.started(started.jobId, now.toISOString());
+      s.starts.push(now.getTime());
+      return exportPollDelayMs(s.release.status ?? {}, now) ?? 0;
+    } catch (e) {
+      if (e instanceof ExportBusyError) {
+        budget?.giveBack();
+        visit?.close();
+        const waitMs = busyWaitMs(s.release.status ?? {});
+        this.commit(s, afterStartBusy(snapshot, waitMs));
+        return waitMs;
+      }
+      if (e instanceof ExportStartLimitError && budget) {
+        visit?.close();
+        const until = budget.refused(e.retryAfterMs);
+        this.commit(s, afterStartRefused(snapshot, until));
+        return until - now.getTime();
+      }
+      throw e;
+    }
+  }
+
+  /** As actions.ts `publish`, without the download and the target: the link's expiry is what status keeps. */
+  private async publish(
+    s: Site,
+    { visit }: Look,
+    action: Extract<Action, { kind: 'publish' }>,
+    now: Date,
+  ): Promise<number> {
+    const snapshot = { now, release: s.release };
+    let bundle: Awaited<ReturnType<AdminApiClient['exportLink']>>;
+    try {
+      bundle = await (visit as ShareVisit).link(action.jobId, () => {
+        if (action.mode !== 'NewContent') this.renewalGets++;
+        return this.client.exportLink(jobRef(action));
+      });
+    } catch (e) {
+      if (!(e instanceof NotFoundError) || action.mode === 'NewContent') throw e;
+      this.commit(s, afterServedJobGone(snapshot));
+      return 0;
+    }
+    const version =
+      action.mode === 'NewContent'
+        ? `v-${action.jobId.slice(0, 12)}`
+        : (s.release.status?.current?.version ?? '');
+    this.commit(
+      s,
+      afterPublish(snapshot, {
+        mode: action.mode,
+        ...recordedJob(action),
+        version,
+        expiresAt: bundle.expiresAt,
+        wrote: true,
+        ...(bundle.sizeBytes === undefined ? {} : { sizeBytes: bundle.sizeBytes }),
+      }),
+    );
+    return 0;
+  }
+
+  private count(events: readonly { reason: string }[]): void {
+    for (const e of events) this.events.set(e.reason, (this.events.get(e.reason) ?? 0) + 1);
+  }
+}
+
+function site(i: number, interval: string): Site {
+  const n = String(i).padStart(2, '0');
+  const release: StaticExportRelease = {
+    apiVersion: 'staticexport.dev/v1alpha1',
+    kind: 'StaticExportRelease',
+    metadata: {
+      name: `site-${n}`,
+      namespace: 'docs',
+      uid: `bench-${n}`,
+      generation: 1,
+      creationTimestamp: new Date(START).toISOString(),
+    },
+    spec: staticExportReleaseSpecSchema.parse({
+      projectId: `proj-${n}`,
+      interval,
+      credentialsSecretRef: { name: 'key' },
+      target: { valuesSecret: { name: `values-${n}` } },
+    }),
+    status: {},
+  };
+  const intervalMs = parseDuration(interval);
+  if (intervalMs === undefined) throw new Error(`not a duration: ${interval}`);
+  return { release, intervalMs, nextAt: START, starts: [], lapseMs: 0 };
+}
+
+/** The most starts in any window [t, t + 1 h). */
+function busiestHour(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (j < sorted.length && (sorted[j] ?? 0) < (sorted[i] ?? 0) + HOUR) j++;
+    most = Math.max(most, j - i);
+  }
+  return most;
+}
+
+/** The longest time without a start: between two, or from the last to the end of the day. */
+function longestGap(starts: number[], end: number): number {
+  let gap = 0;
+  for (let i = 1; i < starts.length; i++) gap = Math.max(gap, (starts[i] ?? 0) - (starts[i - 1] ?? 0));
+  return Math.max(gap, end - (starts.at(-1) ?? START));
+}
+
+const minutes = (ms: number) => `${Math.round(ms / MIN)}m`;
+
+export async function run(): Promise<void> {
+  const sim = await startSimulator({ apiRevision: 2, clock: () => START, exportDurationMs: EXPORT_MS });
+  const client = new AdminApiClient({ baseUrl: sim.baseUrl, apiKey: sim.adminKey });
+  const day = new Day(sim, client);
+  const demand = day.sites.reduce((sum, s) => sum + HOUR / s.intervalMs, 0);
+  try {
+    await day.run(START + DAY);
+  } finally {
+    await client.close();
+    await sim.close();
+  }
+  const starts = sim.requests.filter((r) => r.endpoint === 'start');
+  const refused = starts.filter((r) => r.status === 429).length;
+  const busy = starts.filter((r) => r.status === 409).length;
+  const started = starts.filter((r) => r.status === 202).map((r) => r.time);
+  const gets = sim.requests.filter((r) => r.method === 'GET' && r.endpoint === 'status').length;
+  const end = START + DAY;
+  const busiest = busiestHour(started);
+  const counts = day.sites.map((s) => s.starts.length);
+  const most = Math.max(...counts);
+  const fewest = Math.min(...counts);
+  const spread = fewest === 0 ? Number.POSITIVE_INFINITY : most / fewest;
+
+  console.log(
+    `${day.sites.length} sites on one key, intervals ${summary(INTERVALS)}: demand ${demand.toFixed(1)} starts/hour against ${EXPORT_STARTS_PER_HOUR}; exports take ${minutes(EXPORT_MS)}; 24 virtual hours`,
+  );
+  console.log('| site | interval | exports | longest gap between starts | gap / interval |');
+  console.log('|---|---|---|---|---|');
+  const starved: string[] = [];
+  for (const s of day.sites) {
+    const gap = longestGap(s.starts, end);
+    const ratio = gap / s.intervalMs;
+    console.log(
+      `| ${s.release.metadata.name} | ${s.release.spec.interval} | ${s.starts.length} | ${minutes(gap)} | ${ratio.toFixed(1)}x |`,
+    );
+    if (s.starts.length === 0) starved.push(s.release.metadata.name ?? '');
+  }
+  const byInterval = [...new Set(INTERVALS)].map((interval) => {
+    const of = day.sites.filter((s) => s.release.spec.interval === interval);
+    const n = of.map((s) => s.starts.length);
+    const gaps = of.map((s) => longestGap(s.starts, end));
+    return `${interval}: ${Math.min(...n)}-${Math.max(...n)} exports, longest gap ${minutes(Math.max(...gaps))}`;
+  });
+  console.log(`by interval: ${byInterval.join('; ')}`);
+  console.log(`starts: ${started.length} (${(started.length / 24).toFixed(2)} per hour); 409s: ${busy}`);
+  const lapse = Math.max(...day.sites.map((x) => x.lapseMs));
+  const polls = gets - day.renewalGets;
+  console.log(
+    `GETs: ${gets}: ${polls} polls of jobs in flight (${(polls / Math.max(1, started.length)).toFixed(2)} per export, the completing one carrying the link to publish), ${day.renewalGets} link renewals (links live 15 min)`,
+  );
+  console.log(`operator events: ${[...day.events].map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  const goals = [
+    [`429s: ${refused}`, refused === 0],
+    [
+      `most starts in any sliding hour: ${busiest} (goal at most ${EXPORT_STARTS_PER_HOUR})`,
+      busiest <= EXPORT_STARTS_PER_HOUR,
+    ],
+    [`longest time a served link had expired (waiting for a slot): ${minutes(lapse)} (goal 0)`, lapse === 0],
+    [`sites never started: ${starved.length ? starved.join(', ') : 'none'}`, starved.length === 0],
+    [
+      `exports per site, most over fewest: ${most}/${fewest} = ${spread.toFixed(2)} (goal at most 1.5)`,
+      spread <= 1.5,
+    ],
+  ] as const;
+  for (const [text, met] of goals) console.log(`${text}: ${met ? 'met' : 'MISSED'}`);
+}
+
+function summary(intervals: string[]): string {
+  const n = new Map<string, number>();
+  for (const i of intervals) n.set(i, (n.get(i) ?? 0) + 1);
+  return [...n].map(([i, k]) => `${k} x ${i}`).join(', ');
+}
