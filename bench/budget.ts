@@ -37,6 +37,7 @@ import type { Look } from '../src/controllers/static-export-release/sources/sour
 import {
   BudgetVisit,
   budgetGroup,
+  memberOf,
   StartBudgets,
 } from '../src/controllers/static-export-release/start-budget.ts';
 import { parseDuration, type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
@@ -126,7 +127,12 @@ class Day {
       client.identity,
       shareKey(client.identity, release.spec),
     );
-    const budget = new BudgetVisit(this.budgets, member, budgetGroup(undefined, client.keyId), s.intervalMs);
+    const budget = new BudgetVisit(
+      this.budgets,
+      member,
+      budgetGroup(undefined, client.keyId),
+      memberOf(release),
+    );
     try {
       const observed: PlatformObserved = { source: 'platform', now, release, client };
       let polled = false;

@@ -13,7 +13,7 @@ import { assertVersion, bundleSource, type GateVerdict } from '../../bundle/inde
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { rollWorkload } from '../../targets/workloads.ts';
 import { secretRefText } from '../credentials.ts';
-import { classifyError, mayHaveReachedServer } from '../failures.ts';
+import { classifyError, type Failure, mayHaveReachedServer } from '../failures.ts';
 import type { ActionTable, Run } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import { afterOciGateFailed, afterOciPublish, afterOciRewrite } from './after-oci.ts';
@@ -123,6 +123,18 @@ async function startRefused(look: Look, run: ReleaseRun, e: unknown): Promise<Re
   return run.fail(status, classifyError(e, secretRefText(o.release)), e);
 }
 
+/** A link with less lifetime left than this when it arrives is not written. */
+const MIN_LINK_LIFETIME_MS = 60_000;
+
+function linkExpiredOnArrival(jobId: string, expiresAt: Date, now: Date): Failure {
+  return {
+    reason: 'BundleInvalid',
+    message: `The platform handed out a bundle link for export job ${jobId} that expires at ${expiresAt.toISOString()}, less than a minute after it arrived (${now.toISOString()}): nothing was written, and a fresh link is asked for in 5 minutes. If this repeats, check this node's clock (NTP)`,
+    stalled: false,
+    retryAfterMs: 5 * 60_000,
+  };
+}
+
 /** How long a 409 is waited out: as long as this site's exports usually take, at least a minute. */
 export function busyWaitMs(status: Status): number {
   const took = [...(status.exportDurationsSeconds ?? [])].sort((a, b) => a - b);
@@ -154,6 +166,10 @@ async function publish(
     if (!(e instanceof NotFoundError) || action.mode === 'NewContent' || signal?.aborted) throw e;
     return servedJobGone(look, action, run, e);
   }
+  // A link that arrives expired (or nearly) would be written, fail every download and be renewed
+  // in a loop: refused, and asked for again later.
+  if (bundle.expiresAt.getTime() - o.now.getTime() < MIN_LINK_LIFETIME_MS)
+    return run.fail(status, linkExpiredOnArrival(action.jobId, bundle.expiresAt, o.now), bundle.expiresAt);
   let version = status.current?.version ?? '';
   let pageCount: number | undefined;
   let verdict: GateVerdict = { ok: true };

@@ -119,6 +119,5 @@ function claimBudget(
   if (d.action.kind === 'start') budget.take();
   else if (d.status.waiting?.reason === 'WaitingForStartBudget') budget.wait(startAsk(release, now, tun));
   else budget.forget();
-  const over = budget.view().overcommit;
-  if (over && d.events.some((e) => e.reason === 'StartBudgetOvercommitted')) budget.announced(over.wanted);
+  if (d.events.some((e) => e.reason === 'StartBudgetOvercommitted')) budget.announced();
 }

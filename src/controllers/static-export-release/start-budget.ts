@@ -1,9 +1,12 @@
 // The platform's current export API allows 10 starts per organization in any hour and answers 429
 // beyond. Every release of an organization (a start budget group: its admin key, or
 // spec.startBudget.group) counts its starts here, in one sliding window, and those that want to
-// start wait in one queue ordered by due time: a manual request first, then whoever has waited
-// longest, so no site starves and the platform never has to refuse. In memory, per process; a
-// restarted operator seeds the windows from the starts the releases record in status.
+// start take turns in one queue: a manual request first, then by due time. When the group's
+// intervals want more than the budget, the short ones are stretched to the group's fair interval
+// (each site of the group gets an equal share, a long interval keeps its own), so no site starves,
+// a short interval does not take the others' share, and the platform never has to refuse. In
+// memory, per process; a restarted operator seeds the windows from the starts the releases record.
+import { parseDuration, type StaticExportRelease } from '../../crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../project.ts';
 
 const HOUR_MS = 3_600_000;
@@ -14,14 +17,26 @@ const STALE_WAITER_MS = 2 * HOUR_MS;
 
 /** What a release asks for: its place in the queue. */
 export interface StartAsk {
-  /** When its start came due (kept from its first ask while it waits). */
+  /** When its own reason made the start due (ms): its interval's end, a request, a spec change, its creation. */
   dueAt: number;
-  /** A manual request (annotation, trigger): ahead of every scheduled start. */
+  /** A manual request (annotation, trigger): ahead of every other start. */
   requested: boolean;
+  /** A scheduled start: its last start, from which an overcommitted group's fair interval counts. */
+  lastStart?: number;
 }
 
-interface Waiter extends StartAsk {
-  member: string;
+/** What the budget knows of a release of its group. */
+export interface Member {
+  /** spec.interval (undefined: only when triggered, or pinned). */
+  intervalMs?: number;
+  /** Its last start: when its interval ends it takes its turn, asked or not yet. */
+  lastStart?: number;
+}
+
+interface Waiter {
+  ask: StartAsk;
+  /** When it began to wait (the overdue metric compares it with the release's interval). */
+  waitingSince: number;
   seenAt: number;
 }
 
@@ -31,10 +46,9 @@ interface Group {
   waiters: Map<string, Waiter>;
   /** The platform refused starts (429) until then. */
   blockedUntil: number;
-  /** Each member's spec.interval (undefined: only when triggered). */
-  intervals: Map<string, number | undefined>;
-  /** The overcommitted demand was told (an Event) for this many starts per hour. */
-  announced?: number;
+  members: Map<string, Member>;
+  /** The overcommit was told (an Event); told again only after the demand fitted once more. */
+  announced: boolean;
 }
 
 /** The group's intervals want more starts per hour than the budget allows. */
@@ -44,6 +58,8 @@ export interface Overcommit {
   wanted: number;
   /** The shortest interval, in minutes, that fits when every site of the group uses it. */
   fitsMinutes: number;
+  /** Meanwhile every shorter interval is stretched to this one (minutes): an equal share each. */
+  fairMinutes: number;
 }
 
 /** The group's budget as a decision reads it (pure: a snapshot of this moment). */
@@ -51,8 +67,8 @@ export interface BudgetView {
   group: string;
   limit: number;
   used: number;
-  /** When this release may start: now or earlier means now. */
-  slotAt(ask: StartAsk): number;
+  /** When this release may start, asked at `now` (the decision's clock): `now` or earlier means now. */
+  slotAt(ask: StartAsk, now: number): number;
   /** The platform's 429 blocks the group until then (ms), if it does. */
   blockedUntil?: number;
   overcommit?: Overcommit;
@@ -68,8 +84,42 @@ interface StartBudgetsOptions {
   wake?: (member: string) => void;
 }
 
-const before = (a: StartAsk & { member: string }, b: StartAsk & { member: string }) =>
-  a.requested !== b.requested ? a.requested : a.dueAt !== b.dueAt ? a.dueAt < b.dueAt : a.member < b.member;
+/** A turn in the queue: the member, its ask, its due time with the fair interval applied. */
+interface Turn {
+  member: string;
+  ask: StartAsk;
+  due: number;
+  intervalMs: number;
+}
+
+/**
+ * The queue's order: a manual request first; then the earliest due; among those due together
+ * (turns come in bursts as the window frees), the longest interval first (it asks least); then by
+ * name.
+ */
+function before(a: Turn, b: Turn): boolean {
+  if (a.ask.requested !== b.ask.requested) return a.ask.requested;
+  if (a.due !== b.due) return a.due < b.due;
+  return a.intervalMs !== b.intervalMs ? a.intervalMs > b.intervalMs : a.member < b.member;
+}
+
+/**
+ * The interval every shorter one is stretched to so the group's demand fits `limit` starts per
+ * window (water-filling: the longest intervals keep theirs); undefined when it fits as declared.
+ */
+function fairInterval(intervals: number[], limit: number, windowMs: number): number | undefined {
+  const sorted = intervals.filter((i) => i > 0).sort((a, b) => a - b);
+  const demand = (f: number) => sorted.reduce((sum, i) => sum + windowMs / Math.max(i, f), 0);
+  if (demand(0) <= limit) return undefined;
+  for (let k = 1; k <= sorted.length; k++) {
+    // The k shortest are stretched to f; the others keep theirs.
+    const kept = sorted.slice(k).reduce((sum, i) => sum + windowMs / i, 0);
+    if (kept >= limit) continue;
+    const f = (k * windowMs) / (limit - kept);
+    if (f >= (sorted[k - 1] ?? 0) && f <= (sorted[k] ?? Number.POSITIVE_INFINITY)) return f;
+  }
+  return undefined;
+}
 
 export class StartBudgets {
   readonly limit: number;
@@ -94,7 +144,7 @@ export class StartBudgets {
   private group(name: string): Group {
     let g = this.groups.get(name);
     if (!g) {
-      g = { starts: [], waiters: new Map(), blockedUntil: 0, intervals: new Map() };
+      g = { starts: [], waiters: new Map(), blockedUntil: 0, members: new Map(), announced: false };
       this.groups.set(name, g);
     }
     const cutoff = this.now() - this.windowMs;
@@ -111,12 +161,12 @@ export class StartBudgets {
     g.starts.sort((a, b) => a.at - b.at);
   }
 
-  /** The release belongs to this group with this interval (ms; undefined: only when triggered). */
-  declare(member: string, groupName: string, intervalMs: number | undefined): void {
+  /** The release belongs to this group, with its interval and last start (see Member). */
+  declare(member: string, groupName: string, m: Member): void {
     const previous = this.groupOf.get(member);
     if (previous !== undefined && previous !== groupName) this.leave(member);
     this.groupOf.set(member, groupName);
-    this.group(groupName).intervals.set(member, intervalMs);
+    this.group(groupName).members.set(member, m);
   }
 
   /** Deleted, suspended, or no longer of the current API: out of its group's queue and demand. */
@@ -125,41 +175,57 @@ export class StartBudgets {
     if (name === undefined) return;
     this.groupOf.delete(member);
     const g = this.group(name);
-    g.intervals.delete(member);
+    g.members.delete(member);
     this.dequeue(g, member);
   }
 
   view(groupName: string, member: string): BudgetView {
     const g = this.group(groupName);
     const overcommit = this.overcommitOf(g);
+    if (!overcommit) g.announced = false;
     return {
       group: groupName,
       limit: this.limit,
       used: g.starts.length,
-      slotAt: (ask) => this.slotAt(g, { ...ask, member }),
+      slotAt: (ask, now) =>
+        this.slotAt(g, member, ask, now, overcommit ? overcommit.fairMinutes * 60_000 : 0),
       ...(g.blockedUntil > this.now() ? { blockedUntil: g.blockedUntil } : {}),
       ...(overcommit ? { overcommit } : {}),
-      announce: overcommit !== undefined && g.announced !== overcommit.wanted,
+      announce: overcommit !== undefined && !g.announced,
     };
   }
 
+  /** Its due time, a scheduled start's stretched to the fair interval. */
+  private turn(g: Group, member: string, ask: StartAsk, fairMs: number): Turn {
+    const due =
+      ask.requested || ask.lastStart === undefined ? ask.dueAt : Math.max(ask.dueAt, ask.lastStart + fairMs);
+    const intervalMs = g.members.get(member)?.intervalMs ?? Number.POSITIVE_INFINITY;
+    return { member, ask, due, intervalMs };
+  }
+
   /**
-   * The time of this release's slot: those ahead of it in the queue start in turn, each as soon as
-   * the window has room (a start leaves it a window after it was made, a start made while waiting
-   * too), then this one.
+   * The time of this release's slot. The turns ahead of it (those waiting, and those whose interval
+   * ends first though they have not asked yet: two due at once are ordered, not raced) start in
+   * order, each at its due time or as soon as the window has room, then this one.
    */
-  private slotAt(g: Group, ask: StartAsk & { member: string }): number {
-    const from = Math.max(this.now(), g.blockedUntil);
-    const own = g.waiters.get(ask.member);
-    const me = own
+  private slotAt(g: Group, member: string, ask: StartAsk, now: number, fairMs: number): number {
+    const from = Math.max(now, g.blockedUntil);
+    const own = g.waiters.get(member)?.ask;
+    const mine = own
       ? { ...ask, dueAt: Math.min(own.dueAt, ask.dueAt), requested: own.requested || ask.requested }
       : ask;
-    let ahead = 0;
-    for (const w of g.waiters.values()) if (w.member !== ask.member && before(w, me)) ahead++;
+    const me = this.turn(g, member, mine, fairMs);
+    const ahead: Turn[] = [];
+    for (const [m, w] of g.waiters) if (m !== member) ahead.push(this.turn(g, m, w.ask, fairMs));
+    for (const [m, { intervalMs, lastStart }] of g.members) {
+      if (m === member || g.waiters.has(m) || intervalMs === undefined || lastStart === undefined) continue;
+      const next = this.turn(g, m, { dueAt: lastStart + intervalMs, requested: false, lastStart }, fairMs);
+      if (next.due <= me.due) ahead.push(next);
+    }
     const times = g.starts.map((s) => s.at);
-    for (let i = 0; i <= ahead; i++) {
+    for (const t of [...ahead.filter((t) => before(t, me)).sort((a, b) => (before(a, b) ? -1 : 1)), me]) {
       const leaves = times[times.length - this.limit];
-      times.push(leaves === undefined ? from : Math.max(from, leaves + this.windowMs));
+      times.push(Math.max(from, t.due, leaves === undefined ? from : leaves + this.windowMs));
     }
     return times.at(-1) ?? from;
   }
@@ -169,9 +235,10 @@ export class StartBudgets {
     const g = this.group(groupName);
     const own = g.waiters.get(member);
     g.waiters.set(member, {
-      member,
-      dueAt: own ? Math.min(own.dueAt, ask.dueAt) : ask.dueAt,
-      requested: (own?.requested ?? false) || ask.requested,
+      ask: own
+        ? { ...ask, dueAt: Math.min(own.ask.dueAt, ask.dueAt), requested: own.ask.requested || ask.requested }
+        : ask,
+      waitingSince: own?.waitingSince ?? this.now(),
       seenAt: this.now(),
     });
   }
@@ -199,8 +266,8 @@ export class StartBudgets {
   }
 
   /** The overcommit was told. */
-  announced(groupName: string, wanted: number): void {
-    this.group(groupName).announced = wanted;
+  announced(groupName: string): void {
+    this.group(groupName).announced = true;
   }
 
   /**
@@ -237,23 +304,23 @@ export class StartBudgets {
   overdue(groupName: string): number {
     const g = this.group(groupName);
     let n = 0;
-    for (const w of g.waiters.values()) {
-      const interval = g.intervals.get(w.member);
-      if (interval !== undefined && this.now() - w.dueAt > interval) n++;
+    for (const [m, w] of g.waiters) {
+      const interval = g.members.get(m)?.intervalMs;
+      if (interval !== undefined && this.now() - w.waitingSince > interval) n++;
     }
     return n;
   }
 
   private overcommitOf(g: Group): Overcommit | undefined {
-    let wanted = 0;
-    for (const interval of g.intervals.values())
-      if (interval !== undefined && interval > 0) wanted += this.windowMs / interval;
-    if (wanted <= this.limit) return undefined;
-    const sites = g.intervals.size;
+    const intervals = [...g.members.values()].flatMap((m) => (m.intervalMs ? [m.intervalMs] : []));
+    const fair = fairInterval(intervals, this.limit, this.windowMs);
+    if (fair === undefined) return undefined;
+    const wanted = intervals.reduce((sum, i) => sum + this.windowMs / i, 0);
     return {
-      sites,
+      sites: intervals.length,
       wanted: Math.round(wanted * 10) / 10,
-      fitsMinutes: Math.ceil((sites * this.windowMs) / this.limit / 60_000),
+      fitsMinutes: Math.ceil((intervals.length * this.windowMs) / this.limit / 60_000),
+      fairMinutes: Math.ceil(fair / 60_000),
     };
   }
 
@@ -266,8 +333,11 @@ export class StartBudgets {
 
   /** A slot may have come free earlier than the first in line was told: it looks again. */
   private wakeFirst(g: Group): void {
-    let first: Waiter | undefined;
-    for (const w of g.waiters.values()) if (!first || before(w, first)) first = w;
+    let first: Turn | undefined;
+    for (const [m, w] of g.waiters) {
+      const t = this.turn(g, m, w.ask, 0);
+      if (!first || before(t, first)) first = t;
+    }
     if (first) this.wake(first.member);
   }
 }
@@ -283,11 +353,11 @@ export class BudgetVisit {
   readonly group: string;
   private slot: { giveBack(): void } | undefined;
 
-  constructor(budgets: StartBudgets, member: string, group: string, intervalMs: number | undefined) {
+  constructor(budgets: StartBudgets, member: string, group: string, m: Member) {
     this.budgets = budgets;
     this.member = member;
     this.group = group;
-    budgets.declare(member, group, intervalMs);
+    budgets.declare(member, group, m);
   }
 
   view(): BudgetView {
@@ -309,8 +379,8 @@ export class BudgetVisit {
     this.budgets.forget(this.group, this.member);
   }
 
-  announced(wanted: number): void {
-    this.budgets.announced(this.group, wanted);
+  announced(): void {
+    this.budgets.announced(this.group);
   }
 
   /** The platform started nothing (409, or a failure before sending): the slot is free again. */
@@ -332,4 +402,15 @@ export class BudgetVisit {
 /** A release's group: the one spec.startBudget names, else its admin key's (by digest, never the key). */
 export function budgetGroup(named: string | undefined, keyId: string): string {
   return named ?? `key-${keyId}`;
+}
+
+/** What its group's budget knows of a release: a pinned one exports nothing on its own, no demand. */
+export function memberOf({ spec, status }: StaticExportRelease): Member {
+  const interval =
+    spec.interval === undefined || spec.pinnedVersion ? undefined : parseDuration(spec.interval);
+  const last = status?.export?.startedAt;
+  return {
+    ...(interval === undefined ? {} : { intervalMs: interval }),
+    ...(last === undefined ? {} : { lastStart: Date.parse(last) }),
+  };
 }

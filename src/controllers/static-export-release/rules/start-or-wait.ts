@@ -8,17 +8,25 @@ import { renewLink } from './renew-link.ts';
 
 type Waiting = NonNullable<Status['waiting']>;
 
-/** Its place in its group's queue: a manual request first, else when its start came due. */
+/**
+ * Its place in its group's queue: a manual request first, else when its start came due (a
+ * scheduled one from its last start, which an overcommitted group stretches to its fair interval).
+ */
 export function startAsk(release: StaticExportRelease, now: Date, tun: Tunables): StartAsk {
   const reason = startReason(release, now, tun);
+  const at = (t: number | undefined) => Math.min(t ?? now.getTime(), now.getTime());
+  if (reason === 'Interval' || reason === 'Retry') {
+    const last = release.status?.export?.startedAt;
+    return {
+      dueAt: at(nextExportDue(release, tun)),
+      requested: false,
+      ...(last === undefined ? {} : { lastStart: Date.parse(last) }),
+    };
+  }
   const created = release.metadata.creationTimestamp;
-  const dueAt =
-    reason === 'Interval' || reason === 'Retry'
-      ? nextExportDue(release, tun)
-      : reason === 'Initial' && created !== undefined
-        ? new Date(created).getTime()
-        : undefined;
-  return { dueAt: Math.min(dueAt ?? now.getTime(), now.getTime()), requested: reason === 'Requested' };
+  if (reason === 'Initial' && created !== undefined)
+    return { dueAt: at(new Date(created).getTime()), requested: false };
+  return { dueAt: now.getTime(), requested: reason === 'Requested' };
 }
 
 /**
@@ -33,7 +41,7 @@ export function withoutWaitOver(status: Status, now: Date): Status {
 }
 
 const overcommitNote = (v: BudgetView, o: Overcommit) =>
-  `The intervals of the group's ${o.sites} sites want ${o.wanted} starts per hour, more than its ${v.limit}: an interval of at least ${o.fitsMinutes}m for every site fits`;
+  `The intervals of the group's ${o.sites} sites want ${o.wanted} starts per hour, more than its ${v.limit}: an interval of at least ${o.fitsMinutes}m for every site fits; meanwhile every interval shorter than ${o.fairMinutes}m waits that long, an equal share each`;
 
 /** The Warning that a group's intervals want more than its budget: once per group (the budget remembers). */
 export function overcommitEvent(v: BudgetView | undefined): EventNote[] {
@@ -63,7 +71,9 @@ function holding(c: PlatformCase, status: Status, until: number): Decision {
 
 function waitFor(c: PlatformCase, until: number, w: Omit<Waiting, 'since' | 'until'>): Decision {
   const { status, o } = c;
-  const since = status.waiting?.reason === w.reason ? status.waiting.since : o.now.toISOString();
+  // As stored: the classification dropped the wait for the budget, to decide it afresh.
+  const found = o.release.status?.waiting;
+  const since = found?.reason === w.reason ? found.since : o.now.toISOString();
   const waiting: Waiting = { ...w, since, until: new Date(until).toISOString() };
   return holding(c, { ...status, waiting }, until);
 }
@@ -78,7 +88,7 @@ export function startOrWait(c: PlatformCase, reason: StartReason): Decision {
   const { now, budget, release } = o;
   const busy = status.waiting?.reason === 'ExportBusy' ? status.waiting : undefined;
   if (busy) return holding(c, status, Date.parse(busy.until));
-  const slot = budget?.slotAt(startAsk(release, now, tun));
+  const slot = budget?.slotAt(startAsk(release, now, tun), now.getTime());
   if (!budget || slot === undefined || slot <= now.getTime()) {
     const { waiting: _, ...rest } = status;
     return start(rest, now, reason);

@@ -14,7 +14,7 @@ import { jobRef, siteKey } from '../export-site.ts';
 import type { ExportPoll, PlatformObserved } from '../model.ts';
 import { ShareVisit } from '../share-visit.ts';
 import { memberKey, shareKey } from '../shared-exports.ts';
-import { BudgetVisit, budgetGroup } from '../start-budget.ts';
+import { BudgetVisit, budgetGroup, memberOf } from '../start-budget.ts';
 import { serving, targetProblem } from './serving.ts';
 import type { Look, Source, SourceContext } from './source.ts';
 
@@ -133,9 +133,8 @@ class PlatformExport implements Source {
       return {};
     }
     await budgetSeeded;
-    const interval = spec.interval === undefined ? undefined : parseDuration(spec.interval);
     const group = budgetGroup(spec.startBudget?.group, client.keyId);
-    return { budget: new BudgetVisit(budgets, memberKey(release), group, interval) };
+    return { budget: new BudgetVisit(budgets, memberKey(release), group, memberOf(release)) };
   }
 
   /**

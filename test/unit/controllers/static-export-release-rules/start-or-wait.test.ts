@@ -83,7 +83,7 @@ describe('startOrWait', () => {
     };
     const budget = view(10 * MIN, {
       blockedUntil: NOW.getTime() + 10 * MIN,
-      overcommit: { sites: 20, wanted: 40, fitsMinutes: 120 },
+      overcommit: { sites: 20, wanted: 40, fitsMinutes: 120, fairMinutes: 240 },
     });
     const d = startOrWait(platformCase(current({ status }), { budget }), 'Interval');
     expect(d.status.waiting?.since).toBe(since);
@@ -148,7 +148,7 @@ describe('startOrWait while a version is served', () => {
 });
 
 describe('startAsk', () => {
-  it('puts a request first and a scheduled start at the time it came due', () => {
+  it('puts a request first, and a scheduled start at its due time with its last start', () => {
     const requested = current({ status: servingV1(), annotations: { [REQUESTED_AT_ANNOTATION]: 'now' } });
     expect(startAsk(requested, NOW, DEFAULT_TUNABLES)).toEqual({ dueAt: NOW.getTime(), requested: true });
     // Exported an hour ago with a 30 m interval: due half an hour ago.
@@ -156,13 +156,23 @@ describe('startAsk', () => {
     expect(startAsk(interval, NOW, DEFAULT_TUNABLES)).toEqual({
       dueAt: NOW.getTime() - 30 * MIN,
       requested: false,
+      lastStart: NOW.getTime() - 60 * MIN,
+    });
+    // Never exported: as of its creation.
+    const created = { ...current(), metadata: { ...current().metadata, creationTimestamp: at(-5 * MIN) } };
+    expect(startAsk(created, NOW, DEFAULT_TUNABLES)).toEqual({
+      dueAt: NOW.getTime() - 5 * MIN,
+      requested: false,
     });
   });
 });
 
 describe('the decision with a start budget', () => {
   it('tells an overcommitted group once, with whatever the release decided', () => {
-    const budget = view(0, { announce: true, overcommit: { sites: 3, wanted: 12, fitsMinutes: 18 } });
+    const budget = view(0, {
+      announce: true,
+      overcommit: { sites: 3, wanted: 12, fitsMinutes: 18, fairMinutes: 18 },
+    });
     const d = choose(observed(current(), { budget })).decision;
     expect(d.action.kind).toBe('start');
     expect(d.events).toContainEqual(

@@ -181,4 +181,24 @@ describe('the platform source acts', () => {
     expect(done.committed[0]?.events.map((e) => e.reason)).toEqual(['LinkRenewed']);
     expect(done.result).toEqual({ requeueAfterMs: 0 });
   });
+
+  it('refuses a link that arrives (nearly) expired: nothing written, BundleInvalid, asked again later', async () => {
+    const link = 'https://files.example.com/se_1.tar.gz?sig=stale';
+    const done = await decideAndAct(release({ status: servingV1({}, { renewalTime: at(-MIN) }) }), {
+      generateBundle: async () => ({
+        jobId: 'se_1',
+        bundleUrl: link,
+        expiresAt: new Date(NOW.getTime() + 30_000),
+      }),
+    });
+    expect(done.created).toHaveLength(0);
+    expect(done.failed).toHaveLength(1);
+    expect(done.failed[0]?.failure).toMatchObject({
+      reason: 'BundleInvalid',
+      stalled: false,
+      retryAfterMs: 5 * MIN,
+    });
+    expect(done.failed[0]?.failure.message).toMatch(/less than a minute after it arrived/);
+    expect(JSON.stringify(done.failed)).not.toContain('sig=stale');
+  });
 });
