@@ -123,13 +123,13 @@ async function startRefused(look: Look, run: ReleaseRun, e: unknown): Promise<Re
   return run.fail(status, classifyError(e, secretRefText(o.release)), e);
 }
 
-/** A link with less lifetime left than this when it arrives is not written. */
-const MIN_LINK_LIFETIME_MS = 60_000;
+/** A link with less lifetime left than this when it arrives (expired, or as good as) is not written. */
+const MIN_LINK_LIFETIME_MS = 2_000;
 
 function linkExpiredOnArrival(jobId: string, expiresAt: Date, now: Date): Failure {
   return {
     reason: 'BundleInvalid',
-    message: `The platform handed out a bundle link for export job ${jobId} that expires at ${expiresAt.toISOString()}, less than a minute after it arrived (${now.toISOString()}): nothing was written, and a fresh link is asked for in 5 minutes. If this repeats, check this node's clock (NTP)`,
+    message: `The platform handed out a bundle link for export job ${jobId} that expires at ${expiresAt.toISOString()}, already expired or within two seconds when it arrived (${now.toISOString()}): nothing was written, and a fresh link is asked for in 5 minutes. If this repeats, check this node's clock (NTP)`,
     stalled: false,
     retryAfterMs: 5 * 60_000,
   };
@@ -166,8 +166,8 @@ async function publish(
     if (!(e instanceof NotFoundError) || action.mode === 'NewContent' || signal?.aborted) throw e;
     return servedJobGone(look, action, run, e);
   }
-  // A link that arrives expired (or nearly) would be written, fail every download and be renewed
-  // in a loop: refused, and asked for again later.
+  // A link that arrives expired would be written, fail every download and be renewed in a loop:
+  // refused, and asked for again later.
   if (bundle.expiresAt.getTime() - o.now.getTime() < MIN_LINK_LIFETIME_MS)
     return run.fail(status, linkExpiredOnArrival(action.jobId, bundle.expiresAt, o.now), bundle.expiresAt);
   let version = status.current?.version ?? '';

@@ -131,7 +131,7 @@ describe('a release of the current export API', () => {
     try {
       await release('expired', p);
       const r = await waitFor('expired', 'BundleInvalid', readyReason('BundleInvalid'));
-      expect(condition(r, 'Ready')?.message).toMatch(/less than a minute after it arrived/);
+      expect(condition(r, 'Ready')?.message).toMatch(/already expired or within two seconds when it arrived/);
       expect(r.status?.current?.version).toBeUndefined();
       expect(starts(p)).toEqual(['start 202']);
     } finally {
