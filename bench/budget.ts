@@ -3,7 +3,7 @@
 // together want more starts than that. Each release's reconcile loop runs as the operator's: observe
 // (the recorded job polled through its share visit), decide with the budget's view and claim
 // (reconciler.ts `decideOn` and `claim`), then the start or publish as actions.ts performs it,
-// folded back into status (after-start.ts, after-publish.ts), the next look at the decision's
+// folded back into status (after-export.ts), the next look at the decision's
 // requeue (or the action's), a budget or share-group wake looking at once. Every call goes through
 // the production client to the simulator in revision 2, whose clock the loop advances to each next
 // look, so the day takes a moment. No target and no download: a version is derived from the job id.
@@ -11,12 +11,13 @@
 // exports per site most over fewest at most 1.5.
 import { AdminApiClient, ExportBusyError, ExportStartLimitError, NotFoundError } from '../src/api/index.ts';
 import { busyWaitMs } from '../src/controllers/static-export-release/actions.ts';
-import { afterPublish, afterServedJobGone } from '../src/controllers/static-export-release/after-publish.ts';
 import {
+  afterPublish,
+  afterServedJobGone,
   afterStart,
   afterStartBusy,
   afterStartRefused,
-} from '../src/controllers/static-export-release/after-start.ts';
+} from '../src/controllers/static-export-release/after-export.ts';
 import { exportTarget, jobRef, recordedJob } from '../src/controllers/static-export-release/export-site.ts';
 import {
   type Action,

@@ -13,7 +13,7 @@
 // The sample polls at 10 s steps from its start and the simulator completes exactly on time, so
 // with durations that are multiples of 10 s its lag is always 0: its best case, not its average.
 import { AdminApiClient } from '../src/api/index.ts';
-import { afterStart } from '../src/controllers/static-export-release/after-start.ts';
+import { afterStart } from '../src/controllers/static-export-release/after-export.ts';
 import { decide } from '../src/controllers/static-export-release/decide.ts';
 import type { Status } from '../src/controllers/static-export-release/model.ts';
 import { exportPollDelayMs } from '../src/controllers/static-export-release/schedule.ts';

@@ -7,8 +7,7 @@
 // change or change every 6 hours (4 of the 24 exports carry new content). One Deployment serves the
 // site and completes each rollout at once. A roll is a decision to roll the workloads, by reason.
 import { AdminApiClient } from '../src/api/index.ts';
-import { afterPublish } from '../src/controllers/static-export-release/after-publish.ts';
-import { afterStart } from '../src/controllers/static-export-release/after-start.ts';
+import { afterPublish, afterStart } from '../src/controllers/static-export-release/after-export.ts';
 import { decide } from '../src/controllers/static-export-release/decide.ts';
 import type { Status } from '../src/controllers/static-export-release/model.ts';
 import { afterRoll } from '../src/controllers/static-export-release/rollout.ts';

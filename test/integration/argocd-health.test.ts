@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Status as JobStatus } from '../../src/controllers/agent-job/decide.ts';
-import * as publishFolds from '../../src/controllers/static-export-release/after-publish.ts';
+import * as exportFolds from '../../src/controllers/static-export-release/after-export.ts';
 import type { Status } from '../../src/controllers/static-export-release/model.ts';
 import {
   type AgentJob,
@@ -20,7 +20,7 @@ import { ARGOCD_HEALTH_SCRIPT, argoHealth, luaLiteral } from '../support/status-
 const NOW = new Date('2026-11-22T12:00:00Z');
 const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
 const V1 = `sha256-${'1'.repeat(64)}`;
-const afterPublish = folded(publishFolds.afterPublish);
+const afterPublish = folded(exportFolds.afterPublish);
 
 const release = (
   status?: Status,

@@ -16,9 +16,17 @@ import { secretRefText } from '../credentials.ts';
 import { classifyError, type Failure, mayHaveReachedServer } from '../failures.ts';
 import type { ActionTable, Run } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
+import {
+  afterPublish,
+  afterPublishGateFailed,
+  afterServedJobGone,
+  afterStart,
+  afterStartBusy,
+  afterStartFailed,
+  afterStartRefused,
+  pinnedJobGone,
+} from './after-export.ts';
 import { afterOciGateFailed, afterOciPublish, afterOciRewrite } from './after-oci.ts';
-import { afterPublish, afterPublishGateFailed, afterServedJobGone, pinnedJobGone } from './after-publish.ts';
-import { afterStart, afterStartBusy, afterStartFailed, afterStartRefused } from './after-start.ts';
 import { exportTarget, jobRef, recordedJob } from './export-site.ts';
 import type { Action, Status, Tunables } from './model.ts';
 import { ociReference, withinInterval } from './oci.ts';

@@ -1,5 +1,5 @@
 // Folding the outcome of a registry pull or rewrite back into status (pure).
-import { gateRefused, served } from './after-publish.ts';
+import { gateRefused, served } from './after-export.ts';
 import type { Folded, RegistryObserved, Status } from './model.ts';
 import { ociReference, untilNextCheck } from './oci.ts';
 

@@ -1,9 +1,12 @@
 // What a StaticExportRelease needs next, as a pure function of what was observed: the status is
 // classified once (a start or a wait that is over dropped, a job of the other API revision noted,
 // a pin's spec seen; a tag's check recorded),
-// then the first rule of its source's ladder that applies decides, else `settle`. The rules' order
+// then the first rule of its source's ladder that applies decides, else `settle` (the foot, at the
+// end of this file: the workloads roll or are watched). The rules' order
 // is the behaviour: test/unit/controllers/static-export-release-rules/ladder.test.ts pins it.
 
+import type { Failure } from '../failures.ts';
+import { failed, none } from './decision.ts';
 import {
   type Chosen,
   DEFAULT_TUNABLES,
@@ -19,22 +22,22 @@ import {
   type Tunables,
 } from './model.ts';
 import { untilNextCheck, withCheck } from './oci.ts';
+import { rolloutStep } from './rollout.ts';
 import { blocked } from './rules/blocked.ts';
 import { deleting } from './rules/deleting.ts';
 import { exportInFlight } from './rules/export-in-flight.ts';
-import { joinOrStart } from './rules/join-or-start.ts';
+import { joinOrStart, overcommitEvent, withoutWaitOver } from './rules/join-or-start.ts';
 import { ociCheckFailed } from './rules/oci-check-failed.ts';
 import { ociNewDigest } from './rules/oci-new-digest.ts';
 import { ociRewrite } from './rules/oci-rewrite.ts';
 import { pinnedVersion } from './rules/pinned-version.ts';
 import { renewLink } from './rules/renew-link.ts';
 import { repairTarget } from './rules/repair-target.ts';
-import { overcommitEvent, withoutWaitOver } from './rules/start-or-wait.ts';
 import { startOutcomeUnknown, withoutExpiredStart } from './rules/start-outcome-unknown.ts';
 import { suspended } from './rules/suspended.ts';
 import { untilNextWork } from './schedule.ts';
-import { settle } from './settle.ts';
 import { requestsOf } from './start-reason.ts';
+import { syncStep } from './sync.ts';
 
 /**
  * Deleted or suspended, nothing more; a start in doubt is waited out before anything else; a
@@ -120,4 +123,33 @@ function chooseRegistry(o: RegistryObserved): Chosen {
   return ladder(REGISTRY_RULES, { o, status }, (c) =>
     settle(o, c.status, untilNextCheck(c.status, o.oci, o.now)),
   );
+}
+
+/**
+ * The foot of the ladder: nothing to fetch or publish. The workloads roll or are watched; else
+ * nothing is done until `nextWorkMs`, the next work due on its own (link renewal, the next
+ * interval or tag check).
+ */
+function settle(o: Observed, status: Status, nextWorkMs: number | undefined): Decision {
+  const { release, now } = o;
+  let steady = status;
+  const step =
+    release.spec.rollout.onNewContent === 'Sync'
+      ? syncStep(release, o.workloads, now)
+      : rolloutStep(release, o.workloads, now);
+  if (step?.kind === 'roll') return { action: step, status: steady, events: [] };
+  if (step && steady.current) steady = { ...steady, current: { ...steady.current, rollout: step.rollout } };
+  const missing = o.missingWorkloads ?? [];
+  if (missing.length) {
+    const f: Failure = {
+      reason: 'WorkloadNotFound',
+      message: `spec.rollout.workloadRefs names ${missing.map((m) => `${m.kind}/${m.name}`).join(', ')}, not found in namespace ${release.metadata.namespace}: create it or remove the reference`,
+      stalled: true,
+      retryAfterMs: 60_000,
+    };
+    const d = failed(steady, f);
+    return { ...d, events: [...(step?.events ?? []), ...d.events] };
+  }
+  const next = [nextWorkMs, step?.requeueAfterMs].filter((t): t is number => t !== undefined);
+  return none(steady, next.length ? Math.min(...next) : undefined, step?.events ?? []);
 }

@@ -15,7 +15,7 @@ import { releaseConditions } from './conditions.ts';
 import { choose } from './decide.ts';
 import { type Action, DEFAULT_TUNABLES, type Decision, type Status, type Tunables } from './model.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
-import { startAsk } from './rules/start-or-wait.ts';
+import { startAsk } from './rules/join-or-start.ts';
 import { closeLook, type Look, type SourceContext, sourceFor } from './sources/source.ts';
 import type { BudgetVisit } from './start-budget.ts';
 

@@ -1,6 +1,6 @@
 // Re-rolling the workloads that serve a release: which roll, when, and how their rollout is judged.
 import { describe, expect, it } from 'vitest';
-import * as publishFolds from '../../../src/controllers/static-export-release/after-publish.ts';
+import * as exportFolds from '../../../src/controllers/static-export-release/after-export.ts';
 import type {
   Observed,
   PlatformObserved,
@@ -31,7 +31,7 @@ import {
   V2,
 } from '../../support/release-fixtures.ts';
 
-const afterPublish = folded(publishFolds.afterPublish);
+const afterPublish = folded(exportFolds.afterPublish);
 
 const VERSION = 'staticexport.dev/version';
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type Failure, nextStep, RetryableError } from '../../../src/controllers/failures.ts';
-import * as publishFolds from '../../../src/controllers/static-export-release/after-publish.ts';
-import * as startFolds from '../../../src/controllers/static-export-release/after-start.ts';
+import * as exportFolds from '../../../src/controllers/static-export-release/after-export.ts';
 import { DEFAULT_TUNABLES, type Status } from '../../../src/controllers/static-export-release/model.ts';
 import { judgeNewContent } from '../../../src/controllers/static-export-release/publish-gate.ts';
 import { exportPollDelayMs, renewalTime } from '../../../src/controllers/static-export-release/schedule.ts';
@@ -9,10 +8,10 @@ import { REQUESTED_AT_ANNOTATION } from '../../../src/crd/index.ts';
 import { decided as decide, folded } from '../../support/committed.ts';
 import { at, MIN, NOW, observed, release, servingV1, V1, V2 } from '../../support/release-fixtures.ts';
 
-const afterPublish = folded(publishFolds.afterPublish);
-const afterPublishGateFailed = folded(publishFolds.afterPublishGateFailed);
-const afterStart = folded(startFolds.afterStart);
-const { afterStartFailed } = startFolds;
+const afterPublish = folded(exportFolds.afterPublish);
+const afterPublishGateFailed = folded(exportFolds.afterPublishGateFailed);
+const afterStart = folded(exportFolds.afterStart);
+const { afterStartFailed } = exportFolds;
 
 /** A release that serves V1, link renewed in 20 minutes, last export finished an hour ago. */
 const serving = (overrides: Partial<Status> = {}): Status => ({

@@ -5,16 +5,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Status as JobStatus } from '../../../src/controllers/agent-job/decide.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
-import * as publishFolds from '../../../src/controllers/static-export-release/after-publish.ts';
-import * as startFolds from '../../../src/controllers/static-export-release/after-start.ts';
+import * as exportFolds from '../../../src/controllers/static-export-release/after-export.ts';
 import type { Status } from '../../../src/controllers/static-export-release/model.ts';
 import { type AgentJob, RECONCILE_REQUEST_ANNOTATION } from '../../../src/crd/index.ts';
 import type { Workload } from '../../../src/targets/workloads.ts';
 import { decided as decide, jobDecided as decideJob, folded } from '../../support/committed.ts';
 import { at, MIN, NOW, observed, release, servingV1, V1, V2 } from '../../support/release-fixtures.ts';
 
-const afterPublish = folded(publishFolds.afterPublish);
-const afterStart = folded(startFolds.afterStart);
+const afterPublish = folded(exportFolds.afterPublish);
+const afterStart = folded(exportFolds.afterStart);
 
 const serving = (overrides: Partial<Status> = {}): Status => ({
   ...servingV1({ generation: 1 }),

@@ -1,9 +1,11 @@
+// The exportInFlight rung and the two answers of its poll that take more than a line: the job's
+// state (jobPolled) and the job gone (jobVanished).
+import { completedDurationMs, observe, withDuration } from '../../../api/poll-schedule.ts';
 import { failed, none } from '../decision.ts';
 import { recordedJob } from '../export-site.ts';
-import { type PlatformCase, type Rule, rule } from '../model.ts';
-import { exportPollDelayMs, inFlight } from '../schedule.ts';
-import { jobPolled } from './job-polled.ts';
-import { jobVanished } from './job-vanished.ts';
+import { type Decision, type ExportPoll, type PlatformCase, type Rule, rule, type Status } from '../model.ts';
+import { exportObservations, exportPollDelayMs, inFlight, JOIN_WAIT_MS, nextExportDue } from '../schedule.ts';
+import { startOrWait } from './join-or-start.ts';
 
 /**
  * An export in flight finishes first, whatever else changed meanwhile: a completed one is
@@ -25,3 +27,87 @@ export const exportInFlight: Rule<PlatformCase> = rule('exportInFlight', (c) => 
   if (poll.kind === 'notFound') return jobVanished(c, jobId);
   return jobPolled(c, jobId, poll);
 });
+
+type JobAnswer = Extract<ExportPoll, { kind: 'job' }>;
+
+/**
+ * The platform answered about the job in flight: its progress is recorded; completed, it is
+ * published; failed, the next export waits for its interval or retry; else it is polled again.
+ */
+export function jobPolled({ o, status, tun }: PlatformCase, jobId: string, poll: JobAnswer): Decision {
+  const { release, now } = o;
+  const seen = observe(exportObservations(status, now), poll, now.getTime());
+  const polled = {
+    ...status.export,
+    state: poll.state,
+    ...(poll.progress === undefined ? {} : { progress: poll.progress }),
+    ...(poll.pageCount === undefined ? {} : { pageCount: poll.pageCount }),
+    ...(seen.samples?.length
+      ? {
+          progressSamples: seen.samples.map((p) => ({
+            at: new Date(p.at).toISOString(),
+            progress: p.progress,
+          })),
+        }
+      : {}),
+  };
+  if (poll.state === 'completed') {
+    const took = completedDurationMs(poll, seen.startedAt, now.getTime());
+    const s = {
+      ...status,
+      export: { ...polled, progress: 100 },
+      exportDurationsSeconds: withDuration(status.exportDurationsSeconds, Math.round(took) / 1000),
+    };
+    return {
+      action: { kind: 'publish', mode: 'NewContent', ...recordedJob({ ...status.export, jobId }) },
+      status: s,
+      events: [
+        {
+          type: 'Normal',
+          reason: 'ExportCompleted',
+          note: `Export job ${jobId} completed${poll.pageCount ? ` (${poll.pageCount} pages)` : ''}`,
+        },
+      ],
+    };
+  }
+  if (poll.state === 'failed') {
+    const message = `Export job ${jobId} failed${poll.error ? `: ${poll.error}` : ''}`;
+    const s: Status = { ...status, export: { ...polled, finishedAt: now.toISOString(), message } };
+    const due = nextExportDue({ ...release, status: s }, tun);
+    return none(s, due === undefined ? undefined : due - now.getTime(), [
+      { type: 'Warning', reason: 'ExportFailed', note: message },
+    ]);
+  }
+  // queued, running, or a state this client does not know yet: keep polling.
+  const s = { ...status, export: polled };
+  return none(s, exportPollDelayMs(s, now));
+}
+
+/**
+ * The job in flight no longer exists on the platform: it ends as vanished, and the next export is
+ * joined when another release of the group started one, else started.
+ */
+export function jobVanished(c: PlatformCase, jobId: string): Decision {
+  const { o, status } = c;
+  const { now, shared } = o;
+  const s: Status = {
+    ...status,
+    export: {
+      ...status.export,
+      state: 'vanished',
+      finishedAt: now.toISOString(),
+      message: 'The export job no longer exists',
+    },
+  };
+  if (shared && shared.jobId !== jobId)
+    return none(s, JOIN_WAIT_MS, [
+      {
+        type: 'Warning',
+        reason: 'ExportVanished',
+        note: `Export job ${jobId} no longer exists; joining the export started for the same site`,
+      },
+    ]);
+  const d = startOrWait({ ...c, status: s }, 'JobVanished');
+  const note = `Export job ${jobId} no longer exists; ${d.action.kind === 'start' ? 'starting a new export' : 'a new export starts when its start budget allows'}`;
+  return { ...d, events: [{ type: 'Warning', reason: 'ExportVanished', note }, ...d.events] };
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExportPoll } from '../../../../src/controllers/static-export-release/model.ts';
-import { jobPolled } from '../../../../src/controllers/static-export-release/rules/job-polled.ts';
+import { jobPolled } from '../../../../src/controllers/static-export-release/rules/export-in-flight.ts';
 import { at, platformCase, release } from '../../../support/release-fixtures.ts';
 
 type Answer = Extract<ExportPoll, { kind: 'job' }>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jobVanished } from '../../../../src/controllers/static-export-release/rules/job-vanished.ts';
+import { jobVanished } from '../../../../src/controllers/static-export-release/rules/export-in-flight.ts';
 import { JOIN_WAIT_MS } from '../../../../src/controllers/static-export-release/schedule.ts';
 import type { SharedExport } from '../../../../src/controllers/static-export-release/shared-exports.ts';
 import { at, platformCase, release } from '../../../support/release-fixtures.ts';

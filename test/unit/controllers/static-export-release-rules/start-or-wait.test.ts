@@ -3,13 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   afterServedJobGone,
-  pinnedJobGone,
-} from '../../../../src/controllers/static-export-release/after-publish.ts';
-import {
   afterStart,
   afterStartBusy,
   afterStartRefused,
-} from '../../../../src/controllers/static-export-release/after-start.ts';
+  pinnedJobGone,
+} from '../../../../src/controllers/static-export-release/after-export.ts';
 import { choose } from '../../../../src/controllers/static-export-release/decide.ts';
 import type { Status } from '../../../../src/controllers/static-export-release/model.ts';
 import { DEFAULT_TUNABLES } from '../../../../src/controllers/static-export-release/model.ts';
@@ -17,7 +15,7 @@ import {
   startAsk,
   startOrWait,
   withoutWaitOver,
-} from '../../../../src/controllers/static-export-release/rules/start-or-wait.ts';
+} from '../../../../src/controllers/static-export-release/rules/join-or-start.ts';
 import type { BudgetView } from '../../../../src/controllers/static-export-release/start-budget.ts';
 import { startReason } from '../../../../src/controllers/static-export-release/start-reason.ts';
 import { REQUESTED_AT_ANNOTATION } from '../../../../src/crd/index.ts';
