@@ -1,9 +1,9 @@
 // What a StaticExportRelease needs next, as a pure function of what was observed: the status is
 // classified once (a start or a wait that is over dropped, a job of the other API revision noted,
-// a pin's spec seen; a tag's check recorded),
-// then the first rule of its source's ladder that applies decides, else `settle` (the foot, at the
-// end of this file: the workloads roll or are watched). The rules' order
-// is the behaviour: test/unit/controllers/static-export-release-rules/ladder.test.ts pins it.
+// a pin's spec seen; a tag's check recorded), then the first rule of its source's ladder that
+// applies decides, else `settle` (the foot, at the end of this file: the workloads roll or are
+// watched). The rules' order is the behaviour:
+// test/unit/controllers/static-export-release-rules/ladder.test.ts pins it.
 
 import type { Failure } from '../failures.ts';
 import { failed, none } from './decision.ts';
