@@ -3,11 +3,7 @@
 // The reconcile's ShareVisit, opened here along with the admin API client, is what every call on the
 // share group goes through (the poll here; the start and the bundle link in actions.ts).
 import type { AdminApiClient, ExportStatus } from '../../../api/index.ts';
-import {
-  parseDuration,
-  type StaticExportRelease,
-  staticExportReleaseSpecSchema,
-} from '../../../crd/index.ts';
+import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../../crd/index.ts';
 import { readCredentials } from '../../credentials.ts';
 import { type Loaded, pollJob } from '../../skeleton.ts';
 import { jobRef, siteKey } from '../export-site.ts';

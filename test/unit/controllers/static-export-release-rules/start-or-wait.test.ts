@@ -92,14 +92,13 @@ describe('startOrWait', () => {
   });
 
   it('after a 409 waits until its time, then starts once more', () => {
-    const busy: Status = {
-      waiting: { reason: 'ExportBusy', since: at(-MIN), until: at(2 * MIN), message: 'x' },
-    };
+    const wait = { reason: 'ExportBusy' as const, since: at(-MIN), until: at(2 * MIN), message: 'x' };
+    const busy: Status = { waiting: wait };
     const d = startOrWait(platformCase(current({ status: busy }), { budget: view(0) }), 'Initial');
     expect(d.action.kind).toBe('none');
     expect(d.requeueAfterMs).toBe(2 * MIN);
     // Over: the classification drops it and the start goes.
-    const over = withoutWaitOver({ waiting: { ...busy.waiting!, until: at(-1) } }, NOW);
+    const over = withoutWaitOver({ waiting: { ...wait, until: at(-1) } }, NOW);
     expect(over.waiting).toBeUndefined();
     expect(withoutWaitOver(busy, NOW)).toBe(busy);
   });
