@@ -107,3 +107,29 @@ app.kubernetes.io/component: test
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
+
+{{/* With openshift the cluster assigns user and group ids (OpenShift's restricted SCC refuses ids outside the namespace's range). */}}
+{{- define "operator.podSecurityContext" -}}
+{{- if .Values.openshift -}}
+{{- toYaml (omit .Values.podSecurityContext "runAsUser" "runAsGroup" "fsGroup") -}}
+{{- else -}}
+{{- toYaml .Values.podSecurityContext -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "operator.securityContext" -}}
+{{- if .Values.openshift -}}
+{{- toYaml (omit .Values.securityContext "runAsUser" "runAsGroup") -}}
+{{- else -}}
+{{- toYaml .Values.securityContext -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The replicas' spread: across nodes, softly (ScheduleAnyway), with spreadAcrossNodes; then the user's own constraints. */}}
+{{- define "operator.topologySpread" -}}
+{{- $constraints := list -}}
+{{- if .Values.spreadAcrossNodes -}}
+{{- $constraints = append $constraints (dict "maxSkew" 1 "topologyKey" "kubernetes.io/hostname" "whenUnsatisfiable" "ScheduleAnyway" "labelSelector" (dict "matchLabels" (include "operator.selectorLabels" . | fromYaml))) -}}
+{{- end -}}
+{{- toYaml (concat $constraints .Values.topologySpreadConstraints) -}}
+{{- end -}}

@@ -19,6 +19,16 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
+{{/* The `helm test` pod's labels: not the site's selector labels, or its Service, PodDisruptionBudget
+(which refuses every eviction while it selects a pod no controller owns) and spread would count it. */}}
+{{- define "site.testLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}-test
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: test
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
 {{/* The Secret the pods read the link from: the operator's (existingSecret) or the chart's own. */}}
 {{- define "site.secretName" -}}
 {{- .Values.staticExport.existingSecret | default (include "site.fullname" .) -}}
@@ -188,4 +198,29 @@ default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-
   mountPath: /var/run/secrets/kubernetes.io/serviceaccount
   readOnly: true
 {{- end }}
+{{- end -}}
+
+{{/*
+nginx worker processes: one per core of nginx's CPU limit (or, without one, its request), rounded
+up. `auto` starts one per core of the node, each with its own buffers, inside a memory limit sized
+for a few; it is left only when neither is set.
+*/}}
+{{- define "site.nginxWorkers" -}}
+{{- $cpu := dig "limits" "cpu" "" .Values.resources | default (dig "requests" "cpu" "" .Values.resources) | toString -}}
+{{- if not $cpu -}}
+auto
+{{- else if hasSuffix "m" $cpu -}}
+{{- max 1 (div (add (trimSuffix "m" $cpu | atoi) 999) 1000) -}}
+{{- else -}}
+{{- max 1 (ceil (float64 $cpu) | int) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The pods' spread: across nodes, softly (ScheduleAnyway), with spreadAcrossNodes; then the user's own constraints. */}}
+{{- define "site.topologySpread" -}}
+{{- $constraints := list -}}
+{{- if .Values.spreadAcrossNodes -}}
+{{- $constraints = append $constraints (dict "maxSkew" 1 "topologyKey" "kubernetes.io/hostname" "whenUnsatisfiable" "ScheduleAnyway" "labelSelector" (dict "matchLabels" (include "site.selectorLabels" . | fromYaml))) -}}
+{{- end -}}
+{{- toYaml (concat $constraints .Values.topologySpreadConstraints) -}}
 {{- end -}}

@@ -77,7 +77,10 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       {},
       {
         watchNamespaces: ['docs', 'blog'],
-        podDisruptionBudget: { enabled: true },
+        openshift: true,
+        topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' },
+        ],
         networkPolicy: { enabled: true, apiServerPeers: [{ ipBlock: { cidr: '10.0.0.1/32' } }] },
         metrics: {
           serviceMonitor: { enabled: true, labels: { release: 'prom' } },
@@ -343,13 +346,79 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     expect(off.map((r) => r.metadata.name)).toEqual(['seo-static-export-operator']);
   });
 
-  it('renders the optional ServiceMonitor, PodDisruptionBudget and NetworkPolicy only when enabled', async () => {
+  it('spreads the two replicas across nodes, softly, and keeps one through drains with a PodDisruptionBudget', async () => {
+    const { objects } = await render(helm);
+    const selector = findObject(objects, 'Deployment').spec.selector.matchLabels;
+    const spread = {
+      maxSkew: 1,
+      topologyKey: 'kubernetes.io/hostname',
+      whenUnsatisfiable: 'ScheduleAnyway',
+      labelSelector: { matchLabels: selector },
+    };
+    expect(podSpec(objects).topologySpreadConstraints).toEqual([spread]);
+    const pdb = findObject(objects, 'PodDisruptionBudget');
+    expect(pdb.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: selector } });
+
+    // The user's constraints come after the node spread, or alone with it off.
+    const zone = {
+      maxSkew: 1,
+      topologyKey: 'topology.kubernetes.io/zone',
+      whenUnsatisfiable: 'DoNotSchedule',
+    };
+    const both = (await render(helm, { topologySpreadConstraints: [zone] })).objects;
+    expect(podSpec(both).topologySpreadConstraints).toEqual([spread, zone]);
+    const own = (await render(helm, { spreadAcrossNodes: false, topologySpreadConstraints: [zone] })).objects;
+    expect(podSpec(own).topologySpreadConstraints).toEqual([zone]);
+    expect(podSpec((await render(helm, { spreadAcrossNodes: false })).objects)).not.toHaveProperty(
+      'topologySpreadConstraints',
+    );
+
+    // A budget over one replica would only block a drain; off, none at all.
+    const single = await render(helm, { replicaCount: 1 });
+    expect(single.code, single.stderr).toBe(0);
+    expect(ofKind(single.objects, 'PodDisruptionBudget')).toEqual([]);
+    const off = await render(helm, { podDisruptionBudget: { enabled: false } });
+    expect(ofKind(off.objects, 'PodDisruptionBudget')).toEqual([]);
+  });
+
+  it('with openshift sets no user, group or fsGroup ids (the cluster assigns them), in the test pod neither', async () => {
+    const ids = ['runAsUser', 'runAsGroup', 'fsGroup'];
+    const fixed = await render(helm);
+    expect(podSpec(fixed.objects).securityContext).toMatchObject({
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      fsGroup: 65532,
+    });
+    const { objects, tests, stderr } = await render(helm, {
+      openshift: true,
+      securityContext: { runAsUser: 1000 },
+    });
+    const pods = [podSpec(objects), ofKind(tests, 'Pod')[0]?.spec];
+    for (const pod of pods) {
+      for (const id of ids) expect(pod.securityContext, stderr).not.toHaveProperty(id);
+      expect(pod.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      for (const c of pod.containers) {
+        for (const id of ids) expect(c.securityContext, c.name).not.toHaveProperty(id);
+        expect(c.securityContext).toMatchObject({
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ['ALL'] },
+        });
+      }
+    }
+    // null on one value leaves out that one only.
+    const partial = await render(helm, { podSecurityContext: { fsGroup: null } });
+    expect(podSpec(partial.objects).securityContext).not.toHaveProperty('fsGroup');
+    expect(podSpec(partial.objects).securityContext).toMatchObject({ runAsUser: 65532 });
+  });
+
+  it('renders the optional ServiceMonitor and NetworkPolicy only when enabled', async () => {
     const plain = (await render(helm)).objects.map((o) => o.kind);
-    for (const kind of ['ServiceMonitor', 'PodDisruptionBudget', 'NetworkPolicy'])
-      expect(plain).not.toContain(kind);
+    for (const kind of ['ServiceMonitor', 'NetworkPolicy']) expect(plain).not.toContain(kind);
     const { objects } = await render(helm, {
       metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' } } },
-      podDisruptionBudget: { enabled: true },
       networkPolicy: {
         enabled: true,
         apiServerPeers: [{ ipBlock: { cidr: '10.0.0.1/32' } }],
@@ -362,7 +431,6 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       path: '/metrics',
       honorLabels: true,
     });
-    expect(findObject(objects, 'PodDisruptionBudget').spec.maxUnavailable).toBe(1);
     const egress = findObject(objects, 'NetworkPolicy').spec.egress;
     expect(egress[0]).toEqual({
       ports: [

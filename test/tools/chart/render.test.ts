@@ -1,5 +1,8 @@
 // The site chart rendered by the real Helm 4 and Helm 3 binaries over the values users give it.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import {
   A_VERSION,
   CHART_DIR,
@@ -33,7 +36,6 @@ const MATRIX: Record<string, object> = {
     ingress: { enabled: true, className: 'nginx', hosts: [{ host: 'docs.example.com' }] },
     httpRoute: { enabled: true, parentRefs: [{ name: 'gw' }], hostnames: ['docs.example.com'] },
     autoscaling: { enabled: true },
-    podDisruptionBudget: { enabled: true },
     networkPolicy: { enabled: true, bundleHostPeers: [{ ipBlock: { cidr: '10.20.0.0/16' } }] },
   }),
   'inside the gap: a site image by digest, login and signature check': {
@@ -56,6 +58,15 @@ const MATRIX: Record<string, object> = {
       },
     },
   },
+  'OpenShift: ids left to the cluster, one replica, own spread only': inlineValues(LINK, {
+    openshift: true,
+    replicaCount: 1,
+    spreadAcrossNodes: false,
+    topologySpreadConstraints: [
+      { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway' },
+    ],
+    resources: { limits: { cpu: '1500m', memory: '256Mi' } },
+  }),
   'existing Secret (the operator writes it)': {
     staticExport: { enabled: true, existingSecret: 'docs-site-values' },
   },
@@ -544,5 +555,148 @@ describe('publish without restarts: the content sync sidecar', () => {
       expect(result.code).not.toBe(0);
       expect(result.stderr).toMatch(message);
     }
+  });
+});
+
+describe('production defaults', () => {
+  const conf = (objects: KubeObject[]) =>
+    (findObject(objects, 'ConfigMap') as KubeObject & { data: { 'nginx.conf': string } }).data['nginx.conf'];
+  const workers = (objects: KubeObject[]) => /^\s*worker_processes (\S+);$/m.exec(conf(objects))?.[1];
+
+  it('spreads the replicas across nodes softly, with the user’s constraints after it or alone', async () => {
+    const objects = await render(MATRIX['cloud, inline link'] as object);
+    const selector = findObject(objects, 'Deployment').spec.selector.matchLabels;
+    const spread = {
+      maxSkew: 1,
+      topologyKey: 'kubernetes.io/hostname',
+      whenUnsatisfiable: 'ScheduleAnyway',
+      labelSelector: { matchLabels: selector },
+    };
+    expect(podSpec(objects).topologySpreadConstraints).toEqual([spread]);
+    const zone = {
+      maxSkew: 1,
+      topologyKey: 'topology.kubernetes.io/zone',
+      whenUnsatisfiable: 'DoNotSchedule',
+    };
+    const both = await render(inlineValues(LINK, { topologySpreadConstraints: [zone] }));
+    expect(podSpec(both).topologySpreadConstraints).toEqual([spread, zone]);
+    const own = await render(
+      inlineValues(LINK, { spreadAcrossNodes: false, topologySpreadConstraints: [zone] }),
+    );
+    expect(podSpec(own).topologySpreadConstraints).toEqual([zone]);
+    const none = await render(inlineValues(LINK, { spreadAcrossNodes: false }));
+    expect(podSpec(none)).not.toHaveProperty('topologySpreadConstraints');
+  });
+
+  it('renders a PodDisruptionBudget whenever more than one replica runs, none for one', async () => {
+    const objects = await render(MATRIX['cloud, inline link'] as object);
+    const selector = findObject(objects, 'Deployment').spec.selector.matchLabels;
+    expect(findObject(objects, 'PodDisruptionBudget').spec).toEqual({
+      maxUnavailable: 1,
+      selector: { matchLabels: selector },
+    });
+    const kinds = async (values: object) => (await render(inlineValues(LINK, values))).map((o) => o.kind);
+    expect(await kinds({ replicaCount: 1 })).not.toContain('PodDisruptionBudget');
+    expect(await kinds({ podDisruptionBudget: { enabled: false } })).not.toContain('PodDisruptionBudget');
+    // With autoscaling the floor decides, not replicaCount.
+    expect(await kinds({ replicaCount: 1, autoscaling: { enabled: true } })).toContain('PodDisruptionBudget');
+    expect(await kinds({ autoscaling: { enabled: true, minReplicas: 1 } })).not.toContain(
+      'PodDisruptionBudget',
+    );
+  });
+
+  it('keeps the helm test pod out of the Service, the budget and the spread (an unowned pod blocks evictions)', async () => {
+    const objects = await render(MATRIX['cloud, inline link'] as object);
+    const selector = findObject(objects, 'Deployment').spec.selector.matchLabels as Record<string, string>;
+    const labels = findObject(objects, 'Pod').metadata.labels ?? {};
+    expect(Object.entries(selector).every(([k, v]) => labels[k] === v)).toBe(false);
+  });
+
+  it('starts one nginx worker per core of the CPU limit, else of the request, `auto` only without either', async () => {
+    // The defaults set no CPU limit and request 50m: one worker, not one per core of the node.
+    expect(workers(await render(MATRIX['cloud, inline link'] as object))).toBe('1');
+    const cases: [object, string][] = [
+      [{ limits: { cpu: '500m' } }, '1'],
+      [{ limits: { cpu: '1500m' } }, '2'],
+      [{ limits: { cpu: 2 } }, '2'],
+      [{ limits: { cpu: '2.5' } }, '3'],
+      [{ limits: { cpu: '1m' } }, '1'],
+      [{ requests: { cpu: '3' }, limits: { cpu: '4' } }, '4'],
+      [{ requests: { cpu: '2' }, limits: { memory: '128Mi' } }, '2'],
+      [{ requests: { cpu: null }, limits: { memory: '128Mi' } }, 'auto'],
+    ];
+    for (const [resources, expected] of cases) {
+      expect(workers(await render(inlineValues(LINK, { resources }))), JSON.stringify(resources)).toBe(
+        expected,
+      );
+    }
+  });
+
+  it('pins nginx to an exact version, the one the chart lists as its image', async () => {
+    const values = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8'));
+    expect(values.nginx.image.tag).toMatch(/^\d+\.\d+\.\d+(-[a-z]+)?$/);
+    const image = `${values.nginx.image.repository}:${values.nginx.image.tag}`;
+    const chart = parse(await readFile(join(CHART_DIR, 'Chart.yaml'), 'utf8'));
+    expect(parse(chart.annotations['artifacthub.io/images'])).toContainEqual({ name: 'nginx', image });
+    const nginx = (objects: KubeObject[]) => podSpec(objects).containers[0].image;
+    expect(nginx(await render(MATRIX['cloud, inline link'] as object))).toBe(image);
+    const digest = `sha256:${'d'.repeat(64)}`;
+    expect(nginx(await render(inlineValues(LINK, { nginx: { image: { digest } } })))).toBe(
+      `${values.nginx.image.repository}@${digest}`,
+    );
+  });
+
+  it('requests the site volume’s size of ephemeral storage for nginx, unless set or there is no emptyDir', async () => {
+    const requests = (objects: KubeObject[]) => podSpec(objects).containers[0].resources.requests;
+    expect(requests(await render(MATRIX['cloud, inline link'] as object))).toEqual({
+      cpu: '50m',
+      memory: '32Mi',
+      'ephemeral-storage': '2Gi',
+    });
+    expect(requests(await render(inlineValues(LINK, { siteVolumeSizeLimit: '5Gi' })))).toMatchObject({
+      'ephemeral-storage': '5Gi',
+    });
+    const own = await render(
+      inlineValues(LINK, { resources: { requests: { 'ephemeral-storage': '300Mi' } } }),
+    );
+    expect(requests(own)).toMatchObject({ 'ephemeral-storage': '300Mi' });
+    const imageVolume = await render(MATRIX['inside the gap: the image as an image volume'] as object);
+    expect(requests(imageVolume)).not.toHaveProperty('ephemeral-storage');
+  });
+});
+
+describe('OpenShift: the cluster assigns the ids', () => {
+  const ids = ['runAsUser', 'runAsGroup', 'fsGroup'];
+  const SYNC = {
+    staticExport: { enabled: true, existingSecret: 'docs-site-values', sync: { enabled: true } },
+  };
+
+  it('by default every container runs with fixed ids and the pod shares the volume through group 101', async () => {
+    const pod = podSpec(await render(SYNC));
+    expect(pod.securityContext.fsGroup).toBe(101);
+    const uids = [...pod.initContainers, ...pod.containers].map((c) => c.securityContext.runAsUser);
+    expect(uids).toEqual([65532, 101, 65532]);
+  });
+
+  it('with openshift no pod or container, the test pod included, sets a user, group or fsGroup id', async () => {
+    const objects = await render(merge(SYNC, { openshift: true }));
+    const pods = [podSpec(objects), findObject(objects, 'Pod').spec];
+    for (const pod of pods) {
+      for (const id of ids) expect(pod.securityContext).not.toHaveProperty(id);
+      expect(pod.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
+      for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
+        for (const id of ids) expect(c.securityContext, c.name).not.toHaveProperty(id);
+        expect(c.securityContext, c.name).toMatchObject({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        });
+      }
+    }
+    expect(podSpec(objects).initContainers).toHaveLength(1);
+    expect(podSpec(objects).containers).toHaveLength(2);
   });
 });
