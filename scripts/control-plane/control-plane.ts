@@ -2,7 +2,16 @@
 // kube-controller-manager, kube-scheduler and kwok (fake nodes that make pods Ready); on request a
 // real node beside kwok's (node.ts) where pods run.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { request } from 'node:https';
 import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -147,6 +156,40 @@ export class ControlPlane {
     return new ControlPlane(dir, JSON.parse(readFileSync(file, 'utf8')) as State);
   }
 
+  /** The components whose recorded process still runs (see `runs`), with their pids. */
+  async running(): Promise<{ component: Component; pid: number }[]> {
+    const found = [];
+    for (const [component, pid] of Object.entries(this.savedState().pids) as [Component, number][])
+      if (await this.runs(component, pid)) found.push({ component, pid });
+    return found;
+  }
+
+  /**
+   * Whether `pid` is component `c` of this control plane. After a reboot or a crash a recorded pid
+   * may be gone or reused by an unrelated program, whose process group must not be signalled. Each
+   * component names a file of this directory on its command line, but the forwarder, which names
+   * the API server's address.
+   */
+  private async runs(c: Component, pid: number): Promise<boolean> {
+    const r = await runProcess('ps', ['-ww', '-o', 'args=', '-p', String(pid)]);
+    if (r.code !== 0) return false;
+    return c === 'apiserver-proxy'
+      ? r.stdout.includes('forward.ts') && r.stdout.includes(`127.0.0.1:${this.state.ports.apiserver}`)
+      : r.stdout.includes(`${this.dir}/`);
+  }
+
+  /** The pids recorded for `c` (by this process, or in state.json by another) that still run it. */
+  private async ownPids(c: Component, saved: State['pids']): Promise<number[]> {
+    const pids = [...new Set([this.state.pids[c], saved[c]])].filter((p): p is number => p !== undefined);
+    const own = await Promise.all(pids.map((p) => this.runs(c, p)));
+    return pids.filter((_, i) => own[i]);
+  }
+
+  private savedState(): State {
+    const file = join(this.dir, 'state.json');
+    return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as State) : this.state;
+  }
+
   private args(c: Component): string[] {
     const { ports } = this.state;
     const k = this.certs;
@@ -276,10 +319,9 @@ export class ControlPlane {
    */
   async stop(): Promise<void> {
     if (existsSync(nodePaths(this.dir).root)) await this.stopNode();
-    const file = join(this.dir, 'state.json');
-    const saved = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as State).pids : {};
+    const saved = this.savedState().pids;
     for (const c of [...COMPONENTS].reverse()) {
-      for (const pid of new Set([this.state.pids[c], saved[c]])) if (pid) await killGroup(pid, 'SIGTERM');
+      for (const pid of await this.ownPids(c, saved)) await killGroup(pid, 'SIGTERM');
       delete this.state.pids[c];
       this.children.delete(c);
     }
@@ -392,19 +434,15 @@ export class ControlPlane {
    * go too.
    */
   async stopNode(): Promise<void> {
-    const file = join(this.dir, 'state.json');
-    const saved = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as State) : this.state;
+    const saved = this.savedState();
     const p = nodePaths(this.dir);
-    const pid = (c: NodeComponent) => this.state.pids[c] ?? saved.pids[c];
     const kill = async (c: NodeComponent) => {
-      const id = pid(c);
-      if (id) await killGroup(id, 'SIGTERM');
+      for (const id of await this.ownPids(c, saved.pids)) await killGroup(id, 'SIGTERM');
       delete this.state.pids[c];
       this.children.delete(c);
     };
     await kill('kubelet');
-    const containerd = pid('containerd');
-    if (containerd && alive(containerd)) {
+    if ((await this.ownPids('containerd', saved.pids)).length > 0) {
       const crictl = join(saved.binDir, 'crictl');
       const r = await runProcess(crictl, [
         '--runtime-endpoint',
@@ -552,9 +590,12 @@ current-context: static-export-test
 `;
   }
 
+  /** Written whole or not at all: a crash mid-write must not leave state.json unreadable. */
   private saveState(): void {
-    if (existsSync(this.dir))
-      writeFileSync(join(this.dir, 'state.json'), JSON.stringify(this.state, null, 2));
+    if (!existsSync(this.dir)) return;
+    const file = join(this.dir, 'state.json');
+    writeFileSync(`${file}.tmp`, JSON.stringify(this.state, null, 2));
+    renameSync(`${file}.tmp`, file);
   }
 }
 

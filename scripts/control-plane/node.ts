@@ -130,19 +130,61 @@ export function kubernetesEndpointSlice(apiserverPort: number) {
 const run = promisify(execFile);
 
 /**
- * Fails when another real node runs on this machine (they would share the bridge and the pod
- * network), naming its cluster dir when its containerd still runs, so it can be stopped.
+ * Fails when another real node runs on this machine, or one that is gone left its bridge (they would
+ * share the bridge and the pod network), saying how to remove it: `cluster:down` on its cluster dir
+ * when a process or mount still names it, else the commands for what the node made on the host.
  */
 export async function assertNoOtherNode(): Promise<void> {
   const { stdout } = await run('ip', ['-o', 'link', 'show']);
   if (!stdout.includes(`: ${BRIDGE}:`)) return;
   const ps = await run('ps', ['-ww', '-eo', 'args=']);
-  const dir = /^containerd --config (\S+)\/node\/containerd\.toml$/m.exec(ps.stdout)?.[1];
+  const dir = nodeDirIn(ps.stdout.split('\n'), mountPoints());
+  if (dir)
+    throw new Error(
+      `a real node (running, or gone with what it left) is in ${dir}; remove it with STATIC_EXPORT_CLUSTER_DIR=${dir} npm run cluster:down`,
+    );
+  const [veths, tables] = await Promise.all([
+    run('ip', ['-o', 'link', 'show', 'master', BRIDGE]).catch(() => ({ stdout: '' })),
+    run('nft', ['list', 'tables']).catch(() => ({ stdout: '' })),
+  ]);
   throw new Error(
-    dir
-      ? `a real node already runs from ${dir}; stop it with STATIC_EXPORT_CLUSTER_DIR=${dir} npm run cluster:down`
-      : `the ${BRIDGE} bridge of a real node that is gone is still there; remove it with ip link del ${BRIDGE}`,
+    `a real node that is gone left its ${BRIDGE} bridge; remove what it left with: ${removalCommands(veths.stdout, tables.stdout).join('; ')}`,
   );
+}
+
+/**
+ * The cluster dir of a real node named by a process's command line (a config file of its node
+ * directory) or a mount point (its containers' and pods' mounts), if any.
+ */
+export function nodeDirIn(commandLines: string[], mountPoints: string[]): string | undefined {
+  for (const line of commandLines) {
+    const m =
+      /(\/\S*)\/node\/(?:containerd\.toml|kubelet\.yaml|kube-proxy\.yaml|registry\.yaml|Corefile)\b/.exec(
+        line,
+      );
+    if (m) return m[1];
+  }
+  for (const point of mountPoints) {
+    const m = /^(\/.*)\/node\/(?:containerd-state|containerd|kubelet)\//.exec(point);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+/**
+ * Commands removing what a node whose directory is gone left on the host: the veths on its bridge
+ * (`ip -o link show master BRIDGE`), the bridge, and kube-proxy's tables (`nft list tables`).
+ */
+export function removalCommands(veths: string, tables: string): string[] {
+  return [
+    ...[...veths.matchAll(/^\d+: ([^:@]+)/gm)].map((m) => `ip link del ${m[1]}`),
+    `ip link del ${BRIDGE}`,
+    ...tables
+      .split('\n')
+      .map((t) => t.trim())
+      .filter((t) => /^table \S+ kube-proxy$/.test(t))
+      .map((t) => `nft delete ${t}`),
+  ];
 }
 
 /**
@@ -464,12 +506,16 @@ function readLink(path: string): string | undefined {
   }
 }
 
-/** Mount points at or below `root`, in mount order (mountinfo escapes spaces as \040). */
-export function mountsUnder(root: string): string[] {
+/** The host's mount points, in mount order (mountinfo escapes spaces as \040). */
+function mountPoints(): string[] {
   return readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
-    .map((line) => (line.split(' ')[4] ?? '').replace(/\\040/g, ' '))
-    .filter((m) => m === root || m.startsWith(`${root}/`));
+    .map((line) => (line.split(' ')[4] ?? '').replace(/\\040/g, ' '));
+}
+
+/** Mount points at or below `root`, in mount order. */
+export function mountsUnder(root: string): string[] {
+  return mountPoints().filter((m) => m === root || m.startsWith(`${root}/`));
 }
 
 /** What of the node is still on the host: for tests asserting a stopped node left nothing. */
