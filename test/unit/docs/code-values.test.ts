@@ -52,12 +52,15 @@ function contradictions(text: string): string[] {
 }
 
 describe('durations and limits in the Markdown', () => {
-  it.each(repoFiles(/\.md$/).filter((f) => f !== 'CHANGELOG.md'))('%s states the values the code uses', (file) => {
-    const found = paragraphs(readRepoFile(file)).flatMap(({ line, text }) =>
-      contradictions(text).map((why) => `${file}:${line} ${why}`),
-    );
-    expect(found).toEqual([]);
-  });
+  it.each(repoFiles(/\.md$/).filter((f) => f !== 'CHANGELOG.md'))(
+    '%s states the values the code uses',
+    (file) => {
+      const found = paragraphs(readRepoFile(file)).flatMap(({ line, text }) =>
+        contradictions(text).map((why) => `${file}:${line} ${why}`),
+      );
+      expect(found).toEqual([]);
+    },
+  );
 
   it('reports a value that differs from the code, across a line break too', () => {
     expect(contradictions('On SIGTERM a wait for a slot ends at the 30 s drain.')).toEqual([

@@ -6,14 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { CRD_DEFINITIONS } from '../../../src/crd/manifests.ts';
 import { codeSpans, readRepoFile, repoFiles } from '../../support/markdown.ts';
 
-interface Column {
-  name: string;
-  priority?: number;
-}
-
 const KINDS = CRD_DEFINITIONS.map((def) => ({
   names: [def.plural, def.singular, ...def.shortNames],
-  columns: (def as unknown as { printerColumns: readonly Column[] }).printerColumns,
+  columns: def.printerColumns,
 }));
 
 const WIDE = /(?:-o|--output)[ =]?wide\b/;
@@ -96,9 +91,9 @@ describe('kubectl get output in the Markdown', () => {
     expect(problems('`kubectl get aj` shows `READY`, `STATUS`, `AGE`; `-o wide` adds `STATE`')).toEqual([
       'lists the columns without PR',
     ]);
-    expect(problems('`kubectl get aj` shows `READY`, `STATUS`, `AGE`, `STATE`; `-o wide` adds `PR`')).toEqual([
-      'lists STATE before -o wide',
-    ]);
+    expect(problems('`kubectl get aj` shows `READY`, `STATUS`, `AGE`, `STATE`; `-o wide` adds `PR`')).toEqual(
+      ['lists STATE before -o wide'],
+    );
     expect(problems('kubectl get pods shows the version')).toEqual([]);
   });
 });
