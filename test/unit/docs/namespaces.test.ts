@@ -10,6 +10,7 @@ const PATHS: { file: string; heading?: string }[] = [
   { file: 'README.md', heading: 'Install' },
   { file: 'docs/quickstart.md' },
   { file: 'docs/install.md', heading: 'The path a cluster user follows' },
+  { file: 'charts/static-export-operator/README.md', heading: 'Install' },
 ];
 
 /** The shell commands of a text's fenced code blocks, continuation lines joined, comments dropped. */
