@@ -45,6 +45,7 @@ export const COMPONENTS = [
 ] as const;
 export type Component = (typeof COMPONENTS)[number] | NodeComponent;
 export const FAKE_NODE = 'kwok-node-0';
+const FAKE_NODE_RESOURCES = { cpu: '1k', memory: '1Ti', pods: '1M', 'ephemeral-storage': '1Ti' };
 /** The static-export image's repository, as both charts name it by default. */
 export const PROJECT_IMAGE = 'ghcr.io/static-export-operator/static-export';
 
@@ -562,6 +563,10 @@ export class ControlPlane {
         labels: { type: 'kwok', 'kubernetes.io/hostname': FAKE_NODE, 'kubernetes.io/os': 'linux' },
       },
       spec: {},
+      // kwok keeps a node's own figures; its defaults have no ephemeral-storage, which every real
+      // node reports, so a pod requesting some (the site chart's, for its emptyDir) would never
+      // be scheduled.
+      status: { capacity: FAKE_NODE_RESOURCES, allocatable: FAKE_NODE_RESOURCES },
     };
     const r = await this.get('/api/v1/nodes', 'POST', node);
     if (r.status !== 201 && r.status !== 409)

@@ -103,8 +103,17 @@ describe('StaticExportRelease CRD', () => {
       { domain: `${'a'.repeat(64)}.example.com` },
       /spec\.domain must be .*labels of at most 63 characters/,
     ],
-    // Nothing reads a project id for releases (AgentJobs have theirs): kubectl refuses it.
-    ['a projectId', { projectId: 'proj-1' }, /unknown field "spec\.projectId"/],
+    // A platform release names its site once: by domain (the contract's API) or by project.
+    [
+      'a projectId beside the domain',
+      { projectId: 'proj-1' },
+      /names exactly one of spec\.projectId .* or spec\.domain .*: remove the other/,
+    ],
+    [
+      'a base path with a domain',
+      { basePath: '/docs' },
+      /spec\.basePath and spec\.startBudget belong to the current export API: set them only with spec\.projectId/,
+    ],
     [
       'no target',
       { target: {} },
@@ -204,7 +213,7 @@ describe('StaticExportRelease CRD', () => {
       const r = await apply(obj);
       expect(r.code).not.toBe(0);
       expect(r.stderr).toMatch(
-        /a StaticExportRelease has exactly one source: either spec\.domain with spec\.credentialsSecretRef \(the platform export\) or spec\.source\.oci/,
+        /a StaticExportRelease has exactly one source: either spec\.projectId or spec\.domain, with spec\.credentialsSecretRef \(the platform export\), or spec\.source\.oci/,
       );
     }
   });
@@ -247,7 +256,7 @@ describe('StaticExportRelease CRD', () => {
     [
       'both sources',
       { ...ociSpec(), domain: 'docs.example.com', credentialsSecretRef: { name: 'k' } },
-      /spec\.source\.oci cannot be combined with spec\.domain, spec\.credentialsSecretRef, .*spec\.pinnedVersion/,
+      /spec\.source\.oci cannot be combined with spec\.domain, spec\.projectId, .*spec\.credentialsSecretRef, .*spec\.pinnedVersion/,
     ],
     [
       'a platform interval',
@@ -271,7 +280,7 @@ describe('StaticExportRelease CRD', () => {
     expect(r.stderr).toMatch(message);
   });
 
-  it('shows Ready, Status (the Ready message) and Age in kubectl get; Version, Renewal and Domain with -o wide', async () => {
+  it('shows Ready, Status (the Ready message) and Age in kubectl get; Version, Renewal, Domain, Project and Repository with -o wide', async () => {
     await apply(validRelease('columns'));
     const version = `sha256-${'b'.repeat(64)}`;
     const renewal = new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -314,6 +323,7 @@ describe('StaticExportRelease CRD', () => {
       'VERSION',
       'RENEWAL',
       'DOMAIN',
+      'PROJECT',
       'REPOSITORY',
     ]);
     expect(wideRow?.split(/\s+/).slice(4)).toEqual([version, renewal, 'docs.example.com']);

@@ -162,7 +162,7 @@ describe('kubectl get', () => {
   const table = async (args: string[]) =>
     (await kubectlOk(['get', ...args, '-n', h.ns])).split('\n').map((l) => l.trim().split(/\s{2,}/));
 
-  it('shows Ready, Status (the Ready message) and Age; -o wide adds Version, Renewal, Domain and Repository', async () => {
+  it('shows Ready, Status (the Ready message) and Age; -o wide adds Version, Renewal, Domain, Project and Repository', async () => {
     const ready = await watchRelease(
       'site',
       'Ready',
@@ -180,9 +180,10 @@ describe('kubectl get', () => {
       'VERSION',
       'RENEWAL',
       'DOMAIN',
+      'PROJECT',
       'REPOSITORY',
     ]);
-    // A platform release has no registry repository: its last column is empty, so only the first three are compared.
+    // A release by domain has no project nor registry repository: its last columns are empty, so only the first three are compared.
     expect(wideRow?.slice(4, 7)).toEqual([
       ready.status?.current?.version,
       ready.status?.current?.renewalTime,
