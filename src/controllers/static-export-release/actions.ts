@@ -25,6 +25,7 @@ import {
   afterStartFailed,
   afterStartRefused,
   pinnedJobGone,
+  servesAlready,
 } from './after-export.ts';
 import { afterOciGateFailed, afterOciPublish, afterOciRewrite } from './after-oci.ts';
 import { exportTarget, jobRef, recordedJob } from './export-site.ts';
@@ -213,7 +214,7 @@ async function publish(
     exportFinished();
     return next.requeueAfterMs === undefined ? {} : { requeueAfterMs: next.requeueAfterMs };
   }
-  const unchanged = action.mode === 'NewContent' && version === status.current?.version;
+  const unchanged = action.mode === 'NewContent' && servesAlready(status, version);
   const wrote = unchanged
     ? false
     : await targetOf(options, release).write({ bundleUrl: bundle.bundleUrl, version }, o.now, signal);

@@ -131,13 +131,22 @@ interface PublishOutcome {
   wrote: boolean;
 }
 
+/**
+ * New content that is what the target serves already, from a job whose link can still be renewed:
+ * nothing to write. After the served job was purged the same content is written with the new
+ * job's link, or the release would renew from no job and export again and again.
+ */
+export function servesAlready(status: Status, version: string): boolean {
+  return status.current?.version === version && status.current.jobId !== undefined;
+}
+
 export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): Folded {
   const base = release.status ?? {};
   const finishedExport =
     out.mode === 'NewContent' && base.export
       ? { ...base.export, state: 'completed', finishedAt: now.toISOString() }
       : base.export;
-  const unchanged = out.mode === 'NewContent' && base.current?.version === out.version;
+  const unchanged = out.mode === 'NewContent' && servesAlready(base, out.version);
   const pageCount =
     out.pageCount ?? (out.mode === 'Renew' || out.mode === 'Repair' ? base.current?.pageCount : undefined);
   const counted = pageCount === undefined ? {} : { pageCount };

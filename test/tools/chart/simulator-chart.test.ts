@@ -122,6 +122,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       '--port=8080',
       '--key-file=/var/run/static-export-simulator/adminKey',
       `--public-url=http://${NAME}.${NS}.svc`,
+      '--api-revision=1',
       '--export-duration=5s',
       '--link-ttl=15m',
       '--requests-per-minute=100',

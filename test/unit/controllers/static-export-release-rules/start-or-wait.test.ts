@@ -2,6 +2,7 @@
 // after a 409 only once the busy job is waited out; a contract release starts at once as before.
 import { describe, expect, it } from 'vitest';
 import {
+  afterPublish,
   afterServedJobGone,
   afterStart,
   afterStartBusy,
@@ -236,6 +237,21 @@ describe('the folds of a start of the current API', () => {
     expect(
       startReason(current({ status: f.status, spec: { pinnedVersion: V1 } }), NOW, DEFAULT_TUNABLES),
     ).toBeUndefined();
+    // The new export has the same content: served again with the new job's link, its job recorded
+    // (else the release would export again and again).
+    const again = afterPublish(
+      { now: NOW, release: current({ status: f.status }) },
+      {
+        mode: 'NewContent',
+        jobId: 'j9',
+        projectId: PROJECT.projectId,
+        version: V1,
+        expiresAt: new Date(NOW.getTime() + 60 * MIN),
+        wrote: true,
+      },
+    );
+    expect(again.status.current).toMatchObject({ version: V1, jobId: 'j9', projectId: PROJECT.projectId });
+    expect(startReason(current({ status: again.status }), NOW, DEFAULT_TUNABLES)).toBeUndefined();
     const gone = pinnedJobGone(status, V1, 'se_1');
     expect(gone).toMatchObject({ reason: 'PinnedJobGone', stalled: true });
     expect(gone.message).toMatch(
