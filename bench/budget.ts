@@ -139,12 +139,10 @@ class Day {
       let polled = false;
       const exp = release.status?.export;
       if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
-        const job = jobRef({ jobId: exp.jobId, projectId: exp.projectId });
         visit.adopt(exp.jobId, exp.startedAt ?? now.toISOString());
-        const answer = await visit.poll(exp.jobId, async () => {
-          const read = await client.readExport(job);
-          if (read.link) visit.offerLink(exp.jobId ?? '', read.link);
-          return read.status;
+        const answer = await visit.poll(client, {
+          jobId: exp.jobId,
+          ...(exp.projectId === undefined ? {} : { projectId: exp.projectId }),
         });
         observed.poll = answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' };
         polled = answer.polled;

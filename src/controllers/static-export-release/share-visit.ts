@@ -2,7 +2,8 @@
 // source (sources/platform-export.ts) when the release has an account, closed when the reconcile
 // ends: every call made on the group goes through it. Deciding reads the group's flight; the
 // reconciler's claim step, right after, takes the start decided.
-import type { ExportStatus, GeneratedBundle } from '../../api/index.ts';
+import type { AdminApiClient, GeneratedBundle } from '../../api/index.ts';
+import { jobRef } from './export-site.ts';
 import type { SharedExport, SharedExports } from './shared-exports.ts';
 
 export class ShareVisit {
@@ -33,19 +34,21 @@ export class ShareVisit {
     this.groups.adopt(this.key, this.identity, jobId, startedAt);
   }
 
-  /** The job's status: another member's answer still fresh, or one call for all. */
-  poll(jobId: string, call: () => Promise<ExportStatus>) {
-    return this.groups.poll(this.identity, jobId, call);
+  /**
+   * The recorded job's status: another member's answer still fresh, or one read for all. A
+   * completed job's answer in the current API carries its link: kept for the publish that follows.
+   */
+  poll(client: AdminApiClient, job: { jobId: string; projectId?: string }, signal?: AbortSignal) {
+    return this.groups.poll(this.identity, job.jobId, async () => {
+      const answer = await client.readExport(jobRef(job), signal ? { signal } : {});
+      if (answer.link) this.groups.offerLink(this.identity, job.jobId, answer.link);
+      return answer.status;
+    });
   }
 
   /** A bundle link generated for another release of the group a moment ago serves this one too. */
   link(jobId: string, call: () => Promise<GeneratedBundle>): Promise<GeneratedBundle> {
     return this.groups.link(this.identity, jobId, call);
-  }
-
-  /** The poll's answer carried a link (the current revision): the publish that follows uses it. */
-  offerLink(jobId: string, bundle: GeneratedBundle): void {
-    this.groups.offerLink(this.identity, jobId, bundle);
   }
 
   /**

@@ -6,7 +6,7 @@ import type { AdminApiClient, ExportStatus } from '../../../api/index.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../../crd/index.ts';
 import { readCredentials } from '../../credentials.ts';
 import { type Loaded, pollJob } from '../../skeleton.ts';
-import { jobRef, siteKey } from '../export-site.ts';
+import { siteKey } from '../export-site.ts';
 import type { ExportPoll, PlatformObserved } from '../model.ts';
 import { ShareVisit } from '../share-visit.ts';
 import { memberKey, shareKey } from '../shared-exports.ts';
@@ -92,14 +92,7 @@ class PlatformExport implements Source {
       const { jobId } = own;
       // After a restart the group learns its export in flight from the releases' status.
       visit.adopt(jobId, own.startedAt ?? now.toISOString());
-      // Another member's answer still fresh, or one call for all. A completed job's answer in the
-      // current revision carries its link: the publish that follows takes it from there.
-      const read = async () => {
-        const answer = await client.readExport(jobRef(own), { signal });
-        if (answer.link) visit.offerLink(jobId, answer.link);
-        return answer.status;
-      };
-      const poll = await pollJob(release, () => visit.poll(jobId, read), signal);
+      const poll = await pollJob(release, () => visit.poll(client, own, signal), signal);
       if (poll.kind !== 'job') return { observed: { ...seen, poll }, visit, ...budget };
       const answer = poll.job;
       return {
