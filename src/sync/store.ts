@@ -99,7 +99,7 @@ export class VersionStore {
   /**
    * Points `current` at a kept version atomically, and `previous` at the one it replaced: a page
    * read just before the swap may ask for assets only its version has (hashed names), which a web
-   * server can then still find there.
+   * server finds in `current` or `previous` at every moment of the swap.
    */
   async swap(version: string): Promise<void> {
     const dir = this.versionDir(version);
@@ -108,8 +108,10 @@ export class VersionStore {
     const now = new Date();
     await utimes(dir, now, now);
     const before = await this.served();
-    await this.link(version, this.current);
+    // `previous` first: were `current` swapped first, a page of `before` read from this pod a moment
+    // earlier would find its assets neither in the new tree nor in a `previous` not yet linked.
     if (before !== undefined && before !== version) await this.link(before, this.previous);
+    await this.link(version, this.current);
   }
 
   /** A new symlink to versions/<version> renamed over `path`: readers see the old link or the new one. */

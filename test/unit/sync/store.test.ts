@@ -47,6 +47,31 @@ describe('sync store', () => {
     expect(await s.syncTo(a, signal)).toEqual({ kind: 'serving' });
   });
 
+  it('a page of the version replaced finds its assets in current or previous at every moment of the swap', async () => {
+    const root = tempDir('sync-');
+    const { store, syncer: s } = syncer(root);
+    await store.prepare();
+    const [a, b] = [await bundle('A'), await bundle('B')];
+    await s.syncTo(a, signal);
+    // Looked at between each of the swap's file system calls, as a web server's fallback would.
+    const asset = 'index.html';
+    const aOnly = () =>
+      [join(root, 'current'), join(root, 'previous')].some(
+        (dir) => existsSync(join(dir, asset)) && readlinkSync(dir) === `versions/${a.version}`,
+      );
+    const lost: string[] = [];
+    let swapping = true;
+    const look = () => {
+      if (!aOnly()) lost.push(`current → ${readlinkSync(join(root, 'current'))}`);
+      if (swapping) setImmediate(look);
+    };
+    setImmediate(look);
+    await s.syncTo(b, signal);
+    swapping = false;
+    expect(served(root)).toBe('<h1>B</h1>');
+    expect(lost).toEqual([]);
+  });
+
   it('keeps the last --keep versions, the served one always, and deletes older ones after the swap', async () => {
     const root = tempDir('sync-');
     const { store, syncer: s } = syncer(root, { keep: 2 });
