@@ -101,7 +101,9 @@ describe('kubectl get output in the Markdown', () => {
     expect(problems('kubectl get pods shows the version')).toEqual([]);
     expect(problems("kubectl -n docs get ser docs -o jsonpath='{.status.current.version}'")).toEqual([]);
     expect(
-      problems("`kubectl get ser docs -o jsonpath='{.status.current.version}'`; `kubectl get ser` has Version"),
+      problems(
+        "`kubectl get ser docs -o jsonpath='{.status.current.version}'`; `kubectl get ser` has Version",
+      ),
     ).toEqual(['names Version without -o wide']);
   });
 });
