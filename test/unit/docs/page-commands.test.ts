@@ -24,7 +24,14 @@ import { codeSpans, proseLines, readRepoFile, shellCommands } from '../../suppor
 const PAGES = ['docs/troubleshooting.md', 'docs/security.md', 'docs/production.md'];
 
 /** Flags of kubectl and helm that the pages write on their own (`--force-conflicts`). */
-const TOOL_FLAGS = ['--force-conflicts', '--reuse-values', '--set', '--create-namespace', '--namespace'];
+const TOOL_FLAGS = [
+  '--force-conflicts',
+  '--reset-then-reuse-values',
+  '--reuse-values',
+  '--set',
+  '--create-namespace',
+  '--namespace',
+];
 
 interface Facts {
   program: Command;
