@@ -1,8 +1,8 @@
 // What the troubleshooting, security and production pages state about the operator, against the
 // code and the charts: every condition reason with what to do, fetch's exit codes and messages, the
 // sync sidecar's report, the log lines they quote, the chart values and defaults they name, the
-// Secrets rule and role aggregation, the trigger receiver's limits, the CRDs an uninstall deletes
-// and the tests the threat model cites.
+// Secrets rule and role aggregation, the trigger receiver's limits, the sizing figures (the latest
+// benchmarks'), the CRDs an uninstall deletes and the tests the threat model cites.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -214,6 +214,24 @@ describe('docs/production.md', () => {
         leafPaths(values).filter((path) => !hasValue(chartValues(chart), path)),
         chart,
       ).toEqual([]);
+  });
+
+  it('sizes with the latest benchmark figures, and derives the per-1,000 figure from them', () => {
+    const latest = sectionRows(readRepoFile('docs/benchmarks/index.md'), 'Latest figures')
+      .map((row) => row.join(' | '))
+      .join('\n');
+    const text = paragraphs(PRODUCTION).join('\n');
+    const figure = (pattern: RegExp) => Number(pattern.exec(text)?.[1]);
+    const idle = figure(/about (\d+) MB with 10 releases/);
+    const thousand = figure(/(\d+) MB at the peak of making 1,000 releases/);
+    const threeThousand = figure(/(\d+) MB for 3,000/);
+    for (const measured of [`${idle} MB`, `${thousand} MB`, `${threeThousand} MB`])
+      expect(latest, `the benchmarks show ${measured}`).toContain(measured);
+    expect(figure(/about (\d+) MB more per further 1,000/)).toBe(Math.round((threeThousand - thousand) / 2));
+    for (const mib of [...text.matchAll(/(\d+) MiB (?:at most )?for (?:a )?[\d,]+/g)].map(
+      (m) => `${m[1]} MiB`,
+    ))
+      expect(latest, `the benchmarks show ${mib}`).toContain(mib);
   });
 
   it('deletes every CRD the operator installs when removing everything', () => {
