@@ -12,6 +12,7 @@ import { exitCodeFor } from '../../../src/cli/exit-codes.ts';
 import { API_GROUP } from '../../../src/crd/common.ts';
 import { CRD_DEFINITIONS } from '../../../src/crd/manifests.ts';
 import { CONDITION_REASONS } from '../../../src/crd/reasons.ts';
+import { DEFAULT_MAX_RESPONSE_BYTES, MAX_LIST_PAGES } from '../../../src/runtime/kube-client.ts';
 import { conditionFor } from '../../../src/sync/reporter.ts';
 import { CONTENT_SERVED_CONDITION } from '../../../src/targets/pod-content.ts';
 import {
@@ -178,6 +179,15 @@ describe('docs/security.md', () => {
     expect(Number(/`trigger\.requestsPerMinute` \((\d+)\)/.exec(text)?.[1])).toBe(
       DEFAULT_TRIGGER_REQUESTS_PER_MINUTE,
     );
+  });
+
+  it("gives the Kubernetes client's read bounds as the code sets them", () => {
+    const row = sectionRows(SECURITY, 'Threat model: what the tests attack').find((r) =>
+      (r[0] ?? '').includes('Kubernetes API server'),
+    );
+    const text = row?.[2] ?? '';
+    expect(Number(/(\d+) MiB per answer/.exec(text)?.[1])).toBe(DEFAULT_MAX_RESPONSE_BYTES / 2 ** 20);
+    expect(Number(/(\d+) pages per list/.exec(text)?.[1])).toBe(MAX_LIST_PAGES);
   });
 
   it('cites tests that exist for each threat', () => {
