@@ -106,3 +106,25 @@ export function repoFiles(pattern: RegExp): string[] {
     .split('\n')
     .filter((f) => pattern.test(f) && existsSync(join(REPO, f)));
 }
+
+/** The shell commands of a text's fenced code blocks, continuation lines joined, comments dropped. */
+export function shellCommands(text: string): string[] {
+  const out: string[] = [];
+  let inShell = false;
+  let pending = '';
+  for (const line of text.split('\n')) {
+    const fence = /^\s*```(\w*)/.exec(line);
+    if (fence) {
+      inShell = !inShell && /^(sh|bash|shell)$/.test(fence[1] ?? '');
+      continue;
+    }
+    if (!inShell) continue;
+    const code = line.replace(/\s#.*$/, '');
+    pending += code.replace(/\\\s*$/, ' ');
+    if (!/\\\s*$/.test(code)) {
+      if (pending.trim() !== '') out.push(pending.trim().replace(/\s+/g, ' '));
+      pending = '';
+    }
+  }
+  return out;
+}

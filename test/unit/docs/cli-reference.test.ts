@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../../src/cli/exit-codes.ts';
-import { buildProgram } from '../../../src/cli/main.ts';
+import { cliProgram } from '../../support/doc-facts.ts';
 import { codeSpans, headings, readRepoFile, sectionRows } from '../../support/markdown.ts';
 
 const PAGE = readRepoFile('docs/cli.md');
@@ -22,8 +22,7 @@ const title = (path: string[]) => `\`${['static-export', ...path].join(' ')}\``;
 let all: { path: string[]; command: Command }[];
 
 beforeAll(async () => {
-  const sink = { write: () => true } as unknown as NodeJS.WritableStream;
-  all = commands(await buildProgram({ stdout: sink, stderr: sink, env: {} }));
+  all = commands(await cliProgram());
 });
 
 describe('docs/cli.md', () => {

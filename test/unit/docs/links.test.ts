@@ -1,12 +1,12 @@
 // Every relative link in the repository's Markdown (README.md, the charts' READMEs, docs/, the sample
 // docs) leads to a file that exists and, with an anchor, to a heading in it (anchors as GitHub makes
 // them). docs/ is also served as a site of its own (the demo exports it through the simulator): its
-// pages link only to each other or to https URLs, each starts with a title, and the docs home links
-// every page.
+// pages link only to each other or to https URLs, each starts with a title, and the docs home (and
+// the README's Documentation table) link every page.
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { headings, links, REPO, readRepoFile, repoFiles } from '../../support/markdown.ts';
+import { headings, links, REPO, readRepoFile, repoFiles, sectionRows } from '../../support/markdown.ts';
 
 const DOCS = join(REPO, 'docs');
 
@@ -57,6 +57,16 @@ describe('docs/ as a site', () => {
 
   it.each(DOC_PAGES)('%s starts with a # title', (file) => {
     expect(readRepoFile(file)).toMatch(/^# \S/);
+  });
+
+  it("the README's Documentation table links every page but the dated benchmark entries", () => {
+    const linked = new Set(
+      sectionRows(readRepoFile('README.md'), 'Documentation').flatMap((row) =>
+        links(row[0] ?? '').map(({ target }) => target.split('#')[0] ?? ''),
+      ),
+    );
+    const pages = DOC_PAGES.filter((p) => !/^docs\/benchmarks\/(?!index\.md$)/.test(p));
+    expect(pages.filter((p) => !linked.has(p))).toEqual([]);
   });
 
   it('the docs home links every page', () => {

@@ -2,7 +2,7 @@
 // namespace (`kubectl -n docs create secret …`, `helm install … -n docs`) needs that namespace
 // created earlier on the same path (`kubectl create namespace docs`, or `--create-namespace`).
 import { describe, expect, it } from 'vitest';
-import { readRepoFile } from '../../support/markdown.ts';
+import { readRepoFile, shellCommands } from '../../support/markdown.ts';
 
 /** Each path: a page, or the section of it under a heading (down to the next of its level or higher). */
 const PATHS: { file: string; heading?: string }[] = [
@@ -12,28 +12,6 @@ const PATHS: { file: string; heading?: string }[] = [
   { file: 'docs/install.md', heading: 'The path a cluster user follows' },
   { file: 'charts/static-export-operator/README.md', heading: 'Install' },
 ];
-
-/** The shell commands of a text's fenced code blocks, continuation lines joined, comments dropped. */
-function commands(text: string): string[] {
-  const out: string[] = [];
-  let inShell = false;
-  let pending = '';
-  for (const line of text.split('\n')) {
-    const fence = /^\s*```(\w*)/.exec(line);
-    if (fence) {
-      inShell = !inShell && /^(sh|bash|shell)$/.test(fence[1] ?? '');
-      continue;
-    }
-    if (!inShell) continue;
-    const code = line.replace(/\s#.*$/, '');
-    pending += code.replace(/\\\s*$/, ' ');
-    if (!/\\\s*$/.test(code)) {
-      if (pending.trim() !== '') out.push(pending.trim().replace(/\s+/g, ' '));
-      pending = '';
-    }
-  }
-  return out;
-}
 
 function section(text: string, heading: string): string {
   const lines = text.split('\n');
@@ -73,7 +51,7 @@ describe('install paths', () => {
     '$file $heading: each namespace is created before anything goes in it',
     ({ file, heading }) => {
       const text = readRepoFile(file);
-      const cmds = commands(heading ? section(text, heading) : text);
+      const cmds = shellCommands(heading ? section(text, heading) : text);
       expect(cmds.length).toBeGreaterThan(0);
       expect(uncreated(cmds)).toEqual([]);
     },
@@ -90,7 +68,7 @@ describe('install paths', () => {
       'kubectl -n web apply -f release.yaml',
       '```',
     ].join('\n');
-    expect(uncreated(commands(text))).toEqual([
+    expect(uncreated(shellCommands(text))).toEqual([
       'kubectl -n docs create secret generic key (namespace docs not created before)',
     ]);
   });

@@ -2,11 +2,7 @@
 // operator registers is described under Metrics, and every alert of the operator chart's
 // PrometheusRule under Alerts (with what to do). Both ways.
 import { describe, expect, it } from 'vitest';
-import { registerBudgetMetrics } from '../../../src/controllers/budget-metrics.ts';
-import type { ApiClients } from '../../../src/controllers/credentials.ts';
-import { registerReleaseMetrics } from '../../../src/controllers/release-metrics.ts';
-import { StartBudgets } from '../../../src/controllers/static-export-release/start-budget.ts';
-import { Metrics } from '../../../src/runtime/metrics.ts';
+import { chartAlerts, registeredMetricNames } from '../../support/doc-facts.ts';
 import { codeSpans, proseLines, readRepoFile, sectionRows } from '../../support/markdown.ts';
 
 const PAGE = readRepoFile('docs/operations.md');
@@ -24,13 +20,7 @@ const sorted = (names: Iterable<string>) => [...new Set(names)].sort();
 
 describe('docs/operations.md', () => {
   it("describes every metric the operator registers (Node's process metrics aside), and no other", () => {
-    const metrics = new Metrics({ processMetrics: false });
-    registerReleaseMetrics(metrics, () => []);
-    // The clients are read only when the metrics are collected, which this test never does.
-    registerBudgetMetrics(metrics, {} as ApiClients, new StartBudgets());
-    const registered = metrics.registry
-      .getMetricsAsArray()
-      .map((m) => (m as unknown as { name: string }).name);
+    const registered = registeredMetricNames();
     const documented = codeSpans(section('Metrics'))
       .map((span) => /^(static_export_[a-z_]+)(?:\{[^}]*\})?$/.exec(span)?.[1])
       .filter((name): name is string => name !== undefined);
@@ -38,8 +28,7 @@ describe('docs/operations.md', () => {
   });
 
   it("lists every alert of the operator chart's PrometheusRule with what to do, and no other", () => {
-    const rule = readRepoFile('charts/static-export-operator/templates/prometheusrule.yaml');
-    const alerts = [...rule.matchAll(/^\s*- alert: (\w+)$/gm)].map((m) => m[1] ?? '');
+    const alerts = chartAlerts();
     expect(alerts.length).toBeGreaterThan(0);
     const rows = sectionRows(PAGE, 'Alerts');
     expect(sorted(rows.map((row) => codeSpans(row[0] ?? '')[0] ?? ''))).toEqual(sorted(alerts));

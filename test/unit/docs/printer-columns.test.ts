@@ -12,6 +12,8 @@ const KINDS = CRD_DEFINITIONS.map((def) => ({
 }));
 
 const WIDE = /(?:-o|--output)[ =]?wide\b/;
+/** An output format without columns: what such a command prints names fields, not columns. */
+const FIELDS = /(?:-o|--output)[ =]?(?:jsonpath|json|yaml|name|custom-columns|go-template)\b/;
 
 /**
  * The units a claim about `kubectl get` output lives in: each paragraph of prose (consecutive
@@ -47,8 +49,10 @@ function units(text: string): { line: number; text: string }[] {
 const word = (w: string, flags = '') => new RegExp(`(?<![\\w-])${w}(?![\\w-])`, flags);
 
 /** What is wrong with one unit of text about `kubectl get` output, for each kind it gets. */
-function problems(text: string): string[] {
-  if (!/\bkubectl\b/.test(text) || !/\bget\b/.test(text)) return [];
+function problems(unit: string): string[] {
+  // A code span (or a code block's line) that prints fields is not about columns.
+  const text = unit.replace(/`[^`\n]*`/g, (span) => (FIELDS.test(span) ? '' : span));
+  if (FIELDS.test(text) || !/\bkubectl\b/.test(text) || !/\bget\b/.test(text)) return [];
   const found: string[] = [];
   for (const kind of KINDS) {
     if (!kind.names.some((n) => word(n).test(text))) continue;
@@ -95,5 +99,11 @@ describe('kubectl get output in the Markdown', () => {
       ['lists STATE before -o wide'],
     );
     expect(problems('kubectl get pods shows the version')).toEqual([]);
+    expect(problems("kubectl -n docs get ser docs -o jsonpath='{.status.current.version}'")).toEqual([]);
+    expect(
+      problems(
+        "`kubectl get ser docs -o jsonpath='{.status.current.version}'`; `kubectl get ser` has Version",
+      ),
+    ).toEqual(['names Version without -o wide']);
   });
 });

@@ -6,32 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { CRD_DEFINITIONS } from '../../../src/crd/manifests.ts';
 import { CONDITION_REASONS, EVENT_REASONS, FAILURE_REASONS } from '../../../src/crd/reasons.ts';
 import { toStructuralSchema } from '../../../src/crd/structural.ts';
+import { type Schema, schemaFields } from '../../support/doc-facts.ts';
 import { codeSpans, readRepoFile, sectionRows } from '../../support/markdown.ts';
-
-interface Schema {
-  properties?: Record<string, Schema>;
-  items?: Schema;
-  default?: unknown;
-}
-
-/** Every field under `prefix` (spec or status) with its default as the page shows it ('' for none). */
-function fields(schema: Schema, prefix: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (node: Schema, path: string) => {
-    for (const [name, child] of Object.entries(node.properties ?? {})) {
-      const field = `${path}.${name}`;
-      // Object defaults (spec.rollout, spec.publishGate) are their fields' defaults, shown there.
-      out.set(
-        field,
-        child.default === undefined || typeof child.default === 'object' ? '' : String(child.default),
-      );
-      walk(child, field);
-    }
-    if (node.items) walk(node.items, `${path}[]`);
-  };
-  walk(schema, prefix);
-  return out;
-}
 
 /** The fields of the page's table under `heading`: first cell the field, third its default. */
 function documentedFields(page: string, heading: string): Map<string, string> {
@@ -59,7 +35,7 @@ describe.each(CRD_DEFINITIONS.map((def) => [def.kind, def] as const))('docs/spec
   const page = readRepoFile(pageOf(kind));
 
   it.each(['spec', 'status'] as const)('lists every %s field with its default, and no other', (part) => {
-    const schema = fields(toStructuralSchema(def[part]) as Schema, part);
+    const schema = schemaFields(toStructuralSchema(def[part]) as Schema, part);
     const documented = documentedFields(page, part);
     expect(sorted([...documented.keys()]), `${pageOf(kind)}, table under "${part}"`).toEqual(
       sorted([...schema.keys()]),
