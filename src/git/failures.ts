@@ -71,6 +71,14 @@ export function classify(error: unknown, repository: string, remoteLines: string
       `${repository} did not answer as a Git smart HTTP server (${error.code})`,
     );
   }
+  if (error instanceof Errors.RemoteCapabilityError) {
+    return new GitFailure(
+      'GitUnreachable',
+      `${repository} does not offer shallow fetches (Git's "${error.data.capability}" capability), which write-back needs`,
+    );
+  }
+  if (isGitError(error))
+    return new GitFailure('GitUnreachable', `writing to ${repository} failed (${error.code})`);
   if (error instanceof HttpTimeoutError)
     return new GitFailure('GitUnreachable', `${repository}: ${error.message}`);
   if (errorCode(error)) return new GitFailure('GitUnreachable', `${repository} ${connectionFailure(error)}`);
@@ -79,4 +87,9 @@ export function classify(error: unknown, repository: string, remoteLines: string
     'GitUnreachable',
     `writing to ${repository} failed (${typeof name === 'string' ? name : 'unknown error'})`,
   );
+}
+
+/** One of isomorphic-git's errors (their base class is not exported). */
+function isGitError(error: unknown): error is Error & { code: string } {
+  return Object.values(Errors).some((type) => typeof type === 'function' && error instanceof type);
 }

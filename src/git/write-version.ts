@@ -126,9 +126,11 @@ async function writeLocked(
   const http = gitHttpClient(url.origin, authorization, limits, signal);
   const gitdir = await mkdtemp(join(tmpdir(), 'git-write-back-'));
   const cache = {};
-  const context = { fs, http, gitdir, cache, url: url.href };
+  const context = { fs, http, gitdir, cache, remote: 'origin' };
   try {
     await git.init({ fs, gitdir, bare: true });
+    // A remote's fetch refspec is what isomorphic-git's fetch maps the fetched ref through.
+    await git.addRemote({ fs, gitdir, remote: 'origin', url: url.href });
     for (let attempt = 1; ; attempt++) {
       const head = await fetchHead(context, req, repository);
       signal.throwIfAborted();
@@ -188,7 +190,7 @@ type Context = {
   http: ReturnType<typeof gitHttpClient>;
   gitdir: string;
   cache: object;
-  url: string;
+  remote: string;
 };
 
 /** The head to write on: pushBranch's when it exists, else branch's (the remote's default when unset). */
