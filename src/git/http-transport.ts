@@ -19,7 +19,7 @@ export const GIT_HTTP_LIMITS: GitHttpLimits = {
   connectTimeoutMs: 10_000,
   headersTimeoutMs: 30_000,
   bodyTimeoutMs: 30_000,
-  maxResponseBytes: 512 * 1024 * 1024,
+  maxResponseBytes: 128 * 1024 * 1024,
 };
 
 /**

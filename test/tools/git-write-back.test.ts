@@ -245,6 +245,24 @@ describe('writeVersion fails with a reason and no secret', () => {
     }
   });
 
+  it("a server that never answers, under the default per-request timeouts: the call's deadline ends it", async () => {
+    const bad = await new GitServer(tempDir('git-silent-'), { hostile: 'silent' }).start();
+    try {
+      const outcome = await writeVersion({
+        ...request('x'),
+        target: { ...request('x').target, url: bad.url('x') },
+        timeoutMs: 500,
+      });
+      expect(outcome).toEqual({
+        outcome: 'Failed',
+        reason: 'GitUnreachable',
+        message: `writing to ${bad.url('x')} did not finish within 500 ms`,
+      });
+    } finally {
+      await bad.stop();
+    }
+  });
+
   it('nothing listening: GitUnreachable', async () => {
     const outcome = await writeVersion({
       ...request('x'),
