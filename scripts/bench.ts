@@ -15,6 +15,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
   polling: () => import('../bench/polling.ts'),
   rolls: () => import('../bench/rolls.ts'),
   budget: () => import('../bench/budget.ts'),
+  git: () => import('../bench/git-write-back.ts'),
 };
 
 const requested = process.argv.slice(2);

@@ -1,0 +1,99 @@
+// isomorphic-git's HTTP client, over the process's own HTTP stack (src/http.ts) instead of the
+// library's simple-get one, for three guarantees: credentials go only to the repository's own
+// origin; a redirect is never followed (simple-get follows it, and a token would follow a
+// redirect to the new host's scheme, port or host); every response is bounded in time and size.
+import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
+import { HttpAgent } from '../http.ts';
+import { GitFailure } from './types.ts';
+
+export interface GitHttpLimits {
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  /** Longest silence while a body streams. */
+  bodyTimeoutMs: number;
+  /** Largest response body: a ref advertisement or a pack (held in memory by isomorphic-git). */
+  maxResponseBytes: number;
+}
+
+export const GIT_HTTP_LIMITS: GitHttpLimits = {
+  connectTimeoutMs: 10_000,
+  headersTimeoutMs: 30_000,
+  bodyTimeoutMs: 30_000,
+  maxResponseBytes: 128 * 1024 * 1024,
+};
+
+/**
+ * A transport for one repository: `origin` gets `authorization`, every other URL is refused;
+ * `signal` aborts every request (isomorphic-git passes none to a fetch).
+ */
+export function gitHttpClient(
+  origin: string,
+  authorization: string | undefined,
+  limits: GitHttpLimits,
+  signal: AbortSignal,
+): HttpClient & { close(): void } {
+  const agent = new HttpAgent(limits);
+  return {
+    close: () => agent.close(),
+    async request(req: GitHttpRequest): Promise<GitHttpResponse> {
+      const url = new URL(req.url);
+      if (url.origin !== origin) {
+        throw new GitFailure(
+          'GitRedirected',
+          `refused a request to ${url.origin}: only ${origin} is contacted`,
+        );
+      }
+      const headers: Record<string, string> = { ...(req.headers ?? {}) };
+      if (authorization) headers.authorization = authorization;
+      const body = req.body ? Buffer.concat(await collect(req.body)) : undefined;
+      const res = await agent.request(url.href, { method: req.method ?? 'GET', headers, body, signal });
+      if (res.statusCode >= 300 && res.statusCode < 400) {
+        res.body.destroy();
+        throw new GitFailure('GitRedirected', redirectMessage(url, res.headers.location));
+      }
+      return {
+        url: url.href,
+        method: req.method,
+        statusCode: res.statusCode,
+        statusMessage: res.body.statusMessage ?? '',
+        headers: Object.fromEntries(
+          Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v ?? '')]),
+        ),
+        body: bounded(res.body, limits.maxResponseBytes, url.origin),
+      };
+    },
+  };
+}
+
+function redirectMessage(from: URL, location: string | undefined): string {
+  let where = 'elsewhere';
+  try {
+    const to = new URL(location ?? '', from);
+    where = to.origin === from.origin ? `another path on ${to.origin}` : to.origin;
+  } catch {}
+  return `${from.origin} redirected to ${where}; redirects are not followed (credentials never follow one): set url to the repository's own address`;
+}
+
+async function collect(body: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  return chunks;
+}
+
+async function* bounded(
+  body: AsyncIterable<Uint8Array>,
+  max: number,
+  origin: string,
+): AsyncGenerator<Uint8Array> {
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > max) {
+      throw new GitFailure(
+        'GitUnreachable',
+        `${origin} sent a response over ${Math.round(max / 1024 / 1024)} MiB; a repository's branch tip this large is not written back`,
+      );
+    }
+    yield chunk;
+  }
+}

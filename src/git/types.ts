@@ -1,0 +1,69 @@
+// The Git write-back engine's inputs and outputs (issue 33's shared interface): the reconcile
+// builds a WriteVersionRequest from spec.gitWriteBack and turns the outcome into status and events.
+
+export interface GitTarget {
+  /** https://host/owner/repo(.git); never with userinfo. */
+  url: string;
+  /** undefined: the remote's default branch (its HEAD symref). */
+  branch?: string;
+  /** Push here instead of `branch`; created from `branch`'s head when missing. */
+  pushBranch?: string;
+  /** File in the repository: relative, no `..`. */
+  path: string;
+  /** YAML path, dotted: `staticExport.version`. */
+  field: string;
+}
+
+/** Flux's GitRepository HTTPS Secret keys (`username`, `password`). */
+export type GitCredentials = { kind: 'none' } | { kind: 'basic'; username: string; password: string };
+
+export interface WriteVersionRequest {
+  target: GitTarget;
+  credentials: GitCredentials;
+  version: string;
+  author: { name: string; email: string };
+  /** Already rendered (renderCommitMessage). */
+  message: string;
+  allowInsecureHttp: boolean;
+  /** Aborting rejects the call with the signal's reason; nothing is pushed after that. */
+  signal?: AbortSignal;
+  /** The whole call's deadline once the repository's lock is held; default GIT_TIMEOUT_MS. */
+  timeoutMs?: number;
+}
+
+export type GitFailureReason =
+  /** 401/403 on fetch or push. */
+  | 'GitAuthRefused'
+  /** Push refused by the server for policy (pre-receive hook, protected ref). */
+  | 'GitBranchProtected'
+  /** `branch` is not on the remote. */
+  | 'GitBranchMissing'
+  /** The values file is not in the repository (override files are created). */
+  | 'GitPathMissing'
+  /** The YAML path crosses a non-mapping, or the file is not YAML. */
+  | 'GitFieldInvalid'
+  /** Still rejected as non-fast-forward after the retries. */
+  | 'GitNonFastForward'
+  /** The server redirected: credentials never follow a redirect. */
+  | 'GitRedirected'
+  /** Connection refused, DNS, timeout, 5xx, or a server that does not speak Git's smart HTTP. */
+  | 'GitUnreachable'
+  /** ssh or another scheme, or plain http without allowInsecureHttp. */
+  | 'GitUnsupported';
+
+export type WriteVersionOutcome =
+  | { outcome: 'Committed'; commit: string; branch: string; attempts: number }
+  /** The file already holds the version: no commit. */
+  | { outcome: 'AlreadyWritten'; commit: string; branch: string }
+  /** `message` holds no secret, no URL userinfo and nothing of the file's content. */
+  | { outcome: 'Failed'; reason: GitFailureReason; message: string };
+
+/** A classified failure inside the engine; writeVersion turns it into a Failed outcome. */
+export class GitFailure extends Error {
+  readonly reason: GitFailureReason;
+  constructor(reason: GitFailureReason, message: string) {
+    super(message);
+    this.name = 'GitFailure';
+    this.reason = reason;
+  }
+}

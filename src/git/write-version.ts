@@ -1,0 +1,300 @@
+// Commits a published version to the GitOps repository: a shallow fetch of one branch into a
+// fresh temporary directory, the one file edited, one commit, a push; on a push rejected because
+// the branch moved, the new head is fetched and the edit re-applied, with backoff, never forced.
+// Nothing is kept between calls, so there is no Git traffic unless a version is written.
+import * as fs from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import git, { Errors, type TreeEntry } from 'isomorphic-git';
+import { describeUrl, registerSecret, scrub } from '../redact.ts';
+import { wait } from '../timers.ts';
+import { isArgoCdOverrideFile, setOverrideParameter } from './argocd-override.ts';
+import { classify, isNonFastForward } from './failures.ts';
+import { GIT_HTTP_LIMITS, type GitHttpLimits, gitHttpClient } from './http-transport.ts';
+import { repositoryKey, withRepositoryLock } from './repository-lock.ts';
+import { GitFailure, type WriteVersionOutcome, type WriteVersionRequest } from './types.ts';
+import { setYamlField } from './yaml-edit.ts';
+
+/** The default deadline of one call, from the moment the repository's lock is held. */
+export const GIT_TIMEOUT_MS = 60_000;
+/** Pushes re-applied after a non-fast-forward rejection, waiting 200 ms, 400 ms, 800 ms, 1.6 s (jittered). */
+const RETRIES = 4;
+const FIRST_BACKOFF_MS = 200;
+const LOCAL_REF = 'refs/heads/write-back';
+
+/**
+ * Writes `req.version` into the target file and pushes one commit, or reports AlreadyWritten
+ * when the branch's file holds it. Calls for one repository run one after the other. An aborted
+ * `req.signal` rejects with its reason; every other failure is a Failed outcome.
+ */
+export async function writeVersion(
+  req: WriteVersionRequest,
+  limits: GitHttpLimits = GIT_HTTP_LIMITS,
+): Promise<WriteVersionOutcome> {
+  const secrets =
+    req.credentials.kind === 'basic' ? [req.credentials.password, basicAuth(req.credentials)] : [];
+  for (const secret of secrets) registerSecret(secret);
+  try {
+    const url = checkedUrl(req);
+    checkPath(req.target.path);
+    return await withRepositoryLock(repositoryKey(url.href), req.signal, () => writeLocked(req, url, limits));
+  } catch (error) {
+    if (req.signal?.aborted) throw req.signal.reason;
+    const failure = error instanceof GitFailure ? error : classify(error, repositoryName(req.target.url));
+    let message = scrub(failure.message);
+    for (const secret of secrets) message = message.split(secret).join('[REDACTED]');
+    return { outcome: 'Failed', reason: failure.reason, message };
+  }
+}
+
+function basicAuth(credentials: { username: string; password: string }): string {
+  return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
+}
+
+function repositoryName(url: string): string {
+  return describeUrl(url);
+}
+
+function checkedUrl(req: WriteVersionRequest): URL {
+  const raw = req.target.url;
+  if (/^[\w.-]+@[\w.-]+:/.test(raw) || raw.startsWith('ssh://') || raw.startsWith('git+ssh://')) {
+    throw new GitFailure(
+      'GitUnsupported',
+      'ssh is not supported yet: use the repository\'s https:// URL with a token (keys "username" and "password" in the Secret)',
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new GitFailure('GitUnsupported', 'url is not a URL: use https://host/owner/repository.git');
+  }
+  if (url.username || url.password) {
+    throw new GitFailure(
+      'GitUnsupported',
+      'url carries credentials: remove them from it and put them in the Secret',
+    );
+  }
+  if (url.protocol === 'http:' && !req.allowInsecureHttp) {
+    throw new GitFailure(
+      'GitUnsupported',
+      `plain http (${describeUrl(raw)}) needs the operator's --allow-insecure-git-url; use https://`,
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new GitFailure(
+      'GitUnsupported',
+      `${url.protocol} URLs are not supported: use https://host/owner/repository.git`,
+    );
+  }
+  url.hash = '';
+  url.search = '';
+  return url;
+}
+
+function checkPath(path: string): void {
+  const segments = path.split('/');
+  if (
+    path.startsWith('/') ||
+    path.includes('\\') ||
+    segments.some((s) => s === '' || s === '.' || s === '..' || s === '.git')
+  ) {
+    throw new GitFailure(
+      'GitPathMissing',
+      `path ${JSON.stringify(path.slice(0, 200))} must be a relative file path inside the repository, without "..", like deploy/values.yaml`,
+    );
+  }
+}
+
+interface Head {
+  commit: string;
+  /** The branch pushed to. */
+  branch: string;
+}
+
+async function writeLocked(
+  req: WriteVersionRequest,
+  url: URL,
+  limits: GitHttpLimits,
+): Promise<WriteVersionOutcome> {
+  const timeoutMs = req.timeoutMs ?? GIT_TIMEOUT_MS;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
+  const repository = repositoryName(url.href);
+  const authorization = req.credentials.kind === 'basic' ? basicAuth(req.credentials) : undefined;
+  const http = gitHttpClient(url.origin, authorization, limits, signal);
+  const gitdir = await mkdtemp(join(tmpdir(), 'git-write-back-'));
+  const cache = {};
+  const context = { fs, http, gitdir, cache, remote: 'origin' };
+  try {
+    await git.init({ fs, gitdir, bare: true });
+    // A remote's fetch refspec is what isomorphic-git's fetch maps the fetched ref through.
+    await git.addRemote({ fs, gitdir, remote: 'origin', url: url.href });
+    for (let attempt = 1; ; attempt++) {
+      const head = await fetchHead(context, req, repository);
+      signal.throwIfAborted();
+      const tree = await editedTree(context, req, head, repository);
+      if (tree === undefined) return { outcome: 'AlreadyWritten', commit: head.commit, branch: head.branch };
+      const author = { ...req.author, timestamp: Math.floor(Date.now() / 1000), timezoneOffset: 0 };
+      const commit = await git.commit({
+        fs,
+        gitdir,
+        cache,
+        message: req.message,
+        author,
+        committer: author,
+        tree,
+        parent: [head.commit],
+        ref: LOCAL_REF,
+      });
+      signal.throwIfAborted();
+      const remoteLines: string[] = [];
+      try {
+        await git.push({
+          ...context,
+          ref: LOCAL_REF,
+          remoteRef: `refs/heads/${head.branch}`,
+          onMessage: (line) => void remoteLines.push(line),
+          signal,
+        });
+        return { outcome: 'Committed', commit, branch: head.branch, attempts: attempt };
+      } catch (error) {
+        if (signal.aborted || !isNonFastForward(error)) throw classify(error, repository, remoteLines);
+      }
+      if (attempt > RETRIES) {
+        throw new GitFailure(
+          'GitNonFastForward',
+          `${head.branch} of ${repository} kept moving: the push was rejected as non-fast-forward ${attempt} times`,
+        );
+      }
+      const backoff = Math.min(FIRST_BACKOFF_MS * 2 ** (attempt - 1), 1_600) * (0.5 + Math.random() / 2);
+      if (!(await wait(backoff, signal))) signal.throwIfAborted();
+    }
+  } catch (error) {
+    if (deadline.aborted && !req.signal?.aborted) {
+      throw new GitFailure(
+        'GitUnreachable',
+        `writing to ${repository} did not finish within ${timeoutMs} ms`,
+      );
+    }
+    throw error;
+  } finally {
+    http.close();
+    await rm(gitdir, { recursive: true, force: true });
+  }
+}
+
+type Context = {
+  fs: typeof fs;
+  http: ReturnType<typeof gitHttpClient>;
+  gitdir: string;
+  cache: object;
+  remote: string;
+};
+
+/** The head to write on: pushBranch's when it exists, else branch's (the remote's default when unset). */
+async function fetchHead(context: Context, req: WriteVersionRequest, repository: string): Promise<Head> {
+  const { branch, pushBranch } = req.target;
+  if (pushBranch) {
+    const existing = await fetchBranch(context, `refs/heads/${pushBranch}`);
+    if (existing) return { commit: existing.commit, branch: pushBranch };
+  }
+  const base = await fetchBranch(context, branch ? `refs/heads/${branch}` : 'HEAD');
+  if (!base) {
+    throw new GitFailure(
+      'GitBranchMissing',
+      branch
+        ? `branch ${branch} is not in ${repository}`
+        : `${repository} has no default branch (an empty repository?): set branch`,
+    );
+  }
+  const name = branch ?? base.defaultBranch?.replace(/^refs\/heads\//, '');
+  if (!name)
+    throw new GitFailure('GitBranchMissing', `${repository} did not name its default branch: set branch`);
+  return { commit: base.commit, branch: pushBranch ?? name };
+}
+
+/** A depth-1 fetch of one ref; undefined when the remote does not have it. */
+async function fetchBranch(
+  context: Context,
+  remoteRef: string,
+): Promise<{ commit: string; defaultBranch: string | null } | undefined> {
+  try {
+    const result = await git.fetch({
+      ...context,
+      ref: 'fetched',
+      remoteRef,
+      singleBranch: true,
+      depth: 1,
+      tags: false,
+    });
+    if (!result.fetchHead) return undefined;
+    return { commit: result.fetchHead, defaultBranch: result.defaultBranch };
+  } catch (error) {
+    if (error instanceof Errors.NotFoundError) return undefined;
+    throw error;
+  }
+}
+
+/** The commit's tree with the file edited, or undefined when the file already holds the version. */
+async function editedTree(
+  context: Context,
+  req: WriteVersionRequest,
+  head: Head,
+  repository: string,
+): Promise<string | undefined> {
+  const { path, field } = req.target;
+  const { fs, gitdir, cache } = context;
+  let current: string | undefined;
+  try {
+    const { blob } = await git.readBlob({ fs, gitdir, cache, oid: head.commit, filepath: path });
+    current = Buffer.from(blob).toString('utf8');
+  } catch (error) {
+    if (!(error instanceof Errors.NotFoundError) && !(error instanceof Errors.ObjectTypeError)) throw error;
+  }
+  const override = isArgoCdOverrideFile(path);
+  if (current === undefined && !override) {
+    throw new GitFailure('GitPathMissing', `${path} is not in branch ${head.branch} of ${repository}`);
+  }
+  const next = override
+    ? setOverrideParameter(current, path, field, req.version)
+    : setYamlField(current as string, path, field, req.version);
+  if (next === undefined) return undefined;
+  const blob = await git.writeBlob({ fs, gitdir, blob: Buffer.from(next, 'utf8') });
+  const { commit } = await git.readCommit({ fs, gitdir, cache, oid: head.commit });
+  return replaceInTree(context, commit.tree, path.split('/'), blob, path);
+}
+
+/** `tree` with the blob at `segments` replaced (or added, with any missing directories); its new id. */
+async function replaceInTree(
+  context: Context,
+  tree: string | undefined,
+  segments: string[],
+  blob: string,
+  path: string,
+): Promise<string> {
+  const { fs, gitdir, cache } = context;
+  const entries: TreeEntry[] = tree ? (await git.readTree({ fs, gitdir, cache, oid: tree })).tree : [];
+  const [name, ...rest] = segments as [string, ...string[]];
+  const index = entries.findIndex((e) => e.path === name);
+  const existing = index === -1 ? undefined : entries[index];
+  let entry: TreeEntry;
+  if (rest.length === 0) {
+    if (existing && existing.type !== 'blob')
+      throw new GitFailure('GitPathMissing', `${path} is a directory, not a file`);
+    entry = { mode: existing?.mode === '100755' ? '100755' : '100644', path: name, oid: blob, type: 'blob' };
+  } else {
+    if (existing && existing.type !== 'tree')
+      throw new GitFailure('GitPathMissing', `${path} crosses the file ${name}`);
+    entry = {
+      mode: '040000',
+      path: name,
+      oid: await replaceInTree(context, existing?.oid, rest, blob, path),
+      type: 'tree',
+    };
+  }
+  if (index === -1) entries.push(entry);
+  else entries[index] = entry;
+  return git.writeTree({ fs, gitdir, tree: entries });
+}
