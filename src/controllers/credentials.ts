@@ -139,29 +139,17 @@ export async function readSecretKey(
   what: string,
   secrets?: SecretReads,
 ): Promise<{ value: string } | { failure: Failure }> {
-  let data: Record<string, string> | undefined;
-  try {
-    data = (
-      secrets
-        ? await secrets.get(namespace, ref.name)
-        : await kube.get<{ data?: Record<string, string> }>(
-            resourcePath('v1', 'secrets', namespace, ref.name),
-          )
-    ).data;
-  } catch (e) {
-    if (!isNotFound(e)) throw e;
-    return {
-      failure: failure(
-        'SecretNotFound',
-        `Secret ${namespace}/${ref.name} named in ${field} does not exist: create it with ${what} under key ${ref.key}`,
-        true,
-        RETRY_MISSING_SECRET_MS,
-      ),
-    };
-  }
-  const value = data?.[ref.key];
+  const read = await readSecretData(
+    kube,
+    namespace,
+    ref.name,
+    `${field} does not exist: create it with ${what} under key ${ref.key}`,
+    secrets,
+  );
+  if ('failure' in read) return read;
+  const value = read.data[ref.key];
   if (value === undefined) {
-    const keys = Object.keys(data ?? {}).join(', ') || 'none';
+    const keys = Object.keys(read.data).join(', ') || 'none';
     return {
       failure: failure(
         'SecretKeyNotFound',
@@ -172,6 +160,35 @@ export async function readSecretKey(
     };
   }
   return { value };
+}
+
+/**
+ * The base64 data of a Secret in `namespace`, or a SecretNotFound failure whose message is
+ * `Secret <namespace>/<name> named in <missing>` (which says what to create).
+ */
+export async function readSecretData(
+  kube: KubeClient,
+  namespace: string,
+  name: string,
+  missing: string,
+  secrets?: SecretReads,
+): Promise<{ data: Record<string, string> } | { failure: Failure }> {
+  try {
+    const secret = secrets
+      ? await secrets.get(namespace, name)
+      : await kube.get<{ data?: Record<string, string> }>(resourcePath('v1', 'secrets', namespace, name));
+    return { data: secret.data ?? {} };
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+    return {
+      failure: failure(
+        'SecretNotFound',
+        `Secret ${namespace}/${name} named in ${missing}`,
+        true,
+        RETRY_MISSING_SECRET_MS,
+      ),
+    };
+  }
 }
 
 interface ApiClientsOptions {

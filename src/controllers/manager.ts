@@ -32,6 +32,7 @@ import type { BundleDownloadSettings } from './static-export-release/options.ts'
 import { setupReleases } from './static-export-release/setup.ts';
 import { StartBudgets } from './static-export-release/start-budget.ts';
 import type { EventSink } from './types.ts';
+import type { UrlPolicy } from './url-allow-list.ts';
 import { Wiring } from './wiring.ts';
 
 interface OperatorConfig {
@@ -59,6 +60,8 @@ interface OperatorConfig {
   allowedApiBaseUrls?: string[];
   /** Keys may go over plain http to hosts other than loopback. */
   allowInsecureApiBaseUrl?: boolean;
+  /** The repositories spec.gitWriteBack may push to (--allowed-git-urls): see gitUrlAllowed. */
+  gitUrls?: UrlPolicy;
   keyPrefix?: string;
   /** Agent job creations per project and hour (the platform allows 100). */
   agentJobsPerHour?: number;

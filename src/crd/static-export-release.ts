@@ -12,6 +12,7 @@ import {
   timestamp,
   withCel,
 } from './common.ts';
+import { gitWriteBackSchema } from './git-write-back.ts';
 import { DURATION_LIMIT, PAGE_DROP_PATTERN, pageDropPercent, SAMPLE_LIMIT } from './limits.ts';
 import { duration, httpUrl, matching, namespaceName, objectName } from './validation.ts';
 
@@ -381,6 +382,7 @@ const specObject = z
         "Accept signed calls to the operator's trigger receiver (POST /hooks/<namespace>/<name>, operator flag --trigger-address) as a request for an export now, like the staticexport.dev/requested-at annotation. Absent: calls for this release get 404.",
       ),
     target: targetSchema,
+    gitWriteBack: gitWriteBackSchema.optional(),
   })
   .describe(
     'Which site to follow (a platform export, or site images in an OCI registry), how often, and where the result goes.',
@@ -583,6 +585,12 @@ const staticExportReleaseStatusSchema = z
             'When the link was last renewed (a renewal rolls the workloads when spec.rollout.onLinkRenewal is Rollout).',
           ),
         rollout: rolloutStatusSchema.optional(),
+        gitCommit: z
+          .string()
+          .optional()
+          .describe(
+            'The Git commit (spec.gitWriteBack) that holds this version; absent until it is written.',
+          ),
       })
       .optional()
       .describe('What the target serves now. The bundle link itself is never stored here.'),

@@ -27,7 +27,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['api', 'bundle', 'simulator'],
   ['oci'],
   ['targets', 'trigger'],
-  ['controllers'],
+  // git/credentials reads Secrets the way the controllers do; the release controller calls git.
+  ['controllers', 'git'],
   ['sync'],
   ['cli'],
 ];

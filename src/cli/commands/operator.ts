@@ -6,6 +6,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
 import { DEFAULT_BUNDLE_CACHE_ENTRIES } from '../../bundle/cache.ts';
 import { insecureApiBaseUrl } from '../../controllers/api-base-url.ts';
+import { insecureGitUrl } from '../../git/url-policy.ts';
 import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../../trigger/contract.ts';
 import {
   type BundleLimitFlags,
@@ -38,6 +39,8 @@ interface OperatorFlags extends BundleLimitFlags {
   apiBaseUrl?: string;
   allowedApiBaseUrls?: string[];
   allowInsecureApiBaseUrl?: boolean;
+  allowedGitUrls?: string[];
+  allowInsecureGitUrl?: boolean;
   apiRequestsPerMinute: number;
   keyPrefix: string;
   workDir: string;
@@ -61,6 +64,23 @@ function httpUrl(value: string): string {
   }
   return value;
 }
+
+function gitRepositoryUrl(value: string): string {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+    throw new InvalidArgumentError(
+      'expected the https:// URL of a Git repository such as https://github.com/acme/gitops.git (SSH is not supported yet).',
+    );
+  }
+  return value;
+}
+
+/** A comma-separated list, each entry checked by `parse`. */
+const list = (parse: (v: string) => string) => (v: string) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(parse);
 
 async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void> {
   // The old generation may grow by 30 % of what a full collection left before the next, not by
@@ -93,6 +113,17 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     const insecure = url && insecureApiBaseUrl(url, flags.allowInsecureApiBaseUrl ?? false);
     if (insecure) throw usageError(`${flag}: ${insecure}. Use https, or add --allow-insecure-api-base-url.`);
   }
+  for (const url of flags.allowedGitUrls ?? []) {
+    // Checked here, not in the option's parser: commander's message would repeat the value.
+    const u = new URL(url);
+    if (u.username || u.password)
+      throw usageError(
+        "--allowed-git-urls: an entry holds credentials (user:token@): list the repository's URL without them; the token goes in the release's spec.gitWriteBack.secretRef Secret.",
+      );
+    const insecure = insecureGitUrl(url, flags.allowInsecureGitUrl ?? false);
+    if (insecure)
+      throw usageError(`--allowed-git-urls: ${insecure}. Use https, or add --allow-insecure-git-url.`);
+  }
   const logger = createLogger({ level: flags.logLevel, name: 'static-export-operator' });
   if (flags.bundleCacheSize !== undefined) {
     logger.warn(
@@ -119,6 +150,7 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     ...(apiBaseUrl ? { apiBaseUrl: httpUrl(apiBaseUrl) } : {}),
     ...(flags.allowedApiBaseUrls ? { allowedApiBaseUrls: flags.allowedApiBaseUrls } : {}),
     ...(flags.allowInsecureApiBaseUrl ? { allowInsecureApiBaseUrl: true } : {}),
+    gitUrls: { allowed: flags.allowedGitUrls ?? [], allowInsecure: flags.allowInsecureGitUrl ?? false },
     ...(flags.leaderElection
       ? {
           leaderElection: {
@@ -215,16 +247,21 @@ export function registerOperator(program: Command, ctx: CliContext): void {
       '--allowed-api-base-urls <list>',
       'comma-separated further admin API base URLs a resource may name in spec.apiBaseUrl; keys are sent ' +
         'nowhere else (default: only --api-base-url)',
-      (v: string) =>
-        v
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean)
-          .map(httpUrl),
+      list(httpUrl),
     )
     .option(
       '--allow-insecure-api-base-url',
       'allow sending admin keys over plain http to hosts other than loopback (http://127.0.0.1 is always allowed)',
+    )
+    .option(
+      '--allowed-git-urls <list>',
+      'comma-separated https URLs of the Git repositories releases may commit to (spec.gitWriteBack.url, ' +
+        'compared without .git and trailing slashes); tokens are sent nowhere else (default: none, write-back off)',
+      list(gitRepositoryUrl),
+    )
+    .option(
+      '--allow-insecure-git-url',
+      'allow --allowed-git-urls entries with plain http (loopback too): the token and commits travel unencrypted',
     )
     .option(
       '--api-requests-per-minute <n>',

@@ -677,8 +677,20 @@ describe('static-export operator', () => {
       '--allowed-api-base-urls',
     ],
     [['operator', '--allowed-api-base-urls', 'ftp://a.example.com'], '--allowed-api-base-urls'],
+    // Git tokens likewise, loopback included; SSH repositories are not supported yet.
+    [['operator', '--allowed-git-urls', 'http://127.0.0.1:3000/acme/gitops.git'], '--allowed-git-urls'],
+    [['operator', '--allowed-git-urls', 'git@github.com:acme/gitops.git'], '--allowed-git-urls'],
   ])('exits 2 naming the flag for %j, before touching the cluster', async (args, flag) => {
     expectUsage(await runCli(args, {}), flag);
+  });
+
+  it('exits 2 for an --allowed-git-urls entry with credentials, without repeating them', async () => {
+    const r = await runCli(
+      ['operator', '--allowed-git-urls', 'https://bot:ghp_T0ken@github.com/acme/gitops.git'],
+      {},
+    );
+    expectUsage(r, '--allowed-git-urls: an entry holds credentials');
+    expect(r.stderr).not.toMatch(/bot|ghp_T0ken/);
   });
 });
 

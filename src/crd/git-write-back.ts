@@ -1,0 +1,188 @@
+// spec.gitWriteBack: where each published version is committed in Git. Every rule is checked by zod
+// and by the API server (CEL) with the same message, so a bad repository URL, path or template is
+// refused at `kubectl apply`, not found at the first publish.
+import { z } from 'zod';
+import { matching, objectName, withCel } from './validation.ts';
+
+const F = 'spec.gitWriteBack';
+
+/** The placeholders a commit message template may use, as Flux's image automation spells them. */
+export const COMMIT_MESSAGE_PLACEHOLDERS = ['Site', 'OldVersion', 'NewVersion', 'Release'] as const;
+export type CommitMessagePlaceholder = (typeof COMMIT_MESSAGE_PLACEHOLDERS)[number];
+
+export const DEFAULT_COMMIT_MESSAGE_TEMPLATE =
+  'Publish {{.NewVersion}} of {{.Site}}\n\nStaticExportRelease {{.Release}} published it (previously {{.OldVersion}}).';
+export const DEFAULT_GIT_AUTHOR = {
+  name: 'static-export-operator',
+  email: 'static-export-operator@users.noreply.github.com',
+} as const;
+export const DEFAULT_GIT_FIELD = 'staticExport.version';
+
+const NAMES = COMMIT_MESSAGE_PLACEHOLDERS.join('|');
+/** A placeholder in a template: `{{.Name}}`, spaces allowed inside the braces. */
+export const PLACEHOLDER = String.raw`\{\{\s*\.(${NAMES})\s*\}\}`;
+// A template: every '{{' opens a placeholder. One match over the text, as the API server's cost
+// budget allows (a rule looking at each '{{…}}' apart costs more than twice the budget).
+const TEMPLATE_PATTERN = String.raw`^([^{]|\{[^{]|${PLACEHOLDER})*\{?$`;
+
+const URL_MESSAGE = `${F}.url must be an https:// URL of the repository such as https://github.com/acme/gitops.git (http:// only where the operator allows it): SSH (ssh://… or git@host:path) is not supported yet, use the HTTPS URL with a token in ${F}.secretRef`;
+const USERINFO_MESSAGE = `${F}.url must not hold credentials (user:token@): credentials go in the Secret named by ${F}.secretRef (keys username and password)`;
+const URL_QUERY_MESSAGE = `${F}.url must not have a query or fragment (?… or #…): name the repository only`;
+// Userinfo of an http(s) URL: the part before '@' in the authority (RE2 and JavaScript read this
+// alike; an ssh URL's user is refused by the scheme rule alone).
+const USERINFO = '^[hH][tT][tT][pP][sS]?://[^/?#]*@';
+
+const repositoryUrl = withCel(
+  z
+    .string()
+    .max(2048)
+    .refine(
+      (v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol) && new URL(v).hostname !== '',
+      URL_MESSAGE,
+    )
+    .refine((v) => !new RegExp(USERINFO).test(v), USERINFO_MESSAGE)
+    .refine((v) => !/[?#]/.test(v), URL_QUERY_MESSAGE),
+  [
+    {
+      rule: "isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",
+      message: URL_MESSAGE,
+    },
+    { rule: `!self.matches(r'${USERINFO}')`, message: USERINFO_MESSAGE },
+    { rule: `!self.matches(r'[?#]')`, message: URL_QUERY_MESSAGE },
+  ],
+);
+
+// Segments that start with a letter, digit or '_', joined by single slashes; '..' anywhere and a
+// '.lock' end are what git check-ref-format refuses besides.
+const BRANCH_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$';
+const branchName = (field: string) => {
+  const message = `${field} must be a branch name such as main or env/production (letters, digits, '.', '_', '-' and '/'; no '..', not ending in .lock)`;
+  return withCel(
+    z
+      .string()
+      .max(255)
+      .refine(
+        (v) => new RegExp(BRANCH_PATTERN).test(v) && !v.includes('..') && !v.endsWith('.lock'),
+        message,
+      ),
+    [
+      {
+        rule: `self.matches(r'${BRANCH_PATTERN}') && !self.contains('..') && !self.endsWith('.lock')`,
+        message,
+      },
+    ],
+  );
+};
+
+const PATH_PATTERN = String.raw`^[^/]+(/[^/]+)*\.ya?ml$`;
+const PATH_DOT_SEGMENT = String.raw`(^|/)(\.|\.\.|\.git)(/|$)`;
+const PATH_MESSAGE = `${F}.path must be a YAML file relative to the repository root, such as clusters/production/docs-values.yaml or apps/docs/.argocd-source-docs.yaml (no leading '/', no '.', '..' or .git segments, ending in .yaml or .yml)`;
+const repositoryPath = withCel(
+  z
+    .string()
+    .max(1024)
+    .refine((v) => new RegExp(PATH_PATTERN).test(v) && !new RegExp(PATH_DOT_SEGMENT).test(v), PATH_MESSAGE),
+  [
+    {
+      rule: `self.matches(r'${PATH_PATTERN}') && !self.matches(r'${PATH_DOT_SEGMENT}')`,
+      message: PATH_MESSAGE,
+    },
+  ],
+);
+
+const FIELD_PATTERN = '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$';
+
+// The CRD is also a Helm template of the operator chart: its texts name the placeholders without
+// the double braces, which Helm would evaluate.
+const PLACEHOLDER_LIST = `${COMMIT_MESSAGE_PLACEHOLDERS.slice(0, -1)
+  .map((p) => `.${p}`)
+  .join(', ')} and .${COMMIT_MESSAGE_PLACEHOLDERS.at(-1)}`;
+const TEMPLATE_MESSAGE = `${F}.messageTemplate may only use the placeholders ${PLACEHOLDER_LIST}, each between double curly braces as in Flux's commit templates; double curly braces hold nothing else`;
+const messageTemplate = withCel(
+  z
+    .string()
+    .min(1, `${F}.messageTemplate must not be empty: leave it out for the default message`)
+    .max(1024)
+    .refine((v) => new RegExp(TEMPLATE_PATTERN).test(v), TEMPLATE_MESSAGE),
+  [{ rule: `self.matches(r'${TEMPLATE_PATTERN}')`, message: TEMPLATE_MESSAGE }],
+);
+
+const AUTHOR_NAME_MESSAGE = `${F}.author.name must not contain '<', '>' or a line break`;
+const PUSH_BRANCH_MESSAGE = `${F}.pushBranch must differ from ${F}.branch: leave it out to push to ${F}.branch itself`;
+
+export const gitWriteBackSchema = withCel(
+  z
+    .object({
+      url: repositoryUrl.describe(
+        `HTTPS URL of the Git repository to commit to; it must be on the operator's --allowed-git-urls list (plain http:// also needs --allow-insecure-git-url). SSH is not supported yet.`,
+      ),
+      branch: branchName(`${F}.branch`)
+        .optional()
+        .describe("Branch to commit to; absent: the repository's default branch."),
+      pushBranch: branchName(`${F}.pushBranch`)
+        .optional()
+        .describe(
+          'Push the commits here instead of to branch, for review (created from branch when missing); merge it to promote. Must differ from branch.',
+        ),
+      path: repositoryPath.describe(
+        "The YAML file to write: a values file (field is set in it, everything else kept byte for byte) or Argo CD's .argocd-source-<application>.yaml override file (helm.parameters; created when missing).",
+      ),
+      field: matching(
+        FIELD_PATTERN,
+        `${F}.field must be a dotted YAML path such as staticExport.version (letters, digits, '_' and '-' between the dots)`,
+        253,
+      )
+        .default(DEFAULT_GIT_FIELD)
+        .describe('The YAML path the version is written to (in an override file: the Helm parameter name).'),
+      secretRef: z
+        .object({
+          name: objectName(`${F}.secretRef.name`).describe(
+            'Name of a Secret in the namespace of the StaticExportRelease.',
+          ),
+        })
+        .optional()
+        .describe(
+          "Secret with the HTTPS credentials, as Flux's GitRepository reads them: keys username and password (a token). Absent: anonymous (a server that takes pushes without credentials).",
+        ),
+      author: z
+        .object({
+          name: withCel(
+            z
+              .string()
+              .min(1, `${F}.author.name must not be empty`)
+              .max(256)
+              .refine((v) => !/[<>\n]/.test(v), AUTHOR_NAME_MESSAGE),
+            [{ rule: "!self.matches(r'[<>\\n]')", message: AUTHOR_NAME_MESSAGE }],
+          )
+            .default(DEFAULT_GIT_AUTHOR.name)
+            .describe('Author and committer name of the commits.'),
+          email: matching(
+            '^[^\\s<>@]+@[^\\s<>@]+$',
+            `${F}.author.email must be an e-mail address such as docs-bot@example.com`,
+            254,
+          )
+            .default(DEFAULT_GIT_AUTHOR.email)
+            .describe('Author and committer e-mail of the commits.'),
+        })
+        .default({ ...DEFAULT_GIT_AUTHOR })
+        .describe('Who the commits are by.'),
+      messageTemplate: messageTemplate
+        .optional()
+        .describe(
+          `Commit message: the placeholders ${PLACEHOLDER_LIST}, each between double curly braces, are replaced by the site (domain, project or repository), the version served before ("none" for the first), the version published and the release (namespace/name). Absent: a message naming the new version, the site, the release and the version before.`,
+        ),
+    })
+    .refine((g) => g.pushBranch === undefined || g.pushBranch !== g.branch, {
+      message: PUSH_BRANCH_MESSAGE,
+      path: ['pushBranch'],
+    })
+    .describe(
+      'Commit each published version (never the link) to a file in a Git repository, so Git shows what the site serves and environments promote by merging. The commit is made after the target was written; the site keeps serving when it fails (condition GitWriteBack).',
+    ),
+  [
+    {
+      rule: '!has(self.pushBranch) || !has(self.branch) || self.pushBranch != self.branch',
+      message: PUSH_BRANCH_MESSAGE,
+    },
+  ],
+);

@@ -1,0 +1,151 @@
+// spec.gitWriteBack as zod reads it (the operator, the CLI): defaults, and every refusal naming the
+// field and the fix. test/integration/git-write-back-crd.test.ts applies the same to the API server.
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_GIT_AUTHOR, staticExportReleaseSpecSchema } from '../../../src/crd/index.ts';
+
+const base = {
+  domain: 'docs.example.com',
+  credentialsSecretRef: { name: 'key' },
+  target: { valuesSecret: { name: 'values' } },
+};
+const repo = { url: 'https://git.example.com/acme/gitops.git', path: 'clusters/prod/docs-values.yaml' };
+const parse = (gitWriteBack: object) => staticExportReleaseSpecSchema.safeParse({ ...base, gitWriteBack });
+const messages = (gitWriteBack: object) => {
+  const r = parse(gitWriteBack);
+  return r.success ? [] : r.error.issues.map((i) => `${i.path.slice(1).join('.')}: ${i.message}`);
+};
+
+describe('spec.gitWriteBack', () => {
+  it('takes a repository and a path, and fills in the field and the author', () => {
+    const r = parse(repo);
+    expect(r.success && r.data.gitWriteBack).toEqual({
+      ...repo,
+      field: 'staticExport.version',
+      author: DEFAULT_GIT_AUTHOR,
+    });
+  });
+
+  it('takes every optional field', () => {
+    expect(
+      messages({
+        ...repo,
+        url: 'http://git.internal:3000/acme/gitops',
+        branch: 'main',
+        pushBranch: 'docs/publish-staging',
+        path: 'apps/docs/.argocd-source-docs.yml',
+        field: 'site-values.staticExport.version',
+        secretRef: { name: 'gitops-token' },
+        author: { name: 'Docs Bot', email: 'docs-bot@example.com' },
+        messageTemplate: 'docs({{.Release}}): {{.Site}} {{ .OldVersion }} -> {{.NewVersion}}',
+      }),
+    ).toEqual([]);
+  });
+
+  it.each([
+    ['an ssh:// URL', 'ssh://git@github.com/acme/gitops.git'],
+    ['an scp-style URL', 'git@github.com:acme/gitops.git'],
+    ['a git:// URL', 'git://github.com/acme/gitops.git'],
+    ['a relative path', 'acme/gitops'],
+  ])('refuses %s, naming what is supported', (_what, url) => {
+    expect(messages({ ...repo, url })).toEqual([
+      expect.stringMatching(
+        /^url: spec\.gitWriteBack\.url must be an https:\/\/ URL .*SSH \(ssh:\/\/… or git@host:path\) is not supported yet, use the HTTPS URL with a token in spec\.gitWriteBack\.secretRef$/,
+      ),
+    ]);
+  });
+
+  it('refuses credentials in the URL, pointing at secretRef, without repeating them', () => {
+    const found = messages({ ...repo, url: 'https://bot:ghp_s3cr3tT0ken@github.com/acme/gitops.git' });
+    expect(found).toEqual([
+      'url: spec.gitWriteBack.url must not hold credentials (user:token@): credentials go in the Secret named by spec.gitWriteBack.secretRef (keys username and password)',
+    ]);
+    expect(found.join()).not.toContain('ghp_s3cr3tT0ken');
+    expect(messages({ ...repo, url: 'https://x-access-token@github.com/acme/gitops.git' })).toHaveLength(1);
+  });
+
+  it('refuses a query or fragment', () => {
+    expect(messages({ ...repo, url: 'https://github.com/acme/gitops.git?private_token=x' })).toEqual([
+      expect.stringMatching(/^url: spec\.gitWriteBack\.url must not have a query or fragment/),
+    ]);
+  });
+
+  it.each([
+    '/etc/values.yaml',
+    '../values.yaml',
+    'clusters/../../values.yaml',
+    'clusters/./values.yaml',
+    '.git/config.yaml',
+    'clusters//values.yaml',
+    'clusters/prod/',
+    'clusters/prod/values.json',
+  ])('refuses the path %s, saying what a path must be', (path) => {
+    expect(messages({ ...repo, path })).toEqual([
+      expect.stringMatching(
+        /^path: spec\.gitWriteBack\.path must be a YAML file relative to the repository root, such as .*\(no leading '\/', no '\.', '\.\.' or \.git segments, ending in \.yaml or \.yml\)$/,
+      ),
+    ]);
+  });
+
+  it.each([
+    ['branch', '-main'],
+    ['branch', 'env//prod'],
+    ['branch', 'env/../prod'],
+    ['branch', 'main.lock'],
+    ['pushBranch', 'review branch'],
+  ])('refuses the %s %s, naming the field', (field, value) => {
+    expect(messages({ ...repo, [field]: value })).toEqual([
+      expect.stringMatching(
+        new RegExp(`^${field}: spec\\.gitWriteBack\\.${field} must be a branch name such as main`),
+      ),
+    ]);
+  });
+
+  it('refuses a pushBranch that is the branch, saying to leave it out', () => {
+    expect(messages({ ...repo, branch: 'main', pushBranch: 'main' })).toEqual([
+      'pushBranch: spec.gitWriteBack.pushBranch must differ from spec.gitWriteBack.branch: leave it out to push to spec.gitWriteBack.branch itself',
+    ]);
+  });
+
+  it('refuses a field that is not a dotted YAML path', () => {
+    for (const field of ['.staticExport', 'staticExport..version', 'static export', 'a[0]'])
+      expect(messages({ ...repo, field })).toEqual([
+        expect.stringMatching(
+          /^field: spec\.gitWriteBack\.field must be a dotted YAML path such as staticExport\.version/,
+        ),
+      ]);
+  });
+
+  it('refuses an author the commit could not carry', () => {
+    expect(messages({ ...repo, author: { name: 'Bot <bot@x>' } })).toEqual([
+      "author.name: spec.gitWriteBack.author.name must not contain '<', '>' or a line break",
+    ]);
+    expect(messages({ ...repo, author: { email: 'not an address' } })).toEqual([
+      expect.stringMatching(/^author\.email: spec\.gitWriteBack\.author\.email must be an e-mail address/),
+    ]);
+    const r = parse({ ...repo, author: { name: 'Docs Bot' } });
+    expect(r.success && r.data.gitWriteBack?.author).toEqual({
+      name: 'Docs Bot',
+      email: DEFAULT_GIT_AUTHOR.email,
+    });
+  });
+
+  it('refuses an unknown placeholder, listing the known ones', () => {
+    for (const messageTemplate of [
+      '{{.Link}}',
+      'Publish {{.NewVersion}} {{.Version}}',
+      '{{ .site }}',
+      '{{}}',
+    ])
+      expect(messages({ ...repo, messageTemplate })).toEqual([
+        "messageTemplate: spec.gitWriteBack.messageTemplate may only use the placeholders .Site, .OldVersion, .NewVersion and .Release, each between double curly braces as in Flux's commit templates; double curly braces hold nothing else",
+      ]);
+    expect(messages({ ...repo, messageTemplate: '' })).toEqual([
+      'messageTemplate: spec.gitWriteBack.messageTemplate must not be empty: leave it out for the default message',
+    ]);
+  });
+
+  it('requires url and path', () => {
+    expect(messages({ path: repo.path }).map((m) => m.split(':')[0])).toEqual(['url']);
+    expect(messages({ url: repo.url }).map((m) => m.split(':')[0])).toEqual(['path']);
+  });
+});

@@ -1,0 +1,137 @@
+// A release's Git Secret (Flux GitRepository keys) read through the operator's Secret reading path.
+import { describe, expect, it } from 'vitest';
+import type { SecretReads } from '../../../src/controllers/credentials.ts';
+import { gitCredentialsFromSecret, readGitCredentials } from '../../../src/git/credentials.ts';
+import { scrub } from '../../../src/redact.ts';
+import { KubeApiError, type KubeClient } from '../../../src/runtime/kube-client.ts';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const TOKEN = 'ghp_1234567890abcdefSECRET';
+const SSH_KEY =
+  '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----';
+
+/** Secrets as the operator's cache serves them: 404 for one that does not exist. */
+function secretsOf(byName: Record<string, Record<string, string>>): SecretReads {
+  return {
+    get: async (namespace, name) => {
+      const data = byName[`${namespace}/${name}`];
+      if (!data) throw new KubeApiError(404, 'NotFound', `secrets "${name}" not found`);
+      return { metadata: { name }, data };
+    },
+  };
+}
+// Reads go through `secrets`; the client is never called.
+const kube = {} as KubeClient;
+
+describe('gitCredentialsFromSecret', () => {
+  it("reads Flux's HTTPS keys username and password, trimmed", () => {
+    expect(
+      gitCredentialsFromSecret('docs/gitops', {
+        username: b64('x-access-token'),
+        password: b64(`${TOKEN}\n`),
+      }),
+    ).toEqual({ credentials: { kind: 'basic', username: 'x-access-token', password: TOKEN } });
+  });
+
+  it('registers the token, so no message or log line can carry it afterwards', () => {
+    const token = 'glpat-registered-0987654321';
+    gitCredentialsFromSecret('docs/gitops', { username: b64('bot'), password: b64(token) });
+    expect(scrub(`remote said: auth failed for ${token}`)).not.toContain(token);
+  });
+
+  it.each([
+    ['password', { username: b64('bot') }, 'keys: username'],
+    ['username', { password: b64(TOKEN) }, 'keys: password'],
+    ['username', {}, 'keys: none'],
+  ])('names the missing key %s, the keys there are and what is needed', (key, data, keys) => {
+    const r = gitCredentialsFromSecret('docs/gitops', data);
+    expect(r).toEqual({
+      failure: {
+        reason: 'GitSecretInvalid',
+        message: `Secret docs/gitops named in spec.gitWriteBack.secretRef has no key ${key} (${keys}): it needs keys username and password (an access token with write access to the repository), as for Flux's GitRepository`,
+      },
+    });
+    expect(JSON.stringify(r)).not.toContain(TOKEN);
+  });
+
+  it('refuses an empty value, naming the key', () => {
+    expect(gitCredentialsFromSecret('docs/gitops', { username: b64('bot'), password: b64(' \n') })).toEqual({
+      failure: {
+        reason: 'GitSecretInvalid',
+        message: expect.stringMatching(/has an empty password: it needs/),
+      },
+    });
+  });
+
+  it("refuses a Flux SSH Secret, saying SSH is not supported yet and what to use, without the key's value", () => {
+    const r = gitCredentialsFromSecret('docs/flux-ssh', {
+      identity: b64(SSH_KEY),
+      'identity.pub': b64('ssh-ed25519 AAAA'),
+      known_hosts: b64('github.com ssh-ed25519 AAAA'),
+    });
+    expect(r).toEqual({
+      failure: {
+        reason: 'GitSecretInvalid',
+        message:
+          "Secret docs/flux-ssh named in spec.gitWriteBack.secretRef holds SSH keys (identity, identity.pub, known_hosts): SSH is not supported yet. Use the repository's https:// URL in spec.gitWriteBack.url and put keys username and password (an access token with write access to the repository) in the Secret",
+      },
+    });
+    expect(JSON.stringify(r)).not.toMatch(/OPENSSH|b3BlbnNz|AAAA/);
+  });
+
+  it('refuses a bearerToken Secret, saying bearer tokens are not supported yet', () => {
+    const r = gitCredentialsFromSecret('docs/gitops', { bearerToken: b64(TOKEN) });
+    expect(r).toEqual({
+      failure: {
+        reason: 'GitSecretInvalid',
+        message: expect.stringMatching(
+          /holds a bearerToken: bearer tokens are not supported yet\. Put keys username and password/,
+        ),
+      },
+    });
+    expect(JSON.stringify(r)).not.toContain(TOKEN);
+  });
+
+  it('uses username and password when a Secret holds them beside SSH keys', () => {
+    const r = gitCredentialsFromSecret('docs/both', {
+      identity: b64(SSH_KEY),
+      username: b64('bot'),
+      password: b64(TOKEN),
+    });
+    expect(r).toEqual({ credentials: { kind: 'basic', username: 'bot', password: TOKEN } });
+  });
+});
+
+describe('readGitCredentials', () => {
+  it('is anonymous without a secretRef, reading nothing', async () => {
+    expect(await readGitCredentials(kube, 'docs', undefined, secretsOf({}))).toEqual({
+      credentials: { kind: 'none' },
+    });
+  });
+
+  it('reads the Secret in the release namespace', async () => {
+    const secrets = secretsOf({ 'docs/gitops': { username: b64('bot'), password: b64(TOKEN) } });
+    expect(await readGitCredentials(kube, 'docs', { name: 'gitops' }, secrets)).toEqual({
+      credentials: { kind: 'basic', username: 'bot', password: TOKEN },
+    });
+    // Not another namespace's Secret of that name.
+    const other = await readGitCredentials(kube, 'blog', { name: 'gitops' }, secrets);
+    expect('failure' in other && other.failure.message).toMatch(/^Secret blog\/gitops named in/);
+  });
+
+  it('names a missing Secret and what to create, and looks again soon', async () => {
+    expect(await readGitCredentials(kube, 'docs', { name: 'gitops' }, secretsOf({}))).toEqual({
+      failure: {
+        reason: 'GitSecretInvalid',
+        message:
+          'Secret docs/gitops named in spec.gitWriteBack.secretRef does not exist: create it with keys username and password (an access token with write access to the repository)',
+        retryAfterMs: 30_000,
+      },
+    });
+  });
+
+  it('passes on what the Secret gives: a refusal for a missing key', async () => {
+    const r = await readGitCredentials(kube, 'docs', { name: 'gitops' }, secretsOf({ 'docs/gitops': {} }));
+    expect('failure' in r && r.failure.message).toMatch(/has no key username \(keys: none\)/);
+  });
+});

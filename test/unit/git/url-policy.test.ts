@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { apiBaseUrlRefusal } from '../../../src/controllers/api-base-url.ts';
+import { gitUrlAllowed, insecureGitUrl, normalizeGitUrl } from '../../../src/git/url-policy.ts';
+
+const policy = (allowed: string[], allowInsecure = false) => ({ allowed, allowInsecure });
+const REPO = 'https://github.com/acme/gitops.git';
+
+describe('gitUrlAllowed', () => {
+  it('allows a listed repository however it is spelled: with or without .git, trailing slash, host case', () => {
+    for (const url of [
+      REPO,
+      'https://github.com/acme/gitops',
+      'https://github.com/acme/gitops/',
+      'https://GitHub.com:443/acme/gitops.git',
+    ])
+      expect(gitUrlAllowed(url, policy([REPO]))).toEqual({ allowed: true });
+  });
+
+  it('refuses another repository, naming the field, the allowed ones and the flag', () => {
+    for (const url of [
+      'https://github.com/acme/other.git',
+      'https://github.com/acme/gitops-fork.git',
+      'https://github.com/acme',
+      'https://github.com/acme/gitops/sub',
+      'https://github.com.attacker.example/acme/gitops.git',
+      'https://github.com:8443/acme/gitops.git',
+    ]) {
+      const check = gitUrlAllowed(url, policy([REPO, 'https://git.example.com/docs/sites']));
+      expect(check).toEqual({
+        allowed: false,
+        reason: 'GitUrlRefused',
+        message: expect.stringMatching(
+          /^spec\.gitWriteBack\.url \S+ is not a Git repository this operator pushes to \(allowed: https:\/\/github\.com\/acme\/gitops, https:\/\/git\.example\.com\/docs\/sites\): use one of those, or add it to the operator flag --allowed-git-urls$/,
+        ),
+      });
+    }
+  });
+
+  it('refuses every repository when the list is empty, as spec.apiBaseUrl without --allowed-api-base-urls', () => {
+    const check = gitUrlAllowed(REPO, policy([]));
+    expect(check.allowed === false && check.message).toContain('(allowed: none)');
+    expect(apiBaseUrlRefusal('https://api.example.com', 'spec.apiBaseUrl', policy([]))).toContain(
+      '(allowed: none)',
+    );
+  });
+
+  it('refuses plain http, loopback too, unless --allow-insecure-git-url', () => {
+    for (const url of ['http://git.internal:3000/acme/gitops', 'http://127.0.0.1:3000/acme/gitops']) {
+      const check = gitUrlAllowed(url, policy([url]));
+      expect(check.allowed === false && check.message).toMatch(
+        /^spec\.gitWriteBack\.url http:\S+ uses plain http: the token and the commits would cross the network unencrypted: use https, or start the operator with --allow-insecure-git-url$/,
+      );
+      expect(gitUrlAllowed(url, policy([url], true))).toEqual({ allowed: true });
+    }
+    // https and http name different repositories: listing one does not allow the other.
+    expect(gitUrlAllowed('http://github.com/acme/gitops', policy([REPO], true)).allowed).toBe(false);
+  });
+
+  it('never repeats credentials a URL carries', () => {
+    const check = gitUrlAllowed('https://bot:ghp_T0kenValue@github.com/acme/other.git', policy([REPO]));
+    expect(check.allowed === false && check.message).not.toMatch(/bot|ghp_T0kenValue/);
+  });
+
+  it('refuses what is not an http(s) URL', () => {
+    const check = gitUrlAllowed(
+      'ssh://github.com/acme/gitops.git',
+      policy(['ssh://github.com/acme/gitops.git']),
+    );
+    expect(check.allowed === false && check.message).toMatch(/not an absolute http\(s\) URL/);
+  });
+
+  it('answers by the policy asked with, not an earlier answer for the same URL', () => {
+    const url = 'http://git.internal/acme/gitops';
+    expect(gitUrlAllowed(url, policy([url], true)).allowed).toBe(true);
+    expect(gitUrlAllowed(url, policy([url])).allowed).toBe(false);
+    // The admin API's answer for the same URL and policy is its own: loopback rules differ.
+    const loopback = 'http://127.0.0.1:8787';
+    expect(apiBaseUrlRefusal(loopback, 'f', policy([loopback]))).toBeUndefined();
+    expect(gitUrlAllowed(loopback, policy([loopback])).allowed).toBe(false);
+  });
+});
+
+describe('helpers', () => {
+  it('normalizeGitUrl drops user info, query, trailing slashes and .git', () => {
+    expect(normalizeGitUrl('https://u:p@Git.Example.com/a/b.git/?x=1#f')).toBe('https://git.example.com/a/b');
+    expect(normalizeGitUrl('git@github.com:a/b.git')).toBeUndefined();
+  });
+
+  it('insecureGitUrl says why an http entry needs the flag', () => {
+    expect(insecureGitUrl('http://git.internal/a/b.git', false)).toBe(
+      'http://git.internal/a/b uses plain http: the token and the commits would cross the network unencrypted',
+    );
+    expect(insecureGitUrl('http://git.internal/a/b.git', true)).toBeUndefined();
+    expect(insecureGitUrl(REPO, false)).toBeUndefined();
+  });
+});
