@@ -5,91 +5,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import {
-  CHART_DIR,
-  HELMS,
-  type HelmName,
-  helmTemplate,
-  type KubeObject,
-  merge,
-  OPERATOR_CHART_DIR,
-  SIMULATOR_CHART_DIR,
-} from '../../support/chart.ts';
+import { CHART_DIR, HELMS, type HelmName, helmTemplate, merge } from '../../support/chart.ts';
+import { CHART_VALUES, imagesOf, LINK } from '../../support/chart-images.ts';
 
 const MIRROR = 'mirror.internal:5000/platform';
-const LINK = 'https://bundles.example.com/se_42/bundle.tar.gz?expires=1900000000&sig=c2lnbmF0dXJl';
 const DIGEST = `sha256:${'e'.repeat(64)}`;
-
-/** Per chart, values that between them render every template, every optional extra on. */
-const CHARTS: Record<string, { dir: string; values: object[] }> = {
-  'static-export-operator': {
-    dir: OPERATOR_CHART_DIR,
-    values: [
-      {
-        watchNamespaces: ['docs', 'blog'],
-        networkPolicy: { enabled: true, apiServerPeers: [{ ipBlock: { cidr: '10.0.0.1/32' } }] },
-        metrics: {
-          serviceMonitor: { enabled: true },
-          prometheusRule: { enabled: true },
-          grafanaDashboard: { enabled: true },
-        },
-        trigger: { enabled: true },
-        tests: { enabled: true },
-      },
-    ],
-  },
-  'static-export-site': {
-    dir: CHART_DIR,
-    values: [
-      {
-        staticExport: { enabled: true, bundleUrl: LINK },
-        deploymentKind: 'airGapped',
-        features: { playground: { enabled: true, host: 'https://api.internal.example' } },
-        ingress: { enabled: true, className: 'nginx', hosts: [{ host: 'docs.example.com' }] },
-        httpRoute: { enabled: true, parentRefs: [{ name: 'gw' }], hostnames: ['docs.example.com'] },
-        autoscaling: { enabled: true },
-        networkPolicy: { enabled: true, bundleHostPeers: [{ ipBlock: { cidr: '10.20.0.0/16' } }] },
-        tests: { enabled: true },
-      },
-      {
-        staticExport: {
-          enabled: true,
-          existingSecret: 'docs-site-values',
-          sync: { enabled: true },
-          oci: { credentialsSecret: 'login', publicKeySecret: 'signing', caSecret: 'ca' },
-        },
-        tests: { enabled: true },
-      },
-    ],
-  },
-  'static-export-simulator': {
-    dir: SIMULATOR_CHART_DIR,
-    values: [{ docs: { configMap: 'pages' }, tests: { enabled: true } }],
-  },
-};
-
-/** Every image a pod of `objects` pulls: containers of every kind and image volumes. */
-function imagesOf(objects: KubeObject[]): string[] {
-  const found: string[] = [];
-  const walk = (node: unknown): void => {
-    if (Array.isArray(node)) {
-      for (const item of node) walk(item);
-      return;
-    }
-    if (!node || typeof node !== 'object') return;
-    for (const [key, value] of Object.entries(node)) {
-      if (['containers', 'initContainers', 'ephemeralContainers'].includes(key) && Array.isArray(value)) {
-        for (const c of value as { image: string }[]) found.push(c.image);
-      } else if (key === 'volumes' && Array.isArray(value)) {
-        for (const v of value as { image?: { reference: string } }[])
-          if (v.image) found.push(v.image.reference);
-      }
-      walk(value);
-    }
-  };
-  walk(objects);
-  return found;
-}
 
 async function rendered(helm: HelmName, dir: string, values: object): Promise<string[]> {
   const result = await helmTemplate(helm, values, 'docs', { chart: dir });
@@ -101,7 +21,7 @@ async function rendered(helm: HelmName, dir: string, values: object): Promise<st
 const mirrored = (image: string) => `${MIRROR}/${image.replace(/^[^/]*[.:][^/]*\//, '')}`;
 
 describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
-  describe.each(Object.entries(CHARTS))('%s', (_chart, { dir, values }) => {
+  describe.each(Object.entries(CHART_VALUES))('%s', (_chart, { dir, values }) => {
     it.each(values.map((v, i) => [i, v] as const))(
       'values set %i: global.imageRegistry moves every image there, the path kept',
       async (_i, v) => {
@@ -156,7 +76,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
 });
 
 describe('the images a release needs', () => {
-  it.each(Object.entries(CHARTS))(
+  it.each(Object.entries(CHART_VALUES))(
     '%s: its artifacthub.io/images annotation lists exactly the images it renders',
     async (_chart, { dir, values }) => {
       const chart = parse(readFileSync(join(dir, 'Chart.yaml'), 'utf8')) as {
@@ -181,7 +101,7 @@ describe('the images a release needs', () => {
       expect(block, `${dir}/templates/_helpers.tpl defines no imageRef helper`).not.toBeNull();
       return block?.[0].replace(/define "[a-z]+\.imageRef"/, 'define "imageRef"');
     };
-    const [first, ...others] = Object.values(CHARTS).map((c) => helper(c.dir));
+    const [first, ...others] = Object.values(CHART_VALUES).map((c) => helper(c.dir));
     for (const other of others) expect(other).toBe(first);
   });
 });
