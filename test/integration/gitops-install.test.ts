@@ -44,6 +44,7 @@ interface Doc extends KubeDoc {
     values?: Record<string, unknown>;
     valuesFrom?: unknown;
     eventSources?: unknown;
+    providerRef?: { name: string };
     source?: { repoURL: string; chart: string; targetRevision: string; helm: { valuesObject: object } };
     target?: { fluxHelmRelease: { name: string; secretName: string; configMapName: string } };
   };
@@ -130,6 +131,18 @@ describe('GitOps installs of the operator and the site', () => {
         });
         expect(rendered.code, `${chart}: ${rendered.stderr}`).toBe(0);
       }
+    }
+  });
+
+  it("each Alert's Provider is in the file, in the Alert's namespace (the only one it may name)", () => {
+    const objects = objectsOf('flux/install/alert.yaml') as Doc[];
+    const providers = objects
+      .filter((o) => o.kind === 'Provider')
+      .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+    const alerts = objects.filter((o) => o.kind === 'Alert');
+    expect(alerts.length).toBeGreaterThan(0);
+    for (const alert of alerts) {
+      expect(providers).toContain(`${alert.metadata.namespace}/${alert.spec.providerRef?.name}`);
     }
   });
 
