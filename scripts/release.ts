@@ -1,7 +1,7 @@
 // `npm run release -- --to oci://REGISTRY/PATH --sign-key cosign.key [--out DIR] [--plain-http]`:
 // publishes the version in package.json (docs/release.md). Into --out: the npm tarball, the single
-// executable, the chart packages, SHA256SUMS and a .sig per file; to the registry: the image and
-// the charts (operator, site, simulator), each signed there.
+// executable, the chart packages, the list of images the charts run, SHA256SUMS and a .sig per file;
+// to the registry: the image and the charts (operator, site, simulator), each signed there.
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { builtImage, imageToolsMissing } from './image/built.ts';
@@ -11,6 +11,7 @@ import { assertSigningKey, type Signer, signArtifact, signBlob } from './release
 import { ReleaseError } from './release/errors.ts';
 import { buildExecutable } from './release/executable.ts';
 import { pushImage } from './release/image.ts';
+import { writeImageList } from './release/images.ts';
 import { parseReleaseArgs, type ReleaseOptions } from './release/options.ts';
 import { assertRegistryReachable } from './release/registry.ts';
 import { findTools, runTool } from './release/tools.ts';
@@ -62,6 +63,7 @@ async function release(options: ReleaseOptions): Promise<void> {
   step(`pushed and signed ${imageRepository}:${version}@${imageDigest}`);
 
   const chartFiles: string[] = [];
+  const images: string[] = [];
   const stageDir = join(out, '.stage');
   for (const name of CHARTS) {
     const chart = await publishChart({
@@ -77,12 +79,15 @@ async function release(options: ReleaseOptions): Promise<void> {
     });
     await signArtifact(signer, `${options.to.repository}/${name}@${chart.digest}`);
     chartFiles.push(chart.file);
+    images.push(...chart.images);
     step(`pushed and signed oci://${options.to.repository}/${name} ${version}@${chart.digest}`);
   }
   rmSync(stageDir, { recursive: true, force: true });
+  const imageList = writeImageList(out, version, images);
 
-  const sums = await writeChecksums(out, [tarball, executable, ...chartFiles]);
-  for (const file of [tarball, executable, ...chartFiles, sums]) await signBlob(signer, file);
+  const files = [tarball, executable, ...chartFiles, imageList];
+  const sums = await writeChecksums(out, files);
+  for (const file of [...files, sums]) await signBlob(signer, file);
   step(`signed the files and SHA256SUMS in ${out}`);
 }
 

@@ -4,6 +4,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseDocument, stringify } from 'yaml';
 import { ReleaseError } from './errors.ts';
+import { chartImages } from './images.ts';
 import { runTool } from './tools.ts';
 import { IMAGE_NAME } from './versions.ts';
 
@@ -30,7 +31,7 @@ export function pointChartAt(dir: string, imageRepository: string, version: stri
 
 /**
  * Packages `charts/<name>` (pointed at `imageRepository`) into `outDir` and pushes it under
- * oci://`repository`; returns the pushed chart's path and digest.
+ * oci://`repository`; returns the pushed chart's path, digest and the images it runs.
  */
 export async function publishChart(o: {
   helm: string;
@@ -42,7 +43,7 @@ export async function publishChart(o: {
   outDir: string;
   repository: string;
   plainHttp: boolean;
-}): Promise<{ file: string; digest: string }> {
+}): Promise<{ file: string; digest: string; images: string[] }> {
   const copy = join(o.stageDir, o.name);
   cpSync(join(o.root, 'charts', o.name), copy, { recursive: true });
   pointChartAt(copy, o.imageRepository, o.version);
@@ -56,5 +57,5 @@ export async function publishChart(o: {
   ]);
   const digest = /Digest: (sha256:[0-9a-f]{64})/.exec(pushed)?.[1];
   if (digest === undefined) throw new ReleaseError(`helm push ${o.name} printed no digest: ${pushed.trim()}`);
-  return { file, digest };
+  return { file, digest, images: chartImages(copy) };
 }

@@ -18,12 +18,19 @@ const ChartYaml = z.object({
 
 export const IMAGE_NAME = 'static-export';
 
+/** The images an Artifact Hub `artifacthub.io/images` annotation lists; undefined when it is malformed. */
+export function annotatedImages(
+  annotation: string | undefined,
+): { name: string; image: string }[] | undefined {
+  const images = z
+    .array(z.object({ name: z.string(), image: z.string().min(1) }))
+    .safeParse(parse(annotation ?? '[]'));
+  return images.success ? images.data : undefined;
+}
+
 /** The static-export image an Artifact Hub `artifacthub.io/images` annotation lists. */
 export function annotatedImage(annotation: string | undefined): string | undefined {
-  const images = z
-    .array(z.object({ name: z.string(), image: z.string() }))
-    .safeParse(parse(annotation ?? '[]'));
-  return images.success ? images.data.find((i) => i.name === IMAGE_NAME)?.image : undefined;
+  return annotatedImages(annotation)?.find((i) => i.name === IMAGE_NAME)?.image;
 }
 
 /** package.json's version; a ReleaseError naming the file and field to fix when a chart disagrees. */

@@ -34,6 +34,7 @@ const EXECUTABLE = executableName(VERSION);
 const CHARTS = ['static-export-operator', 'static-export-site', 'static-export-simulator'].map(
   (c) => `charts/${c}-${VERSION}.tgz`,
 );
+const IMAGES = `static-export-${VERSION}-images.txt`;
 
 let registry: TestRegistry;
 let work: string;
@@ -64,18 +65,18 @@ afterAll(async () => {
 });
 
 describe('npm run release to a local registry', () => {
-  it('writes the npm tarball, the single executable, both chart packages, SHA256SUMS and a signature of each', async ({
+  it('writes the npm tarball, the single executable, the chart packages, the image list, SHA256SUMS and a signature of each', async ({
     skip,
   }) => {
     if (missing) return skip(missing);
-    const files = [TARBALL, EXECUTABLE, ...CHARTS, 'SHA256SUMS'];
+    const files = [TARBALL, EXECUTABLE, ...CHARTS, IMAGES, 'SHA256SUMS'];
     for (const file of files) {
       expect(existsSync(join(out, file)), file).toBe(true);
       expect(existsSync(join(out, `${file}.sig`)), `${file}.sig`).toBe(true);
     }
     const withSignatures = (names: string[]) => names.flatMap((f) => [f, `${f}.sig`]).sort();
     expect(readdirSync(out).sort()).toEqual(
-      [...withSignatures([TARBALL, EXECUTABLE, 'SHA256SUMS']), 'charts'].sort(),
+      [...withSignatures([TARBALL, EXECUTABLE, IMAGES, 'SHA256SUMS']), 'charts'].sort(),
     );
     expect(readdirSync(join(out, 'charts')).sort()).toEqual(
       withSignatures(CHARTS.map((c) => c.slice('charts/'.length))),
@@ -83,7 +84,11 @@ describe('npm run release to a local registry', () => {
     const sums = await runProcess('sha256sum', ['-c', 'SHA256SUMS'], { cwd: out });
     expect(sums.code, sums.stderr).toBe(0);
     expect(sums.stdout.trim().split('\n').sort()).toEqual(
-      [TARBALL, EXECUTABLE, ...CHARTS].map((f) => `${f}: OK`).sort(),
+      [TARBALL, EXECUTABLE, ...CHARTS, IMAGES].map((f) => `${f}: OK`).sort(),
+    );
+    // What an air gap needs: the image released beside the charts and the charts' others.
+    expect(readFileSync(join(out, IMAGES), 'utf8').trim().split('\n')).toContain(
+      `${repository}/static-export:${VERSION}`,
     );
   });
 

@@ -1,6 +1,6 @@
-// The GitOps tools' real CRDs (Flux's HelmRelease v2, Argo CD's Application v1alpha1), as each
-// project generates and ships them in its Go module (scripts/go-tools fetches and caches them), and
-// the examples under examples/ as tests apply them.
+// The GitOps tools' real CRDs (Flux's HelmRelease v2, OCIRepository v1, Alert and Provider v1beta3,
+// Argo CD's Application v1alpha1), as each project generates and ships them in its Go module
+// (scripts/go-tools fetches and caches them), and the examples under examples/ as tests apply them.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -12,6 +12,9 @@ import { getRelease } from './resources.ts';
 
 export const GITOPS_CRDS = {
   helmRelease: { tool: 'flux-helmrelease-crd', name: 'helmreleases.helm.toolkit.fluxcd.io' },
+  ociRepository: { tool: 'flux-ocirepository-crd', name: 'ocirepositories.source.toolkit.fluxcd.io' },
+  alert: { tool: 'flux-alert-crd', name: 'alerts.notification.toolkit.fluxcd.io' },
+  provider: { tool: 'flux-provider-crd', name: 'providers.notification.toolkit.fluxcd.io' },
   application: { tool: 'argo-application-crd', name: 'applications.argoproj.io' },
 } as const;
 

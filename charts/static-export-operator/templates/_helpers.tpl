@@ -30,13 +30,28 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
   namespace: {{ .Release.Namespace }}
 {{- end -}}
 
-{{/* repository@digest when a digest is given (pinning, air-gapped mirrors), else repository:tag. */}}
-{{- define "operator.image" -}}
-{{- $image := .Values.image -}}
-{{- if $image.digest -}}
-{{- printf "%s@%s" $image.repository $image.digest -}}
+{{/*
+An image reference: repository@digest when a digest is given (pinning, air-gapped mirrors), else
+repository:tag. global.imageRegistry replaces the repository's registry host and keeps its path, as
+`skopeo copy` to that registry keeps it (docker.io/nginxinc/nginx-unprivileged becomes
+REGISTRY/nginxinc/nginx-unprivileged). The same definition is in each of the project's charts.
+*/}}
+{{- define "operator.imageRef" -}}
+{{- $repository := .image.repository -}}
+{{- $registry := dig "imageRegistry" "" (.global | default dict) -}}
+{{- if $registry -}}
+{{- $parts := splitList "/" $repository -}}
+{{- $host := first $parts -}}
+{{- /* A first part with a dot or port, or localhost, is a registry host (Docker's rule); else the path starts there. */}}
+{{- if and (gt (len $parts) 1) (or (contains "." $host) (contains ":" $host) (eq $host "localhost")) -}}
+{{- $repository = rest $parts | join "/" -}}
+{{- end -}}
+{{- $repository = printf "%s/%s" (trimSuffix "/" $registry) $repository -}}
+{{- end -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" $repository .image.digest -}}
 {{- else -}}
-{{- printf "%s:%s" $image.repository ($image.tag | default .Chart.AppVersion | toString) -}}
+{{- printf "%s:%s" $repository (.image.tag | default .default | toString) -}}
 {{- end -}}
 {{- end -}}
 

@@ -37,8 +37,9 @@ function leaves(schema: SchemaNode): (values: Record<string, unknown>) => Map<st
       const path = `${prefix}${key}`;
       const child = resolve(node.properties?.[key]);
       if (!child) throw new Error(`values.yaml has ${path}, the schema does not`);
+      // global stays open (a parent chart shares it), yet the keys it defines are this chart's values.
       if (
-        child.additionalProperties === false &&
+        (child.additionalProperties === false || path === 'global') &&
         value &&
         typeof value === 'object' &&
         !Array.isArray(value)
@@ -49,7 +50,7 @@ function leaves(schema: SchemaNode): (values: Record<string, unknown>) => Map<st
       }
     }
     // Every key of a closed object has a default, so it is documented too.
-    const missing = Object.keys(node.properties ?? {}).filter((k) => !(k in values) && k !== 'global');
+    const missing = Object.keys(node.properties ?? {}).filter((k) => !(k in values));
     if (missing.length) throw new Error(`values.yaml lacks ${missing.map((k) => prefix + k).join(', ')}`);
     return out;
   };
