@@ -144,6 +144,14 @@ describe('spec.gitWriteBack', () => {
     ]);
   });
 
+  it('refuses a secretRef that is no Secret name', () => {
+    expect(messages({ ...repo, secretRef: { name: 'GitOps_Token' } })).toEqual([
+      expect.stringMatching(
+        /^secretRef\.name: spec\.gitWriteBack\.secretRef\.name must be a Kubernetes object name/,
+      ),
+    ]);
+  });
+
   it('requires url and path', () => {
     expect(messages({ path: repo.path }).map((m) => m.split(':')[0])).toEqual(['url']);
     expect(messages({ url: repo.url }).map((m) => m.split(':')[0])).toEqual(['path']);
