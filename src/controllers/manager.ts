@@ -157,6 +157,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     events,
     logger: log,
     cache,
+    ...(cfg.gitUrls ? { gitUrls: cfg.gitUrls } : {}),
     ...(cfg.download ? { download: cfg.download } : {}),
     ...(cfg.startOutcomeWaitMs === undefined
       ? {}

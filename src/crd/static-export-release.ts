@@ -591,6 +591,12 @@ const staticExportReleaseStatusSchema = z
           .describe(
             'The Git commit (spec.gitWriteBack) that holds this version; absent until it is written.',
           ),
+        gitTarget: z
+          .string()
+          .optional()
+          .describe(
+            'Where gitCommit was written (path, field, branch and repository): a spec.gitWriteBack naming another place writes again.',
+          ),
       })
       .optional()
       .describe('What the target serves now. The bundle link itself is never stored here.'),

@@ -11,6 +11,10 @@ import {
 } from '../../api/index.ts';
 import { assertVersion, bundleSource, type GateVerdict } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
+import { readGitCredentials } from '../../git/credentials.ts';
+import { renderCommitMessage } from '../../git/message.ts';
+import { gitUrlAllowed } from '../../git/url-policy.ts';
+import { writeVersion } from '../../git/write-version.ts';
 import { rollWorkload } from '../../targets/workloads.ts';
 import { secretRefText } from '../credentials.ts';
 import { classifyError, type Failure, mayHaveReachedServer } from '../failures.ts';
@@ -28,7 +32,7 @@ import {
   servesAlready,
 } from './after-export.ts';
 import { afterOciGateFailed, afterOciPublish, afterOciRewrite } from './after-oci.ts';
-import { exportTarget, jobRef, recordedJob } from './export-site.ts';
+import { exportTarget, jobRef, recordedJob, siteName } from './export-site.ts';
 import type { Action, Status, Tunables } from './model.ts';
 import { ociReference, withinInterval } from './oci.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
@@ -38,6 +42,7 @@ import { exportPollDelayMs } from './schedule.ts';
 import { type PulledSite, pullSite } from './sources/registry-client.ts';
 import { targetOf } from './sources/serving.ts';
 import type { Look } from './sources/source.ts';
+import { afterWriteBack, writeBackFailure } from './write-back.ts';
 
 export type ReleaseRun = Run<StaticExportRelease, Status>;
 type Of<K extends Action['kind']> = Extract<Action, { kind: K }>;
@@ -55,6 +60,7 @@ export function releaseActions(options: ReleaseReconcilerOptions, tun: Tunables)
     pull: { run: (look, action, run) => pull(options, look, action.digest, run) },
     rewrite: { run: (look, _, run) => rewrite(options, look, run) },
     roll: { run: (look, action, run) => roll(options, look, action, run) },
+    writeBack: { run: (look, _, run) => writeBack(options, look, run) },
   };
 }
 
@@ -347,4 +353,59 @@ async function roll(
   // The rollout under way shows at once (Reconciling), not only at the next look.
   await run.commit({ status: { ...status, current: next.current }, events: next.events });
   return { requeueAfterMs: 1_000 };
+}
+
+/**
+ * Commits the served version to spec.gitWriteBack's repository: the URL is checked against
+ * --allowed-git-urls before its Secret is read, and nothing but the version is written.
+ */
+async function writeBack(
+  options: ReleaseReconcilerOptions,
+  look: Look,
+  run: ReleaseRun,
+): Promise<ReconcileResult> {
+  const { observed: o } = look;
+  const release = meant(look, run);
+  const g = release.spec.gitWriteBack;
+  const status = run.record.status;
+  const version = status.current?.version;
+  if (!g || !version) return {};
+  const allowed = gitUrlAllowed(g.url, options.gitUrls ?? { allowed: [], allowInsecure: false });
+  if (!allowed.allowed)
+    return run.fail(status, writeBackFailure(status, allowed.reason, allowed.message), allowed.reason);
+  const namespace = release.metadata.namespace ?? '';
+  const read = await readGitCredentials(options.kube, namespace, g.secretRef, options.reads?.secrets);
+  if ('failure' in read)
+    return run.fail(
+      status,
+      writeBackFailure(status, read.failure.reason, read.failure.message, read.failure.retryAfterMs),
+      read.failure.reason,
+    );
+  const site = o.source === 'registry' ? o.oci.repository : siteName(release.spec);
+  const outcome = await writeVersion({
+    target: {
+      url: g.url,
+      path: g.path,
+      field: g.field,
+      ...(g.branch === undefined ? {} : { branch: g.branch }),
+      ...(g.pushBranch === undefined ? {} : { pushBranch: g.pushBranch }),
+    },
+    credentials: read.credentials,
+    version,
+    author: g.author,
+    message: renderCommitMessage(g.messageTemplate, {
+      site,
+      // history[0] is the version served now.
+      oldVersion: status.history?.find((h) => h.version !== version)?.version,
+      newVersion: version,
+      release: `${namespace}/${release.metadata.name}`,
+    }),
+    allowInsecureHttp: options.gitUrls?.allowInsecure ?? false,
+    ...(run.signal ? { signal: run.signal } : {}),
+  });
+  if (outcome.outcome === 'Failed')
+    return run.fail(status, writeBackFailure(status, outcome.reason, outcome.message), outcome.reason);
+  await run.commit(afterWriteBack({ now: o.now, release }, outcome));
+  // The foot of the ladder is looked at again: the rollout under way is watched on.
+  return { requeueAfterMs: 0 };
 }

@@ -244,6 +244,12 @@ export function pinnedJobGone(status: Status, pinned: string, jobId: string): Fa
 }
 
 type Current = NonNullable<Status['current']>;
+
+/** The commit holding the version stays while the version does (a renewal keeps it). */
+const gitRecord = ({ gitCommit, gitTarget }: Current) => ({
+  ...(gitCommit === undefined ? {} : { gitCommit }),
+  ...(gitTarget === undefined ? {} : { gitTarget }),
+});
 type HistoryEntry = NonNullable<Status['history']>[number];
 
 /**
@@ -269,6 +275,7 @@ export function served(
       ...current,
       appliedAt: wrote || !base.current?.appliedAt ? now.toISOString() : base.current.appliedAt,
       ...(base.current?.rollout ? { rollout: base.current.rollout } : {}),
+      ...(base.current && base.current.version === current.version ? gitRecord(base.current) : {}),
     },
     ...(history ? { history } : {}),
   };

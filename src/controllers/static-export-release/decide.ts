@@ -38,6 +38,7 @@ import { suspended } from './rules/suspended.ts';
 import { untilNextWork } from './schedule.ts';
 import { requestsOf } from './start-reason.ts';
 import { syncStep } from './sync.ts';
+import { writeBackDue } from './write-back.ts';
 
 /**
  * Deleted or suspended, nothing more; a start in doubt is waited out before anything else; a
@@ -139,6 +140,9 @@ function settle(o: Observed, status: Status, nextWorkMs: number | undefined): De
       : rolloutStep(release, o.workloads, now);
   if (step?.kind === 'roll') return { action: step, status: steady, events: [] };
   if (step && steady.current) steady = { ...steady, current: { ...steady.current, rollout: step.rollout } };
+  // Once the workloads were told (the rollout is watched meanwhile), Git learns the version.
+  if (writeBackDue(release, steady))
+    return { action: { kind: 'writeBack' }, status: steady, events: step?.events ?? [] };
   const missing = o.missingWorkloads ?? [];
   if (missing.length) {
     const f: Failure = {

@@ -101,7 +101,9 @@ export type Action =
   | { kind: 'start'; reason: StartReason }
   | { kind: 'publish'; mode: PublishMode; jobId: string; projectId?: string; expectVersion?: string }
   | OciAction
-  | Roll;
+  | Roll
+  /** Commit the served version to spec.gitWriteBack's repository. */
+  | { kind: 'writeBack' };
 
 export type Decision = DecisionOf<Action, Status>;
 

@@ -4,6 +4,7 @@ import type { BundleCache, BundleLimits } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
 import type { LabelledWorkloads } from '../../targets/workloads.ts';
 import type { ReconcilerDeps } from '../skeleton.ts';
+import type { UrlPolicy } from '../url-allow-list.ts';
 import type { Tunables } from './model.ts';
 import type { SharedExports } from './shared-exports.ts';
 import type { StartBudgets } from './start-budget.ts';
@@ -39,6 +40,8 @@ export interface ReleaseReconcilerOptions extends ReconcilerDeps {
   releasesOfSite?: (site: string) => readonly StaticExportRelease[] | undefined;
   /** The start budget groups of the current export API (10 starts per organization and hour). */
   budgets: StartBudgets;
+  /** The repositories spec.gitWriteBack may push to (--allowed-git-urls); none without it. */
+  gitUrls?: UrlPolicy;
   /** Resolves once the budgets count the starts the releases recorded before this term began. */
   budgetSeeded?: Promise<void>;
 }

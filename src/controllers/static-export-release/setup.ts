@@ -21,9 +21,10 @@ import { seedStartBudgets } from './start-budget-seed.ts';
 type Release = StaticExportRelease & KubeObject;
 
 // Index names: releases by the Secrets they read (the admin key; a registry's login, CA or public
-// key) and write (values), releases and labelled workloads by the values Secret, releases by site.
+// key; a Git token) and write (values), releases and labelled workloads by the values Secret, releases by site.
 const KEY_SECRET = 'keySecret';
 const REGISTRY_SECRET = 'registrySecret';
+const GIT_SECRET = 'gitSecret';
 const VALUES_SECRET = 'valuesSecret';
 const SITE = 'site';
 
@@ -44,6 +45,10 @@ export function setupReleases(w: Wiring, options: ReleaseSetupOptions): Controll
       .filter((n): n is string => n !== undefined)
       .map((n) => `${r.metadata.namespace}/${n}`);
   });
+  releases.addIndex(
+    GIT_SECRET,
+    refIndex<Release>((r) => r.spec.gitWriteBack?.secretRef?.name),
+  );
   releases.addIndex(
     VALUES_SECRET,
     refIndex<Release>((r) => r.spec.target?.valuesSecret?.name),
@@ -108,6 +113,7 @@ export function setupReleases(w: Wiring, options: ReleaseSetupOptions): Controll
         ownerKeys(SER_KIND, API_GROUP),
         referrerKeys(releases, KEY_SECRET),
         referrerKeys(releases, REGISTRY_SECRET),
+        referrerKeys(releases, GIT_SECRET),
       ),
     );
   for (const x of workloads) builder.watches(x.informer, readersOf, ignoreStatusOnly);
