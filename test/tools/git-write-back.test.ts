@@ -145,6 +145,24 @@ describe('writeVersion commits the version', () => {
   });
 });
 
+describe('without credentials', () => {
+  it('an anonymous server gets no Authorization header at all', async () => {
+    const open = await new GitServer(tempDir('git-anonymous-')).start();
+    try {
+      open.createRepo('site', { 'values.yaml': 'staticExport:\n  version: old\n' });
+      const outcome = await writeVersion({
+        ...request('site', { credentials: { kind: 'none' } }),
+        target: { url: open.url('site'), path: 'values.yaml', field: 'staticExport.version' },
+      });
+      expect(outcome).toMatchObject({ outcome: 'Committed', branch: 'main' });
+      expect(open.seen.length).toBeGreaterThan(0);
+      expect(open.seen.filter((r) => r.authorization !== undefined)).toEqual([]);
+    } finally {
+      await open.stop();
+    }
+  });
+});
+
 describe("Argo CD's override file", () => {
   it('created when missing, then updated with the other parameters kept', async () => {
     const name = newRepo({ 'apps/docs/Chart.yaml': 'name: docs\n' });
@@ -183,6 +201,19 @@ describe('writeVersion fails with a reason and no secret', () => {
       message: `${server.url(name)} refused the push: GL-HOOK-ERR: You are not allowed to push code to protected branches on this project.`,
     });
     expect(head(name)).toBe(before);
+  });
+
+  it('a hook echoing the credentials back: the quoted line has them redacted', async () => {
+    const name = newRepo();
+    server.protect(
+      name,
+      'main',
+      `denied for ${USER}:${PASSWORD} (Authorization: Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')})`,
+    );
+    const outcome = await writeVersion(request(name));
+    expect(outcome).toMatchObject({ outcome: 'Failed', reason: 'GitBranchProtected' });
+    if (outcome.outcome === 'Failed') expect(outcome.message).toContain('[REDACTED]');
+    expectNoSecret(outcome);
   });
 
   it('wrong credentials: GitAuthRefused naming the Secret, not the password', async () => {
