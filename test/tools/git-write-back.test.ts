@@ -1,9 +1,12 @@
 // writeVersion against a real Git server (git http-backend behind basic auth on loopback): each
 // commit's diff is read back with the real git and asserted exactly.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GitTarget, WriteVersionOutcome, WriteVersionRequest } from '../../src/git/types.ts';
 import { writeVersion } from '../../src/git/write-version.ts';
 import { GitServer, runGit } from '../support/git-server.ts';
+import { selfSignedCert } from '../support/signing.ts';
 import { tempDir } from '../support/temp.ts';
 
 const USER = 'writer';
@@ -291,6 +294,29 @@ describe('writeVersion fails with a reason and no secret', () => {
       });
     } finally {
       await bad.stop();
+    }
+  });
+
+  it('https with a certificate nothing trusts: GitUnreachable before any request carries the credentials', async () => {
+    const dir = await selfSignedCert(tempDir('git-tls-'), ['IP:127.0.0.1']);
+    const tls = {
+      cert: readFileSync(join(dir, 'cert.pem'), 'utf8'),
+      key: readFileSync(join(dir, 'key.pem'), 'utf8'),
+    };
+    const untrusted = await new GitServer(tempDir('git-https-'), { tls }).start();
+    try {
+      const outcome = await writeVersion({
+        ...request('x'),
+        target: { ...request('x').target, url: untrusted.url('x') },
+      });
+      expect(outcome).toEqual({
+        outcome: 'Failed',
+        reason: 'GitUnreachable',
+        message: `${untrusted.url('x')} presented a self-signed TLS certificate [DEPTH_ZERO_SELF_SIGNED_CERT]`,
+      });
+      expect(untrusted.seen).toEqual([]);
+    } finally {
+      await untrusted.stop();
     }
   });
 
