@@ -158,7 +158,11 @@ async function writeLocked(
         });
         return { outcome: 'Committed', commit, branch: head.branch, attempts: attempt };
       } catch (error) {
-        if (signal.aborted || !isNonFastForward(error)) throw classify(error, repository, remoteLines);
+        // isomorphic-git hands over the server's progress lines without awaiting them: let the
+        // last ones (a hook's reason, the ref's actual value) arrive before reading them.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (signal.aborted || !isNonFastForward(error, remoteLines))
+          throw classify(error, repository, remoteLines);
       }
       if (attempt > RETRIES) {
         throw new GitFailure(

@@ -54,8 +54,13 @@ export interface SeenRequest {
 export class GitServer {
   readonly root: string;
   readonly seen: SeenRequest[] = [];
-  /** Runs once, before answering the first receive-pack ref advertisement (a concurrent writer). */
+  /**
+   * Runs once, before answering the first receive-pack request of kind `raceAt` (a concurrent
+   * writer): the ref advertisement (the client sees the branch moved) or the push itself (the
+   * server refuses the client's stale old value).
+   */
   beforeReceivePack: (() => void) | undefined;
+  raceAt: 'advertisement' | 'push' = 'advertisement';
   private server: Server | undefined;
   private readonly options: GitServerOptions;
   origin = '';
@@ -183,7 +188,11 @@ export class GitServer {
       }
     }
     const url = new URL(req.url ?? '/', 'http://git');
-    if (url.searchParams.get('service') === 'git-receive-pack' && this.beforeReceivePack) {
+    const receivePack =
+      this.raceAt === 'advertisement'
+        ? url.searchParams.get('service') === 'git-receive-pack'
+        : url.pathname.endsWith('/git-receive-pack');
+    if (receivePack && this.beforeReceivePack) {
       const hook = this.beforeReceivePack;
       this.beforeReceivePack = undefined;
       hook();

@@ -116,6 +116,48 @@ describe('writeVersion commits the version', () => {
     expect(show(name, 'main', 'deploy/values.yaml')).toBe(VALUES.replace('"sha256-old"', '"sha256-new"'));
   });
 
+  it('a concurrent writer landing while our push is on the wire: the server refuses it, we fetch and re-apply', async () => {
+    const name = newRepo({ 'deploy/values.yaml': VALUES, 'README.md': 'one\n' });
+    const theirs = { commit: '' };
+    server.raceAt = 'push';
+    server.beforeReceivePack = () => {
+      theirs.commit = server.commitDirect(name, 'main', { 'README.md': 'two\n' }, 'someone else was faster');
+    };
+    try {
+      const outcome = await writeVersion(request(name));
+      expect(outcome).toMatchObject({ outcome: 'Committed', attempts: 2, commit: head(name) });
+    } finally {
+      server.raceAt = 'advertisement';
+    }
+    expect(git(name, 'rev-parse', 'main~1')).toBe(`${theirs.commit}\n`);
+    expect(show(name, 'main', 'README.md')).toBe('two\n');
+  });
+
+  it('a branch that moves before every push: GitNonFastForward after the retries, never forced', async () => {
+    const name = newRepo({ 'deploy/values.yaml': VALUES, 'README.md': '0\n' });
+    let theirs = 0;
+    const arm = () => {
+      server.beforeReceivePack = () => {
+        server.commitDirect(name, 'main', { 'README.md': `${++theirs}\n` });
+        arm();
+      };
+    };
+    arm();
+    try {
+      const outcome = await writeVersion(request(name));
+      expect(outcome).toEqual({
+        outcome: 'Failed',
+        reason: 'GitNonFastForward',
+        message: `main of ${server.url(name)} kept moving: the push was rejected as non-fast-forward 5 times`,
+      });
+    } finally {
+      server.beforeReceivePack = undefined;
+    }
+    expect(theirs).toBe(5);
+    expect(count(name)).toBe(6);
+    expect(show(name, 'main', 'deploy/values.yaml')).toBe(VALUES);
+  });
+
   it('several writes to one repository at once are serialized: every one lands, none is lost', async () => {
     const name = newRepo({ 'a.yaml': 'v: 1\n', 'b.yaml': 'v: 1\n', 'c.yaml': 'v: 1\n' });
     const outcomes = await Promise.all(
