@@ -20,16 +20,19 @@ export function serverReason(lines: string[]): string | undefined {
   return undefined;
 }
 
-/** Whether a push's ref report (`ng <ref> <why>`) says the branch moved on. */
-export function isNonFastForward(error: unknown): boolean {
+/**
+ * Whether a rejected push means the branch moved on: the client saw it in the ref advertisement,
+ * the server's ref report says so, or the server found the ref elsewhere than our old value while
+ * updating it (`cannot lock ref … is at X but expected Y`, in its progress lines).
+ */
+export function isNonFastForward(error: unknown, remoteLines: string[]): boolean {
   if (error instanceof Errors.PushRejectedError) return error.data.reason === 'not-fast-forward';
-  if (error instanceof Errors.GitPushError) {
-    const reports = Object.values(error.data.result.refs).map((r) => r.error ?? '');
-    return reports.some((why) =>
-      /non-fast-forward|fetch first|stale info|failed to lock|cannot lock ref/i.test(why),
-    );
-  }
-  return false;
+  if (!(error instanceof Errors.GitPushError)) return false;
+  const reports = Object.values(error.data.result.refs).map((r) => r.error ?? '');
+  return (
+    reports.some((why) => /non-fast-forward|fetch first|stale info/i.test(why)) ||
+    remoteLines.some((line) => /cannot lock ref .* is at [0-9a-f]+ but expected [0-9a-f]+/i.test(line))
+  );
 }
 
 /**

@@ -41,19 +41,17 @@ export async function writeVersion(
     return await withRepositoryLock(repositoryKey(url.href), req.signal, () => writeLocked(req, url, limits));
   } catch (error) {
     if (req.signal?.aborted) throw req.signal.reason;
-    const failure = error instanceof GitFailure ? error : classify(error, repositoryName(req.target.url));
+    const failure = error instanceof GitFailure ? error : classify(error, describeUrl(req.target.url));
     let message = scrub(failure.message);
-    for (const secret of secrets) message = message.split(secret).join('[REDACTED]');
+    // A server's quoted line may echo anything; a password too short to be one is left alone,
+    // or every occurrence of its letters would go.
+    for (const secret of secrets) if (secret.length >= 4) message = message.split(secret).join('[REDACTED]');
     return { outcome: 'Failed', reason: failure.reason, message };
   }
 }
 
 function basicAuth(credentials: { username: string; password: string }): string {
   return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
-}
-
-function repositoryName(url: string): string {
-  return describeUrl(url);
 }
 
 function checkedUrl(req: WriteVersionRequest): URL {
@@ -121,7 +119,7 @@ async function writeLocked(
   const timeoutMs = req.timeoutMs ?? GIT_TIMEOUT_MS;
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
-  const repository = repositoryName(url.href);
+  const repository = describeUrl(url.href);
   const authorization = req.credentials.kind === 'basic' ? basicAuth(req.credentials) : undefined;
   const http = gitHttpClient(url.origin, authorization, limits, signal);
   const gitdir = await mkdtemp(join(tmpdir(), 'git-write-back-'));
@@ -160,7 +158,11 @@ async function writeLocked(
         });
         return { outcome: 'Committed', commit, branch: head.branch, attempts: attempt };
       } catch (error) {
-        if (signal.aborted || !isNonFastForward(error)) throw classify(error, repository, remoteLines);
+        // isomorphic-git hands over the server's progress lines without awaiting them: let the
+        // last ones (a hook's reason, the ref's actual value) arrive before reading them.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (signal.aborted || !isNonFastForward(error, remoteLines))
+          throw classify(error, repository, remoteLines);
       }
       if (attempt > RETRIES) {
         throw new GitFailure(

@@ -6,6 +6,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
@@ -39,6 +40,8 @@ export interface GitServerOptions {
   hostile?: 'garbage' | 'huge' | 'silent';
   /** Redirect every request to this origin (with the same path). */
   redirectTo?: string;
+  /** Serve https with this certificate and key (PEM). */
+  tls?: { cert: string; key: string };
 }
 
 /** What the server saw. */
@@ -51,8 +54,13 @@ export interface SeenRequest {
 export class GitServer {
   readonly root: string;
   readonly seen: SeenRequest[] = [];
-  /** Runs once, before answering the first receive-pack ref advertisement (a concurrent writer). */
+  /**
+   * Runs once, before answering the first receive-pack request of kind `raceAt` (a concurrent
+   * writer): the ref advertisement (the client sees the branch moved) or the push itself (the
+   * server refuses the client's stale old value).
+   */
   beforeReceivePack: (() => void) | undefined;
+  raceAt: 'advertisement' | 'push' = 'advertisement';
   private server: Server | undefined;
   private readonly options: GitServerOptions;
   origin = '';
@@ -63,10 +71,11 @@ export class GitServer {
   }
 
   async start(host = '127.0.0.1'): Promise<this> {
-    this.server = createServer((req, res) => this.handle(req, res));
+    const handler = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
+    this.server = this.options.tls ? createHttpsServer(this.options.tls, handler) : createServer(handler);
     await new Promise<void>((resolve) => this.server?.listen(0, host, resolve));
     const { port } = this.server.address() as AddressInfo;
-    this.origin = `http://${host}:${port}`;
+    this.origin = `${this.options.tls ? 'https' : 'http'}://${host}:${port}`;
     return this;
   }
 
@@ -179,7 +188,11 @@ export class GitServer {
       }
     }
     const url = new URL(req.url ?? '/', 'http://git');
-    if (url.searchParams.get('service') === 'git-receive-pack' && this.beforeReceivePack) {
+    const receivePack =
+      this.raceAt === 'advertisement'
+        ? url.searchParams.get('service') === 'git-receive-pack'
+        : url.pathname.endsWith('/git-receive-pack');
+    if (receivePack && this.beforeReceivePack) {
       const hook = this.beforeReceivePack;
       this.beforeReceivePack = undefined;
       hook();

@@ -1,9 +1,12 @@
 // writeVersion against a real Git server (git http-backend behind basic auth on loopback): each
 // commit's diff is read back with the real git and asserted exactly.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GitTarget, WriteVersionOutcome, WriteVersionRequest } from '../../src/git/types.ts';
 import { writeVersion } from '../../src/git/write-version.ts';
 import { GitServer, runGit } from '../support/git-server.ts';
+import { selfSignedCert } from '../support/signing.ts';
 import { tempDir } from '../support/temp.ts';
 
 const USER = 'writer';
@@ -113,6 +116,48 @@ describe('writeVersion commits the version', () => {
     expect(show(name, 'main', 'deploy/values.yaml')).toBe(VALUES.replace('"sha256-old"', '"sha256-new"'));
   });
 
+  it('a concurrent writer landing while our push is on the wire: the server refuses it, we fetch and re-apply', async () => {
+    const name = newRepo({ 'deploy/values.yaml': VALUES, 'README.md': 'one\n' });
+    const theirs = { commit: '' };
+    server.raceAt = 'push';
+    server.beforeReceivePack = () => {
+      theirs.commit = server.commitDirect(name, 'main', { 'README.md': 'two\n' }, 'someone else was faster');
+    };
+    try {
+      const outcome = await writeVersion(request(name));
+      expect(outcome).toMatchObject({ outcome: 'Committed', attempts: 2, commit: head(name) });
+    } finally {
+      server.raceAt = 'advertisement';
+    }
+    expect(git(name, 'rev-parse', 'main~1')).toBe(`${theirs.commit}\n`);
+    expect(show(name, 'main', 'README.md')).toBe('two\n');
+  });
+
+  it('a branch that moves before every push: GitNonFastForward after the retries, never forced', async () => {
+    const name = newRepo({ 'deploy/values.yaml': VALUES, 'README.md': '0\n' });
+    let theirs = 0;
+    const arm = () => {
+      server.beforeReceivePack = () => {
+        server.commitDirect(name, 'main', { 'README.md': `${++theirs}\n` });
+        arm();
+      };
+    };
+    arm();
+    try {
+      const outcome = await writeVersion(request(name));
+      expect(outcome).toEqual({
+        outcome: 'Failed',
+        reason: 'GitNonFastForward',
+        message: `main of ${server.url(name)} kept moving: the push was rejected as non-fast-forward 5 times`,
+      });
+    } finally {
+      server.beforeReceivePack = undefined;
+    }
+    expect(theirs).toBe(5);
+    expect(count(name)).toBe(6);
+    expect(show(name, 'main', 'deploy/values.yaml')).toBe(VALUES);
+  });
+
   it('several writes to one repository at once are serialized: every one lands, none is lost', async () => {
     const name = newRepo({ 'a.yaml': 'v: 1\n', 'b.yaml': 'v: 1\n', 'c.yaml': 'v: 1\n' });
     const outcomes = await Promise.all(
@@ -142,6 +187,24 @@ describe('writeVersion commits the version', () => {
     expect(show(name, 'docs-version', 'deploy/values.yaml')).toBe(
       VALUES.replace('"sha256-old"', '"sha256-newer"'),
     );
+  });
+});
+
+describe('without credentials', () => {
+  it('an anonymous server gets no Authorization header at all', async () => {
+    const open = await new GitServer(tempDir('git-anonymous-')).start();
+    try {
+      open.createRepo('site', { 'values.yaml': 'staticExport:\n  version: old\n' });
+      const outcome = await writeVersion({
+        ...request('site', { credentials: { kind: 'none' } }),
+        target: { url: open.url('site'), path: 'values.yaml', field: 'staticExport.version' },
+      });
+      expect(outcome).toMatchObject({ outcome: 'Committed', branch: 'main' });
+      expect(open.seen.length).toBeGreaterThan(0);
+      expect(open.seen.filter((r) => r.authorization !== undefined)).toEqual([]);
+    } finally {
+      await open.stop();
+    }
   });
 });
 
@@ -183,6 +246,19 @@ describe('writeVersion fails with a reason and no secret', () => {
       message: `${server.url(name)} refused the push: GL-HOOK-ERR: You are not allowed to push code to protected branches on this project.`,
     });
     expect(head(name)).toBe(before);
+  });
+
+  it('a hook echoing the credentials back: the quoted line has them redacted', async () => {
+    const name = newRepo();
+    server.protect(
+      name,
+      'main',
+      `denied for ${USER}:${PASSWORD} (Authorization: Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')})`,
+    );
+    const outcome = await writeVersion(request(name));
+    expect(outcome).toMatchObject({ outcome: 'Failed', reason: 'GitBranchProtected' });
+    if (outcome.outcome === 'Failed') expect(outcome.message).toContain('[REDACTED]');
+    expectNoSecret(outcome);
   });
 
   it('wrong credentials: GitAuthRefused naming the Secret, not the password', async () => {
@@ -260,6 +336,29 @@ describe('writeVersion fails with a reason and no secret', () => {
       });
     } finally {
       await bad.stop();
+    }
+  });
+
+  it('https with a certificate nothing trusts: GitUnreachable before any request carries the credentials', async () => {
+    const dir = await selfSignedCert(tempDir('git-tls-'), ['IP:127.0.0.1']);
+    const tls = {
+      cert: readFileSync(join(dir, 'cert.pem'), 'utf8'),
+      key: readFileSync(join(dir, 'key.pem'), 'utf8'),
+    };
+    const untrusted = await new GitServer(tempDir('git-https-'), { tls }).start();
+    try {
+      const outcome = await writeVersion({
+        ...request('x'),
+        target: { ...request('x').target, url: untrusted.url('x') },
+      });
+      expect(outcome).toEqual({
+        outcome: 'Failed',
+        reason: 'GitUnreachable',
+        message: `${untrusted.url('x')} presented a self-signed TLS certificate [DEPTH_ZERO_SELF_SIGNED_CERT]`,
+      });
+      expect(untrusted.seen).toEqual([]);
+    } finally {
+      await untrusted.stop();
     }
   });
 
