@@ -1,0 +1,231 @@
+// spec.gitWriteBack end to end: the real control plane, the operator in this process, the
+// simulator, and a real Git server on loopback (git http-backend behind basic auth). Each published
+// version lands in Git as one commit changing only the field; a restart or identical content adds
+// none; a refused push, a wrong token or a repository the operator was not given leave the site
+// serving, with a reason of their own. No token and no link ever reach Git, status, events or logs.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { StaticExportRelease } from '../../../src/crd/index.ts';
+import { GitServer, runGit } from '../../support/git-server.ts';
+import { eventsFor, eventually, kubectlOk } from '../../support/kube.ts';
+import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { applyRelease, applySecret, getRelease, requestExport } from '../../support/resources.ts';
+import { tempDir } from '../../support/temp.ts';
+
+const TOKEN = 'glpat-write-back-token-7f3a9c';
+const server = new GitServer(tempDir('git-server-'), { username: 'docs-bot', password: TOKEN });
+const VALUES = `# The docs site (self-hosted)
+staticExport:
+  enabled: true
+  # Written by the operator: the version it publishes
+  version: "none yet"   # keep this comment
+replicaCount: 2
+`;
+
+const h = useOperatorSuite({
+  namespaces: ['git-write-back'],
+  sim: { exportDurationMs: 300 },
+  editableDocs: true,
+  beforeStart: async () => {
+    await server.start();
+    for (const name of ['site', 'guarded', 'wrong-token', 'argo'])
+      server.createRepo(name, { 'deploy/values.yaml': VALUES, 'README.md': '# GitOps\n' });
+    server.protect('guarded', 'main', 'GH006: Protected branch update failed for refs/heads/main.');
+  },
+  // Plain http on loopback: the test's Git server has no certificate.
+  operator: () => ({
+    gitUrls: {
+      allowed: ['site', 'guarded', 'wrong-token', 'argo'].map((n) => server.url(n)),
+      allowInsecure: true,
+    },
+  }),
+});
+afterAll(() => server.stop());
+
+const git = (repo: string, ...args: string[]) => runGit(args, { cwd: server.gitDir(repo) });
+const head = (repo: string) => git(repo, 'rev-parse', 'refs/heads/main').trim();
+const commits = (repo: string) => Number(git(repo, 'rev-list', '--count', 'refs/heads/main').trim());
+const fileAt = (repo: string, path: string) => git(repo, 'show', `refs/heads/main:${path}`);
+
+const writeBackTo = (repo: string, extra: Record<string, unknown> = {}) => ({
+  gitWriteBack: {
+    url: server.url(repo),
+    path: 'deploy/values.yaml',
+    secretRef: { name: 'git-token' },
+    author: { name: 'Docs Bot', email: 'docs-bot@example.com' },
+    ...extra,
+  },
+});
+
+const condition = (r: StaticExportRelease, type: string) =>
+  r.status?.conditions?.find((c) => c.type === type);
+
+async function waitFor(name: string, what: string, test: (r: StaticExportRelease) => boolean, ms = 60_000) {
+  let last: StaticExportRelease | undefined;
+  try {
+    return await eventually<StaticExportRelease>(
+      `${name}: ${what}`,
+      async () => {
+        last = await getRelease(h.ns, name);
+        return test(last) ? last : undefined;
+      },
+      ms,
+    );
+  } catch (e) {
+    const events = (await eventsFor(h.ns, name)).map((ev) => `${ev.reason}: ${ev.note}`);
+    throw new Error(
+      `${(e as Error).message}; status ${JSON.stringify(last?.status)}; events ${JSON.stringify(events)}`,
+    );
+  }
+}
+
+/** Asks for an export and waits until it finished (identical content: nothing new is served). */
+async function reexport(value: string): Promise<StaticExportRelease> {
+  const job = (await getRelease(h.ns, 'site')).status?.export?.jobId;
+  await requestExport(h.ns, 'site', value);
+  return waitFor(
+    'site',
+    `exported for ${value}`,
+    (r) =>
+      r.status?.lastHandledRequestedAt === value &&
+      r.status.export?.jobId !== job &&
+      !!r.status.export?.finishedAt,
+  );
+}
+
+/** The values the site chart reads, from the operator's values Secret. */
+async function servedValues(name: string): Promise<string> {
+  const data = await kubectlOk([
+    'get',
+    'secret',
+    `${name}-values`,
+    '-n',
+    h.ns,
+    '-o',
+    'jsonpath={.data.values\\.yaml}',
+  ]);
+  return Buffer.from(data, 'base64').toString();
+}
+
+describe('Git write-back', () => {
+  it('commits the published version: one commit, only the field changed, the commit in status and a Committed event', async () => {
+    await applySecret(h.ns, 'git-token', { username: 'docs-bot', password: TOKEN });
+    const before = head('site');
+    await applyRelease(h.ns, 'site', writeBackTo('site'));
+    const r = await waitFor('site', 'committed', (x) => !!x.status?.current?.gitCommit);
+    const version = r.status?.current?.version ?? '';
+    expect(version).toMatch(/^sha256-/);
+    expect(r.status?.current?.gitCommit).toBe(head('site'));
+    expect(git('site', 'rev-parse', 'main~1').trim()).toBe(before);
+    expect(git('site', 'diff', '--name-only', before, 'main')).toBe('deploy/values.yaml\n');
+    // Byte for byte the file it was, but the version (its comments and layout kept).
+    expect(fileAt('site', 'deploy/values.yaml')).toBe(VALUES.replace('"none yet"', `"${version}"`));
+    expect(git('site', 'log', '-1', '--format=%an <%ae>%n%B', 'main')).toContain(
+      'Docs Bot <docs-bot@example.com>',
+    );
+    expect(git('site', 'log', '-1', '--format=%B', 'main')).toContain(version);
+    const events = await eventsFor(h.ns, 'site');
+    expect(events.map((e) => e.reason)).toContain('Committed');
+    expect(events.find((e) => e.reason === 'Committed')?.note).toContain(r.status?.current?.gitCommit);
+    expect(condition(r, 'Ready')?.reason).toBe('Published');
+    // The link went to the values Secret only: never into Git.
+    expect(await servedValues('site')).toContain('bundleUrl');
+    const history = git('site', 'log', '-p', '--all');
+    expect(history).not.toContain('bundleUrl');
+    expect(history).not.toContain(h.sim.baseUrl);
+  });
+
+  it('identical content exported again and a restarted operator add no commit, and no Git traffic at all', async () => {
+    const count = commits('site');
+    const traffic = server.seen.length;
+    await reexport('same-content');
+    await h.restartOperator();
+    await reexport('after-restart');
+    expect(commits('site')).toBe(count);
+    expect(server.seen.length).toBe(traffic);
+    expect((await getRelease(h.ns, 'site')).status?.current?.gitCommit).toBe(head('site'));
+  });
+
+  it('a new version is committed on top, its message naming the old and the new version', async () => {
+    const old = (await getRelease(h.ns, 'site')).status?.current?.version ?? '';
+    const count = commits('site');
+    writeFileSync(join(h.docsDir, 'git-news.md'), '# News\n\nA page that was not there before.\n');
+    await requestExport(h.ns, 'site', 'new-content');
+    const r = await waitFor(
+      'site',
+      'the new version committed',
+      (x) => !!x.status?.current?.version && x.status.current.version !== old && !!x.status.current.gitCommit,
+    );
+    const version = r.status?.current?.version ?? '';
+    expect(commits('site')).toBe(count + 1);
+    expect(r.status?.current?.gitCommit).toBe(head('site'));
+    const message = git('site', 'log', '-1', '--format=%B', 'main');
+    expect(message).toContain(version);
+    expect(message).toContain(old);
+    expect(fileAt('site', 'deploy/values.yaml')).toBe(VALUES.replace('"none yet"', `"${version}"`));
+  });
+
+  it("a protected branch refuses: GitBranchProtected with the server's words, Stalled, and the site keeps serving the version", async () => {
+    const count = commits('guarded');
+    await applyRelease(h.ns, 'guarded', writeBackTo('guarded'));
+    const r = await waitFor(
+      'guarded',
+      'refused',
+      (x) => condition(x, 'Ready')?.reason === 'GitBranchProtected',
+    );
+    const version = r.status?.current?.version ?? '';
+    expect(condition(r, 'Ready')?.message).toContain('Protected branch update failed');
+    expect(condition(r, 'Ready')?.message).toContain(`The site keeps serving it`);
+    expect(condition(r, 'Stalled')?.status).toBe('True');
+    expect(r.status?.current?.gitCommit).toBeUndefined();
+    expect(await servedValues('guarded')).toContain(version);
+    expect(commits('guarded')).toBe(count);
+    const warnings = (await eventsFor(h.ns, 'guarded')).filter((e) => e.reason === 'GitBranchProtected');
+    expect(warnings.length).toBeGreaterThan(0);
+  });
+
+  it('a wrong token: GitAuthRefused, and the token is nowhere in status, events or the logs', async () => {
+    await applySecret(h.ns, 'wrong-git-token', { username: 'docs-bot', password: 'not-the-token-at-all' });
+    await applyRelease(
+      h.ns,
+      'wrong-token',
+      writeBackTo('wrong-token', { secretRef: { name: 'wrong-git-token' } }),
+    );
+    const r = await waitFor(
+      'wrong-token',
+      'refused',
+      (x) => condition(x, 'Ready')?.reason === 'GitAuthRefused',
+    );
+    const seen = JSON.stringify([
+      r.status,
+      await eventsFor(h.ns, 'wrong-token'),
+      await eventsFor(h.ns, 'site'),
+      h.logs,
+    ]);
+    expect(seen).not.toContain('not-the-token-at-all');
+    expect(seen).not.toContain(TOKEN);
+    expect(commits('wrong-token')).toBe(1);
+  });
+
+  it('a repository the operator was not given: GitUrlRefused before its Secret is read', async () => {
+    // The Secret does not exist: a refused URL is told, not the missing Secret.
+    await applyRelease(h.ns, 'elsewhere', {
+      gitWriteBack: { url: server.url('not-listed'), path: 'values.yaml', secretRef: { name: 'absent' } },
+    });
+    const r = await waitFor('elsewhere', 'refused', (x) => condition(x, 'Ready')?.reason === 'GitUrlRefused');
+    expect(condition(r, 'Ready')?.message).toContain('--allowed-git-urls');
+    expect(server.seen.some((s) => s.url.includes('not-listed'))).toBe(false);
+  });
+
+  it("Argo CD's override file is created beside the Application's source, with the version as a string parameter", async () => {
+    await applyRelease(h.ns, 'argo', writeBackTo('argo', { path: 'deploy/.argocd-source-docs.yaml' }));
+    const r = await waitFor('argo', 'committed', (x) => !!x.status?.current?.gitCommit);
+    const override = fileAt('argo', 'deploy/.argocd-source-docs.yaml');
+    expect(override).toContain('name: staticExport.version');
+    expect(override).toContain(r.status?.current?.version ?? 'missing');
+    expect(override).toContain('forceString: true');
+    // The values file is left as it was.
+    expect(fileAt('argo', 'deploy/values.yaml')).toBe(VALUES);
+  });
+});
