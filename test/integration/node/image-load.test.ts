@@ -1,7 +1,8 @@
 // `npm run image -- --load containerd` on the real node (issue 32, item 1): the image built from this
 // clone and imported into the node's containerd (what `kind load` does in a kind node) under the name
 // and tag the charts default to, then the operator chart's pod runs it with imagePullPolicy
-// IfNotPresent: the kubelet finds it on the node and pulls nothing.
+// IfNotPresent: the kubelet finds it on the node and pulls nothing. Then the CLI from that image with
+// `kubectl run`, as docs/cli.md shows (item 4).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -106,4 +107,37 @@ describe.runIf(controlPlaneDir)('npm run image -- --load containerd on the real 
     },
     15 * 60_000,
   );
+
+  // docs/cli.md's `kubectl run`: the image's entrypoint is the CLI, so the arguments are its command.
+  it('runs the CLI from the image with kubectl run: --version, and status with a ServiceAccount that may read releases', async ({
+    skip,
+  }) => {
+    if (why) return skip(why);
+    const runCli = (name: string, spec: object, args: string[]) =>
+      kubectl([
+        'run',
+        name,
+        '--rm',
+        '--attach',
+        '--quiet',
+        '--restart=Never',
+        `--image=${IMAGE}`,
+        '--namespace',
+        ns,
+        `--overrides=${JSON.stringify({ apiVersion: 'v1', spec: { ...ON_REAL_NODE, ...spec } })}`,
+        '--',
+        ...args,
+      ]);
+    const version = await runCli('static-export-version', {}, ['--version']);
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout.trim()).toBe(VERSION);
+    // The operator chart's ServiceAccount reads the releases of the namespace it watches.
+    const status = await runCli(
+      'static-export-status',
+      { serviceAccountName: `${RELEASE}-static-export-operator` },
+      ['status', '--namespace', ns],
+    );
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout + status.stderr).toContain(`No StaticExportReleases in namespace ${ns}.`);
+  });
 });
