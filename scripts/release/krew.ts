@@ -20,7 +20,7 @@ export const RELEASE_DOWNLOADS =
 /** Krew's arch labels are Go's (GOARCH); where Node names an architecture otherwise. */
 const GOARCH: Partial<Record<NodeJS.Architecture, string>> = { x64: 'amd64', ia32: '386', ppc64: 'ppc64le' };
 
-export const KrewPlatform = z.strictObject({
+const KrewPlatform = z.strictObject({
   selector: z.strictObject({
     matchLabels: z.strictObject({ os: z.string().min(1), arch: z.string().min(1) }),
   }),
