@@ -1,7 +1,8 @@
 // `npm run release -- --to oci://REGISTRY/PATH --sign-key cosign.key [--out DIR] [--plain-http]`:
 // publishes the version in package.json (docs/release.md). Into --out: the npm tarball, the single
-// executable, the chart packages, the list of images the charts run, SHA256SUMS and a .sig per file;
-// to the registry: the image and the charts (operator, site, simulator), each signed there.
+// executable, the kubectl plugin's archive and krew manifest, the chart packages, the list of images
+// the charts run, SHA256SUMS and a .sig per file; to the registry: the image and the charts
+// (operator, site, simulator), each signed there.
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { builtImage, imageToolsMissing } from './image/built.ts';
@@ -12,6 +13,7 @@ import { ReleaseError } from './release/errors.ts';
 import { buildExecutable } from './release/executable.ts';
 import { pushImage } from './release/image.ts';
 import { writeImageList } from './release/images.ts';
+import { writeKrewPlugin } from './release/krew.ts';
 import { parseReleaseArgs, type ReleaseOptions } from './release/options.ts';
 import { assertRegistryReachable } from './release/registry.ts';
 import { findTools, runTool } from './release/tools.ts';
@@ -21,7 +23,7 @@ const ROOT = resolve(import.meta.dirname, '..');
 const step = (text: string) => process.stderr.write(`release: ${text}\n`);
 
 /** What a release writes into --out (an interrupted one too). */
-const RELEASE_FILE = /^(static-export-.*|SHA256SUMS(\.sig)?|charts|\.stage)$/;
+const RELEASE_FILE = /^(static-export-.*|SHA256SUMS(\.sig)?|charts|plugins|\.stage)$/;
 
 /** A ReleaseError unless `out` is new or holds only an earlier release's files: it is emptied later. */
 function assertOutReplaceable(out: string): void {
@@ -45,6 +47,7 @@ async function release(options: ReleaseOptions): Promise<void> {
 
   step(`building static-export ${version}`);
   const executable = await buildExecutable(ROOT, version, out);
+  const plugin = await writeKrewPlugin(ROOT, version, executable, out);
   // npm's prepack builds dist/; node_modules/.bin first, so that build runs on the project's Node 24.
   const path = `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH ?? ''}`;
   await runTool('npm pack', tools.npm, ['pack', '--pack-destination', out], {
@@ -85,7 +88,7 @@ async function release(options: ReleaseOptions): Promise<void> {
   rmSync(stageDir, { recursive: true, force: true });
   const imageList = writeImageList(out, version, images);
 
-  const files = [tarball, executable, ...chartFiles, imageList];
+  const files = [tarball, executable, plugin.archive, plugin.manifest, ...chartFiles, imageList];
   const sums = await writeChecksums(out, files);
   for (const file of [...files, sums]) await signBlob(signer, file);
   step(`signed the files and SHA256SUMS in ${out}`);

@@ -3,11 +3,27 @@
 # isolation, so no user namespaces or runc are needed) on the Node 24 bases scripts/image/base.sh
 # assembles offline. Leaves the image in buildah's local storage as localhost/static-export:<version>
 # and writes it as an OCI image layout (what umoci, skopeo and `podman load` read).
-# Usage: scripts/image/build.sh [OCI_LAYOUT_DIR]   (default .image/oci; the tag is the version)
+# With --load it also writes .image/static-export-<version>.tar (`docker save` format, tagged with the
+# name the charts default to) and loads it into a local cluster (scripts/image/load.sh).
+# Usage: scripts/image/build.sh [--load kind|k3d|minikube|containerd [--address SOCKET]] [OCI_LAYOUT_DIR]
+#   (default .image/oci; the tag is the version, which is every chart's appVersion)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-out=${1:-$root/.image/oci}
+load=
+address=
+out=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --load) load=${2:?image: --load needs kind, k3d, minikube or containerd}; shift 2 ;;
+    --address) address=${2:?image: --address needs the containerd socket path}; shift 2 ;;
+    -*) echo "image: unknown option $1 (usage: npm run image -- [--load kind|k3d|minikube|containerd [--address SOCKET]] [OCI_LAYOUT_DIR])" >&2; exit 2 ;;
+    *) out=$1; shift ;;
+  esac
+done
+out=${out:-$root/.image/oci}
+# A wrong --load fails before the build, not after it.
+[ -z "$load$address" ] || scripts/image/load.sh --check "$load" "$address"
 command -v buildah >/dev/null || { echo "image: buildah is required (Debian: apt-get install buildah)" >&2; exit 1; }
 version=$(node -p 'require("./package.json").version')
 revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -34,3 +50,9 @@ current=$(buildah inspect --type image --format '{{.FromImageID}}' "localhost/st
 rm -rf "$out" && mkdir -p "$(dirname "$out")"
 buildah push --quiet "localhost/static-export:$version" "oci:$out:$version"
 echo "image: localhost/static-export:$version in local storage, OCI layout $out (tag $version)" >&2
+[ -n "$load" ] || exit 0
+archive=$root/.image/static-export-$version.tar
+rm -f "$archive"
+buildah push --quiet "localhost/static-export:$version" \
+  "docker-archive:$archive:ghcr.io/static-export-operator/static-export:$version"
+scripts/image/load.sh "$load" "$archive" "$address"

@@ -3,6 +3,7 @@
 // (kwok runs their pods) and point at the image released beside them; cosign checks every signature
 // with the public key and refuses a tampered file; the single executable runs `--version` and
 // `fetch` from the simulator with no `node` on its PATH.
+import { createHash } from 'node:crypto';
 import {
   appendFileSync,
   copyFileSync,
@@ -15,13 +16,15 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { imageToolsMissing } from '../../scripts/image/built.ts';
 import { executableName } from '../../scripts/release/executable.ts';
+import { KrewPlugin } from '../../scripts/release/krew.ts';
 import { runProcess } from '../../scripts/run-process.ts';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
 import { helm, ROOT } from '../support/chart.ts';
 import { goTool } from '../support/go-tools.ts';
-import { createNamespace, installCrds, kubeconfig, kubectlOk } from '../support/kube.ts';
+import { createNamespace, installCrds, KUBECTL, kubeconfig, kubectlOk } from '../support/kube.ts';
 import { startRegistry, type TestRegistry } from '../support/registry.ts';
 import { runRelease } from '../support/run-release.ts';
 import { cosignVerify, runCosign } from '../support/signing.ts';
@@ -31,6 +34,8 @@ const missing = imageToolsMissing();
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const TARBALL = `static-export-operator-${VERSION}.tgz`;
 const EXECUTABLE = executableName(VERSION);
+const PLUGIN_ARCHIVE = `${EXECUTABLE}.tar.gz`;
+const PLUGIN_MANIFEST = 'plugins/static-export.yaml';
 const CHARTS = ['static-export-operator', 'static-export-site', 'static-export-simulator'].map(
   (c) => `charts/${c}-${VERSION}.tgz`,
 );
@@ -65,31 +70,62 @@ afterAll(async () => {
 });
 
 describe('npm run release to a local registry', () => {
-  it('writes the npm tarball, the single executable, the chart packages, the image list, SHA256SUMS and a signature of each', async ({
+  it('writes the npm tarball, the single executable, the kubectl plugin, the chart packages, the image list, SHA256SUMS and a signature of each', async ({
     skip,
   }) => {
     if (missing) return skip(missing);
-    const files = [TARBALL, EXECUTABLE, ...CHARTS, IMAGES, 'SHA256SUMS'];
+    const files = [TARBALL, EXECUTABLE, PLUGIN_ARCHIVE, PLUGIN_MANIFEST, ...CHARTS, IMAGES, 'SHA256SUMS'];
     for (const file of files) {
       expect(existsSync(join(out, file)), file).toBe(true);
       expect(existsSync(join(out, `${file}.sig`)), `${file}.sig`).toBe(true);
     }
     const withSignatures = (names: string[]) => names.flatMap((f) => [f, `${f}.sig`]).sort();
     expect(readdirSync(out).sort()).toEqual(
-      [...withSignatures([TARBALL, EXECUTABLE, IMAGES, 'SHA256SUMS']), 'charts'].sort(),
+      [...withSignatures([TARBALL, EXECUTABLE, PLUGIN_ARCHIVE, IMAGES, 'SHA256SUMS']), 'charts', 'plugins'].sort(),
     );
+    expect(readdirSync(join(out, 'plugins')).sort()).toEqual(withSignatures(['static-export.yaml']));
     expect(readdirSync(join(out, 'charts')).sort()).toEqual(
       withSignatures(CHARTS.map((c) => c.slice('charts/'.length))),
     );
     const sums = await runProcess('sha256sum', ['-c', 'SHA256SUMS'], { cwd: out });
     expect(sums.code, sums.stderr).toBe(0);
     expect(sums.stdout.trim().split('\n').sort()).toEqual(
-      [TARBALL, EXECUTABLE, ...CHARTS, IMAGES].map((f) => `${f}: OK`).sort(),
+      [TARBALL, EXECUTABLE, PLUGIN_ARCHIVE, PLUGIN_MANIFEST, ...CHARTS, IMAGES].map((f) => `${f}: OK`).sort(),
     );
     // What an air gap needs: the image released beside the charts and the charts' others.
     expect(readFileSync(join(out, IMAGES), 'utf8').trim().split('\n')).toContain(
       `${repository}/static-export:${VERSION}`,
     );
+  });
+
+  it('the krew manifest is a valid Plugin naming the archive by its sha256, and kubectl runs the plugin in it', async ({
+    skip,
+  }) => {
+    if (missing) return skip(missing);
+    const manifest = KrewPlugin.parse(parse(readFileSync(join(out, PLUGIN_MANIFEST), 'utf8')));
+    expect(manifest.metadata.name).toBe('static-export');
+    expect(manifest.spec.version).toBe(`v${VERSION}`);
+    const [platform] = manifest.spec.platforms;
+    expect(platform?.selector.matchLabels).toEqual({
+      os: 'linux',
+      arch: process.arch === 'x64' ? 'amd64' : 'arm64',
+    });
+    expect(platform?.uri).toBe(
+      `https://github.com/static-export-operator/static-export-operator/releases/download/v${VERSION}/${PLUGIN_ARCHIVE}`,
+    );
+    const archive = readFileSync(join(out, PLUGIN_ARCHIVE));
+    expect(platform?.sha256).toBe(createHash('sha256').update(archive).digest('hex'));
+    // What krew does with it: unpack, put `bin` on the PATH; the real kubectl then finds the plugin.
+    const pluginDir = mkdtempSync(join(work, 'krew-'));
+    const unpacked = await runProcess('tar', ['-xzf', join(out, PLUGIN_ARCHIVE), '-C', pluginDir]);
+    expect(unpacked.code, unpacked.stderr).toBe(0);
+    expect(readdirSync(pluginDir).sort()).toEqual(['LICENSE', platform?.bin].sort());
+    const env = { PATH: pluginDir, HOME: work, KUBECONFIG: kubeconfig() };
+    const listed = await runProcess(KUBECTL, ['plugin', 'list', '--name-only'], { cwd: work, env });
+    expect(listed.stdout).toMatch(/^kubectl-static_export$/m);
+    const version = await runProcess(KUBECTL, ['static-export', '--version'], { cwd: work, env });
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout).toBe(`${VERSION}\n`);
   });
 
   it('the three charts install from oci:// and run the image released beside them', async ({ skip }) => {

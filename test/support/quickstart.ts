@@ -1,11 +1,13 @@
-// The quickstart's commands, as docs/quickstart.md shows them and the tests run them: the operator,
-// the simulator (for trying only) and the site chart installed with Helm, one StaticExportRelease
-// applied, the site's Service port-forwarded. A test checks the page shows each command verbatim.
+// The quickstart's commands, as docs/quickstart.md shows them: the operator, the simulator (for
+// trying only) and the site chart installed with Helm, one StaticExportRelease applied, the site's
+// Service port-forwarded. A unit test checks the page shows each command verbatim; the node test
+// runs the page's own shell blocks (pageShell) as a user pastes them.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { HELM, KUBECTL, kubeconfig, ROOT, type RunResult, run } from './kube.ts';
 
 /** Where the site, the simulator and the release live, and where the operator runs. */
@@ -157,6 +159,42 @@ export function runStep(command: QuickstartCommand, extra: string[] = []): Promi
       HOME: home,
     },
   );
+}
+
+/** A markdown page's ```sh blocks, in order, as written. */
+export function shellBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+}
+
+/**
+ * A shell for a page's blocks against the suite's cluster, at the repository's root: `kubectl` and
+ * `helm` are the repository's, `static-export` runs the CLI from the sources, and each `helm install charts/NAME` gets one values file more than
+ * the page shows, `values[NAME]` (what a test cluster needs beside the page: the node's taint).
+ */
+export function pageShell(values: Record<string, object>): (block: string) => Promise<RunResult> {
+  const bin = mkdtempSync(join(tmpdir(), 'quickstart-bin-'));
+  symlinkSync(KUBECTL, join(bin, 'kubectl'));
+  // The CLI as installed (docs/cli.md), here from the sources on the repository's Node 24.
+  writeFileSync(
+    join(bin, 'static-export'),
+    `#!/bin/sh\nexec "${join(ROOT, 'node_modules/node/bin/node')}" "${join(ROOT, 'src/cli/main.ts')}" "$@"\n`,
+  );
+  chmodSync(join(bin, 'static-export'), 0o755);
+  for (const [chart, v] of Object.entries(values)) writeFileSync(join(bin, `${chart}.yaml`), stringify(v));
+  writeFileSync(
+    join(bin, 'helm'),
+    `#!/bin/sh
+if [ "$1" = install ]; then
+  for a in "$@"; do case "$a" in charts/*) [ ! -f "${bin}/\${a#charts/}.yaml" ] || set -- "$@" -f "${bin}/\${a#charts/}.yaml"; break;; esac; done
+fi
+exec "${HELM}" "$@"
+`,
+  );
+  chmodSync(join(bin, 'helm'), 0o755);
+  home ??= mkdtempSync(join(tmpdir(), 'quickstart-home-'));
+  const env = { KUBECONFIG: kubeconfig(), HOME: home, PATH: `${bin}:${process.env.PATH ?? ''}` };
+  // -e: a block stops at its first failing command, as the page's reader would.
+  return (block) => run('sh', ['-ec', `cd "$0"\n${block}`, ROOT], undefined, env);
 }
 
 /** The page's port-forward on a free local port; resolves once it forwards, with its base URL. */

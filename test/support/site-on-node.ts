@@ -35,11 +35,14 @@ export interface InstalledSite {
   base: string;
 }
 
-/** The release `name` Ready, then the site chart (helm release `name` too) serving it from the node. */
+/**
+ * The release `name` Ready, then the site chart (helm release `name` too) serving it from the node;
+ * with `postRenderer` through Helm 3 (Helm 4 takes post-renderers as plugins only).
+ */
 export async function installSite(
   ns: string,
   name: string,
-  o: { spec?: Record<string, unknown>; values?: Record<string, unknown> } = {},
+  o: { spec?: Record<string, unknown>; values?: Record<string, unknown>; postRenderer?: string } = {},
 ): Promise<InstalledSite> {
   await applyRelease(ns, name, o.spec);
   await eventually(`${name} Ready`, async () => {
@@ -47,11 +50,11 @@ export async function installSite(
     return r.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? r : undefined;
   });
   const { tag } = await builtImage();
-  const installed = await helmInstall('helm4', {
+  const installed = await helmInstall(o.postRenderer ? 'helm3' : 'helm4', {
     release: name,
     chart: CHART_DIR,
     namespace: ns,
-    extra: ['--wait', '--timeout', '180s'],
+    extra: ['--wait', '--timeout', '180s', ...(o.postRenderer ? ['--post-renderer', o.postRenderer] : [])],
     values: merge(
       {
         staticExport: { enabled: true, existingSecret: `${name}-values` },

@@ -1,5 +1,6 @@
 // The published package: `npm pack` builds dist/ (prepack), and the tarball installs into an empty
-// project with its runtime dependencies only (no dev tools, no repository scripts) and runs.
+// project with its runtime dependencies only (no dev tools, no repository scripts) and runs, as
+// `static-export` and as the kubectl plugin `kubectl static-export`.
 // Slow for a unit test (a full tsc build and an npm install, about a minute), but it is the only
 // check that what users install works. Offline: dependencies come from npm's cache, at the
 // versions of this repository's lock (the consumer gets the lock's production entries).
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
+import { KUBECTL } from '../../support/kube.ts';
 import { siteEntries, tarGz } from '../../support/tar-fixtures.ts';
 
 const run = promisify(execFile);
@@ -60,6 +62,11 @@ it('packs, installs into an empty project and runs --version and fetch', { timeo
 
   const bin = join(consumer, 'node_modules/.bin/static-export');
   expect((await run(bin, ['--version'], { env })).stdout.trim()).toBe(pkg.version);
+  // The kubectl plugin: the real kubectl runs `kubectl-static_export` from the PATH for `kubectl static-export`.
+  const pluginEnv = { ...env, PATH: `${join(consumer, 'node_modules/.bin')}:${env.PATH}` };
+  expect((await run(KUBECTL, ['static-export', '--version'], { env: pluginEnv })).stdout.trim()).toBe(
+    pkg.version,
+  );
 
   const archive = join(work, 'bundle.tar.gz');
   await writeFile(archive, tarGz(siteEntries()));
