@@ -4,7 +4,7 @@
 # kubelet, kube-proxy, crictl and CoreDNS (only when asked: the kubelet alone takes minutes). Builds
 # what is missing and prints the bin directory.
 # Usage: build.sh [node] [--kubernetes vX.Y.Z]   (default KUBERNETES_VERSION of versions.env; CI also
-# builds KUBERNETES_OLDEST_TESTED, the oldest version the charts claim)
+# builds KUBERNETES_OLDEST_VERSION, the oldest version the charts claim)
 # `go install k8s.io/kubernetes/cmd/...@v` is refused (k8s.io/kubernetes replaces its staging
 # modules with relative paths), so a throwaway module requires it and pins every staging module.
 set -euo pipefail
