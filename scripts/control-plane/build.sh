@@ -3,16 +3,29 @@
 # proxy with the machine's Go toolchain, once per version set; `build.sh node` adds the real node's
 # kubelet, kube-proxy, crictl and CoreDNS (only when asked: the kubelet alone takes minutes). Builds
 # what is missing and prints the bin directory.
+# Usage: build.sh [node] [--kubernetes vX.Y.Z]   (default KUBERNETES_VERSION of versions.env; CI also
+# builds KUBERNETES_OLDEST_VERSION, the oldest version the charts claim)
 # `go install k8s.io/kubernetes/cmd/...@v` is refused (k8s.io/kubernetes replaces its staging
 # modules with relative paths), so a throwaway module requires it and pins every staging module.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
+usage="usage: build.sh [node] [--kubernetes vX.Y.Z]"
+default_version=$KUBERNETES_VERSION
+want=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    node) want+=(kubelet kube-proxy crictl coredns) ;;
+    --kubernetes) KUBERNETES_VERSION=${2:?$usage}; shift ;;
+    *) echo "build.sh: unknown argument '$1' ($usage)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[[ $KUBERNETES_VERSION =~ ^v1\.[0-9]+\.[0-9]+$ ]] ||
+  { echo "build.sh: --kubernetes must be a Kubernetes release such as $default_version, not '$KUBERNETES_VERSION'" >&2; exit 2; }
 cache=${STATIC_EXPORT_CACHE:-$HOME/.cache/static-export-operator}
 bin="$cache/control-plane/k8s-$KUBERNETES_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION/bin"
-want=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
-[ "${1:-}" = node ] && want+=(kubelet kube-proxy crictl coredns)
 wanted() { [[ " ${want[*]} " == *" $1 "* ]]; }
 missing() { [ ! -x "$bin/$1" ] && wanted "$1"; }
 have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
@@ -58,14 +71,20 @@ if [ ${#kube_cmds[@]} -gt 0 ]; then
     echo ")"
   } >> go.mod
   go mod tidy >/dev/null 2>&1 || true
+  # Up to 1.30 the in-tree cloud providers come from k8s.io/legacy-cloud-providers, which the module
+  # proxy and checksum database lack at some versions (v0.27.16): Kubernetes' own `providerless`
+  # build leaves them out, and a control plane on loopback runs on no cloud.
+  tag_flags=()
+  grep -q 'k8s.io/legacy-cloud-providers' "$gomod" && tag_flags=(-tags=providerless)
   ver_flags=""
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     ver_flags+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$k8s_minor -X $pkg.gitTreeState=clean"
   done
   for cmd in "${kube_cmds[@]}"; do
     log "building $cmd $KUBERNETES_VERSION"
-    go get "k8s.io/kubernetes/cmd/$cmd@$KUBERNETES_VERSION" >/dev/null 2>&1
-    go build -trimpath -ldflags "-s -w$ver_flags" -o "$bin/$cmd" "k8s.io/kubernetes/cmd/$cmd"
+    go get "${tag_flags[@]}" "k8s.io/kubernetes/cmd/$cmd@$KUBERNETES_VERSION" >"$work/go-get.log" 2>&1 ||
+      { cat "$work/go-get.log" >&2; log "go get k8s.io/kubernetes/cmd/$cmd@$KUBERNETES_VERSION failed"; exit 1; }
+    go build "${tag_flags[@]}" -trimpath -ldflags "-s -w$ver_flags" -o "$bin/$cmd" "k8s.io/kubernetes/cmd/$cmd"
   done
 fi
 

@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import { builtImage } from '../image/built.ts';
 import { runProcess } from '../run-process.ts';
 import { type ClusterCerts, certPaths, createCerts } from './certs.ts';
+import { kubeVersions, TEST_KUBE_VERSION_ENV } from './kube-versions.ts';
 import {
   assertNoOtherNode,
   cleanNode,
@@ -51,6 +52,8 @@ export const PROJECT_IMAGE = 'ghcr.io/static-export-operator/static-export';
 
 interface State {
   binDir: string;
+  /** The Kubernetes version of binDir's control plane (absent in a state.json of an earlier version: the default). */
+  kubeVersion?: string;
   ports: { etcd: number; etcdPeer: number; apiserver: number };
   pids: Partial<Record<Component, number>>;
   /** Set while the real node runs. */
@@ -64,11 +67,15 @@ async function scriptOutput(script: string, ...args: string[]): Promise<string> 
 }
 
 /**
- * Builds (once, cached by version) the control-plane binaries, and the real node's if asked;
- * returns their directory.
+ * Builds (once, cached by version) the control-plane binaries, and the real node's if asked, at
+ * `kubeVersion` (default: versions.env's KUBERNETES_VERSION); returns their directory.
  */
-export function buildBinaries(node = false): Promise<string> {
-  return node ? scriptOutput('build.sh', 'node') : scriptOutput('build.sh');
+export function buildBinaries(node = false, kubeVersion?: string): Promise<string> {
+  return scriptOutput(
+    'build.sh',
+    ...(node ? ['node'] : []),
+    ...(kubeVersion ? ['--kubernetes', kubeVersion] : []),
+  );
 }
 
 async function freePort(): Promise<number> {
@@ -127,14 +134,18 @@ export class ControlPlane {
     return this.state.binDir;
   }
 
-  /** Starts a fresh control plane whose files live in `dir` (created; removed by `stop`). */
-  static async start(dir: string, binDir?: string): Promise<ControlPlane> {
+  /**
+   * Starts a fresh control plane whose files live in `dir` (created; removed by `stop`), at
+   * `kubeVersion` (default: versions.env's KUBERNETES_VERSION).
+   */
+  static async start(dir: string, kubeVersion?: string): Promise<ControlPlane> {
     mkdirSync(join(dir, 'logs'), { recursive: true });
-    const bins = binDir ?? (await buildBinaries());
+    const bins = await buildBinaries(false, kubeVersion);
     createCerts(dir, REAL_NODE);
     writeFileSync(join(dir, 'audit-policy.yaml'), AUDIT_POLICY);
     const state: State = {
       binDir: bins,
+      kubeVersion: kubeVersion ?? kubeVersions().current,
       ports: { etcd: await freePort(), etcdPeer: await freePort(), apiserver: await freePort() },
       pids: {},
     };
@@ -338,6 +349,15 @@ export class ControlPlane {
    */
   async startNode(): Promise<void> {
     if (this.state.node) throw new Error('the real node already runs');
+    // The node's kubelet configuration is written for that version, and a kubelet newer than its
+    // API server is outside Kubernetes' version skew policy.
+    const { current } = kubeVersions();
+    const version = this.state.kubeVersion ?? current;
+    if (version !== current)
+      throw new Error(
+        `the real node runs only beside a ${current} control plane, and this one is ${version}: ` +
+          `unset ${TEST_KUBE_VERSION_ENV} for the tests that run pods`,
+      );
     await assertNoOtherNode();
     const [binDir, registryBin, imagesDir] = await Promise.all([
       buildBinaries(true),

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ControlPlane, processesUsing } from '../../scripts/control-plane/control-plane.ts';
+import { testKubeVersion } from '../../scripts/control-plane/kube-versions.ts';
 import { nodeLeftovers } from '../../scripts/control-plane/node.ts';
 
 declare module 'vitest' {
@@ -16,13 +17,15 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // STATIC_EXPORT_TEST_KUBE_VERSION: CI runs some files against the oldest version the charts claim.
+  const kubeVersion = testKubeVersion();
   const external = process.env.STATIC_EXPORT_TEST_KUBECONFIG;
   if (external) {
     project.provide('kubeconfig', external);
     project.provide('controlPlaneDir', undefined);
     return;
   }
-  const cp = await ControlPlane.start(mkdtempSync(join(tmpdir(), 'static-export-cp-')));
+  const cp = await ControlPlane.start(mkdtempSync(join(tmpdir(), 'static-export-cp-')), kubeVersion);
   project.provide('kubeconfig', cp.kubeconfig);
   project.provide('controlPlaneDir', cp.dir);
   return async () => {
