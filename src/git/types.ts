@@ -48,7 +48,7 @@ export type GitFailureReason =
   | 'GitRedirected'
   /** Connection refused, DNS, timeout, 5xx, or a server that does not speak Git's smart HTTP. */
   | 'GitUnreachable'
-  /** ssh or another scheme, or plain http without allowInsecureHttp. */
+  /** ssh or another scheme, plain http without allowInsecureHttp, or a branch tip too large to fetch. */
   | 'GitUnsupported';
 
 export type WriteVersionOutcome =

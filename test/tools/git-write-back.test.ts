@@ -296,7 +296,11 @@ describe('writeVersion fails with a reason and no secret', () => {
 
   it.each([
     ['garbage', 'GitUnreachable', /did not answer as a Git smart HTTP server/],
-    ['huge', 'GitUnreachable', /sent a response over 1 MiB/],
+    [
+      'huge',
+      'GitUnsupported',
+      /sent a response over 1 MiB: a branch whose tip is this large is not written back/,
+    ],
     ['silent', 'GitUnreachable', /response headers within 500 ms|did not finish within/],
   ] as const)('a hostile server answering %s: %s, bounded', async (hostile, reason, message) => {
     const bad = await new GitServer(tempDir('git-hostile-'), { hostile }).start();
