@@ -81,7 +81,11 @@ describe('npm run release to a local registry', () => {
     }
     const withSignatures = (names: string[]) => names.flatMap((f) => [f, `${f}.sig`]).sort();
     expect(readdirSync(out).sort()).toEqual(
-      [...withSignatures([TARBALL, EXECUTABLE, PLUGIN_ARCHIVE, IMAGES, 'SHA256SUMS']), 'charts', 'plugins'].sort(),
+      [
+        ...withSignatures([TARBALL, EXECUTABLE, PLUGIN_ARCHIVE, IMAGES, 'SHA256SUMS']),
+        'charts',
+        'plugins',
+      ].sort(),
     );
     expect(readdirSync(join(out, 'plugins')).sort()).toEqual(withSignatures(['static-export.yaml']));
     expect(readdirSync(join(out, 'charts')).sort()).toEqual(
