@@ -3,12 +3,13 @@
 // version lands in Git as one commit changing only the field; a restart or identical content adds
 // none; a refused push, a wrong token or a repository the operator was not given leave the site
 // serving, with a reason of their own. No token and no link ever reach Git, status, events or logs.
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { GitServer, runGit } from '../../support/git-server.ts';
-import { eventsFor, eventually, kubectlOk } from '../../support/kube.ts';
+import { eventsFor, eventually, KUBECTL, kubeconfig, kubectl, kubectlOk } from '../../support/kube.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { applyRelease, applySecret, getRelease, requestExport } from '../../support/resources.ts';
 import { tempDir } from '../../support/temp.ts';
@@ -29,14 +30,14 @@ const h = useOperatorSuite({
   editableDocs: true,
   beforeStart: async () => {
     await server.start();
-    for (const name of ['site', 'guarded', 'wrong-token', 'argo'])
+    for (const name of ['site', 'guarded', 'wrong-token', 'argo', 'doomed'])
       server.createRepo(name, { 'deploy/values.yaml': VALUES, 'README.md': '# GitOps\n' });
     server.protect('guarded', 'main', 'GH006: Protected branch update failed for refs/heads/main.');
   },
   // Plain http on loopback: the test's Git server has no certificate.
   operator: () => ({
     gitUrls: {
-      allowed: ['site', 'guarded', 'wrong-token', 'argo'].map((n) => server.url(n)),
+      allowed: ['site', 'guarded', 'wrong-token', 'argo', 'doomed'].map((n) => server.url(n)),
       allowInsecure: true,
     },
   }),
@@ -227,5 +228,36 @@ describe('Git write-back', () => {
     expect(override).toContain('forceString: true');
     // The values file is left as it was.
     expect(fileAt('argo', 'deploy/values.yaml')).toBe(VALUES);
+  });
+
+  it('a release deleted while its push is on the wire goes away cleanly: Git holds the whole commit or none of it', async () => {
+    const before = head('doomed');
+    // Deleted as the server is about to take our push: the reconcile is aborted mid-call.
+    server.raceAt = 'push';
+    server.beforeReceivePack = () =>
+      execFileSync(KUBECTL, [
+        '--kubeconfig',
+        kubeconfig(),
+        'delete',
+        'ser',
+        'doomed',
+        '-n',
+        h.ns,
+        '--wait=false',
+      ]);
+    await applyRelease(h.ns, 'doomed', writeBackTo('doomed'));
+    await eventually('the release gone', async () => {
+      const got = await kubectl(['get', 'ser', 'doomed', '-n', h.ns]);
+      return got.code !== 0 && got.stderr.includes('NotFound') ? true : undefined;
+    });
+    expect(server.beforeReceivePack).toBeUndefined();
+    if (head('doomed') === before) expect(commits('doomed')).toBe(1);
+    else {
+      expect(git('doomed', 'rev-parse', 'main~1').trim()).toBe(before);
+      expect(fileAt('doomed', 'deploy/values.yaml')).toMatch(
+        /version: "sha256-[0-9a-f]{64}" {3}# keep this comment/,
+      );
+    }
+    expect(JSON.stringify(h.logs)).not.toContain(TOKEN);
   });
 });
