@@ -8,7 +8,6 @@ import { parseAllDocuments } from 'yaml';
 import type { StaticExportRelease } from '../../src/crd/index.ts';
 import { goTool } from './go-tools.ts';
 import { eventually, kubectlOk, ROOT } from './kube.ts';
-import { getRelease } from './resources.ts';
 
 export const GITOPS_CRDS = {
   helmRelease: { tool: 'flux-helmrelease-crd', name: 'helmreleases.helm.toolkit.fluxcd.io' },
@@ -79,22 +78,6 @@ export const getObject = async (kind: string, name: string, namespace: string) =
 export const decode = (v: string | undefined) => Buffer.from(v ?? '', 'base64').toString('utf8');
 
 export const readyOf = (r: StaticExportRelease) => r.status?.conditions?.find((c) => c.type === 'Ready');
-
-export const untilRelease = (
-  namespace: string,
-  name: string,
-  what: string,
-  test: (r: StaticExportRelease) => boolean,
-  ms = 60_000,
-) =>
-  eventually(
-    `${name}: ${what}`,
-    async () => {
-      const r = await getRelease(namespace, name);
-      return test(r) ? r : undefined;
-    },
-    ms,
-  );
 
 /** The object minus what the API server changes on any write (and `also`, e.g. annotations). */
 export function withoutVolatile(o: Seen, also: string[] = []): Seen {

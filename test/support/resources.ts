@@ -2,7 +2,7 @@
 // defaults (credentials in the `admin-key` Secret, values in `<name>-values`), and their getters.
 import { stringify } from 'yaml';
 import type { AgentJob, StaticExportRelease } from '../../src/crd/index.ts';
-import { kubectlOk } from './kube.ts';
+import { eventsFor, eventually, kubectlOk } from './kube.ts';
 
 export const ADMIN_KEY_SECRET = 'admin-key';
 
@@ -66,4 +66,33 @@ export async function getRelease(namespace: string, name: string): Promise<Stati
 
 export async function getAgentJob(namespace: string, name: string): Promise<AgentJob> {
   return JSON.parse(await kubectlOk(['get', 'aj', name, '-n', namespace, '-o', 'json'])) as AgentJob;
+}
+
+/**
+ * Until `test` holds of the release; a timeout says what its status and events were last, which is
+ * what a failing run needs to be read.
+ */
+export async function untilRelease(
+  namespace: string,
+  name: string,
+  what: string,
+  test: (r: StaticExportRelease) => boolean,
+  ms = 60_000,
+): Promise<StaticExportRelease> {
+  let last: StaticExportRelease | undefined;
+  try {
+    return await eventually<StaticExportRelease>(
+      `${name}: ${what}`,
+      async () => {
+        last = await getRelease(namespace, name);
+        return test(last) ? last : undefined;
+      },
+      ms,
+    );
+  } catch (e) {
+    const events = (await eventsFor(namespace, name)).map((ev) => `${ev.reason}: ${ev.note}`);
+    throw new Error(
+      `${(e as Error).message}; last status ${JSON.stringify(last?.status)}; events ${JSON.stringify(events)}`,
+    );
+  }
 }

@@ -14,12 +14,11 @@ import {
   type KubeDoc,
   linkNowhereIn,
   readyOf,
-  untilRelease,
   withoutVolatile,
 } from '../../support/gitops.ts';
 import { eventually, kubectl, kubectlOk } from '../../support/kube.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { getRelease } from '../../support/resources.ts';
+import { getRelease, untilRelease } from '../../support/resources.ts';
 
 const h = useOperatorSuite({
   namespaces: ['argo-site', 'argo-alt'],

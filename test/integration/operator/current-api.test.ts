@@ -6,9 +6,9 @@
 // second start.
 import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventsFor, eventually } from '../../support/kube.ts';
+import { eventsFor } from '../../support/kube.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease } from '../../support/resources.ts';
+import { applyRelease, untilRelease } from '../../support/resources.ts';
 
 // 24 hex characters, as the vendor's project ids; one per test so their jobs never meet.
 const project = (n: number) => `6520f3a1c9b1a20012ab${String(n).padStart(4, '0')}`;
@@ -30,25 +30,8 @@ const calls = (projectId: string) =>
     .map((r) => `${r.endpoint} ${r.status}`);
 const starts = (projectId: string) => calls(projectId).filter((c) => c.startsWith('start '));
 
-/** Waits for `test` to hold of the release; a timeout says what the release's status and events were last. */
-async function waitFor(name: string, what: string, test: (r: StaticExportRelease) => boolean, ms = 60_000) {
-  let last: StaticExportRelease | undefined;
-  try {
-    return await eventually<StaticExportRelease>(
-      `${name}: ${what}`,
-      async () => {
-        last = await getRelease(h.ns, name);
-        return test(last) ? last : undefined;
-      },
-      ms,
-    );
-  } catch (e) {
-    const events = (await eventsFor(h.ns, name)).map((ev) => `${ev.reason}: ${ev.note}`);
-    throw new Error(
-      `${(e as Error).message}; last status ${JSON.stringify(last?.status)}; events ${JSON.stringify(events)}`,
-    );
-  }
-}
+const waitFor = (name: string, what: string, test: (r: StaticExportRelease) => boolean, ms?: number) =>
+  untilRelease(h.ns, name, what, test, ms);
 const readyReason = (reason: string) => (r: StaticExportRelease) => condition(r, 'Ready')?.reason === reason;
 const reconcilingReason = (reason: string) => (r: StaticExportRelease) =>
   condition(r, 'Reconciling')?.reason === reason;

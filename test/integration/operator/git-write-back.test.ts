@@ -11,7 +11,13 @@ import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { GitServer, runGit } from '../../support/git-server.ts';
 import { eventsFor, eventually, KUBECTL, kubeconfig, kubectl, kubectlOk } from '../../support/kube.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, applySecret, getRelease, requestExport } from '../../support/resources.ts';
+import {
+  applyRelease,
+  applySecret,
+  getRelease,
+  requestExport,
+  untilRelease,
+} from '../../support/resources.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const TOKEN = 'glpat-write-back-token-7f3a9c';
@@ -62,24 +68,8 @@ const writeBackTo = (repo: string, extra: Record<string, unknown> = {}) => ({
 const condition = (r: StaticExportRelease, type: string) =>
   r.status?.conditions?.find((c) => c.type === type);
 
-async function waitFor(name: string, what: string, test: (r: StaticExportRelease) => boolean, ms = 60_000) {
-  let last: StaticExportRelease | undefined;
-  try {
-    return await eventually<StaticExportRelease>(
-      `${name}: ${what}`,
-      async () => {
-        last = await getRelease(h.ns, name);
-        return test(last) ? last : undefined;
-      },
-      ms,
-    );
-  } catch (e) {
-    const events = (await eventsFor(h.ns, name)).map((ev) => `${ev.reason}: ${ev.note}`);
-    throw new Error(
-      `${(e as Error).message}; status ${JSON.stringify(last?.status)}; events ${JSON.stringify(events)}`,
-    );
-  }
-}
+const waitFor = (name: string, what: string, test: (r: StaticExportRelease) => boolean, ms?: number) =>
+  untilRelease(h.ns, name, what, test, ms);
 
 /** Asks for an export and waits until it finished (identical content: nothing new is served). */
 async function reexport(value: string): Promise<StaticExportRelease> {
