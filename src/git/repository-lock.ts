@@ -4,15 +4,8 @@
 
 const tails = new Map<string, Promise<void>>();
 
-/** The key two spellings of one repository share: lower-case scheme and host, no `.git` or `/` at the end. */
-export function repositoryKey(url: string): string {
-  const u = new URL(url);
-  const path = u.pathname.replace(/\/+$/, '').replace(/\.git$/, '');
-  return `${u.protocol}//${u.host.toLowerCase()}${path}`;
-}
-
 /**
- * Runs `fn` once every earlier holder of `key` has finished. An aborted `signal` while waiting
+ * Runs `fn` once every earlier holder of `key` (a repository as normalizeGitUrl spells it) has finished. An aborted `signal` while waiting
  * rejects with its reason and leaves the queue as it was.
  */
 export async function withRepositoryLock<T>(

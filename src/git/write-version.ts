@@ -12,8 +12,9 @@ import { wait } from '../timers.ts';
 import { isArgoCdOverrideFile, setOverrideParameter } from './argocd-override.ts';
 import { classify, isNonFastForward } from './failures.ts';
 import { GIT_HTTP_LIMITS, type GitHttpLimits, gitHttpClient } from './http-transport.ts';
-import { repositoryKey, withRepositoryLock } from './repository-lock.ts';
+import { withRepositoryLock } from './repository-lock.ts';
 import { GitFailure, type WriteVersionOutcome, type WriteVersionRequest } from './types.ts';
+import { normalizeGitUrl } from './url-policy.ts';
 import { setYamlField } from './yaml-edit.ts';
 
 /** The default deadline of one call, from the moment the repository's lock is held. */
@@ -38,7 +39,9 @@ export async function writeVersion(
   try {
     const url = checkedUrl(req);
     checkPath(req.target.path);
-    return await withRepositoryLock(repositoryKey(url.href), req.signal, () => writeLocked(req, url, limits));
+    return await withRepositoryLock(normalizeGitUrl(url.href) ?? url.href, req.signal, () =>
+      writeLocked(req, url, limits),
+    );
   } catch (error) {
     if (req.signal?.aborted) throw req.signal.reason;
     const failure = error instanceof GitFailure ? error : classify(error, describeUrl(req.target.url));

@@ -1,19 +1,9 @@
 // Writes to one repository run one after the other, whatever the URL's spelling; other
 // repositories do not wait; a caller that gives up while queued leaves the queue intact.
 import { describe, expect, it } from 'vitest';
-import { repositoryKey, withRepositoryLock } from '../../../src/git/repository-lock.ts';
+import { withRepositoryLock } from '../../../src/git/repository-lock.ts';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
-
-describe('repositoryKey', () => {
-  it('one key for the spellings of one repository', () => {
-    const key = repositoryKey('https://github.com/org/gitops.git');
-    expect(repositoryKey('https://GitHub.com/org/gitops')).toBe(key);
-    expect(repositoryKey('https://github.com/org/gitops/')).toBe(key);
-    expect(repositoryKey('https://github.com:443/org/gitops.git')).toBe(key);
-    expect(repositoryKey('https://github.com/org/other.git')).not.toBe(key);
-  });
-});
 
 describe('withRepositoryLock', () => {
   it('runs holders of one key one at a time, in order; another key does not wait', async () => {

@@ -81,6 +81,14 @@ describe('gitUrlAllowed', () => {
 });
 
 describe('helpers', () => {
+  it('normalizeGitUrl gives the spellings of one repository one form (the key writes to it queue under)', () => {
+    const key = normalizeGitUrl('https://github.com/org/gitops.git');
+    expect(normalizeGitUrl('https://GitHub.com/org/gitops')).toBe(key);
+    expect(normalizeGitUrl('https://github.com/org/gitops/')).toBe(key);
+    expect(normalizeGitUrl('https://github.com:443/org/gitops.git')).toBe(key);
+    expect(normalizeGitUrl('https://github.com/org/other.git')).not.toBe(key);
+  });
+
   it('normalizeGitUrl drops user info, query, trailing slashes and .git', () => {
     expect(normalizeGitUrl('https://u:p@Git.Example.com/a/b.git/?x=1#f')).toBe('https://git.example.com/a/b');
     expect(normalizeGitUrl('git@github.com:a/b.git')).toBeUndefined();
