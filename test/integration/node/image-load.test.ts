@@ -113,7 +113,19 @@ describe.runIf(controlPlaneDir)('npm run image -- --load containerd on the real 
     skip,
   }) => {
     if (why) return skip(why);
-    const runCli = (name: string, spec: object, args: string[]) =>
+    // `kubectl run --attach` can attach after a fast process has exited and print nothing (a race
+    // of kubectl's, not the image's): such a run is made again, up to three times.
+    const runCli = async (name: string, spec: object, args: string[]) => {
+      let result = await runOnce(name, spec, args);
+      for (
+        let i = 0;
+        i < 2 && result.code === 0 && result.stdout.trim() === '' && result.stderr.trim() === '';
+        i++
+      )
+        result = await runOnce(name, spec, args);
+      return result;
+    };
+    const runOnce = (name: string, spec: object, args: string[]) =>
       kubectl([
         'run',
         name,
