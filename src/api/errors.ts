@@ -86,6 +86,19 @@ export class ConflictError extends AdminApiError {
   }
 }
 
+/** 404 on a start of the current revision: the project is unknown or not in the key's organization. */
+export class ProjectNotFoundError extends NotFoundError {
+  override name = 'ProjectNotFoundError';
+}
+
+/**
+ * 404 naming no resource ("No such endpoint"): the server does not have this revision of the export
+ * API at all (for example the contract's `/v1/static-export/jobs` after the platform removed it).
+ */
+export class RevisionUnavailableError extends NotFoundError {
+  override name = 'RevisionUnavailableError';
+}
+
 /** 409 on a start of the current revision: the project already has an export queued or running. */
 export class ExportBusyError extends ConflictError {
   override name = 'ExportBusyError';
@@ -147,6 +160,19 @@ export class InvalidResponseError extends AdminApiError {
     super('InvalidResponse', message, init);
     this.field = init.field;
   }
+}
+
+/**
+ * Whether a failed start may still have created the job: any answer that can follow the job's
+ * creation (every 5xx, gateways included: a gateway may answer 502/504 after the service created
+ * it) or no answer after the request was written. Such a start spends its slot of the hourly budget
+ * and must not be repeated until the job is found or the outcome wait ends.
+ */
+export function startMayHaveCreatedJob(error: unknown): boolean {
+  return (
+    error instanceof ServerError ||
+    ((error instanceof NetworkError || error instanceof TimeoutError) && !error.beforeRequestSent)
+  );
 }
 
 /** Raised before any request when an admin key is unusable. Never quotes the key. */

@@ -28,8 +28,11 @@ export {
   NotEntitledError,
   NotFoundError,
   type Operation,
+  ProjectNotFoundError,
   RateLimitedError,
+  RevisionUnavailableError,
   ServerError,
+  startMayHaveCreatedJob,
   TimeoutError,
   UnauthorizedError,
 } from './errors.ts';
