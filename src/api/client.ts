@@ -194,6 +194,11 @@ interface CallSpec<S extends z.ZodType> {
   onRateLimited?: (retryAfterMs: number) => void;
 }
 
+/** For a start the server accepted (2xx) in an answer the client cannot use: the job exists, probably. */
+function acceptedStartAdvice(spec: CallSpec<z.ZodType>): string {
+  return spec.operation === 'startExport' ? ` ${mayHaveStartedAdvice(spec.subject)}` : '';
+}
+
 /** A 2xx answer's status and parsed JSON body. */
 interface Answer {
   status: number;
@@ -666,7 +671,7 @@ export class AdminApiClient {
       } catch {
         throw new InvalidResponseError(
           `The admin API answered ${spec.operation} with a body that is not JSON (HTTP ${status}). A proxy or ` +
-            'gateway in between may have replied instead; check the API URL.',
+            `gateway in between may have replied instead; check the API URL.${acceptedStartAdvice(spec)}`,
           { operation: spec.operation, status, field: '(body)' },
         );
       }
@@ -681,7 +686,8 @@ export class AdminApiClient {
     const field = issue?.path.length ? issue.path.map(String).join('.') : '(body)';
     throw new InvalidResponseError(
       `The admin API answered ${spec.operation} without a usable "${field}" (${issue?.message ?? 'invalid'}). ` +
-        'The API may have changed: upgrade static-export-operator or report the response shape.',
+        'The API may have changed: upgrade static-export-operator or report the response shape.' +
+        acceptedStartAdvice(spec),
       { operation: spec.operation, status: answer.status, field },
     );
   }

@@ -105,7 +105,7 @@ export function mayHaveStartedAdvice(subject: ErrorSubject): string {
   const budget =
     subject.projectId === undefined ? '' : " and counts against the organization's 10 starts per hour";
   return (
-    `The export may have started all the same (a gateway can answer after the job was created)${budget}. ` +
+    `The export may have started all the same (the platform can create the job before its answer fails, a gateway's 5xx included)${budget}. ` +
     'Do not start again at once: that could run a second export. Wait for the usual length of an export, ' +
     (subject.projectId === undefined
       ? 'then start again.'

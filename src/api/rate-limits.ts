@@ -38,7 +38,12 @@ export function classifyStartRefusal(
 export function parseRetryAfter(value: string | string[] | undefined): number | undefined {
   const text = (Array.isArray(value) ? value[0] : value)?.trim();
   if (!text) return undefined;
-  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : Date.parse(text) - Date.now();
+  // An HTTP date names its weekday and month; anything else that is not delay-seconds is no Retry-After.
+  const ms = /^\d+$/.test(text)
+    ? Number(text) * 1000
+    : /[a-z]/i.test(text)
+      ? Date.parse(text) - Date.now()
+      : Number.NaN;
   return Number.isNaN(ms) ? undefined : clampServerDelay(ms);
 }
 
