@@ -194,9 +194,14 @@ interface CallSpec<S extends z.ZodType> {
   onRateLimited?: (retryAfterMs: number) => void;
 }
 
-/** For a start the server accepted (2xx) in an answer the client cannot use: the job exists, probably. */
-function acceptedStartAdvice(spec: CallSpec<z.ZodType>): string {
-  return spec.operation === 'startExport' ? ` ${mayHaveStartedAdvice(spec.subject)}` : '';
+/**
+ * For a start answered 2xx or 5xx in a form the client cannot use: the job may exist all the same
+ * (as `startMayHaveCreatedJob` decides).
+ */
+function unusableStartAdvice(spec: CallSpec<z.ZodType>, status: number): string {
+  return spec.operation === 'startExport' && (status < 300 || status >= 500)
+    ? ` ${mayHaveStartedAdvice(spec.subject)}`
+    : '';
 }
 
 /** A 2xx answer's status and parsed JSON body. */
@@ -644,7 +649,8 @@ export class AdminApiClient {
         () =>
           new InvalidResponseError(
             `The admin API answered ${spec.operation} (HTTP ${status}) with more than ${MAX_RESPONSE_BYTES} bytes, ` +
-              'which no answer of it needs: a proxy in between or another server answered. Check the API URL.',
+              'which no answer of it needs: a proxy in between or another server answered. Check the API URL.' +
+              unusableStartAdvice(spec, status),
             { operation: spec.operation, status, field: '(body)' },
           ),
       );
@@ -671,7 +677,7 @@ export class AdminApiClient {
       } catch {
         throw new InvalidResponseError(
           `The admin API answered ${spec.operation} with a body that is not JSON (HTTP ${status}). A proxy or ` +
-            `gateway in between may have replied instead; check the API URL.${acceptedStartAdvice(spec)}`,
+            `gateway in between may have replied instead; check the API URL.${unusableStartAdvice(spec, status)}`,
           { operation: spec.operation, status, field: '(body)' },
         );
       }
@@ -687,7 +693,7 @@ export class AdminApiClient {
     throw new InvalidResponseError(
       `The admin API answered ${spec.operation} without a usable "${field}" (${issue?.message ?? 'invalid'}). ` +
         'The API may have changed: upgrade static-export-operator or report the response shape.' +
-        acceptedStartAdvice(spec),
+        unusableStartAdvice(spec, answer.status),
       { operation: spec.operation, status: answer.status, field },
     );
   }

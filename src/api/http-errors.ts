@@ -59,7 +59,7 @@ function detailsText(details: unknown): string {
  * A 404 that names no resource but the route itself: the server does not have the endpoint (the
  * simulator's and many frameworks' wording: "No such endpoint: POST /v1/…", "Cannot POST /v1/…").
  */
-export function saysNoSuchEndpoint(serverMessage: string | undefined): boolean {
+function saysNoSuchEndpoint(serverMessage: string | undefined): boolean {
   return (
     serverMessage !== undefined &&
     /\bno such (endpoint|route)\b|\b(endpoint|route) (does not exist|not found)\b|\bcannot (get|post) \//i.test(

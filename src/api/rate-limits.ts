@@ -10,7 +10,7 @@ export const MAX_SERVER_DELAY_MS = 86_400_000;
  * A 429 of unknown wording with a Retry-After up to this long is the per-minute limit: the hourly
  * limit's next slot is usually further away, and a short wait costs little if that guess is wrong.
  */
-export const PER_MINUTE_RETRY_AFTER_MAX_MS = 120_000;
+const PER_MINUTE_RETRY_AFTER_MAX_MS = 120_000;
 
 export type StartRefusal = 'hourly' | 'perMinute';
 
@@ -48,6 +48,6 @@ export function parseRetryAfter(value: string | string[] | undefined): number | 
 }
 
 /** A delay computed from a server's answer, within 0..MAX_SERVER_DELAY_MS. */
-export function clampServerDelay(ms: number): number {
+function clampServerDelay(ms: number): number {
   return Math.min(MAX_SERVER_DELAY_MS, Math.max(0, ms));
 }

@@ -70,6 +70,7 @@ describe('hostile answers are invalid responses with bounds', () => {
     expect((err as InvalidResponseError).field).toBe('jobId');
     expect(err.status).toBe(202);
     expect(startMayHaveCreatedJob(err)).toBe(true);
+    expect(err.message).toMatch(/may have started all the same/);
     expect(exitCodeFor(err)).toBe(EXIT.invalidAnswer);
   });
 
