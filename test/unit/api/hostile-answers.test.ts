@@ -11,6 +11,7 @@ import {
   AdminApiError,
   ExportStartLimitError,
   InvalidResponseError,
+  ProjectNotFoundError,
   RateLimitedError,
   startMayHaveCreatedJob,
 } from '../../../src/api/index.ts';
@@ -126,6 +127,36 @@ describe('hostile answers are invalid responses with bounds', () => {
     answer = (res) => json(res, 500, { error: `${'e'.repeat(100_000)}` });
     const server = await caught(client.getExport({ projectId: 'acme', jobId: JOB }));
     expect(server.message.length).toBeLessThan(500);
+  });
+});
+
+describe('answers without a body', () => {
+  it('a 400 without a body, on a start of either revision, says no reason was given and what to check', async () => {
+    answer = (res) => {
+      res.writeHead(400, { 'content-length': 0 });
+      res.end();
+    };
+    const byDomain = await caught(client.startExport({ domain: 'docs.acme.dev' }));
+    expect(byDomain.message).toBe(
+      'The admin API rejected startExport of docs.acme.dev as invalid (400), without saying why. Check that the ' +
+        'domain is the bare host of the docs site (no scheme, path or port) and that each path is a page of it.',
+    );
+    const byProject = await caught(client.startExport({ projectId: 'acme' }));
+    expect(byProject.message).toMatch(
+      /^The admin API rejected startExport of project acme as invalid \(400\), without saying why\./,
+    );
+    expect(exitCodeFor(byProject)).toBe(EXIT.usage);
+  });
+
+  it('a 404 without a body, or with a page that is not JSON, on a start of the current revision: an unknown project', async () => {
+    for (const body of ['', '<html><body>Not Found</body></html>']) {
+      answer = (res) => {
+        res.writeHead(404, { 'content-type': 'text/html' });
+        res.end(body);
+      };
+      const err = await caught(client.startExport({ projectId: 'acme' }));
+      expect(err, body).toBeInstanceOf(ProjectNotFoundError);
+    }
   });
 });
 
