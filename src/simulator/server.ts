@@ -425,6 +425,12 @@ class SimulatorServer implements Simulator {
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const sim = new SimulatorServer(options);
-  await sim.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  try {
+    await sim.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  } catch (error) {
+    // Not listening (a port in use): remove the scratch space it made.
+    await sim.close();
+    throw error;
+  }
   return sim;
 }

@@ -73,13 +73,42 @@ function publicOrigin(value: string): string {
   return url.origin;
 }
 
-/** `key` if it is an admin key; else the reason, naming where it came from. */
+/**
+ * `key` if it is an admin key; else a usage error naming where it came from and why. The simulator
+ * accepts any key of the admin form: the advice is to choose one, not to fetch one from a dashboard.
+ */
 function checkedKey(key: string, from: string): string {
   try {
     return validateAdminKey(key);
   } catch (error) {
-    if (error instanceof AdminKeyError) throw new AdminKeyError(`${from}: ${error.message}`);
-    throw error;
+    if (!(error instanceof AdminKeyError)) throw error;
+    // The reason without the client's advice, which is about the platform's dashboard.
+    const reason = error.message.split(': ')[0];
+    throw usageError(
+      `${from}: ${reason}. The simulator accepts any key of the form mint_<letters or digits> (for example ` +
+        'mint_local0123456789): choose one, no dashboard key is needed.',
+    );
+  }
+}
+
+/** Errors of listening that a flag can fix, as a usage error naming it; undefined for others. */
+function listenError(error: unknown, flags: SimulateFlags): Error | undefined {
+  const address = `${flags.host}:${flags.port}`;
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return usageError(
+        `--port ${flags.port}: ${address} is already in use; stop what listens there or pick another port (0 picks a free one).`,
+      );
+    case 'EACCES':
+      return usageError(
+        `--port ${flags.port}: listening on ${address} is not permitted (ports below 1024 need privileges); pick another port.`,
+      );
+    case 'EADDRNOTAVAIL':
+      return usageError(
+        `--host ${flags.host}: no address of this machine; use 127.0.0.1, ::1 or an address it has.`,
+      );
+    default:
+      return undefined;
   }
 }
 
@@ -134,6 +163,8 @@ async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void>
     organizationKeys: flags.organizationKey,
     unknownProjects: flags.unknownProject,
     conflictsCountTowardStartLimit: flags.countConflicts ?? false,
+  }).catch((error: unknown) => {
+    throw listenError(error, flags) ?? error;
   });
   // Printing the key is the point of this command: it is the simulator's own, not a vendor key. A
   // key read from a file stays there (in a cluster the output is the pod's log).
