@@ -2,7 +2,7 @@
 // fresh temporary directory, the one file edited, one commit, a push; on a push rejected because
 // the branch moved, the new head is fetched and the edit re-applied, with backoff, never forced.
 // Nothing is kept between calls, so there is no Git traffic unless a version is written.
-import * as fs from 'node:fs';
+import type * as nodeFs from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,8 +10,10 @@ import git, { Errors, type TreeEntry } from 'isomorphic-git';
 import { describeUrl, registerSecret, scrub } from '../redact.ts';
 import { wait } from '../timers.ts';
 import { isArgoCdOverrideFile, setOverrideParameter } from './argocd-override.ts';
-import { classify, isNonFastForward } from './failures.ts';
+import { type Redact, redactor } from './echoed-credentials.ts';
+import { classify, isNonFastForward, MAX_SERVER_LINE } from './failures.ts';
 import { GIT_HTTP_LIMITS, type GitHttpLimits, gitHttpClient } from './http-transport.ts';
+import { PACK_LIMITS, type PackLimits, packCheckingFs } from './pack-bounds.ts';
 import { withRepositoryLock } from './repository-lock.ts';
 import { GitFailure, type WriteVersionOutcome, type WriteVersionRequest } from './types.ts';
 import { normalizeGitUrl } from './url-policy.ts';
@@ -23,6 +25,8 @@ export const GIT_TIMEOUT_MS = 60_000;
 const RETRIES = 4;
 const FIRST_BACKOFF_MS = 200;
 const LOCAL_REF = 'refs/heads/write-back';
+/** Server progress lines kept of a push: a hook's reason and git's own come first. */
+const MAX_REMOTE_LINES = 100;
 
 /**
  * Writes `req.version` into the target file and pushes one commit, or reports AlreadyWritten
@@ -32,23 +36,25 @@ const LOCAL_REF = 'refs/heads/write-back';
 export async function writeVersion(
   req: WriteVersionRequest,
   limits: GitHttpLimits = GIT_HTTP_LIMITS,
+  packLimits: PackLimits = PACK_LIMITS,
 ): Promise<WriteVersionOutcome> {
-  const secrets =
-    req.credentials.kind === 'basic' ? [req.credentials.password, basicAuth(req.credentials)] : [];
-  for (const secret of secrets) registerSecret(secret);
+  if (req.credentials.kind === 'basic') {
+    registerSecret(req.credentials.password);
+    registerSecret(basicAuth(req.credentials));
+  }
+  const redact = redactor(req.credentials);
   try {
     const url = checkedUrl(req);
     checkPath(req.target.path);
     return await withRepositoryLock(normalizeGitUrl(url.href) ?? url.href, req.signal, () =>
-      writeLocked(req, url, limits),
+      writeLocked(req, url, limits, packLimits, redact),
     );
   } catch (error) {
     if (req.signal?.aborted) throw req.signal.reason;
-    const failure = error instanceof GitFailure ? error : classify(error, describeUrl(req.target.url));
-    let message = scrub(failure.message);
-    // A server's quoted line may echo anything; a password too short to be one is left alone,
-    // or every occurrence of its letters would go.
-    for (const secret of secrets) if (secret.length >= 4) message = message.split(secret).join('[REDACTED]');
+    const failure =
+      error instanceof GitFailure ? error : classify(error, describeUrl(req.target.url), [], redact);
+    // Server text was redacted before it was cut; the whole message once more, as everywhere.
+    const message = scrub(redact(failure.message, Number.POSITIVE_INFINITY));
     return { outcome: 'Failed', reason: failure.reason, message };
   }
 }
@@ -118,6 +124,8 @@ async function writeLocked(
   req: WriteVersionRequest,
   url: URL,
   limits: GitHttpLimits,
+  packLimits: PackLimits,
+  redact: Redact,
 ): Promise<WriteVersionOutcome> {
   const timeoutMs = req.timeoutMs ?? GIT_TIMEOUT_MS;
   const deadline = AbortSignal.timeout(timeoutMs);
@@ -126,6 +134,7 @@ async function writeLocked(
   const authorization = req.credentials.kind === 'basic' ? basicAuth(req.credentials) : undefined;
   const http = gitHttpClient(url.origin, authorization, limits, signal);
   const gitdir = await mkdtemp(join(tmpdir(), 'git-write-back-'));
+  const fs = packCheckingFs(packLimits, url.origin);
   const cache = {};
   const context = { fs, http, gitdir, cache, remote: 'origin' };
   try {
@@ -156,7 +165,10 @@ async function writeLocked(
           ...context,
           ref: LOCAL_REF,
           remoteRef: `refs/heads/${head.branch}`,
-          onMessage: (line) => void remoteLines.push(line),
+          // Bounded and redacted as they arrive: a server's lines are read no further.
+          onMessage: (line) => {
+            if (remoteLines.length < MAX_REMOTE_LINES) remoteLines.push(redact(line, MAX_SERVER_LINE));
+          },
           signal,
         });
         return { outcome: 'Committed', commit, branch: head.branch, attempts: attempt };
@@ -165,7 +177,7 @@ async function writeLocked(
         // last ones (a hook's reason, the ref's actual value) arrive before reading them.
         await new Promise((resolve) => setImmediate(resolve));
         if (signal.aborted || !isNonFastForward(error, remoteLines))
-          throw classify(error, repository, remoteLines);
+          throw classify(error, repository, remoteLines, redact);
       }
       if (attempt > RETRIES) {
         throw new GitFailure(
@@ -191,7 +203,7 @@ async function writeLocked(
 }
 
 type Context = {
-  fs: typeof fs;
+  fs: typeof nodeFs;
   http: ReturnType<typeof gitHttpClient>;
   gitdir: string;
   cache: object;
