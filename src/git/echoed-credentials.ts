@@ -40,6 +40,8 @@ export function redactor(credentials: GitCredentials): Redact {
       const form = firsts.has(text[i]) ? forms.find((f) => text.startsWith(f, i)) : undefined;
       const piece = form === undefined ? (text[i] as string) : '[REDACTED]';
       i += form === undefined ? 1 : form.length;
+      // A base64 form's padding goes with it.
+      if (form !== undefined) for (let pad = 0; pad < 2 && text[i] === '='; pad++) i++;
       out.push(piece);
       length += piece.length;
     }

@@ -23,7 +23,9 @@ export interface GitHttpLimits {
   maxRefsBytes: number;
   /**
    * Largest answer to a push: a status line per ref and a hook's output. isomorphic-git splits
-   * its progress into lines by searching all it has so far at every chunk, quadratic in a line.
+   * its progress into lines by searching all of a line it has so far at every chunk, quadratic in
+   * a line's length (git relays a hook's output 128 bytes at a time: a 384 KiB line took 2 s, 2 MiB
+   * never finished); at 64 KiB that costs milliseconds however the server chunks it.
    */
   maxPushAnswerBytes: number;
 }
@@ -34,18 +36,21 @@ export const GIT_HTTP_LIMITS: GitHttpLimits = {
   bodyTimeoutMs: 30_000,
   maxResponseBytes: 32 * 1024 * 1024,
   maxRefsBytes: 4 * 1024 * 1024,
-  maxPushAnswerBytes: 1024 * 1024,
+  maxPushAnswerBytes: 64 * 1024,
 };
 
 /**
  * A transport for one repository: `origin` gets `authorization`, every other URL is refused;
- * `signal` aborts every request (isomorphic-git passes none to a fetch).
+ * `signal` aborts every request (isomorphic-git passes none to a fetch). A response over its bound
+ * calls `refuse` with the failure: isomorphic-git reads some bodies through a reader that takes an
+ * error for the body's end, so the caller must stop the call and report it.
  */
 export function gitHttpClient(
   origin: string,
   authorization: string | undefined,
   limits: GitHttpLimits,
   signal: AbortSignal,
+  refuse: (failure: GitFailure) => void,
 ): HttpClient & { close(): void } {
   const agent = new HttpAgent(limits);
   return {
@@ -74,7 +79,7 @@ export function gitHttpClient(
         headers: Object.fromEntries(
           Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v ?? '')]),
         ),
-        body: bounded(res.body, responseBound(url, limits), url.origin),
+        body: bounded(res.body, responseBound(url, limits), url.origin, refuse),
       };
     },
   };
@@ -123,15 +128,19 @@ async function* bounded(
   body: AsyncIterable<Uint8Array>,
   bound: { max: number; what: string; why: string },
   origin: string,
+  refuse: (failure: GitFailure) => void,
 ): AsyncGenerator<Uint8Array> {
   let size = 0;
   for await (const chunk of body) {
     size += chunk.byteLength;
-    if (size > bound.max)
-      throw new GitFailure(
+    if (size > bound.max) {
+      const failure = new GitFailure(
         'GitUnsupported',
         `${origin} sent ${bound.what} over ${mib(bound.max)}: ${bound.why}`,
       );
+      refuse(failure);
+      throw failure;
+    }
     yield chunk;
   }
 }

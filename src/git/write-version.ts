@@ -129,14 +129,16 @@ async function writeLocked(
 ): Promise<WriteVersionOutcome> {
   const timeoutMs = req.timeoutMs ?? GIT_TIMEOUT_MS;
   const deadline = AbortSignal.timeout(timeoutMs);
-  const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
+  // A response over its bound ends the call with that failure.
+  const refused = new AbortController();
+  const signal = AbortSignal.any([...(req.signal ? [req.signal] : []), deadline, refused.signal]);
   const repository = describeUrl(url.href);
   const authorization = req.credentials.kind === 'basic' ? basicAuth(req.credentials) : undefined;
-  const http = gitHttpClient(url.origin, authorization, limits, signal);
+  const http = gitHttpClient(url.origin, authorization, limits, signal, (failure) => refused.abort(failure));
   const gitdir = await mkdtemp(join(tmpdir(), 'git-write-back-'));
   const fs = packCheckingFs(packLimits, url.origin);
   const cache = {};
-  const context = { fs, http, gitdir, cache, remote: 'origin' };
+  const context = { fs, http, gitdir, cache, remote: 'origin', signal };
   try {
     await git.init({ fs, gitdir, bare: true });
     // A remote's fetch refspec is what isomorphic-git's fetch maps the fetched ref through.
@@ -162,7 +164,11 @@ async function writeLocked(
       const remoteLines: string[] = [];
       try {
         await git.push({
-          ...context,
+          fs,
+          http,
+          gitdir,
+          cache,
+          remote: 'origin',
           ref: LOCAL_REF,
           remoteRef: `refs/heads/${head.branch}`,
           // Bounded and redacted as they arrive: a server's lines are read no further.
@@ -189,6 +195,7 @@ async function writeLocked(
       if (!(await wait(backoff, signal))) signal.throwIfAborted();
     }
   } catch (error) {
+    if (refused.signal.aborted) throw refused.signal.reason;
     if (deadline.aborted && !req.signal?.aborted) {
       throw new GitFailure(
         'GitUnreachable',
@@ -208,6 +215,7 @@ type Context = {
   gitdir: string;
   cache: object;
   remote: string;
+  signal: AbortSignal;
 };
 
 /** The head to write on: pushBranch's when it exists, else branch's (the remote's default when unset). */
@@ -237,21 +245,26 @@ async function fetchBranch(
   context: Context,
   remoteRef: string,
 ): Promise<{ commit: string; defaultBranch: string | null } | undefined> {
+  const { signal, ...options } = context;
+  let result: Awaited<ReturnType<typeof git.fetch>>;
   try {
-    const result = await git.fetch({
-      ...context,
+    result = await git.fetch({
+      ...options,
       ref: 'fetched',
       remoteRef,
       singleBranch: true,
       depth: 1,
       tags: false,
     });
-    if (!result.fetchHead) return undefined;
-    return { commit: result.fetchHead, defaultBranch: result.defaultBranch };
   } catch (error) {
+    signal.throwIfAborted();
     if (error instanceof Errors.NotFoundError) return undefined;
     throw error;
   }
+  // A refused advertisement reads as a short one: no answer drawn from it.
+  signal.throwIfAborted();
+  if (!result.fetchHead) return undefined;
+  return { commit: result.fetchHead, defaultBranch: result.defaultBranch };
 }
 
 /** The commit's tree with the file edited, or undefined when the file already holds the version. */

@@ -130,13 +130,18 @@ export class GitServer {
 
   /** A real pre-receive hook refusing pushes to `branch` with `reason`. */
   protect(name: string, branch: string, reason: string): void {
+    this.preReceive(
+      name,
+      `while read old new ref; do\n  if [ "$ref" = "refs/heads/${branch}" ]; then\n    echo ${JSON.stringify(reason)} >&2\n    exit 1\n  fi\ndone`,
+    );
+  }
+
+  /** A real pre-receive hook running `script` (sh): what it prints to stderr reaches the client. */
+  preReceive(name: string, script: string): void {
     const hooks = join(this.gitDir(name), 'hooks');
     mkdirSync(hooks, { recursive: true });
     const hook = join(hooks, 'pre-receive');
-    writeFileSync(
-      hook,
-      `#!/bin/sh\nwhile read old new ref; do\n  if [ "$ref" = "refs/heads/${branch}" ]; then\n    echo ${JSON.stringify(reason)} >&2\n    exit 1\n  fi\ndone\n`,
-    );
+    writeFileSync(hook, `#!/bin/sh\n${script}\n`);
     chmodSync(hook, 0o755);
   }
 
