@@ -12,11 +12,11 @@ import { wait } from '../timers.ts';
 import { isArgoCdOverrideFile, setOverrideParameter } from './argocd-override.ts';
 import { type Redact, redactor } from './echoed-credentials.ts';
 import { classify, isNonFastForward, MAX_SERVER_LINE } from './failures.ts';
+import { decodeFile, encodeFile } from './file-bytes.ts';
 import { GIT_HTTP_LIMITS, type GitHttpLimits, gitHttpClient } from './http-transport.ts';
 import { PACK_LIMITS, type PackLimits, packCheckingFs } from './pack-bounds.ts';
 import { withRepositoryLock } from './repository-lock.ts';
 import { GitFailure, type WriteVersionOutcome, type WriteVersionRequest } from './types.ts';
-import { normalizeGitUrl } from './url-policy.ts';
 import { setYamlField } from './yaml-edit.ts';
 
 /** The default deadline of one call, from the moment the repository's lock is held. */
@@ -25,12 +25,19 @@ export const GIT_TIMEOUT_MS = 60_000;
 const RETRIES = 4;
 const FIRST_BACKOFF_MS = 200;
 const LOCAL_REF = 'refs/heads/write-back';
+/**
+ * Write-backs run one at a time in the process, whatever the repository: each holds a branch tip
+ * in memory (bounded by pack-bounds.ts: about 200 MiB at the bounds, docs/benchmarks), and several
+ * at once would multiply that in the one process every site shares. One at a time per repository
+ * also keeps releases writing to one repository from turning each other's pushes into retries.
+ */
+const ONE_AT_A_TIME = 'write-back';
 /** Server progress lines kept of a push: a hook's reason and git's own come first. */
 const MAX_REMOTE_LINES = 100;
 
 /**
  * Writes `req.version` into the target file and pushes one commit, or reports AlreadyWritten
- * when the branch's file holds it. Calls for one repository run one after the other. An aborted
+ * when the branch's file holds it. Calls run one after the other (ONE_AT_A_TIME). An aborted
  * `req.signal` rejects with its reason; every other failure is a Failed outcome.
  */
 export async function writeVersion(
@@ -46,7 +53,7 @@ export async function writeVersion(
   try {
     const url = checkedUrl(req);
     checkPath(req.target.path);
-    return await withRepositoryLock(normalizeGitUrl(url.href) ?? url.href, req.signal, () =>
+    return await withRepositoryLock(ONE_AT_A_TIME, req.signal, () =>
       writeLocked(req, url, limits, packLimits, redact),
     );
   } catch (error) {
@@ -279,7 +286,7 @@ async function editedTree(
   let current: string | undefined;
   try {
     const { blob } = await git.readBlob({ fs, gitdir, cache, oid: head.commit, filepath: path });
-    current = Buffer.from(blob).toString('utf8');
+    current = decodeFile(blob);
   } catch (error) {
     if (!(error instanceof Errors.NotFoundError) && !(error instanceof Errors.ObjectTypeError)) throw error;
   }
@@ -291,7 +298,7 @@ async function editedTree(
     ? setOverrideParameter(current, path, field, req.version)
     : setYamlField(current as string, path, field, req.version);
   if (next === undefined) return undefined;
-  const blob = await git.writeBlob({ fs, gitdir, blob: Buffer.from(next, 'utf8') });
+  const blob = await git.writeBlob({ fs, gitdir, blob: encodeFile(next) });
   const { commit } = await git.readCommit({ fs, gitdir, cache, oid: head.commit });
   return replaceInTree(context, commit.tree, path.split('/'), blob, path);
 }
