@@ -93,7 +93,7 @@ export class GitServer {
   }
 
   /** A bare repository whose `branch` holds one commit of `files`. */
-  createRepo(name: string, files: Record<string, string>, branch = 'main'): string {
+  createRepo(name: string, files: Record<string, string | Buffer>, branch = 'main'): string {
     const bare = this.gitDir(name);
     runGit(['init', '--quiet', '--bare', `--initial-branch=${branch}`, bare]);
     runGit(['config', 'http.receivepack', 'true'], { cwd: bare });
@@ -105,7 +105,7 @@ export class GitServer {
   commitDirect(
     name: string,
     branch: string,
-    files: Record<string, string>,
+    files: Record<string, string | Buffer>,
     message = 'someone else',
   ): string {
     const bare = this.gitDir(name);

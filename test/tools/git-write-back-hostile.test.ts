@@ -2,6 +2,7 @@
 // by the real git http-backend on loopback: what a repository inflates to, a push answer of one
 // endless line, a server echoing the credentials in the encodings it was sent them. Each fails
 // that one write with a reason, in bounded time, and nothing of the token reaches the message.
+import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WriteVersionOutcome, WriteVersionRequest } from '../../src/git/types.ts';
 import { writeVersion } from '../../src/git/write-version.ts';
@@ -163,5 +164,46 @@ describe('a server echoing the credentials: redacted in every form, before the r
     expect(outcome).toMatchObject({ outcome: 'Failed', reason: 'GitBranchProtected' });
     if (outcome.outcome === 'Failed') expect(outcome.message).toContain('denied: credentials [REDACTED]');
     expectNoTokenPiece(outcome);
+  });
+});
+
+describe('the values file stays byte for byte and reads back as the version', () => {
+  const showBytes = (name: string) =>
+    execFileSync('git', ['show', 'main:deploy/values.yaml'], { cwd: server.gitDir(name) });
+
+  it('a Latin-1 comment and an empty value before a comment: only the value bytes change', async () => {
+    const before = Buffer.from(
+      '# r\xe9glages du site\nstaticExport:\n  version: # set by static-export\n',
+      'latin1',
+    );
+    const name = `bytes-${++count}`;
+    server.createRepo(name, { 'deploy/values.yaml': before });
+    expect(await writeVersion(request(name))).toMatchObject({ outcome: 'Committed' });
+    expect(showBytes(name)).toEqual(
+      Buffer.from(
+        '# r\xe9glages du site\nstaticExport:\n  version: sha256-new # set by static-export\n',
+        'latin1',
+      ),
+    );
+  });
+
+  it('an explicit !!int tag: dropped, the file reads the version as a string', async () => {
+    const name = `tag-${++count}`;
+    server.createRepo(name, { 'deploy/values.yaml': 'staticExport:\n  version: !!int 1\n' });
+    expect(await writeVersion(request(name))).toMatchObject({ outcome: 'Committed' });
+    expect(showBytes(name).toString()).toBe('staticExport:\n  version: sha256-new\n');
+  });
+
+  it('an Argo CD override file naming the parameter twice: GitFieldInvalid, nothing pushed', async () => {
+    const path = 'apps/docs/.argocd-source-docs.yaml';
+    const name = `dup-${++count}`;
+    server.createRepo(name, {
+      [path]:
+        'helm:\n  parameters:\n  - name: staticExport.version\n    value: a\n  - name: staticExport.version\n    value: b\n',
+    });
+    const before = head(name);
+    const outcome = await writeVersion({ ...request(name), target: { ...request(name).target, path } });
+    expect(outcome).toMatchObject({ outcome: 'Failed', reason: 'GitFieldInvalid' });
+    expect(head(name)).toBe(before);
   });
 });
