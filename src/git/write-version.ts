@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import git, { Errors, type TreeEntry } from 'isomorphic-git';
+import { isRepositoryPath } from '../crd/git-write-back.ts';
 import { describeUrl, registerSecret, scrub } from '../redact.ts';
 import { wait } from '../timers.ts';
 import { isArgoCdOverrideFile, setOverrideParameter } from './argocd-override.ts';
@@ -108,12 +109,7 @@ function checkedUrl(req: WriteVersionRequest): URL {
 }
 
 function checkPath(path: string): void {
-  const segments = path.split('/');
-  if (
-    path.startsWith('/') ||
-    path.includes('\\') ||
-    segments.some((s) => s === '' || s === '.' || s === '..' || s === '.git')
-  ) {
+  if (!isRepositoryPath(path)) {
     throw new GitFailure(
       'GitPathMissing',
       `path ${JSON.stringify(path.slice(0, 200))} must be a relative file path inside the repository, without "..", like deploy/values.yaml`,
