@@ -4,7 +4,7 @@
 // pack building 256 MiB, 100,000 small files, 32 MB of refs) and the largest repositories each
 // bound still admits (what a write may cost at most). STATIC_EXPORT_BENCH_BASELINE=<dir> also runs
 // them against another compilation of src/ (an older commit's `tsc -p tsconfig.build.json`).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deltaBombRepo, manyFilesRepo, manyRefsRepo, zeroFilledRepo } from '../test/support/git-packs.ts';
@@ -33,6 +33,22 @@ function wideTreeRepo(server: GitServer, name: string, entries: number): void {
   runGit(['update-ref', 'refs/heads/main', commit], { cwd: bare });
 }
 
+/** Every bound at once, just under it: many files, a large file, many refs. */
+function everyBoundRepo(server: GitServer, name: string): void {
+  manyFilesRepo(server, name, 19_000);
+  const bare = server.gitDir(name);
+  const env = { GIT_DIR: bare, GIT_INDEX_FILE: join(server.root, `${name}.every-index`) };
+  const zeros = runGit(['hash-object', '-w', '--stdin'], { env, input: Buffer.alloc(40 * MIB) }).trim();
+  runGit(['read-tree', 'refs/heads/main'], { env });
+  runGit(['update-index', '--add', '--cacheinfo', `100644,${zeros},assets/zeros.bin`], { env });
+  const tree = runGit(['write-tree'], { env }).trim();
+  const commit = runGit(['commit-tree', tree, '-p', 'refs/heads/main', '-m', 'every bound'], { env }).trim();
+  runGit(['update-ref', 'refs/heads/main', commit], { env });
+  const lines = ['# pack-refs with: peeled fully-peeled sorted'];
+  for (let i = 0; i < 50_000; i++) lines.push(`${commit} refs/heads/branch-${String(i).padStart(8, '0')}`);
+  writeFileSync(join(bare, 'packed-refs'), `${lines.join('\n')}\n`);
+}
+
 const CASES: [string, (server: GitServer, name: string) => void][] = [
   ['192 MiB zero-filled file', (s, n) => zeroFilledRepo(s, n, 192 * MIB)],
   ['hand-made delta pack building 256 MiB', (s, n) => void deltaBombRepo(s, n, 4096)],
@@ -42,6 +58,7 @@ const CASES: [string, (server: GitServer, name: string) => void][] = [
   ['within the bounds: 19,900 small files', (s, n) => manyFilesRepo(s, n, 19_900)],
   ['within the bounds: 55,000 branches (3.9 MB of refs)', (s, n) => manyRefsRepo(s, n, 55_000)],
   ['within the bounds: one directory of 40,000 names (1.9 MiB tree)', (s, n) => wideTreeRepo(s, n, 40_000)],
+  ['within every bound at once: 19,000 files, a 40 MiB file, 50,000 branches', everyBoundRepo],
 ];
 
 export async function run(): Promise<void> {
