@@ -23,13 +23,14 @@ export function echoedForms(credentials: GitCredentials): string[] {
   return [...forms].filter((f) => f.length >= MIN_SECRET).sort((a, b) => b.length - a.length);
 }
 
+/** Server text redacted of the credentials and cut to `max` characters (see redactor). */
+export type Redact = (text: string, max: number) => string;
+
 /**
- * `text` with every echoed form of the credentials replaced by [REDACTED], cut to `max`
+ * A Redact for `credentials`: `text` with every echoed form replaced by [REDACTED], cut to `max`
  * characters. One pass from the start that stops at `max` characters out: a form starting before
  * the cut is wholly redacted, and a long text costs no more than its first `max` characters.
  */
-export type Redact = (text: string, max: number) => string;
-
 export function redactor(credentials: GitCredentials): Redact {
   const forms = echoedForms(credentials);
   const firsts = new Set(forms.map((f) => f[0]));

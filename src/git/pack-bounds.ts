@@ -18,7 +18,7 @@ export interface PackLimits {
   maxTreeBytes: number;
 }
 
-/** Measured in docs/benchmarks/2026-11-27.md: a write within these stays under 200 MiB of RSS. */
+/** A write within these costs about 200 MiB above the process's own memory (docs/benchmarks/2026-11-27.md). */
 export const PACK_LIMITS: PackLimits = {
   maxObjects: 20_000,
   maxInflatedBytes: 48 * 1024 * 1024,

@@ -207,3 +207,18 @@ describe('the values file stays byte for byte and reads back as the version', ()
     expect(head(name)).toBe(before);
   });
 });
+
+describe('what the spec admits, git takes', () => {
+  it('an author and message with non-ASCII letters and tabs: the commit passes git fsck --strict', async () => {
+    const name = `fsck-${++count}`;
+    server.createRepo(name, { 'deploy/values.yaml': HOSTILE_VALUES });
+    const outcome = await writeVersion(
+      request(name, {
+        author: { name: 'Dökümantasyon Bötü', email: 'docs.bot+ci@example.com' },
+        message: 'docs: serve sha256-new\n\n\tpublished by default/docs',
+      }),
+    );
+    expect(outcome).toMatchObject({ outcome: 'Committed' });
+    runGit(['fsck', '--strict', '--no-dangling'], { cwd: server.gitDir(name) });
+  });
+});
