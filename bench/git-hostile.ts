@@ -35,17 +35,17 @@ function wideTreeRepo(server: GitServer, name: string, entries: number): void {
 
 /** Every bound at once, just under it: many files, a large file, many refs. */
 function everyBoundRepo(server: GitServer, name: string): void {
-  manyFilesRepo(server, name, 19_000);
+  manyFilesRepo(server, name, 9_500);
   const bare = server.gitDir(name);
   const env = { GIT_DIR: bare, GIT_INDEX_FILE: join(server.root, `${name}.every-index`) };
-  const zeros = runGit(['hash-object', '-w', '--stdin'], { env, input: Buffer.alloc(40 * MIB) }).trim();
+  const zeros = runGit(['hash-object', '-w', '--stdin'], { env, input: Buffer.alloc(28 * MIB) }).trim();
   runGit(['read-tree', 'refs/heads/main'], { env });
   runGit(['update-index', '--add', '--cacheinfo', `100644,${zeros},assets/zeros.bin`], { env });
   const tree = runGit(['write-tree'], { env }).trim();
   const commit = runGit(['commit-tree', tree, '-p', 'refs/heads/main', '-m', 'every bound'], { env }).trim();
   runGit(['update-ref', 'refs/heads/main', commit], { env });
   const lines = ['# pack-refs with: peeled fully-peeled sorted'];
-  for (let i = 0; i < 50_000; i++) lines.push(`${commit} refs/heads/branch-${String(i).padStart(8, '0')}`);
+  for (let i = 0; i < 55_000; i++) lines.push(`${commit} refs/heads/branch-${String(i).padStart(8, '0')}`);
   writeFileSync(join(bare, 'packed-refs'), `${lines.join('\n')}\n`);
 }
 
@@ -54,11 +54,11 @@ const CASES: [string, (server: GitServer, name: string) => void][] = [
   ['hand-made delta pack building 256 MiB', (s, n) => void deltaBombRepo(s, n, 4096)],
   ['100,000 small files', (s, n) => manyFilesRepo(s, n, 100_000)],
   ['32 MB of refs (460,000 branches)', (s, n) => manyRefsRepo(s, n, 460_000)],
-  ['within the bounds: 46 MiB zero-filled file', (s, n) => zeroFilledRepo(s, n, 46 * MIB)],
-  ['within the bounds: 19,900 small files', (s, n) => manyFilesRepo(s, n, 19_900)],
+  ['within the bounds: 31 MiB zero-filled file', (s, n) => zeroFilledRepo(s, n, 31 * MIB)],
+  ['within the bounds: 9,900 small files', (s, n) => manyFilesRepo(s, n, 9_900)],
   ['within the bounds: 55,000 branches (3.9 MB of refs)', (s, n) => manyRefsRepo(s, n, 55_000)],
   ['within the bounds: one directory of 40,000 names (1.9 MiB tree)', (s, n) => wideTreeRepo(s, n, 40_000)],
-  ['within every bound at once: 19,000 files, a 40 MiB file, 50,000 branches', everyBoundRepo],
+  ['within every bound at once: 9,500 files, a 28 MiB file, 55,000 branches', everyBoundRepo],
 ];
 
 export async function run(): Promise<void> {

@@ -20,8 +20,8 @@ export interface PackLimits {
 
 /** A write within these costs about 200 MiB above the process's own memory (docs/benchmarks/2026-11-27.md). */
 export const PACK_LIMITS: PackLimits = {
-  maxObjects: 20_000,
-  maxInflatedBytes: 48 * 1024 * 1024,
+  maxObjects: 10_000,
+  maxInflatedBytes: 32 * 1024 * 1024,
   maxTreeBytes: 2 * 1024 * 1024,
 };
 

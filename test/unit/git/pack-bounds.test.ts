@@ -40,7 +40,7 @@ describe('checkPack', () => {
     const failure = refusal(bomb.pack);
     expect(failure?.reason).toBe('GitUnsupported');
     expect(failure?.message).toBe(
-      `${ORIGIN} sent a branch tip that inflates to over 48 MiB: write-back does not fetch a tip this large (a depth-1 fetch brings the whole tree, held in the operator's memory); keep the values file in a smaller repository or branch`,
+      `${ORIGIN} sent a branch tip that inflates to over 32 MiB: write-back does not fetch a tip this large (a depth-1 fetch brings the whole tree, held in the operator's memory); keep the values file in a smaller repository or branch`,
     );
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(16 * 1024 * 1024);
   });
@@ -48,7 +48,7 @@ describe('checkPack', () => {
   it('a zero-filled blob declaring its size: refused before it is inflated', () => {
     const header = objectHeader(3, 256 * 1024 * 1024); // a blob
     const zeros = deflateSync(Buffer.alloc(1024 * 1024));
-    expect(refusal(pack(1, [header, zeros]))?.message).toContain('inflates to over 48 MiB');
+    expect(refusal(pack(1, [header, zeros]))?.message).toContain('inflates to over 32 MiB');
   });
 
   it('a blob inflating to more than it declares: refused as not a valid pack, inflated no further than declared', () => {
@@ -63,7 +63,7 @@ describe('checkPack', () => {
 
   it('more objects than the bound (a tip of many small files): refused by the count in its header', () => {
     const failure = refusal(pack(100_000, []));
-    expect(failure?.message).toContain('holds 100000 objects (files and directories), over 20000');
+    expect(failure?.message).toContain('holds 100000 objects (files and directories), over 10000');
   });
 
   it('directories listing more than the tree bound: refused (each entry costs an object when read)', () => {
