@@ -24,8 +24,8 @@ export interface GitHttpLimits {
   /**
    * Largest answer to a push: a status line per ref and a hook's output. isomorphic-git splits
    * its progress into lines by searching all of a line it has so far at every chunk, quadratic in
-   * a line's length (git relays a hook's output 128 bytes at a time: a 384 KiB line took 2 s, 2 MiB
-   * never finished); at 64 KiB that costs milliseconds however the server chunks it.
+   * a line's length (git relays a hook's output in small pieces: a 384 KiB line took 2 s, 2 MiB did
+   * not end within 5 s); at 64 KiB that costs milliseconds however the server chunks it.
    */
   maxPushAnswerBytes: number;
 }
