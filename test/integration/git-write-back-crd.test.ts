@@ -96,7 +96,7 @@ describe('spec.gitWriteBack on the API server', () => {
     [
       'an author name with angle brackets',
       { author: { name: 'Bot <b@x>' } },
-      /spec\.gitWriteBack\.author\.name must not contain '<', '>' or a line break/,
+      /spec\.gitWriteBack\.author\.name must not contain '<', '>', a line break or another control character/,
     ],
     [
       'an author e-mail that is not one',
