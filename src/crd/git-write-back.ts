@@ -46,7 +46,12 @@ const repositoryUrl = withCel(
     )
     .refine(
       (v) =>
-        !new RegExp(USERINFO).test(v) && !(URL.canParse(v) && /^https?:$/.test(new URL(v).protocol) && (new URL(v).username || new URL(v).password)),
+        !new RegExp(USERINFO).test(v) &&
+        !(
+          URL.canParse(v) &&
+          /^https?:$/.test(new URL(v).protocol) &&
+          (new URL(v).username || new URL(v).password)
+        ),
       USERINFO_MESSAGE,
     )
     .refine((v) => !/[?#]/.test(v), URL_QUERY_MESSAGE)

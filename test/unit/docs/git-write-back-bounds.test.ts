@@ -4,8 +4,7 @@ import { GIT_HTTP_LIMITS } from '../../../src/git/http-transport.ts';
 import { PACK_LIMITS } from '../../../src/git/pack-bounds.ts';
 import { readRepoFile, sectionRows } from '../../support/markdown.ts';
 
-const size = (bytes: number) =>
-  bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MiB` : `${bytes / 1024} KiB`;
+const size = (bytes: number) => (bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MiB` : `${bytes / 1024} KiB`);
 
 describe('docs/gitops.md', () => {
   it('states the bounds write-back applies', () => {
