@@ -8,7 +8,7 @@ import type { GitCredentials } from './types.ts';
 const MIN_SECRET = 4;
 
 /** The forms of `credentials` a server may echo, longest first. */
-export function echoedForms(credentials: GitCredentials): string[] {
+function echoedForms(credentials: GitCredentials): string[] {
   if (credentials.kind !== 'basic') return [];
   const { username, password } = credentials;
   const pair = `${username}:${password}`;

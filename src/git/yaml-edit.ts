@@ -241,7 +241,7 @@ export function setYamlField(
  * What is committed must read as the version: the edit is checked by parsing its result, so a
  * layout the editor gets wrong is refused (GitFieldInvalid) instead of committed as something else.
  */
-export function readsBack(text: string, path: string, field: string, keys: unknown[], version: string): void {
+function readsBack(text: string, path: string, field: string, keys: unknown[], version: string): void {
   const written = parseSingleDocument(text, path).getIn(keys, true);
   if (!isScalar(written) || written.value !== version) {
     throw new GitFailure(

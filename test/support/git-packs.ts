@@ -62,7 +62,7 @@ export function packedBlob(data: Buffer): Buffer {
 }
 
 /** A blob's id, from its bytes given in pieces (a large one is never held whole). */
-export function blobId(size: number, pieces: Iterable<Buffer>): string {
+function blobId(size: number, pieces: Iterable<Buffer>): string {
   const hash = createHash('sha1').update(`blob ${size}\0`);
   for (const piece of pieces) hash.update(piece);
   return hash.digest('hex');
