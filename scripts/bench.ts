@@ -17,6 +17,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
   budget: () => import('../bench/budget.ts'),
   git: () => import('../bench/git-write-back.ts'),
   startup: () => import('../bench/startup.ts'),
+  'git-hostile': () => import('../bench/git-hostile.ts'),
 };
 
 const requested = process.argv.slice(2);

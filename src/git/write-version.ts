@@ -2,19 +2,22 @@
 // fresh temporary directory, the one file edited, one commit, a push; on a push rejected because
 // the branch moved, the new head is fetched and the edit re-applied, with backoff, never forced.
 // Nothing is kept between calls, so there is no Git traffic unless a version is written.
-import * as fs from 'node:fs';
+import type * as nodeFs from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import git, { Errors, type TreeEntry } from 'isomorphic-git';
+import { isRepositoryPath } from '../crd/git-write-back.ts';
 import { describeUrl, registerSecret, scrub } from '../redact.ts';
 import { wait } from '../timers.ts';
 import { isArgoCdOverrideFile, setOverrideParameter } from './argocd-override.ts';
-import { classify, isNonFastForward } from './failures.ts';
+import { type Redact, redactor } from './echoed-credentials.ts';
+import { classify, isNonFastForward, MAX_SERVER_LINE } from './failures.ts';
+import { decodeFile, encodeFile } from './file-bytes.ts';
 import { GIT_HTTP_LIMITS, type GitHttpLimits, gitHttpClient } from './http-transport.ts';
+import { PACK_LIMITS, type PackLimits, packCheckingFs } from './pack-bounds.ts';
 import { withRepositoryLock } from './repository-lock.ts';
 import { GitFailure, type WriteVersionOutcome, type WriteVersionRequest } from './types.ts';
-import { normalizeGitUrl } from './url-policy.ts';
 import { setYamlField } from './yaml-edit.ts';
 
 /** The default deadline of one call, from the moment the repository's lock is held. */
@@ -23,32 +26,43 @@ export const GIT_TIMEOUT_MS = 60_000;
 const RETRIES = 4;
 const FIRST_BACKOFF_MS = 200;
 const LOCAL_REF = 'refs/heads/write-back';
+/**
+ * Write-backs run one at a time in the process, whatever the repository: each holds a branch tip
+ * in memory (bounded by pack-bounds.ts: about 200 MiB at the bounds, docs/benchmarks), and several
+ * at once would multiply that in the one process every site shares. One at a time per repository
+ * also keeps releases writing to one repository from turning each other's pushes into retries.
+ */
+const ONE_AT_A_TIME = 'write-back';
+/** Server progress lines kept of a push: a hook's reason and git's own come first. */
+const MAX_REMOTE_LINES = 100;
 
 /**
  * Writes `req.version` into the target file and pushes one commit, or reports AlreadyWritten
- * when the branch's file holds it. Calls for one repository run one after the other. An aborted
+ * when the branch's file holds it. Calls run one after the other (ONE_AT_A_TIME). An aborted
  * `req.signal` rejects with its reason; every other failure is a Failed outcome.
  */
 export async function writeVersion(
   req: WriteVersionRequest,
   limits: GitHttpLimits = GIT_HTTP_LIMITS,
+  packLimits: PackLimits = PACK_LIMITS,
 ): Promise<WriteVersionOutcome> {
-  const secrets =
-    req.credentials.kind === 'basic' ? [req.credentials.password, basicAuth(req.credentials)] : [];
-  for (const secret of secrets) registerSecret(secret);
+  if (req.credentials.kind === 'basic') {
+    registerSecret(req.credentials.password);
+    registerSecret(basicAuth(req.credentials));
+  }
+  const redact = redactor(req.credentials);
   try {
     const url = checkedUrl(req);
     checkPath(req.target.path);
-    return await withRepositoryLock(normalizeGitUrl(url.href) ?? url.href, req.signal, () =>
-      writeLocked(req, url, limits),
+    return await withRepositoryLock(ONE_AT_A_TIME, req.signal, () =>
+      writeLocked(req, url, limits, packLimits, redact),
     );
   } catch (error) {
     if (req.signal?.aborted) throw req.signal.reason;
-    const failure = error instanceof GitFailure ? error : classify(error, describeUrl(req.target.url));
-    let message = scrub(failure.message);
-    // A server's quoted line may echo anything; a password too short to be one is left alone,
-    // or every occurrence of its letters would go.
-    for (const secret of secrets) if (secret.length >= 4) message = message.split(secret).join('[REDACTED]');
+    const failure =
+      error instanceof GitFailure ? error : classify(error, describeUrl(req.target.url), [], redact);
+    // Server text was redacted before it was cut; the whole message once more, as everywhere.
+    const message = scrub(redact(failure.message, Number.POSITIVE_INFINITY));
     return { outcome: 'Failed', reason: failure.reason, message };
   }
 }
@@ -95,12 +109,7 @@ function checkedUrl(req: WriteVersionRequest): URL {
 }
 
 function checkPath(path: string): void {
-  const segments = path.split('/');
-  if (
-    path.startsWith('/') ||
-    path.includes('\\') ||
-    segments.some((s) => s === '' || s === '.' || s === '..' || s === '.git')
-  ) {
+  if (!isRepositoryPath(path)) {
     throw new GitFailure(
       'GitPathMissing',
       `path ${JSON.stringify(path.slice(0, 200))} must be a relative file path inside the repository, without "..", like deploy/values.yaml`,
@@ -118,16 +127,21 @@ async function writeLocked(
   req: WriteVersionRequest,
   url: URL,
   limits: GitHttpLimits,
+  packLimits: PackLimits,
+  redact: Redact,
 ): Promise<WriteVersionOutcome> {
   const timeoutMs = req.timeoutMs ?? GIT_TIMEOUT_MS;
   const deadline = AbortSignal.timeout(timeoutMs);
-  const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
+  // A response over its bound ends the call with that failure.
+  const refused = new AbortController();
+  const signal = AbortSignal.any([...(req.signal ? [req.signal] : []), deadline, refused.signal]);
   const repository = describeUrl(url.href);
   const authorization = req.credentials.kind === 'basic' ? basicAuth(req.credentials) : undefined;
-  const http = gitHttpClient(url.origin, authorization, limits, signal);
+  const http = gitHttpClient(url.origin, authorization, limits, signal, (failure) => refused.abort(failure));
   const gitdir = await mkdtemp(join(tmpdir(), 'git-write-back-'));
+  const fs = packCheckingFs(packLimits, url.origin);
   const cache = {};
-  const context = { fs, http, gitdir, cache, remote: 'origin' };
+  const context = { fs, http, gitdir, cache, remote: 'origin', signal };
   try {
     await git.init({ fs, gitdir, bare: true });
     // A remote's fetch refspec is what isomorphic-git's fetch maps the fetched ref through.
@@ -153,10 +167,17 @@ async function writeLocked(
       const remoteLines: string[] = [];
       try {
         await git.push({
-          ...context,
+          fs,
+          http,
+          gitdir,
+          cache,
+          remote: 'origin',
           ref: LOCAL_REF,
           remoteRef: `refs/heads/${head.branch}`,
-          onMessage: (line) => void remoteLines.push(line),
+          // Bounded and redacted as they arrive: a server's lines are read no further.
+          onMessage: (line) => {
+            if (remoteLines.length < MAX_REMOTE_LINES) remoteLines.push(redact(line, MAX_SERVER_LINE));
+          },
           signal,
         });
         return { outcome: 'Committed', commit, branch: head.branch, attempts: attempt };
@@ -165,7 +186,7 @@ async function writeLocked(
         // last ones (a hook's reason, the ref's actual value) arrive before reading them.
         await new Promise((resolve) => setImmediate(resolve));
         if (signal.aborted || !isNonFastForward(error, remoteLines))
-          throw classify(error, repository, remoteLines);
+          throw classify(error, repository, remoteLines, redact);
       }
       if (attempt > RETRIES) {
         throw new GitFailure(
@@ -177,6 +198,7 @@ async function writeLocked(
       if (!(await wait(backoff, signal))) signal.throwIfAborted();
     }
   } catch (error) {
+    if (refused.signal.aborted) throw refused.signal.reason;
     if (deadline.aborted && !req.signal?.aborted) {
       throw new GitFailure(
         'GitUnreachable',
@@ -191,11 +213,12 @@ async function writeLocked(
 }
 
 type Context = {
-  fs: typeof fs;
+  fs: typeof nodeFs;
   http: ReturnType<typeof gitHttpClient>;
   gitdir: string;
   cache: object;
   remote: string;
+  signal: AbortSignal;
 };
 
 /** The head to write on: pushBranch's when it exists, else branch's (the remote's default when unset). */
@@ -225,21 +248,26 @@ async function fetchBranch(
   context: Context,
   remoteRef: string,
 ): Promise<{ commit: string; defaultBranch: string | null } | undefined> {
+  const { signal, ...options } = context;
+  let result: Awaited<ReturnType<typeof git.fetch>>;
   try {
-    const result = await git.fetch({
-      ...context,
+    result = await git.fetch({
+      ...options,
       ref: 'fetched',
       remoteRef,
       singleBranch: true,
       depth: 1,
       tags: false,
     });
-    if (!result.fetchHead) return undefined;
-    return { commit: result.fetchHead, defaultBranch: result.defaultBranch };
   } catch (error) {
+    signal.throwIfAborted();
     if (error instanceof Errors.NotFoundError) return undefined;
     throw error;
   }
+  // A refused advertisement reads as a short one: no answer drawn from it.
+  signal.throwIfAborted();
+  if (!result.fetchHead) return undefined;
+  return { commit: result.fetchHead, defaultBranch: result.defaultBranch };
 }
 
 /** The commit's tree with the file edited, or undefined when the file already holds the version. */
@@ -254,7 +282,7 @@ async function editedTree(
   let current: string | undefined;
   try {
     const { blob } = await git.readBlob({ fs, gitdir, cache, oid: head.commit, filepath: path });
-    current = Buffer.from(blob).toString('utf8');
+    current = decodeFile(blob);
   } catch (error) {
     if (!(error instanceof Errors.NotFoundError) && !(error instanceof Errors.ObjectTypeError)) throw error;
   }
@@ -266,7 +294,7 @@ async function editedTree(
     ? setOverrideParameter(current, path, field, req.version)
     : setYamlField(current as string, path, field, req.version);
   if (next === undefined) return undefined;
-  const blob = await git.writeBlob({ fs, gitdir, blob: Buffer.from(next, 'utf8') });
+  const blob = await git.writeBlob({ fs, gitdir, blob: encodeFile(next) });
   const { commit } = await git.readCommit({ fs, gitdir, cache, oid: head.commit });
   return replaceInTree(context, commit.tree, path.split('/'), blob, path);
 }
