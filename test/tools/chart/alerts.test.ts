@@ -1,7 +1,8 @@
 // The operator chart's alerts as Prometheus's own tool reads them: the rendered PrometheusRule passes
 // `promtool check rules`, and `promtool test rules` (alerts/rules.test.yaml) shows each alert firing
-// on synthetic series when it should, and not before or for healthy series. promtool is built from
-// the Prometheus Go module (scripts/go-tools/tools.env).
+// at the chart's default durations on synthetic series shaped as the operator's (reasons that change
+// while exports are retried, series that go stale), when it should, and not before or for healthy
+// series. promtool is built from the Prometheus Go module (scripts/go-tools/tools.env).
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
