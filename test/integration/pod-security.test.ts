@@ -46,7 +46,10 @@ async function restrictedNamespace(prefix: string): Promise<string> {
   return ns;
 }
 
-/** The release's `helm test` pods, as Helm keeps them with the release. */
+/**
+ * The release's `helm test` pods, as Helm keeps them with the release; their ServiceAccounts are
+ * created first (the API server admits no pod whose account does not exist).
+ */
 async function testPods(release: string, ns: string): Promise<Pod[]> {
   const hooks = await helm('helm4', [
     'get',
@@ -58,9 +61,12 @@ async function testPods(release: string, ns: string): Promise<Pod[]> {
     kubeconfig(),
   ]);
   expect(hooks.code, hooks.stderr).toBe(0);
-  return (parseManifests(hooks.stdout) as unknown as Pod[]).filter(
-    (o) => o.kind === 'Pod' && o.metadata.annotations?.['helm.sh/hook'] === 'test',
+  const tests = (parseManifests(hooks.stdout) as unknown as Pod[]).filter(
+    (o) => o.metadata.annotations?.['helm.sh/hook'] === 'test',
   );
+  for (const account of tests.filter((o) => o.kind === 'ServiceAccount'))
+    await kubectlOk(['apply', '-n', ns, '-f', '-'], stringify(account));
+  return tests.filter((o) => o.kind === 'Pod');
 }
 
 /** Creates `pod` in `ns` as `helm test` does; the API server's answer. */
