@@ -35,7 +35,11 @@ interface Pod {
 }
 
 const namespaces: string[] = [];
+/** Releases to uninstall: their cluster-scoped objects (ClusterRoles, admission policies) outlive the namespace. */
+const installed: { release: string; ns: string }[] = [];
 afterAll(async () => {
+  for (const { release, ns } of installed)
+    await helm('helm4', ['uninstall', release, '--namespace', ns, '--kubeconfig', kubeconfig()]);
   for (const ns of namespaces) await kubectl(['delete', 'namespace', ns, '--wait=false']);
 });
 
@@ -108,6 +112,26 @@ const CASES: { what: string; chart: string; release: string; values: object }[] 
     },
   },
   {
+    what: 'operator chart with openshift (ids left to the cluster)',
+    chart: OPERATOR_CHART_DIR,
+    // Another name: the first one's ClusterRole is cluster-scoped.
+    release: 'seo-openshift',
+    values: {
+      crds: { enabled: false },
+      operator: { apiBaseUrl: 'https://api.example.com' },
+      openshift: true,
+    },
+  },
+  {
+    what: 'site chart with openshift',
+    chart: CHART_DIR,
+    release: 'docs',
+    values: {
+      ...inlineValues('https://bucket.example.com/docs.tar.gz?X-Amz-Signature=abc'),
+      openshift: true,
+    },
+  },
+  {
     what: 'simulator chart',
     chart: SIMULATOR_CHART_DIR,
     release: 'sim',
@@ -118,16 +142,17 @@ const CASES: { what: string; chart: string; release: string; values: object }[] 
 describe('the restricted Pod Security Standard', () => {
   it.each(CASES)('$what: every pod is admitted, the helm test pods too', async (c) => {
     const ns = await restrictedNamespace('psa');
-    const installed: HelmResult = await helmInstall('helm4', {
+    const result: HelmResult = await helmInstall('helm4', {
       release: c.release,
       chart: c.chart,
       namespace: ns,
       values: c.values,
       extra: ['--wait', '--timeout', '120s'],
     });
+    installed.push({ release: c.release, ns });
     // `warn` answers for the Deployments' pod templates at install: no warning, no refusal.
-    expect(installed.stderr).not.toMatch(VIOLATES);
-    expect(installed.code, installed.stderr).toBe(0);
+    expect(result.stderr).not.toMatch(VIOLATES);
+    expect(result.code, result.stderr).toBe(0);
 
     // Each Deployment's pods exist (a refused pod would leave its ReplicaSet short, FailedCreate).
     const deployments = JSON.parse(await kubectlOk(['get', 'deployments', '-n', ns, '-o', 'json'])) as {
@@ -159,14 +184,15 @@ describe('the restricted Pod Security Standard', () => {
 
   it('refuses a pod short of the profile there (the namespace enforces it)', async () => {
     const ns = await restrictedNamespace('psa-refused');
-    const installed = await helmInstall('helm4', {
+    const sim = await helmInstall('helm4', {
       release: 'sim',
       chart: SIMULATOR_CHART_DIR,
       namespace: ns,
       values: {},
       extra: ['--wait', '--timeout', '120s'],
     });
-    expect(installed.code, installed.stderr).toBe(0);
+    installed.push({ release: 'sim', ns });
+    expect(sim.code, sim.stderr).toBe(0);
     const [pod] = await testPods('sim', ns);
     if (!pod) throw new Error('the simulator chart has no helm test pod');
     // The chart's pod with its capabilities left as the runtime gives them: restricted wants ALL dropped.
