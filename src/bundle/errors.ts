@@ -29,7 +29,9 @@ export type BundleErrorReason =
   /** The extracted site failed the publish gate (no root index.html, too few pages, too large a drop). */
   | 'PublishGate'
   /** The destination holds something this tool did not extract there (no marker file). */
-  | 'DestinationNotOurs';
+  | 'DestinationNotOurs'
+  /** The link leads to an address that is not public (link-destination.ts), without the opt-in. */
+  | 'LinkDestinationRefused';
 
 export class BundleError extends Error {
   override readonly name = 'BundleError';

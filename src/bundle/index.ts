@@ -27,6 +27,13 @@ export {
 export { type FetchBundleOptions, type FetchedBundle, fetchBundle } from './fetch.ts';
 export { type BundleLimits, DEFAULT_DEADLINE_MS, DEFAULT_LIMITS, resolveLimits } from './limits.ts';
 export {
+  ALLOW_PRIVATE_FLAG,
+  guardLink,
+  isPublicAddress,
+  type LinkDestinations,
+} from './link-destination.ts';
+export { linkArrivedExpired, MIN_LINK_LIFETIME_MS } from './link-lifetime.ts';
+export {
   type MirroredBundle,
   type MirrorIndex,
   type MirrorManifest,

@@ -3,6 +3,7 @@ import { type Command, InvalidArgumentError, type Option } from 'commander';
 import { assertReplaceable } from '../bundle/destination.ts';
 import { BundleError } from '../bundle/errors.ts';
 import { type BundleLimits, DEFAULT_DEADLINE_MS, DEFAULT_LIMITS } from '../bundle/limits.ts';
+import type { LinkDestinations } from '../bundle/link-destination.ts';
 import { formatDuration } from '../crd/duration.ts';
 import type { Logger } from '../log.ts';
 import type { CliContext } from './context.ts';
@@ -71,7 +72,7 @@ export function limitsFrom(flags: BundleLimitFlags): BundleLimits {
 /** What a bundle download of the CLI is given: its caps, deadline (and retries), log and progress. */
 export interface BundleDownload {
   limits: BundleLimits;
-  download: { deadlineMs: number; retries?: number };
+  download: { deadlineMs: number; retries?: number; destinations?: LinkDestinations };
   logger: Logger;
   onProgress?: (received: number, total: number | undefined) => void;
 }
