@@ -21,8 +21,12 @@ export interface LinkDestinations {
 /** The flag that opens private destinations to the CLI's downloads; the operator's has the same name. */
 export const ALLOW_PRIVATE_FLAG = '--allow-private-bundle-links';
 
-/** Addresses that are not on the public internet (IANA special-purpose registries). */
-const NOT_PUBLIC = new BlockList();
+/**
+ * Addresses that are not on the public internet (IANA special-purpose registries), one list per
+ * family: a BlockList checks IPv4 addresses against IPv6 rules too (as IPv4-mapped addresses).
+ */
+const NOT_PUBLIC_V4 = new BlockList();
+const NOT_PUBLIC_V6 = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8], // "this network"
   ['10.0.0.0', 8], // private
@@ -39,7 +43,7 @@ for (const [net, prefix] of [
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, broadcast
 ] as const)
-  NOT_PUBLIC.addSubnet(net, prefix, 'ipv4');
+  NOT_PUBLIC_V4.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
@@ -51,13 +55,13 @@ for (const [net, prefix] of [
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
 ] as const)
-  NOT_PUBLIC.addSubnet(net, prefix, 'ipv6');
+  NOT_PUBLIC_V6.addSubnet(net, prefix, 'ipv6');
 
 /** Whether `address` (an IP literal) is a public internet address. */
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return false;
-  return !NOT_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  return family === 4 ? !NOT_PUBLIC_V4.check(address, 'ipv4') : !NOT_PUBLIC_V6.check(address, 'ipv6');
 }
 
 function refused(url: string, address: string): BundleError {
