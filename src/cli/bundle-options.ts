@@ -69,6 +69,11 @@ export function limitsFrom(flags: BundleLimitFlags): BundleLimits {
   };
 }
 
+/** --allow-private-bundle-links (export, mirror sync): the opt-in of link-destination.ts. */
+export const ALLOW_PRIVATE_HELP =
+  "let the platform's bundle link lead to a private, loopback or link-local address (a private mirror); " +
+  "without it only public addresses and the admin API's own host are connected to";
+
 /** What a bundle download of the CLI is given: its caps, deadline (and retries), log and progress. */
 export interface BundleDownload {
   limits: BundleLimits;

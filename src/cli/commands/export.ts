@@ -7,6 +7,7 @@ import { completedDurationMs } from '../../api/poll-schedule.ts';
 import { ALLOW_PRIVATE_FLAG } from '../../bundle/link-destination.ts';
 import { formatDuration } from '../../crd/duration.ts';
 import {
+  ALLOW_PRIVATE_HELP,
   type BundleLimitFlags,
   bundleDownload,
   bundleLimitOptions,
@@ -225,11 +226,7 @@ export function registerExport(program: Command, ctx: CliContext): void {
       'extract the site into this directory (replaced as a whole; new, empty or extracted by static-export before)',
     )
     .option('--force', 'replace --out even if it holds files static-export did not put there')
-    .option(
-      ALLOW_PRIVATE_FLAG,
-      "let the platform's bundle link lead to a private, loopback or link-local address (a private mirror); " +
-        "without it only public addresses and the admin API's own host are connected to",
-    );
+    .option(ALLOW_PRIVATE_FLAG, ALLOW_PRIVATE_HELP);
   siteGateOptions(command, '--out')
     .option('--values-out <file>', 'write the values YAML to this file (mode 0600) instead of stdout')
     .option('--json', 'JSON lines on stdout instead of human output')

@@ -1,11 +1,17 @@
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULT_CLI_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
+import { ALLOW_PRIVATE_FLAG } from '../../bundle/link-destination.ts';
 import { formatDuration } from '../../crd/duration.ts';
 import type { RegistryClient } from '../../oci/registry.ts';
 import type { DomainResult, SyncEvent, SyncTarget } from '../../oci/sync.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../project.ts';
-import { type BundleLimitFlags, bundleLimitOptions, limitsFrom } from '../bundle-options.ts';
+import {
+  ALLOW_PRIVATE_HELP,
+  type BundleLimitFlags,
+  bundleLimitOptions,
+  limitsFrom,
+} from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP, type ExitCode, exitCodeFor } from '../exit-codes.ts';
 import { readFlagFile } from '../flag-file.ts';
@@ -40,6 +46,7 @@ interface SyncFlags extends ApiFlags, RegistryFlags, BundleLimitFlags, SigningFl
   startsFile?: string;
   startsGroup?: string;
   startsPerHour: number;
+  allowPrivateBundleLinks?: boolean;
   json?: boolean;
 }
 
@@ -159,6 +166,11 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
       ...(flags.pollInterval === undefined ? {} : { pollIntervalMs: flags.pollInterval }),
       timeoutMs: flags.timeout,
       limits: limitsFrom(flags),
+      // Where the platform's links may lead: the API's own host, public addresses, or anything with the opt-in.
+      destinations: {
+        allowPrivate: flags.allowPrivateBundleLinks === true,
+        apiHost: new URL(api.baseUrl).hostname.replace(/^\[(.*)\]$/, '$1'),
+      },
       ...(hook ? { afterManifest: hook } : {}),
       ...(plan
         ? {
@@ -306,6 +318,7 @@ export function registerMirrorSync(mirror: Command, ctx: CliContext): void {
   apiOptions(command);
   signingOptions(registryOptions(command));
   bundleLimitOptions(command)
+    .option(ALLOW_PRIVATE_FLAG, ALLOW_PRIVATE_HELP)
     .option('--json', 'JSON lines on stdout instead of human output')
     .addHelpText('after', `${CONFIG_HELP}\n${API_ENV_HELP}${REGISTRY_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: SyncFlags) => runSync(flags, ctx));

@@ -2,7 +2,7 @@
 // written (the operator's rule), and one that leads somewhere other than a public address or the
 // admin API's own host is refused before any connection, unless --allow-private-bundle-links.
 // Through the real CLI against the simulator; every address involved is loopback.
-import { access, mkdtemp, rm } from 'node:fs/promises';
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,6 +73,19 @@ describe('static-export export and the bundle link', () => {
       // The admin API's own host needs no opt-in (every other CLI test downloads that way).
       const same = await runCli(args, { ...api, STATIC_EXPORT_API_URL: sim.baseUrl });
       expect(same.code, same.stderr).toBe(0);
+
+      // mirror sync's downloads keep to the same policy.
+      const config = join(work, 'mirror.yaml');
+      await writeFile(config, 'target: oci://127.0.0.1:1/docs\ndomains:\n  - projectId: mirrored\n');
+      const before = downloads(sim).length;
+      const synced = await runCli(
+        ['mirror', 'sync', '--config', config, '--starts-file', join(work, 'starts.json')],
+        api,
+      );
+      expect(synced.code, synced.stderr).toBe(5);
+      expect(synced.stderr).toContain('project mirrored: failed: the bundle link');
+      expect(synced.stderr).toContain('leads to 127.0.0.1, an address that is not public');
+      expect(downloads(sim).length).toBe(before);
     } finally {
       await sim.close();
     }
