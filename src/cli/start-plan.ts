@@ -116,11 +116,11 @@ export class StartPlan {
       );
     }
     try {
-      return await startWhenFree(() => this.send(target, () => startExport(site)), {
+      return await startWhenFree(() => this.send(target, site.projectId, () => startExport(site)), {
         timeoutMs: busy.timeoutMs,
         what: target.name,
         onBusy: (delayMs, error) => busy.onBusy(target, delayMs, error),
-        earlierBusy: this.record.busyAnswers(target.name, Date.now()),
+        earlierBusy: this.record.busyAnswers(site.projectId, Date.now()),
       });
     } catch (error) {
       if (startMayHaveCreatedJob(error)) {
@@ -132,10 +132,14 @@ export class StartPlan {
   }
 
   /** One start request: a slot of the record taken first, its outcome recorded after. */
-  private send(target: SyncTarget, request: () => Promise<StartedExport>): Promise<StartedExport> {
+  private send(
+    target: SyncTarget,
+    project: string,
+    request: () => Promise<StartedExport>,
+  ): Promise<StartedExport> {
     const sent = this.sending.then(async () => {
       if (this.blockedUntil !== undefined) throw this.refused(this.blockedUntil);
-      const slot = await this.record.reserve(target.name, Date.now());
+      const slot = await this.record.reserve(target.name, Date.now(), project);
       if (!('id' in slot)) {
         if (slot.reason === 'startBudget') throw this.noShare(slot.until, slot.used);
         this.blockedUntil = slot.until;

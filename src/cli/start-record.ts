@@ -40,6 +40,8 @@ const StartSchema = z.strictObject({
   id: z.string().optional(),
   at: z.iso.datetime(),
   site: z.string(),
+  /** The project started (a site is a project and a base path): 409s are per project. */
+  project: z.string().optional(),
   outcome: z.enum(['sent', 'started', 'busy', 'refused', 'unknown']).optional(),
 });
 const BlockSchema = z.strictObject({ group: z.string(), until: z.iso.datetime() });
@@ -100,10 +102,10 @@ export class StartRecord {
     return this.mine(now).map((s) => Date.parse(s.at));
   }
 
-  /** The times of this group's 409s for `site` in the hour before `now`, oldest first. */
-  busyAnswers(site: string, now: number): number[] {
+  /** The times of this group's 409s for `project` in the hour before `now`, oldest first. */
+  busyAnswers(project: string, now: number): number[] {
     return this.mine(now)
-      .filter((s) => s.site === site && s.outcome === 'busy')
+      .filter((s) => s.project === project && s.outcome === 'busy')
       .map((s) => Date.parse(s.at));
   }
 
@@ -122,10 +124,10 @@ export class StartRecord {
   }
 
   /**
-   * Records a start of `site` about to be sent, if the group's share and the last 429 allow one
-   * now (decided on the record as it is in the file, other runs' starts included).
+   * Records a start of `site` (of `project`) about to be sent, if the group's share and the last
+   * 429 allow one now (decided on the record as it is in the file, other runs' starts included).
    */
-  async reserve(site: string, now: number): Promise<Reservation> {
+  async reserve(site: string, now: number, project?: string): Promise<Reservation> {
     const id = randomBytes(6).toString('hex');
     let answer: Reservation = { id };
     await this.update((c) => {
@@ -140,7 +142,14 @@ export class StartRecord {
         answer = { until: oldest + HOUR_MS, reason: 'startBudget', used: recent.length };
         return false;
       }
-      c.starts.push({ group: this.group, id, at: new Date(now).toISOString(), site, outcome: 'sent' });
+      c.starts.push({
+        group: this.group,
+        id,
+        at: new Date(now).toISOString(),
+        site,
+        ...(project === undefined ? {} : { project }),
+        outcome: 'sent',
+      });
       return true;
     }, now);
     return answer;

@@ -27,6 +27,7 @@ afterAll(async () => {
 
 interface Recorded {
   group?: string;
+  project?: string;
   key?: string;
   at: string;
   site: string;
@@ -123,6 +124,26 @@ describe('on the real clock', () => {
     // The 409 is recorded: it may have counted.
     expect((await recorded(startsFile)).map((s) => s.outcome)).toEqual(['busy']);
     sim.configure({ exportDurationMs: 0 });
+  });
+
+  it('does not start a project again in the run after a start of it that may have created a job', async () => {
+    sim.configure({ faults: ['start@twin:502:1'] });
+    const { config, startsFile } = await setup([]);
+    await writeFile(
+      config,
+      'target: oci://127.0.0.1:1/docs\nconcurrency: 1\ndomains:\n  - projectId: twin\n' +
+        '  - projectId: twin\n    basePath: /docs\n    repository: oci://127.0.0.1:1/docs/twin-docs\n',
+    );
+    const result = await runCli(['mirror', 'sync', '--config', config, '--json'], api);
+    expect(result.code, result.stderr).toBe(6);
+    expect(startsOf(sim, 'twin')).toHaveLength(1);
+    expect(jsonEvents(result.stdout, 'failed').map((f) => String(f.message))).toEqual([
+      expect.stringContaining('the export job may exist and run'),
+      expect.stringContaining(
+        'not started: an export start of project twin earlier in this run may have created a job',
+      ),
+    ]);
+    expect((await recorded(startsFile)).map((s) => [s.project, s.outcome])).toEqual([['twin', 'unknown']]);
   });
 
   it('refuses a --project-id (or STATIC_EXPORT_PROJECT_ID) that is not a project id before any request', async () => {
@@ -239,13 +260,14 @@ describe('on a fast clock (a minute is a second)', () => {
     group = keyGroup(sim.adminKey);
   });
   afterEach(() => {
-    sim.configure({ exportDurationMs: 0 });
+    sim.configure({ exportDurationMs: 0, faults: [] });
     sim.advanceTime(2 * HOUR);
   });
   afterAll(() => sim.close());
 
-  it('probes a project busy for 30 minutes 4 times, not every minute, and stops when the hour allows no more', async () => {
-    sim.configure({ exportDurationMs: 30 * 60_000 });
+  it('probes a project busy past --timeout 4 times, not every minute, and stops when the hour allows no more', async () => {
+    // 45 minutes: longer than --timeout 30m with room for a slow start of the CLI.
+    sim.configure({ exportDurationMs: 45 * 60_000 });
     expect((await call(sim, 'POST', '/v1/static-export/foreign/jobs', {})).status).toBe(202);
     const result = await runCli(['export', '--project-id', 'foreign', '--timeout', '30m'], api);
     expect(result.code, result.stderr).toBe(6);
@@ -259,24 +281,23 @@ describe('on a fast clock (a minute is a second)', () => {
   }, 60_000);
 
   it('waits out an export of the project already running (409), starting again once it has ended', async () => {
-    sim.configure({ exportDurationMs: 90_000 });
-    expect((await call(sim, 'POST', '/v1/static-export/shared/jobs', {})).status).toBe(202);
+    // The first start meets the running export (409), the one a minute later finds the project free.
+    sim.configure({ faults: ['start@shared:409:1:1'] });
     const result = await runCli(['export', '--project-id', 'shared', '--poll-interval', '1s'], api);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain(
       'project shared already has an export queued or running (409): starting again in 1m00s (waiting at most --timeout 30m)',
     );
-    expect(startsOf(sim, 'shared').map((r) => r.status)).toEqual([202, 409, 202]);
+    expect(startsOf(sim, 'shared').map((r) => r.status)).toEqual([409, 202]);
   }, 60_000);
 
   it('counts each 409 as a start in --starts-file and starts the busy project once it is free', async () => {
-    sim.configure({ exportDurationMs: 90_000 });
-    expect((await call(sim, 'POST', '/v1/static-export/busy/jobs', {})).status).toBe(202);
+    sim.configure({ faults: ['start@busy:409:1:1'] });
     const eight = Array.from({ length: 8 }, (_, i) => ({ group, at: ago(5 + i), site: `project e${i}` }));
     const { config, startsFile } = await setup(['busy', 'later'], eight);
     const result = await runCli(['mirror', 'sync', '--config', config, '--json'], api);
     expect(jsonEvents(result.stdout, 'busy')[0]).toMatchObject({ projectId: 'busy', retryInMs: 60_000 });
-    expect(startsOf(sim, 'busy').map((r) => r.status)).toEqual([202, 409, 202]);
+    expect(startsOf(sim, 'busy').map((r) => r.status)).toEqual([409, 202]);
     // The 409 took a slot: 8 + 409 + start is the hour's 10, so `later` waits.
     expect(jsonEvents(result.stdout, 'waiting').map((w) => w.projectId)).toEqual(['later']);
     const starts = await recorded(startsFile);
