@@ -154,11 +154,13 @@ export class StartPlan {
         await this.record.settle(slot.id, outcomeOf(error), now);
         if (!(error instanceof ExportStartLimitError)) throw error;
         // Held back before the next start request is sent, and recorded for later runs. Without a
-        // Retry-After: until the oldest start this group knows of leaves the hour.
-        const until =
+        // Retry-After: until the oldest start this group knows of leaves the hour; an hour at most.
+        const until = Math.min(
+          now + HOUR_MS,
           error.retryAfterMs === undefined
             ? (this.record.recent(now)[0] ?? now) + HOUR_MS
-            : now + error.retryAfterMs;
+            : now + error.retryAfterMs,
+        );
         this.blockedUntil = Math.max(this.blockedUntil ?? 0, until);
         await this.record.block(this.blockedUntil, now);
         throw this.refused(this.blockedUntil);
