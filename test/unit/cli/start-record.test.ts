@@ -6,8 +6,11 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExportStartLimitError } from '../../../src/api/errors.ts';
 import { CliError } from '../../../src/cli/exit-codes.ts';
+import { StartPlan, StartWaiting } from '../../../src/cli/start-plan.ts';
 import { StartRecord } from '../../../src/cli/start-record.ts';
+import { parseSyncConfig } from '../../../src/oci/sync.ts';
 
 let work: string;
 let n = 0;
@@ -121,5 +124,34 @@ describe('StartRecord', () => {
     expect(record.left(Date.now())).toBe(0);
     const reserved = await record.reserve('project new', Date.now());
     expect(reserved).toMatchObject({ reason: 'startBudget', used: 1 });
+  });
+
+  it('holds a group back an hour at most after a 429 whose Retry-After is absurd, and records the block', async () => {
+    const file = await scratch();
+    const { targets } = parseSyncConfig('target: oci://memory.test/docs\ndomains:\n  - projectId: p\n', file);
+    const now = Date.now();
+    const record = await StartRecord.open(file, 'g', now);
+    const plan = new StartPlan(targets, record, now);
+    const refused = () =>
+      Promise.reject(
+        new ExportStartLimitError('limit', {
+          operation: 'startExport',
+          status: 429,
+          retryAfterMs: 99999999999999e3,
+        }),
+      );
+    const error = await plan
+      .start(targets[0] as (typeof targets)[number], refused, { timeoutMs: 1000, onBusy: () => {} })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StartWaiting);
+    const until = (error as StartWaiting).notBefore.getTime();
+    expect(until).toBeGreaterThan(now);
+    expect(until).toBeLessThanOrEqual(Date.now() + HOUR);
+    const written = JSON.parse(await readFile(file, 'utf8')) as {
+      starts: { outcome: string }[];
+      blocks: unknown[];
+    };
+    expect(written.starts.map((s) => s.outcome)).toEqual(['refused']);
+    expect(written.blocks).toEqual([{ group: 'g', until: new Date(until).toISOString() }]);
   });
 });
