@@ -193,6 +193,11 @@ async function publish(
       renewUrl: async () => (await client.exportLink(job, { signal })).bundleUrl,
       ...(signal ? { signal } : {}),
       ...(options.download?.deadlineMs ? { deadlineMs: options.download.deadlineMs } : {}),
+      // The link leads to a public address or the admin API's own host, unless opted out.
+      destinations: {
+        allowPrivate: options.download?.allowPrivateLinks === true,
+        apiHost: new URL(client.baseUrl).hostname.replace(/^\[(.*)\]$/, '$1'),
+      },
     });
     assertVersion(fetched.version, action.expectVersion);
     version = fetched.version;
