@@ -2,7 +2,11 @@
 // counts as public, and the refusal coming before any connection, for a literal address and for a
 // name that resolves to one. Every address a test could reach is loopback: a refused loopback link
 // would reach the simulator and show up in its requests if the refusal came too late.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BundleCache } from '../../../src/bundle/cache.ts';
 import { openDownload } from '../../../src/bundle/download.ts';
 import { BundleError } from '../../../src/bundle/errors.ts';
 import { guardLink, isPublicAddress } from '../../../src/bundle/link-destination.ts';
@@ -85,6 +89,27 @@ describe('openDownload with destinations', () => {
       const { body, done } = openDownload({ url: bundle.bundleUrl, destinations });
       body.resume();
       expect((await done).sizeBytes).toBe(bundle.sizeBytes);
+    }
+  });
+
+  it("refuses it in the operator's bundle cache too, before connecting", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'link-destination-cache-'));
+    try {
+      const cache = await BundleCache.open({ dir, maxEntries: 10 });
+      const before = downloads().length;
+      const error = await rejectionOf(
+        cache.fetch('a'.repeat(64), { url: bundle.bundleUrl, destinations: { allowPrivate: false } }),
+        BundleError,
+      );
+      expect(error.reason).toBe('LinkDestinationRefused');
+      expect(downloads().length).toBe(before);
+      const fetched = await cache.fetch('b'.repeat(64), {
+        url: bundle.bundleUrl,
+        destinations: { allowPrivate: false, apiHost: '127.0.0.1' },
+      });
+      expect(fetched.sizeBytes).toBe(bundle.sizeBytes);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
