@@ -48,8 +48,10 @@ export function outcomeOf(error: unknown): Exclude<StartOutcome, 'sent' | 'start
   if (startMayHaveCreatedJob(error)) return 'unknown';
   if ((error instanceof NetworkError || error instanceof TimeoutError) && error.beforeRequestSent)
     return 'none';
-  // 400, 401, 403, 404: refused for what the request is; nothing started.
-  if (error instanceof AdminApiError && error.status !== undefined && error.status < 500) return 'none';
+  // 400, 401, 403, 404: refused for what the request is; nothing started. (A 202 the client could
+  // not read started a job: unknown, like anything else.)
+  const status = error instanceof AdminApiError ? error.status : undefined;
+  if (status !== undefined && status >= 400 && status < 500) return 'none';
   return 'unknown';
 }
 

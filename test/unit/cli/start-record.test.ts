@@ -6,9 +6,17 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExportStartLimitError } from '../../../src/api/errors.ts';
+import {
+  ExportBusyError,
+  ExportStartLimitError,
+  InvalidResponseError,
+  NetworkError,
+  ProjectNotFoundError,
+  RateLimitedError,
+  ServerError,
+} from '../../../src/api/errors.ts';
 import { CliError } from '../../../src/cli/exit-codes.ts';
-import { StartPlan, StartWaiting } from '../../../src/cli/start-plan.ts';
+import { outcomeOf, StartPlan, StartWaiting } from '../../../src/cli/start-plan.ts';
 import { StartRecord } from '../../../src/cli/start-record.ts';
 import { parseSyncConfig } from '../../../src/oci/sync.ts';
 
@@ -153,5 +161,22 @@ describe('StartRecord', () => {
     };
     expect(written.starts.map((s) => s.outcome)).toEqual(['refused']);
     expect(written.blocks).toEqual([{ group: 'g', until: new Date(until).toISOString() }]);
+  });
+});
+
+describe('outcomeOf', () => {
+  it('frees the slot only when nothing can have reached the platform', () => {
+    const init = { operation: 'startExport' as const };
+    expect(outcomeOf(new ExportBusyError('busy', { ...init, status: 409 }))).toBe('busy');
+    expect(outcomeOf(new ExportStartLimitError('limit', { ...init, status: 429 }))).toBe('refused');
+    expect(outcomeOf(new RateLimitedError('slot', { ...init, clientSide: true }))).toBe('none');
+    expect(outcomeOf(new ServerError('bad gateway', { ...init, status: 502 }))).toBe('unknown');
+    expect(outcomeOf(new NetworkError('reset', { ...init, beforeRequestSent: false }))).toBe('unknown');
+    expect(outcomeOf(new NetworkError('refused', { ...init, beforeRequestSent: true }))).toBe('none');
+    expect(outcomeOf(new ProjectNotFoundError('unknown project', { ...init, status: 404 }))).toBe('none');
+    // A 202 whose body the client refused started a job all the same.
+    expect(outcomeOf(new InvalidResponseError('no job id', { ...init, status: 202, field: 'jobId' }))).toBe(
+      'unknown',
+    );
   });
 });
