@@ -31,6 +31,7 @@ export {
   guardLink,
   isPublicAddress,
   type LinkDestinations,
+  linkDestinationsFor,
 } from './link-destination.ts';
 export { linkArrivedExpired, MIN_LINK_LIFETIME_MS } from './link-lifetime.ts';
 export {

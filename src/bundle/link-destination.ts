@@ -75,6 +75,11 @@ function refused(url: string, address: string): BundleError {
 /** `[::1]` → `::1`: URL keeps the brackets of an IPv6 host. */
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
+/** The policy for links handed out by the admin API at `apiBaseUrl`: its own host, public addresses, or anything. */
+export function linkDestinationsFor(apiBaseUrl: string, allowPrivate: boolean): LinkDestinations {
+  return { allowPrivate, apiHost: hostOf(new URL(apiBaseUrl)) };
+}
+
 /**
  * What a request to `link` needs so that it never connects where `destinations` forbids: nothing
  * (allowed as it is), or a `lookup` that refuses a name resolving to an address not public. Throws

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { AdminApiError, ExportJobRef, ExportStatus, GeneratedBundle } from '../../api/index.ts';
 import { completedDurationMs } from '../../api/poll-schedule.ts';
-import { ALLOW_PRIVATE_FLAG } from '../../bundle/link-destination.ts';
+import { ALLOW_PRIVATE_FLAG, linkDestinationsFor } from '../../bundle/link-destination.ts';
 import { formatDuration } from '../../crd/duration.ts';
 import {
   ALLOW_PRIVATE_HELP,
@@ -151,10 +151,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
     };
     let bundle = live(await client.exportLink(ref));
     // Where the platform's link may lead: the API's own host, public addresses, or anything with the opt-in.
-    const destinations = {
-      allowPrivate: flags.allowPrivateBundleLinks === true,
-      apiHost: new URL(client.baseUrl).hostname.replace(/^\[(.*)\]$/, '$1'),
-    };
+    const destinations = linkDestinationsFor(client.baseUrl, flags.allowPrivateBundleLinks === true);
     out.event('bundle', { jobId, sizeBytes: bundle.sizeBytes, expiresAt: bundle.expiresAt.toISOString() });
     const dest = flags.out ?? join(scratch as string, 'site');
     const fetched = await fetchBundle({

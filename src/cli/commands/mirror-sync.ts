@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULT_CLI_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
-import { ALLOW_PRIVATE_FLAG } from '../../bundle/link-destination.ts';
+import { ALLOW_PRIVATE_FLAG, linkDestinationsFor } from '../../bundle/link-destination.ts';
 import { formatDuration } from '../../crd/duration.ts';
 import type { RegistryClient } from '../../oci/registry.ts';
 import type { DomainResult, SyncEvent, SyncTarget } from '../../oci/sync.ts';
@@ -167,10 +167,7 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
       timeoutMs: flags.timeout,
       limits: limitsFrom(flags),
       // Where the platform's links may lead: the API's own host, public addresses, or anything with the opt-in.
-      destinations: {
-        allowPrivate: flags.allowPrivateBundleLinks === true,
-        apiHost: new URL(api.baseUrl).hostname.replace(/^\[(.*)\]$/, '$1'),
-      },
+      destinations: linkDestinationsFor(api.baseUrl, flags.allowPrivateBundleLinks === true),
       ...(hook ? { afterManifest: hook } : {}),
       ...(plan
         ? {

@@ -9,7 +9,13 @@ import {
   NotFoundError,
   type StartedExport,
 } from '../../api/index.ts';
-import { assertVersion, bundleSource, type GateVerdict, linkArrivedExpired } from '../../bundle/index.ts';
+import {
+  assertVersion,
+  bundleSource,
+  type GateVerdict,
+  linkArrivedExpired,
+  linkDestinationsFor,
+} from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { readGitCredentials } from '../../git/credentials.ts';
 import { renderCommitMessage } from '../../git/message.ts';
@@ -194,10 +200,7 @@ async function publish(
       ...(signal ? { signal } : {}),
       ...(options.download?.deadlineMs ? { deadlineMs: options.download.deadlineMs } : {}),
       // The link leads to a public address or the admin API's own host, unless opted out.
-      destinations: {
-        allowPrivate: options.download?.allowPrivateLinks === true,
-        apiHost: new URL(client.baseUrl).hostname.replace(/^\[(.*)\]$/, '$1'),
-      },
+      destinations: linkDestinationsFor(client.baseUrl, options.download?.allowPrivateLinks === true),
     });
     assertVersion(fetched.version, action.expectVersion);
     version = fetched.version;
