@@ -16,6 +16,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
   rolls: () => import('../bench/rolls.ts'),
   budget: () => import('../bench/budget.ts'),
   git: () => import('../bench/git-write-back.ts'),
+  startup: () => import('../bench/startup.ts'),
 };
 
 const requested = process.argv.slice(2);

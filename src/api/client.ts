@@ -18,7 +18,7 @@ import {
   RateLimitedError,
   TimeoutError,
 } from './errors.ts';
-import { type ErrorSubject, httpError } from './http-errors.ts';
+import { type ErrorSubject, httpError, mayHaveStartedAdvice } from './http-errors.ts';
 import { DEFAULT_KEY_PREFIX, validateAdminKey } from './keys.ts';
 import { RequestLimiter, SENT_TO_PLATFORM_WINDOW_MS } from './request-limiter.ts';
 import {
@@ -194,6 +194,22 @@ interface CallSpec<S extends z.ZodType> {
   onRateLimited?: (retryAfterMs: number) => void;
 }
 
+/**
+ * For a start answered 2xx or 5xx in a form the client cannot use: the job may exist all the same
+ * (as `startMayHaveCreatedJob` decides).
+ */
+function unusableStartAdvice(spec: CallSpec<z.ZodType>, status: number): string {
+  return spec.operation === 'startExport' && (status < 300 || status >= 500)
+    ? ` ${mayHaveStartedAdvice(spec.subject)}`
+    : '';
+}
+
+/** A 2xx answer's status and parsed JSON body. */
+interface Answer {
+  status: number;
+  json: unknown;
+}
+
 function seg(value: string): string {
   return encodeURIComponent(value);
 }
@@ -355,7 +371,7 @@ export class AdminApiClient {
         body,
         schema: StartedExportSchema,
         retry: 'create',
-        subject: {},
+        subject: { domain: input.domain },
       },
       options.signal,
     );
@@ -540,8 +556,8 @@ export class AdminApiClient {
     for (let attempt = 1; ; attempt++) {
       await this.waitForSlot(spec.operation, signal);
       try {
-        const json = await this.attempt(spec, signal);
-        return this.parse(spec, json);
+        const answer = await this.attempt(spec, signal);
+        return this.parse(spec, answer);
       } catch (err) {
         if (!(err instanceof AdminApiError)) throw err;
         if (err instanceof RateLimitedError && err.retryAfterMs !== undefined)
@@ -590,7 +606,7 @@ export class AdminApiClient {
     return transient ? delay : undefined;
   }
 
-  private async attempt(spec: CallSpec<z.ZodType>, signal: AbortSignal | undefined): Promise<unknown> {
+  private async attempt(spec: CallSpec<z.ZodType>, signal: AbortSignal | undefined): Promise<Answer> {
     const limit = deadline(this.timeouts.requestMs, signal);
     try {
       return await this.send(spec, signal, limit);
@@ -603,7 +619,7 @@ export class AdminApiClient {
     spec: CallSpec<z.ZodType>,
     signal: AbortSignal | undefined,
     limit: Deadline,
-  ): Promise<unknown> {
+  ): Promise<Answer> {
     const headers: Record<string, string> = {
       authorization: this.#authorization,
       accept: 'application/json',
@@ -632,14 +648,16 @@ export class AdminApiClient {
         MAX_RESPONSE_BYTES,
         () =>
           new InvalidResponseError(
-            `The admin API answered ${spec.operation} with more than ${MAX_RESPONSE_BYTES} bytes; check the API URL.`,
-            { operation: spec.operation, field: '(body)' },
+            `The admin API answered ${spec.operation} (HTTP ${status}) with more than ${MAX_RESPONSE_BYTES} bytes, ` +
+              'which no answer of it needs: a proxy in between or another server answered. Check the API URL.' +
+              unusableStartAdvice(spec, status),
+            { operation: spec.operation, status, field: '(body)' },
           ),
       );
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (err instanceof AdminApiError) throw err;
-      const failure = this.transportError(spec.operation, err, limit.expired());
+      const failure = this.transportError(spec, err, limit.expired());
       this.onCall?.(
         spec.operation,
         failure.kind === 'Timeout' ? 'timeout' : 'network',
@@ -655,11 +673,11 @@ export class AdminApiClient {
     );
     if (status >= 200 && status < 300) {
       try {
-        return JSON.parse(text);
+        return { status, json: JSON.parse(text) };
       } catch {
         throw new InvalidResponseError(
           `The admin API answered ${spec.operation} with a body that is not JSON (HTTP ${status}). A proxy or ` +
-            'gateway in between may have replied instead; check the API URL.',
+            `gateway in between may have replied instead; check the API URL.${unusableStartAdvice(spec, status)}`,
           { operation: spec.operation, status, field: '(body)' },
         );
       }
@@ -667,39 +685,49 @@ export class AdminApiClient {
     throw httpError(spec.operation, spec.subject, status, text, retryAfter);
   }
 
-  private parse<S extends z.ZodType>(spec: CallSpec<S>, json: unknown): z.output<S> {
-    const parsed = spec.schema.safeParse(json);
+  private parse<S extends z.ZodType>(spec: CallSpec<S>, answer: Answer): z.output<S> {
+    const parsed = spec.schema.safeParse(answer.json);
     if (parsed.success) return parsed.data;
     const issue = parsed.error.issues[0];
     const field = issue?.path.length ? issue.path.map(String).join('.') : '(body)';
     throw new InvalidResponseError(
       `The admin API answered ${spec.operation} without a usable "${field}" (${issue?.message ?? 'invalid'}). ` +
-        'The API may have changed: upgrade static-export-operator or report the response shape.',
-      { operation: spec.operation, field },
+        'The API may have changed: upgrade static-export-operator or report the response shape.' +
+        unusableStartAdvice(spec, answer.status),
+      { operation: spec.operation, status: answer.status, field },
     );
   }
 
-  private transportError(operation: Operation, err: unknown, deadlineHit: boolean): AdminApiError {
+  /**
+   * A failure without an answer. For a start sent in full, the advice is not "try again": the
+   * platform may have created the job before the connection failed.
+   */
+  private transportError(spec: CallSpec<z.ZodType>, err: unknown, deadlineHit: boolean): AdminApiError {
+    const { operation } = spec;
     const code = errorCode(err);
     const where = describeUrl(this.baseUrl);
+    const afterSending = (beforeRequestSent: boolean, otherwise: string): string =>
+      operation === 'startExport' && !beforeRequestSent ? mayHaveStartedAdvice(spec.subject) : otherwise;
     if (deadlineHit) {
       return new TimeoutError(
         `The admin API at ${where} did not complete ${operation} within ${this.timeouts.requestMs} ms; ` +
-          'it may be overloaded or unreachable. Try again later or raise the timeout.',
+          `it may be overloaded or unreachable. ${afterSending(false, 'Try again later or raise the timeout.')}`,
         { operation, cause: err, beforeRequestSent: false },
       );
     }
     if (err instanceof HttpTimeoutError) {
+      const beforeRequestSent = err.phase === 'connect';
       return new TimeoutError(
-        `Timed out (${err.phase}) talking to the admin API at ${where} during ${operation}; check network access ` +
-          'to the API and try again.',
-        { operation, cause: err, beforeRequestSent: err.phase === 'connect' },
+        `Timed out (${err.phase}) talking to the admin API at ${where} during ${operation}. ` +
+          afterSending(beforeRequestSent, 'Check network access to the API and try again.'),
+        { operation, cause: err, beforeRequestSent },
       );
     }
     const beforeRequestSent = code !== undefined && CONNECT_FAILURES.has(code);
     return new NetworkError(
       `Could not ${beforeRequestSent ? 'connect to' : 'complete the exchange with'} the admin API at ${where} ` +
-        `during ${operation} (${code ?? (err as Error)?.message ?? 'unknown error'}); check the API URL and network access.`,
+        `during ${operation} (${code ?? (err as Error)?.message ?? 'unknown error'}). ` +
+        afterSending(beforeRequestSent, 'Check the API URL and network access.'),
       { operation, cause: err, beforeRequestSent },
     );
   }

@@ -165,13 +165,18 @@ export class InvalidResponseError extends AdminApiError {
 /**
  * Whether a failed start may still have created the job: any answer that can follow the job's
  * creation (every 5xx, gateways included: a gateway may answer 502/504 after the service created
- * it) or no answer after the request was written. Such a start spends its slot of the hourly budget
- * and must not be repeated until the job is found or the outcome wait ends.
+ * it), no answer after the request was written, or an accepted (2xx) or failed (5xx) answer the
+ * client could not use (no job id, not JSON, too large). Such a start spends its slot of the hourly
+ * budget and must not be repeated until the job is found or the outcome wait ends.
  */
 export function startMayHaveCreatedJob(error: unknown): boolean {
   return (
     error instanceof ServerError ||
-    ((error instanceof NetworkError || error instanceof TimeoutError) && !error.beforeRequestSent)
+    ((error instanceof NetworkError || error instanceof TimeoutError) && !error.beforeRequestSent) ||
+    (error instanceof InvalidResponseError &&
+      error.operation === 'startExport' &&
+      error.status !== undefined &&
+      (error.status < 300 || error.status >= 500))
   );
 }
 

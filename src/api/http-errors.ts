@@ -1,5 +1,6 @@
 // Maps an admin API HTTP error response to a typed error whose message says what went wrong and
 // what to do (status, the server's `error` and `details`, Retry-After).
+import { scrub } from '../redact.ts';
 import {
   type AdminApiError,
   BadRequestError,
@@ -10,10 +11,13 @@ import {
   NotEntitledError,
   NotFoundError,
   type Operation,
+  ProjectNotFoundError,
   RateLimitedError,
+  RevisionUnavailableError,
   ServerError,
   UnauthorizedError,
 } from './errors.ts';
+import { classifyStartRefusal, parseRetryAfter } from './rate-limits.ts';
 import { ErrorBodySchema } from './schemas.ts';
 
 /**
@@ -21,17 +25,20 @@ import { ErrorBodySchema } from './schemas.ts';
  * revision, whose status codes mean other things than the contract's.
  */
 export interface ErrorSubject {
+  /** The site a start of the contract's revision names. */
+  domain?: string;
   projectId?: string;
   jobId?: string;
   agentJobId?: string;
 }
 
-function parseRetryAfter(value: string | string[] | undefined): number | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (!text) return undefined;
-  if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+/** How much of the server's text a message quotes: redacted first, then cut. */
+const QUOTED_CHARS = 200;
+const QUOTED_DETAILS_CHARS = 500;
+
+function quoted(text: string, max = QUOTED_CHARS): string | undefined {
+  const clean = scrub(text).trim();
+  return (clean.length > max ? `${clean.slice(0, max)}…` : clean) || undefined;
 }
 
 function detailsText(details: unknown): string {
@@ -43,9 +50,67 @@ function detailsText(details: unknown): string {
         ? `${String(item.path ?? '')}: ${String(item.message)}`.replace(/^: /, '')
         : JSON.stringify(d);
     });
-    return ` (${parts.join('; ')})`;
+    return ` (${quoted(parts.join('; '), QUOTED_DETAILS_CHARS) ?? ''})`;
   }
-  return ` (${typeof details === 'string' ? details : JSON.stringify(details)})`;
+  return ` (${quoted(typeof details === 'string' ? details : JSON.stringify(details), QUOTED_DETAILS_CHARS) ?? ''})`;
+}
+
+/**
+ * A 404 that names no resource but the route itself: the server does not have the endpoint (the
+ * simulator's and many frameworks' wording: "No such endpoint: POST /v1/…", "Cannot POST /v1/…").
+ */
+function saysNoSuchEndpoint(serverMessage: string | undefined): boolean {
+  return (
+    serverMessage !== undefined &&
+    /\bno such (endpoint|route)\b|\b(endpoint|route) (does not exist|not found)\b|\bcannot (get|post) \//i.test(
+      serverMessage,
+    )
+  );
+}
+
+/** Each revision of the static export API, for messages saying which one the server lacks. */
+const REVISIONS = {
+  1: {
+    name: "revision 1 of the static export API (the contract's POST /v1/static-export/jobs, by domain)",
+    instead:
+      'The platform retired it: export by project id instead (spec.projectId in a StaticExportRelease, ' +
+      '--project-id on the command line; the id is on the API keys page of the dashboard).',
+  },
+  2: {
+    name: "revision 2 of the static export API (the platform's current POST /v1/static-export/{projectId}/jobs, by project id)",
+    instead:
+      "It serves only the contract's revision: export by domain instead (spec.domain in a StaticExportRelease, " +
+      '--domain on the command line), or point the API URL at a server with the current revision.',
+  },
+} as const;
+
+function revisionUnavailable(
+  revision: 1 | 2,
+  operation: Operation,
+  said: string,
+  init: { operation: Operation; status: number; serverMessage?: string },
+): RevisionUnavailableError {
+  const { name, instead } = REVISIONS[revision];
+  return new RevisionUnavailableError(
+    `The admin API has no ${name}: it answered ${operation} with 404.${said} ${instead}`,
+    init,
+  );
+}
+
+/**
+ * What a start whose answer may follow the job's creation tells the user: the export may run, the
+ * attempt counts, and starting again at once may start a second one.
+ */
+export function mayHaveStartedAdvice(subject: ErrorSubject): string {
+  const budget =
+    subject.projectId === undefined ? '' : " and counts against the organization's 10 starts per hour";
+  return (
+    `The export may have started all the same (the platform can create the job before its answer fails, a gateway's 5xx included)${budget}. ` +
+    'Do not start again at once: that could run a second export. Wait for the usual length of an export, ' +
+    (subject.projectId === undefined
+      ? 'then start again.'
+      : 'then start again (a 409 means the export is still running).')
+  );
 }
 
 /** The typed error for a response that is not 2xx; `text` is its body, `retryAfter` its Retry-After header. */
@@ -61,11 +126,11 @@ export function httpError(
   try {
     const body = ErrorBodySchema.safeParse(JSON.parse(text));
     if (body.success) {
-      serverMessage = body.data.error;
+      serverMessage = quoted(body.data.error);
       details = body.data.details;
     }
   } catch {
-    serverMessage = text.trim().slice(0, 200) || undefined;
+    serverMessage = quoted(text);
   }
   const said = serverMessage ? ` The server said: "${serverMessage}".` : '';
   const init = { operation, status, ...(serverMessage === undefined ? {} : { serverMessage }) };
@@ -74,10 +139,14 @@ export function httpError(
     const projectError = projectExportError(operation, subject, status, said, init, retryAfter, details);
     if (projectError) return projectError;
   }
+  const unexplained = serverMessage === undefined && details === undefined ? ', without saying why' : '';
   switch (status) {
     case 400:
       return new BadRequestError(
-        `The admin API rejected ${operation} as invalid (400)${detailsText(details)}.${said} Fix the input and try again.`,
+        operation === 'startExport' && subject.domain !== undefined
+          ? `The admin API rejected startExport of ${subject.domain} as invalid (400)${unexplained}${detailsText(details)}.${said} ` +
+              'Check that the domain is the bare host of the docs site (no scheme, path or port) and that each path is a page of it.'
+          : `The admin API rejected ${operation} as invalid (400)${unexplained}${detailsText(details)}.${said} Fix the input and try again.`,
         { ...init, details },
       );
     case 401:
@@ -95,6 +164,10 @@ export function httpError(
         init,
       );
     case 404: {
+      // The contract's start names no resource: its 404 can only mean the endpoint is gone.
+      if (isExport && (operation === 'startExport' || saysNoSuchEndpoint(serverMessage))) {
+        return revisionUnavailable(1, operation, said, init);
+      }
       const what = subject.jobId
         ? `Export job ${subject.jobId} was not found`
         : subject.agentJobId
@@ -129,7 +202,10 @@ export function httpError(
   }
   if (status >= 500) {
     return new ServerError(
-      `The admin API failed with HTTP ${status} during ${operation}.${said} This is usually temporary; try again later.`,
+      `The admin API failed with HTTP ${status} during ${operation}.${said} ` +
+        (operation === 'startExport'
+          ? mayHaveStartedAdvice(subject)
+          : 'This is usually temporary; try again later.'),
       init,
     );
   }
@@ -156,9 +232,10 @@ function nextStart(retryAfterMs: number | undefined): string {
 
 /**
  * The current revision's reasons (VENDOR-FACTS): 401 also covers plans without API access and
- * projects without static export, 403 is about the key's permissions and address allow-list, and a
- * start meets 409 (one active job per deployment) and 429 (10 starts per organization per hour).
- * Undefined for a status whose meaning does not differ from the contract's.
+ * projects without static export, 403 is about the key's permissions and address allow-list, a
+ * start meets 404 without a body for an unknown project, 409 (one active job per deployment) and
+ * 429 (10 starts per organization per hour, or the per-minute request limit). Undefined for a
+ * status whose meaning does not differ from the contract's.
  */
 function projectExportError(
   operation: Operation,
@@ -174,7 +251,9 @@ function projectExportError(
   switch (status) {
     case 400:
       return new BadRequestError(
-        `The admin API rejected ${operation} of ${project} as invalid (400)${detailsText(details)}.${said} ` +
+        `The admin API rejected ${operation} of ${project} as invalid (400)` +
+          `${init.serverMessage === undefined && details === undefined ? ', without saying why' : ''}` +
+          `${detailsText(details)}.${said} ` +
           (starting
             ? 'Check the project id (API keys page of the dashboard) and that the base path is "", "/docs" or "/documentation".'
             : 'Check the project id (API keys page of the dashboard) and the job id.'),
@@ -196,14 +275,18 @@ function projectExportError(
         init,
       );
     case 404:
-      return new NotFoundError(
-        starting
-          ? `Project ${subject.projectId} was not found (404) during ${operation};${said} check the project id on the ` +
-              "API keys page of the dashboard, and that the key belongs to the project's organization."
-          : `Export job ${subject.jobId} of ${project} was not found (404) during ${operation};${said} it may have ` +
+      if (saysNoSuchEndpoint(init.serverMessage)) return revisionUnavailable(2, operation, said, init);
+      return starting
+        ? new ProjectNotFoundError(
+            `Project ${subject.projectId} was not found (404) during ${operation};${said} check the project id on the ` +
+              "API keys page of the dashboard, and that the key belongs to the project's organization.",
+            init,
+          )
+        : new NotFoundError(
+            `Export job ${subject.jobId} of ${project} was not found (404) during ${operation};${said} it may have ` +
               'expired or belong to another project; start a new export.',
-        init,
-      );
+            init,
+          );
     case 409:
       return starting
         ? new ExportBusyError(
@@ -215,10 +298,19 @@ function projectExportError(
     case 429: {
       if (!starting) return undefined;
       const retryAfterMs = parseRetryAfter(retryAfter);
+      const withRetryAfter = retryAfterMs === undefined ? init : { ...init, retryAfterMs };
+      if (classifyStartRefusal(init.serverMessage, retryAfterMs) === 'perMinute') {
+        return new RateLimitedError(
+          `The admin API's per-minute request limit refused startExport of ${project} (429): no export was started.${said} ` +
+            `Try again ${retryAfterMs === undefined ? 'in a minute' : `in ${Math.ceil(retryAfterMs / 1000)} s`}; ` +
+            'every tool using the key shares about 100 requests a minute.',
+          withRetryAfter,
+        );
+      }
       return new ExportStartLimitError(
         `The platform allows 10 export starts per organization per hour, and they are used up (429 on ${project}); ` +
           `${nextStart(retryAfterMs)}.${said}`,
-        retryAfterMs === undefined ? init : { ...init, retryAfterMs },
+        withRetryAfter,
       );
     }
   }

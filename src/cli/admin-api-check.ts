@@ -6,7 +6,7 @@
 // not say whether the service authenticates before it looks a job up; the simulator does, and a
 // service that did not would answer 404 to any key, which this check would then pass. It costs one
 // request of the key's per-minute limit.
-import { AdminApiError, AdminKeyError } from '../api/errors.ts';
+import { AdminApiError, AdminKeyError, RevisionUnavailableError } from '../api/errors.ts';
 import type { AdminApiClient } from '../api/index.ts';
 import type { CheckResult } from './cluster-checks.ts';
 import { ENV } from './options.ts';
@@ -71,6 +71,8 @@ export function adminKeyCheck(error: unknown, projectId?: string): CheckResult {
   // A malformed key (e.g. a public assistant key) is refused before anything is sent.
   if (error instanceof AdminKeyError) return { check: CHECK, ok: false, message: error.message };
   if (!(error instanceof AdminApiError)) throw error;
+  // A 404 from a server without the revision asked for proves nothing about the key.
+  if (error instanceof RevisionUnavailableError) return { check: CHECK, ok: false, message: error.message };
   const verdict = projectId === undefined ? undefined : projectVerdict(error, projectId);
   if (verdict) return verdict;
   switch (error.kind) {

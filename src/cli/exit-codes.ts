@@ -9,7 +9,7 @@ import { FaultParseError } from '../simulator/faults.ts';
 export const EXIT = {
   /** Success. */
   ok: 0,
-  /** Unexpected error (a bug, or an API answer the client cannot understand). */
+  /** Unexpected error (a bug). */
   unexpected: 1,
   /** Usage or bad input: unknown or missing flag, invalid value, request refused as invalid (400), unknown id (404). */
   usage: 2,
@@ -25,6 +25,8 @@ export const EXIT = {
   notReady: 7,
   /** The organization's export starts for the hour are used up (429 on a start, current API revision; mirror sync: sites left waiting for a start): retrying now cannot help. */
   startLimit: 8,
+  /** The admin API's answer was refused as invalid: a field missing or malformed (a job id without bounds, a date beyond 9999), not JSON, over 1 MiB, a redirect. */
+  invalidAnswer: 9,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -43,7 +45,9 @@ Exit codes:
   7  the cluster is not ready: CRDs not installed or not established, the operator not running,
      RBAC missing a permission, or the admin key refused (check)
   8  the hourly export start limit is used up (10 starts per organization and hour; --project-id,
-     mirror sync's projectId sites left waiting)`;
+     mirror sync's projectId sites left waiting)
+  9  the admin API's answer refused as invalid (a field missing or malformed, not JSON, over 1 MiB,
+     a redirect): the platform changed, or a proxy or another server answered`;
 
 /** An error the CLI reports as is, with a chosen exit code. */
 export class CliError extends Error {
@@ -110,7 +114,7 @@ export function exitCodeFor(error: unknown): ExitCode {
       case 'Timeout':
         return EXIT.unavailable;
       case 'InvalidResponse':
-        return EXIT.unexpected;
+        return EXIT.invalidAnswer;
     }
   }
   return EXIT.unexpected;

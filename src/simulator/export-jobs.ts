@@ -240,7 +240,9 @@ export class ExportJobs {
     const mtimeSec = Math.max(Math.floor(now() / 1000), this.lastMtimeSec + 1);
     this.lastMtimeSec = mtimeSec;
     try {
-      if (job.domain.startsWith('fail.')) throw new RenderError(`the site ${job.domain} failed to build`);
+      if (job.domain.startsWith('fail.') || job.siteFault?.kind === 'fail') {
+        throw new RenderError(`the site ${job.domain} failed to build`);
+      }
       const workDir = join(this.workRoot, job.jobId);
       await mkdir(workDir, { recursive: true });
       const options: Parameters<typeof renderBundle>[0] = {

@@ -3,10 +3,17 @@
 // Content kinds on `start` let the job complete with a bad site: `start:empty:1:1` (an archive of
 // directories only), `start:noindex:1` (no root index.html), `start:pages=2:1` (only 2 HTML pages).
 // `status:nolink:1` answers a completed job of revision 2 without its link (bundleUrl, expiresAt).
+// `start:fail:1` creates a job that ends failed. `start:created=502:1` (any 5xx, or `created=reset`)
+// creates the job and then answers 502 (or drops the connection), as a gateway may after the service
+// created it. An injected 429 answers as the per-minute request limit does (its wording, Retry-After: 1).
 // `endpoint@project` limits a fault to one project's requests (revision 2's export endpoints, the
 // downloads of its jobs, agent jobs): `status@6520f3a1c9b1a20012ab34ce:503:1`.
 
-import { ProjectIdSchema } from '../api/schemas.ts';
+// The pattern, not the zod schema: the CLI's exit codes import FaultParseError, so this module is on
+// every command's start-up path and must not load zod.
+import { PROJECT_ID_PATTERN } from '../project.ts';
+
+const PROJECT_ID = new RegExp(PROJECT_ID_PATTERN);
 
 export const FAULT_ENDPOINTS = [
   'start',
@@ -26,12 +33,17 @@ export type FaultAction =
   | { kind: 'malformed' }
   | { kind: 'truncate' }
   | { kind: 'nolink' }
+  | { kind: 'created'; answer: number | 'reset' }
   | SiteFault;
 
-/** How a faulted export's site is bad; the job itself completes normally. */
-export type SiteFault = { kind: 'empty' } | { kind: 'noindex' } | { kind: 'pages'; pages: number };
+/** How a faulted export's site is bad: the job completes with a bad site, or (`fail`) ends failed. */
+export type SiteFault =
+  | { kind: 'empty' }
+  | { kind: 'noindex' }
+  | { kind: 'pages'; pages: number }
+  | { kind: 'fail' };
 
-const SITE_FAULT_KINDS: ReadonlySet<string> = new Set(['empty', 'noindex', 'pages']);
+const SITE_FAULT_KINDS: ReadonlySet<string> = new Set(['empty', 'noindex', 'pages', 'fail']);
 
 export function isSiteFault(action: FaultAction | undefined): action is SiteFault {
   return action !== undefined && SITE_FAULT_KINDS.has(action.kind);
@@ -55,7 +67,8 @@ export class FaultParseError extends Error {
 const USAGE =
   'expected endpoint:kind:rate[:times] where endpoint is one of ' +
   `${FAULT_ENDPOINTS.join(', ')}, optionally @project for one project's requests; kind is an HTTP status (400-599), reset, delay=<ms>, malformed ` +
-  'or truncate (download only); rate is 0..1; times is an optional positive integer';
+  'or truncate (download only); on start also fail, created=<5xx|reset>, empty, noindex, pages=<n>; rate is 0..1; ' +
+  'times is an optional positive integer';
 
 export function parseFault(text: string): FaultSpec {
   const fail = (why: string): never => {
@@ -67,7 +80,7 @@ export function parseFault(text: string): FaultSpec {
   const at = scopeText.indexOf('@');
   const endpointText = at === -1 ? scopeText : scopeText.slice(0, at);
   const project = at === -1 ? undefined : scopeText.slice(at + 1);
-  if (project !== undefined && !ProjectIdSchema.safeParse(project).success) fail(`bad project "${project}"`);
+  if (project !== undefined && !PROJECT_ID.test(project)) fail(`bad project "${project}"`);
   if (!(FAULT_ENDPOINTS as readonly string[]).includes(endpointText)) {
     fail(`unknown endpoint "${endpointText}"`);
   }
@@ -84,8 +97,15 @@ export function parseFault(text: string): FaultSpec {
     kindText === 'nolink'
   ) {
     action = { kind: kindText };
-  } else if (kindText === 'empty' || kindText === 'noindex') {
+  } else if (kindText === 'empty' || kindText === 'noindex' || kindText === 'fail') {
     action = { kind: kindText };
+  } else if (kindText.startsWith('created=')) {
+    const answer = kindText.slice('created='.length);
+    const status = Number(answer);
+    if (answer !== 'reset' && !(/^\d{3}$/.test(answer) && status >= 500 && status <= 599)) {
+      fail('created= takes a 5xx status or reset: the answer sent after the job was created');
+    }
+    action = { kind: 'created', answer: answer === 'reset' ? 'reset' : status };
   } else if (kindText.startsWith('pages=')) {
     const pages = Number(kindText.slice('pages='.length));
     if (!Number.isInteger(pages) || pages < 1) fail('pages must be a positive integer');
@@ -99,7 +119,9 @@ export function parseFault(text: string): FaultSpec {
   }
   if (action.kind === 'truncate' && endpoint !== 'download') fail('truncate only applies to download');
   if (action.kind === 'nolink' && endpoint !== 'status') fail('nolink only applies to status');
-  if (isSiteFault(action) && endpoint !== 'start') fail(`${kindText} only applies to start`);
+  if ((isSiteFault(action) || action.kind === 'created') && endpoint !== 'start') {
+    fail(`${kindText} only applies to start`);
+  }
   const rate = Number(rateText);
   if (rateText === '' || !Number.isFinite(rate) || rate < 0 || rate > 1) fail('rate must be between 0 and 1');
   const spec: FaultSpec = { endpoint, action, rate };
@@ -121,7 +143,9 @@ export function formatFault(spec: FaultSpec): string {
         ? `delay=${a.ms}`
         : a.kind === 'pages'
           ? `pages=${a.pages}`
-          : a.kind;
+          : a.kind === 'created'
+            ? `created=${a.answer}`
+            : a.kind;
   const scope = spec.project === undefined ? spec.endpoint : `${spec.endpoint}@${spec.project}`;
   return `${scope}:${kind}:${spec.rate}${spec.times === undefined ? '' : `:${spec.times}`}`;
 }

@@ -47,6 +47,11 @@ export interface SimulatorOptions extends Partial<SimulatorSettings>, ExportV2Op
   nonEnterpriseKeys?: string[];
   /** Valid keys without write permission: revision 2 answers their starts 403. */
   readOnlyKeys?: string[];
+  /**
+   * More admin keys of the same organization, with the admin key's rights: all keys share the
+   * organization's hourly start limit, each has its own per-minute request limit.
+   */
+  organizationKeys?: string[];
   /** Time source, epoch ms (benchmarks pass a virtual clock). Default Date.now. */
   clock?: () => number;
   /** Where bundle links carry their signature (see LinkStyle). Default query. */
@@ -98,6 +103,8 @@ export interface Simulator {
 }
 
 const MINUTE_MS = 60_000;
+/** The per-minute request limit's wording (VENDOR-FACTS). */
+const TOO_MANY_REQUESTS = 'Too many requests. Please try again later.';
 
 type Route = AgentRoute | ExportV1Route | ExportV2Route | { endpoint: 'download'; link: BundleLink };
 
@@ -146,6 +153,11 @@ function matchRoute(
   return route;
 }
 
+/** The current revision's latest reference declares no body for a start's 400 and 404. */
+function bodilessError(route: Route, status: number): boolean {
+  return isExportV2(route) && route.endpoint === 'start' && (status === 400 || status === 404);
+}
+
 function isExportV2(route: Route): route is ExportV2Route {
   return 'revision' in route;
 }
@@ -161,6 +173,7 @@ class SimulatorServer implements Simulator {
   readonly requests: RecordedRequest[] = [];
   private readonly nonEnterprise: Set<string>;
   private readonly readOnly: Set<string>;
+  private readonly organizationKeys: Set<string>;
   private readonly apiRevision: ApiRevision;
   /** Read by the endpoints on each request; configure() changes it in place. */
   private readonly settings: ExportSettings & AgentSettings;
@@ -182,6 +195,7 @@ class SimulatorServer implements Simulator {
     this.adminKey = options.adminKey ?? `mint_${randomBytes(24).toString('hex')}`;
     this.nonEnterprise = new Set(options.nonEnterpriseKeys ?? []);
     this.readOnly = new Set(options.readOnlyKeys ?? []);
+    this.organizationKeys = new Set(options.organizationKeys ?? []);
     this.apiRevision = options.apiRevision ?? 1;
     this.settings = {
       docsDir: options.docsDir ?? DEFAULT_DOCS_DIR,
@@ -286,8 +300,9 @@ class SimulatorServer implements Simulator {
         'simulator request',
       );
     });
+    let route: Route | HttpError | undefined;
     try {
-      const route = matchRoute(method, path, link, this.apiRevision);
+      route = matchRoute(method, path, link, this.apiRevision);
       if (route instanceof HttpError) throw route;
       record.endpoint = route.endpoint;
       // Faults act before the endpoint does, so a faulted request has no side effects.
@@ -307,8 +322,9 @@ class SimulatorServer implements Simulator {
         return;
       }
       if (action?.kind === 'status') {
-        const headers: Record<string, string> = action.status === 429 ? { 'retry-after': '1' } : {};
-        throw new HttpError(action.status, `Injected fault: HTTP ${action.status}`, {}, headers);
+        // A 429 is the per-minute request limit's, in its wording: the hourly start limit is reached by starting.
+        if (action.status === 429) throw new HttpError(429, TOO_MANY_REQUESTS, {}, { 'retry-after': '1' });
+        throw new HttpError(action.status, `Injected fault: HTTP ${action.status}`);
       }
       if (route.endpoint === 'download') {
         const check = checkBundleLink(this.secret, route.link, this.now());
@@ -344,6 +360,14 @@ class SimulatorServer implements Simulator {
       } else {
         reply = await this.agentJobs.handle(route, req);
       }
+      if (action?.kind === 'created') {
+        // The job exists now; the answer says otherwise, as a gateway's may.
+        if (action.answer === 'reset') {
+          req.socket.destroy();
+          return;
+        }
+        throw new HttpError(action.answer, `Injected fault: HTTP ${action.answer} after the job was created`);
+      }
       sendJson(res, reply.status, reply.body);
     } catch (err) {
       if (res.headersSent) {
@@ -351,6 +375,11 @@ class SimulatorServer implements Simulator {
         return;
       }
       if (err instanceof HttpError) {
+        if (route !== undefined && !(route instanceof HttpError) && bodilessError(route, err.status)) {
+          res.writeHead(err.status, { ...err.headers, 'content-length': 0 });
+          res.end();
+          return;
+        }
         sendJson(res, err.status, err.body, err.headers);
         return;
       }
@@ -364,7 +393,11 @@ class SimulatorServer implements Simulator {
     const header = req.headers.authorization ?? '';
     const m = /^Bearer (\S+)$/.exec(header);
     const key = m?.[1];
-    if (!key || (key !== this.adminKey && !this.nonEnterprise.has(key) && !this.readOnly.has(key))) {
+    const known =
+      key === this.adminKey ||
+      (key !== undefined &&
+        (this.organizationKeys.has(key) || this.nonEnterprise.has(key) || this.readOnly.has(key)));
+    if (!key || !known) {
       throw new HttpError(401, 'Invalid or missing admin API key', {}, { 'www-authenticate': 'Bearer' });
     }
     if (this.requestsPerMinute !== undefined) {
@@ -374,14 +407,14 @@ class SimulatorServer implements Simulator {
         this.now(),
         MINUTE_MS,
         this.requestsPerMinute,
-        'Too many requests. Please try again later.',
+        TOO_MANY_REQUESTS,
       );
     }
     return key;
   }
 
   private access(key: string): KeyAccess {
-    const admin = key === this.adminKey;
+    const admin = key === this.adminKey || this.organizationKeys.has(key);
     return {
       key,
       exportPlan: admin || !this.nonEnterprise.has(key),
@@ -392,6 +425,12 @@ class SimulatorServer implements Simulator {
 
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const sim = new SimulatorServer(options);
-  await sim.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  try {
+    await sim.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  } catch (error) {
+    // Not listening (a port in use): remove the scratch space it made.
+    await sim.close();
+    throw error;
+  }
   return sim;
 }

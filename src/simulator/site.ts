@@ -186,7 +186,8 @@ interface RenderBundleOptions {
   /** Adds pseudo-random asset files totalling about this many bytes (benchmarks). */
   padBytes?: number;
   /** Makes the site bad the way a broken export would (publish gate tests). */
-  siteFault?: SiteFault;
+  /** A bad site (a failing one never renders). */
+  siteFault?: Exclude<SiteFault, { kind: 'fail' }>;
   /** Where the site will be served (`/docs`): its links carry this prefix; files stay at the root. */
   basePath?: string;
 }
@@ -289,7 +290,7 @@ export async function renderBundle(options: RenderBundleOptions): Promise<Render
 }
 
 /** Removes HTML pages from the site's files as `fault` says; returns how many pages are left. */
-function spoilSite(files: Map<string, TarItem>, fault: SiteFault): number {
+function spoilSite(files: Map<string, TarItem>, fault: Exclude<SiteFault, { kind: 'fail' }>): number {
   const html = [...files.keys()].filter((f) => f.endsWith('.html'));
   const keep =
     fault.kind === 'empty'

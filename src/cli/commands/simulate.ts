@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { AdminKeyError } from '../../api/errors.ts';
 import { validateAdminKey } from '../../api/keys.ts';
+import { ProjectIdSchema } from '../../api/schemas.ts';
 import type { Logger } from '../../log.ts';
 import { parseFault } from '../../simulator/faults.ts';
 import type { Simulator } from '../../simulator/index.ts';
@@ -27,6 +28,9 @@ interface SimulateFlags {
   linkStyle?: LinkStyle;
   apiRevision: (typeof API_REVISIONS)[number];
   requestsPerMinute: number;
+  organizationKey: string[];
+  unknownProject: string[];
+  countConflicts?: boolean;
   fault: string[];
   json?: boolean;
 }
@@ -37,6 +41,23 @@ function collect(value: string, previous: string[]): string[] {
     parseFault(value);
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message);
+  }
+  return [...previous, value];
+}
+
+/** --organization-key: an admin key, checked as --key is. */
+function collectKey(value: string, previous: string[]): string[] {
+  try {
+    return [...previous, validateAdminKey(value)];
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+/** --unknown-project: a well-formed project id, so it can be asked for at all. */
+function collectProject(value: string, previous: string[]): string[] {
+  if (!ProjectIdSchema.safeParse(value).success) {
+    throw new InvalidArgumentError('expected a project id: 1 to 64 letters, digits, "_" or "-".');
   }
   return [...previous, value];
 }
@@ -52,13 +73,42 @@ function publicOrigin(value: string): string {
   return url.origin;
 }
 
-/** `key` if it is an admin key; else the reason, naming where it came from. */
+/**
+ * `key` if it is an admin key; else a usage error naming where it came from and why. The simulator
+ * accepts any key of the admin form: the advice is to choose one, not to fetch one from a dashboard.
+ */
 function checkedKey(key: string, from: string): string {
   try {
     return validateAdminKey(key);
   } catch (error) {
-    if (error instanceof AdminKeyError) throw new AdminKeyError(`${from}: ${error.message}`);
-    throw error;
+    if (!(error instanceof AdminKeyError)) throw error;
+    // The reason without the client's advice, which is about the platform's dashboard.
+    const reason = error.message.split(': ')[0];
+    throw usageError(
+      `${from}: ${reason}. The simulator accepts any key of the form mint_<letters or digits> (for example ` +
+        'mint_local0123456789): choose one, no dashboard key is needed.',
+    );
+  }
+}
+
+/** Errors of listening that a flag can fix, as a usage error naming it; undefined for others. */
+function listenError(error: unknown, flags: SimulateFlags): Error | undefined {
+  const address = `${flags.host}:${flags.port}`;
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return usageError(
+        `--port ${flags.port}: ${address} is already in use; stop what listens there or pick another port (0 picks a free one).`,
+      );
+    case 'EACCES':
+      return usageError(
+        `--port ${flags.port}: listening on ${address} is not permitted (ports below 1024 need privileges); pick another port.`,
+      );
+    case 'EADDRNOTAVAIL':
+      return usageError(
+        `--host ${flags.host}: no address of this machine; use 127.0.0.1, ::1 or an address it has.`,
+      );
+    default:
+      return undefined;
   }
 }
 
@@ -110,6 +160,11 @@ async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void>
     ...(flags.linkStyle === undefined ? {} : { linkStyle: flags.linkStyle }),
     apiRevision: flags.apiRevision === '2' ? 2 : 1,
     requestsPerMinute: flags.requestsPerMinute,
+    organizationKeys: flags.organizationKey,
+    unknownProjects: flags.unknownProject,
+    conflictsCountTowardStartLimit: flags.countConflicts ?? false,
+  }).catch((error: unknown) => {
+    throw listenError(error, flags) ?? error;
   });
   // Printing the key is the point of this command: it is the simulator's own, not a vendor key. A
   // key read from a file stays there (in a cluster the output is the pod's log).
@@ -204,12 +259,25 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
       100,
     )
     .option(
+      '--organization-key <key>',
+      "another admin key of the same organization (repeatable): accepted like --key, sharing the organization's 10 starts per hour",
+      collectKey,
+      [],
+    )
+    .option(
+      '--unknown-project <id>',
+      "a project id that is not in the key's organization (repeatable): revision 2 answers its calls 404, a start's without a body",
+      collectProject,
+      [],
+    )
+    .option('--count-conflicts', 'revision 2: a start refused with 409 counts toward the hourly start limit')
+    .option(
       '--fault <spec>',
       'inject faults, repeatable: endpoint[@project]:kind:rate[:times], e.g. bundle:503:0.3, download:truncate:0.5, ' +
         'status:delay=2000:1, status@6520f3a1c9b1a20012ab34ce:503:1 (endpoints: start, status, bundle, download, ' +
         "agent-create, agent-get, agent-message; @project: only that project's requests; " +
-        'kinds: HTTP status, reset, delay=<ms>, malformed, truncate; on start, a bad exported site: ' +
-        'empty, noindex, pages=<n>)',
+        'kinds: HTTP status (429: the per-minute limit), reset, delay=<ms>, malformed, truncate; on start: fail (the job ' +
+        'fails), created=<5xx|reset> (the job is created, then that answer), a bad exported site: empty, noindex, pages=<n>)',
       collect,
       [],
     )

@@ -763,12 +763,14 @@ describe('static-export simulate', () => {
     expect(code).toBe(0);
   });
 
-  it('refuses a key file holding no admin key, naming the flag and the file, without printing its content (exit 3)', async () => {
+  it('refuses a key file holding no admin key, naming the flag and the file, without printing its content (exit 2)', async () => {
     const keyFile = join(work, 'not-a-key');
     await writeFile(keyFile, 'dsc_public 0123456789\n');
     const r = await runCli(['simulate', '--key-file', keyFile]);
-    expect(r.code).toBe(3);
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain(`--key-file ${keyFile}: The admin API key contains whitespace`);
+    expect(r.stderr).toContain('The simulator accepts any key of the form mint_');
+    expect(r.stderr).not.toContain('dashboard settings');
     expect(r.stderr + r.stdout).not.toContain('dsc_public');
   });
 

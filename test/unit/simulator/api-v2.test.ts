@@ -154,20 +154,23 @@ describe('simulator, static export revision 2', () => {
   });
 
   it.each([
-    [{ basePath: '/guides' }, 'basePath'],
-    [{ basePath: 'docs' }, 'basePath'],
-    [{ basePath: '/docs/' }, 'basePath'],
-    [{ basePath: 5 }, 'basePath'],
-    [['/docs'], ''],
-  ])('400 with details for start body %j', async (body, field) => {
+    [{ basePath: '/guides' }],
+    [{ basePath: 'docs' }],
+    [{ basePath: '/docs/' }],
+    [{ basePath: 5 }],
+    [['/docs']],
+  ])('400 without a body for start body %j, as the latest reference declares it', async (body) => {
     const res = await call(sim, 'POST', jobs('bodies'), body);
     expect(res.status).toBe(400);
-    expect(res.json.details).toEqual([expect.objectContaining({ path: field })]);
+    expect(res.headers.get('content-length')).toBe('0');
+    expect(res.json).toEqual({});
   });
 
-  it('400 for a malformed project id, on start and on get', async () => {
+  it('400 for a malformed project id, on start without a body and on get with one', async () => {
     for (const id of ['a.b', 'a%20b', 'x'.repeat(65)]) {
-      expect((await call(sim, 'POST', jobs(id))).status, id).toBe(400);
+      const start = await call(sim, 'POST', jobs(id));
+      expect(start.status, id).toBe(400);
+      expect(start.headers.get('content-length'), id).toBe('0');
       const got = await call(sim, 'GET', `${jobs(id)}/6520f3a1c9b1a20012ab34cd`);
       expect(got.status, id).toBe(400);
       expect(got.json.error).toBe('Malformed project id');
@@ -201,9 +204,13 @@ describe('simulator, static export revision 2', () => {
   });
 
   it('404 for a project outside the organization and for a job of another or no deployment', async () => {
+    // A start's 404 has no body in the latest reference; a look at a job keeps its error text.
     const unknown = await call(sim, 'POST', jobs('elsewhere'));
     expect(unknown.status).toBe(404);
-    expect(unknown.json.error).toMatch(/Project elsewhere not found/);
+    expect(unknown.headers.get('content-length')).toBe('0');
+    const unknownGet = await call(sim, 'GET', `${jobs('elsewhere')}/6520f3a1c9b1a20012ab34cd`);
+    expect(unknownGet.status).toBe(404);
+    expect(unknownGet.json.error).toMatch(/Project elsewhere not found/);
     const started = await call(sim, 'POST', jobs('mine'));
     const jobId = String(started.json.jobId);
     expect((await call(sim, 'GET', `${jobs('mine')}/${jobId}`)).status).toBe(200);
@@ -261,7 +268,7 @@ describe('simulator, revision 2 start limit', () => {
   });
   afterAll(() => limited.close());
 
-  it('429 with Retry-After after 10 starts per key in a sliding hour, counting accepted starts only', async () => {
+  it('429 with Retry-After after 10 starts of the organization in a sliding hour, counting accepted starts only', async () => {
     const start = (n: number) => call(limited, 'POST', jobs(`p${n}`));
     for (let n = 0; n < 5; n++) expect((await start(n)).status).toBe(202);
     // Refused starts (409, 403) do not use up the hour's budget.
@@ -271,7 +278,7 @@ describe('simulator, revision 2 start limit', () => {
     for (let n = 5; n < 10; n++) expect((await start(n)).status).toBe(202);
     const refused = await start(10);
     expect(refused.status).toBe(429);
-    expect(refused.json.error).toMatch(/10 export jobs .* per hour/);
+    expect(refused.json.error).toBe('Rate limit exceeded. At most 10 job starts per organization per hour.');
     // The oldest of the ten leaves the window 30 minutes from now.
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(30 * 60 - 10);
@@ -283,5 +290,92 @@ describe('simulator, revision 2 start limit', () => {
     expect((await start(13)).status).toBe(202);
     expect((await start(14)).status).toBe(202);
     expect((await start(15)).status).toBe(429);
+  });
+});
+
+describe('simulator, revision 2: what the start budget meets on the platform', () => {
+  const SECOND_KEY = 'mint_secondkeyoftheorg0000';
+  let org: Simulator;
+  beforeAll(async () => {
+    org = await startSimulator({ apiRevision: 2, exportDurationMs: 1000, organizationKeys: [SECOND_KEY] });
+  });
+  afterEach(() => {
+    org.configure({ faults: [] });
+    org.advanceTime(3_600_000);
+  });
+  afterAll(() => org.close());
+
+  it('counts the starts of every key of the organization, a rotated one included, against one hour', async () => {
+    for (let n = 0; n < 5; n++) expect((await call(org, 'POST', jobs(`a${n}`))).status).toBe(202);
+    for (let n = 0; n < 5; n++) {
+      expect((await call(org, 'POST', jobs(`b${n}`), undefined, SECOND_KEY)).status).toBe(202);
+    }
+    expect((await call(org, 'POST', jobs('a9'))).status).toBe(429);
+    expect((await call(org, 'POST', jobs('b9'), undefined, SECOND_KEY)).status).toBe(429);
+    // A rotated admin key is still the organization's: its hour is spent too.
+    const before = org.adminKey;
+    org.configure({ adminKey: 'mint_rotatedkey00000000000' });
+    expect((await call(org, 'POST', jobs('c0'))).status).toBe(429);
+    org.configure({ adminKey: before });
+  });
+
+  it('a start:created=<5xx> fault creates the job and answers 5xx; created=reset drops the connection', async () => {
+    org.configure({ faults: ['start:created=502:1:1'] });
+    const before = org.exportJobsStarted();
+    const gateway = await call(org, 'POST', jobs('gateway'));
+    expect(gateway.status).toBe(502);
+    expect(org.exportJobsStarted()).toBe(before + 1);
+    expect(org.requests.at(-1)?.faults).toEqual(['start:created=502:1:1']);
+    // The job runs: the next start meets it.
+    expect((await call(org, 'POST', jobs('gateway'))).status).toBe(409);
+
+    org.configure({ faults: ['start:created=reset:1:1'] });
+    await expect(call(org, 'POST', jobs('dropped'))).rejects.toThrow();
+    expect(org.exportJobsStarted()).toBe(before + 2);
+    expect((await call(org, 'POST', jobs('dropped'))).status).toBe(409);
+  });
+
+  it('answers an injected 429 in the per-minute limit’s wording, with a short Retry-After, starting nothing', async () => {
+    org.configure({ faults: ['start:429:1:1'] });
+    const before = org.exportJobsStarted();
+    const refused = await call(org, 'POST', jobs('minute'));
+    expect(refused.status).toBe(429);
+    expect(refused.json.error).toBe('Too many requests. Please try again later.');
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(org.exportJobsStarted()).toBe(before);
+  });
+
+  it('a start:fail fault starts a job that ends failed', async () => {
+    org.configure({ faults: ['start@broken:fail:1'] });
+    const started = await call(org, 'POST', jobs('broken'));
+    expect(started.status).toBe(202);
+    org.advanceTime(1100);
+    const failed = await call(org, 'GET', `${jobs('broken')}/${String(started.json.jobId)}`);
+    expect(failed.json).toMatchObject({ status: 'failed', error: expect.stringMatching(/^Export failed/) });
+    expect(failed.json).not.toHaveProperty('bundleUrl');
+    // Other projects' exports are fine.
+    const fine = await call(org, 'POST', jobs('healthy'));
+    org.advanceTime(1100);
+    expect((await call(org, 'GET', `${jobs('healthy')}/${String(fine.json.jobId)}`)).json.status).toBe(
+      'completed',
+    );
+  });
+
+  it('counts 409s toward the hour when told to', async () => {
+    const counting = await startSimulator({
+      apiRevision: 2,
+      exportDurationMs: 1000,
+      conflictsCountTowardStartLimit: true,
+    });
+    try {
+      expect((await call(counting, 'POST', jobs('busy'))).status).toBe(202);
+      for (let n = 0; n < 9; n++) expect((await call(counting, 'POST', jobs('busy'))).status).toBe(409);
+      // One accepted start and nine refused ones: the hour is spent.
+      const refused = await call(counting, 'POST', jobs('other'));
+      expect(refused.status).toBe(429);
+      expect(refused.json.error).toMatch(/job starts per organization per hour/);
+    } finally {
+      await counting.close();
+    }
   });
 });

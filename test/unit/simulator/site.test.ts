@@ -335,6 +335,15 @@ describe('parseFault', () => {
     ['status:malformed:1', { endpoint: 'status', action: { kind: 'malformed' }, rate: 1 }],
     ['download:truncate:0.5:2', { endpoint: 'download', action: { kind: 'truncate' }, rate: 0.5, times: 2 }],
     ['agent-create:429:1', { endpoint: 'agent-create', action: { kind: 'status', status: 429 }, rate: 1 }],
+    ['start:fail:1', { endpoint: 'start', action: { kind: 'fail' }, rate: 1 }],
+    [
+      'start:created=504:1:1',
+      { endpoint: 'start', action: { kind: 'created', answer: 504 }, rate: 1, times: 1 },
+    ],
+    [
+      'start:created=reset:0.5',
+      { endpoint: 'start', action: { kind: 'created', answer: 'reset' }, rate: 0.5 },
+    ],
     [
       'status@proj_1:503:1:2',
       { endpoint: 'status', project: 'proj_1', action: { kind: 'status', status: 503 }, rate: 1, times: 2 },
@@ -353,6 +362,10 @@ describe('parseFault', () => {
     ['status:truncate:1', /truncate only applies to download/],
     ['bundle:empty:1', /empty only applies to start/],
     ['start:pages=0:1', /pages must be a positive integer/],
+    ['status:fail:1', /fail only applies to start/],
+    ['status:created=502:1', /created=502 only applies to start/],
+    ['start:created=404:1', /created= takes a 5xx status or reset/],
+    ['start:created=:1', /created= takes a 5xx status or reset/],
     ['bundle:503:1.5', /rate must be between 0 and 1/],
     ['bundle:503:abc', /rate must be/],
     ['bundle:503:1:0', /times must be a positive integer/],
