@@ -11,7 +11,7 @@ import { describeLink } from '../redact.ts';
 import { backoff, deadline, pause } from '../timers.ts';
 import { BundleError, type BundleErrorReason } from './errors.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_LIMITS } from './limits.ts';
-import { guardLink, type LinkDestinations } from './link-destination.ts';
+import type { LinkDestinations } from './link-destination.ts';
 
 export interface DownloadOptions {
   /** `https:`/`http:` (presigned) link, or `file:` for a mirrored archive. */
@@ -122,7 +122,8 @@ async function get(
   destinations: LinkDestinations | undefined,
 ): Promise<IncomingMessage> {
   // Throws for a refused literal address; a name is checked as it resolves: before any connection.
-  const guard = destinations ? guardLink(url, destinations) : {};
+  // Loaded on first use: the operator's and the CLI's start-up do not pay for node:dns.
+  const guard = destinations ? (await import('./link-destination.ts')).guardLink(url, destinations) : {};
   // Not `import()`: see http.ts (node:http's module wrapper loads undici).
   const client = process.getBuiltinModule(url.startsWith('https:') ? 'node:https' : 'node:http');
   return new Promise((resolve, reject) => {

@@ -5,11 +5,10 @@
 // resolves (every address it resolves to, the ones connected to), so DNS cannot swap one in later.
 // Allowed anyway: the admin API's own host (the user named it and sends it the key already), and
 // anything with the opt-in for a private mirror (CLI --allow-private-bundle-links).
-import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
-import type { LookupFunction } from 'node:net';
-import { BlockList, isIP } from 'node:net';
+import type { LookupAddress, LookupAllOptions } from 'node:dns';
+import type { BlockList, LookupFunction } from 'node:net';
 import { describeLink } from '../redact.ts';
-import { BundleError } from './errors.ts';
+import { ALLOW_PRIVATE_FLAG, BundleError } from './errors.ts';
 
 export interface LinkDestinations {
   /** Links may lead to private, loopback and link-local addresses too (a private mirror). */
@@ -18,16 +17,11 @@ export interface LinkDestinations {
   apiHost?: string;
 }
 
-/** The flag that opens private destinations to the CLI's downloads; the operator's has the same name. */
-export const ALLOW_PRIVATE_FLAG = '--allow-private-bundle-links';
-
 /**
  * Addresses that are not on the public internet (IANA special-purpose registries), one list per
  * family: a BlockList checks IPv4 addresses against IPv6 rules too (as IPv4-mapped addresses).
  */
-const NOT_PUBLIC_V4 = new BlockList();
-const NOT_PUBLIC_V6 = new BlockList();
-for (const [net, prefix] of [
+const NOT_PUBLIC_V4 = [
   ['0.0.0.0', 8], // "this network"
   ['10.0.0.0', 8], // private
   ['100.64.0.0', 10], // carrier-grade NAT
@@ -42,9 +36,8 @@ for (const [net, prefix] of [
   ['203.0.113.0', 24], // documentation
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, broadcast
-] as const)
-  NOT_PUBLIC_V4.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
+] as const;
+const NOT_PUBLIC_V6 = [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
   ['::ffff:0:0', 96], // IPv4-mapped: the IPv4 address decides, never a way around it
@@ -54,14 +47,28 @@ for (const [net, prefix] of [
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
-] as const)
-  NOT_PUBLIC_V6.addSubnet(net, prefix, 'ipv6');
+] as const;
+
+// node:net and node:dns on first use (process.getBuiltinModule, as download.ts does): loading this
+// module, as the operator does at start, costs neither.
+const net = () => process.getBuiltinModule('node:net');
+let blockLists: { v4: BlockList; v6: BlockList } | undefined;
+function notPublic(): { v4: BlockList; v6: BlockList } {
+  if (blockLists) return blockLists;
+  const v4 = new (net().BlockList)();
+  const v6 = new (net().BlockList)();
+  for (const [address, prefix] of NOT_PUBLIC_V4) v4.addSubnet(address, prefix, 'ipv4');
+  for (const [address, prefix] of NOT_PUBLIC_V6) v6.addSubnet(address, prefix, 'ipv6');
+  blockLists = { v4, v6 };
+  return blockLists;
+}
 
 /** Whether `address` (an IP literal) is a public internet address. */
 export function isPublicAddress(address: string): boolean {
-  const family = isIP(address);
+  const family = net().isIP(address);
   if (family === 0) return false;
-  return family === 4 ? !NOT_PUBLIC_V4.check(address, 'ipv4') : !NOT_PUBLIC_V6.check(address, 'ipv6');
+  const lists = notPublic();
+  return family === 4 ? !lists.v4.check(address, 'ipv4') : !lists.v6.check(address, 'ipv6');
 }
 
 function refused(url: string, address: string): BundleError {
@@ -90,23 +97,25 @@ export function guardLink(link: string, destinations: LinkDestinations): { looku
   const host = hostOf(url);
   if (destinations.allowPrivate || (destinations.apiHost !== undefined && host === destinations.apiHost))
     return {};
-  if (isIP(host) !== 0) {
+  if (net().isIP(host) !== 0) {
     if (!isPublicAddress(host)) throw refused(link, host);
     return {};
   }
   const lookup = ((hostname: string, options: LookupAllOptions, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(error, []);
-      const bad = addresses.find((a) => !isPublicAddress(a.address));
-      if (bad) return callback(refused(link, bad.address), []);
-      if (options.all) return callback(null, addresses);
-      const first = addresses[0] as LookupAddress;
-      (callback as unknown as (e: null, address: string, family: number) => void)(
-        null,
-        first.address,
-        first.family,
-      );
-    });
+    process
+      .getBuiltinModule('node:dns')
+      .lookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+        if (error) return callback(error, []);
+        const bad = addresses.find((a) => !isPublicAddress(a.address));
+        if (bad) return callback(refused(link, bad.address), []);
+        if (options.all) return callback(null, addresses);
+        const first = addresses[0] as LookupAddress;
+        (callback as unknown as (e: null, address: string, family: number) => void)(
+          null,
+          first.address,
+          first.family,
+        );
+      });
   }) as LookupFunction;
   return { lookup };
 }

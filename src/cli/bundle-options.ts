@@ -2,6 +2,9 @@ import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError, type Option } from 'commander';
 import { assertReplaceable } from '../bundle/destination.ts';
 import { BundleError } from '../bundle/errors.ts';
+
+export { ALLOW_PRIVATE_FLAG } from '../bundle/errors.ts';
+
 import { type BundleLimits, DEFAULT_DEADLINE_MS, DEFAULT_LIMITS } from '../bundle/limits.ts';
 import type { LinkDestinations } from '../bundle/link-destination.ts';
 import { formatDuration } from '../crd/duration.ts';
@@ -69,7 +72,7 @@ export function limitsFrom(flags: BundleLimitFlags): BundleLimits {
   };
 }
 
-/** --allow-private-bundle-links (export, mirror sync): the opt-in of link-destination.ts. */
+/** --allow-private-bundle-links (export, mirror sync, operator): the opt-in of link-destination.ts. */
 export const ALLOW_PRIVATE_HELP =
   "let the platform's bundle link lead to a private, loopback or link-local address (a private mirror); " +
   "without it only public addresses and the admin API's own host are connected to";

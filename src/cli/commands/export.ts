@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { AdminApiError, ExportJobRef, ExportStatus, GeneratedBundle } from '../../api/index.ts';
 import { completedDurationMs } from '../../api/poll-schedule.ts';
-import { ALLOW_PRIVATE_FLAG, linkDestinationsFor } from '../../bundle/link-destination.ts';
 import { formatDuration } from '../../crd/duration.ts';
 import {
+  ALLOW_PRIVATE_FLAG,
   ALLOW_PRIVATE_HELP,
   type BundleLimitFlags,
   bundleDownload,
@@ -77,7 +77,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
   const client = await apiClient(flags, ctx, logger);
   const [
     { describeTarget, isExportFinished, isProjectExport, startMayHaveCreatedJob },
-    { fetchBundle, linkArrivedExpired },
+    { fetchBundle, linkArrivedExpired, linkDestinationsFor },
   ] = await Promise.all([import('../../api/index.ts'), import('../../bundle/index.ts')]);
   const site = describeTarget(target);
   // Without --out the bundle is still downloaded and extracted: that verifies it and yields its version.

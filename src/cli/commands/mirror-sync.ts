@@ -1,12 +1,12 @@
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULT_CLI_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
-import { ALLOW_PRIVATE_FLAG, linkDestinationsFor } from '../../bundle/link-destination.ts';
 import { formatDuration } from '../../crd/duration.ts';
 import type { RegistryClient } from '../../oci/registry.ts';
 import type { DomainResult, SyncEvent, SyncTarget } from '../../oci/sync.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../project.ts';
 import {
+  ALLOW_PRIVATE_FLAG,
   ALLOW_PRIVATE_HELP,
   type BundleLimitFlags,
   bundleLimitOptions,
@@ -123,10 +123,9 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
   const text = (await readFlagFile('--config', flags.config)).toString('utf8');
   const { parseSyncConfig, syncDomains, SyncExportFailed } = await import('../../oci/sync.ts');
   const { config, targets } = parseSyncConfig(text, flags.config);
-  const [{ StartRecord, keyGroup }, { StartPlan, StartWaiting }] = await Promise.all([
-    import('../start-record.ts'),
-    import('../start-plan.ts'),
-  ]);
+  const [{ StartRecord, keyGroup }, { StartPlan, StartWaiting }, { linkDestinationsFor }] = await Promise.all(
+    [import('../start-record.ts'), import('../start-plan.ts'), import('../../bundle/link-destination.ts')],
+  );
   const hook = await signingHook(flags, (signed) => reportSigned(out, signed));
   const api = await apiClient(
     { ...flags, ...(flags.apiUrl === undefined && config.apiUrl ? { apiUrl: config.apiUrl } : {}) },

@@ -5,11 +5,11 @@ import { setFlagsFromString } from 'node:v8';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
 import { DEFAULT_BUNDLE_CACHE_ENTRIES } from '../../bundle/cache.ts';
-import { ALLOW_PRIVATE_FLAG } from '../../bundle/link-destination.ts';
 import { insecureApiBaseUrl } from '../../controllers/api-base-url.ts';
 import { insecureGitUrl } from '../../git/url-policy.ts';
 import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../../trigger/contract.ts';
 import {
+  ALLOW_PRIVATE_FLAG,
   ALLOW_PRIVATE_HELP,
   type BundleLimitFlags,
   bundleLimitOptions,

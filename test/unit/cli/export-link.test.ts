@@ -25,9 +25,14 @@ const exists = (path: string) =>
 const downloads = (sim: Simulator) => sim.requests.filter((r) => r.path.startsWith('/bundles/'));
 
 describe('static-export export and the bundle link', () => {
-  it('refuses a link that expired (in 1970) when it arrived, writing nothing and downloading nothing, exit 5', async () => {
-    // A platform whose clock stands in 1970 hands out links that expire then.
-    const sim = await startSimulator({ apiRevision: 2, exportDurationMs: 0, clock: () => 86_400_000 });
+  it('refuses a link that had expired (in 2001) when it arrived, writing nothing and downloading nothing, exit 5', async () => {
+    // A platform whose clock stands in 2001 hands out links that expire then. (One dated before
+    // 2000, such as 1970, the client refuses as an invalid answer, exit 9.)
+    const sim = await startSimulator({
+      apiRevision: 2,
+      exportDurationMs: 0,
+      clock: () => Date.UTC(2001, 0, 1),
+    });
     try {
       const values = join(work, 'expired-values.yaml');
       const result = await runCli(
@@ -36,7 +41,7 @@ describe('static-export export and the bundle link', () => {
       );
       expect(result.code, result.stderr).toBe(5);
       expect(result.stderr).toMatch(
-        /the platform handed out a bundle link for export [0-9a-f]+ that expires at 1970-01-02T00:1\d:\d\d\.000Z, already expired .*nothing was written/,
+        /the platform handed out a bundle link for export [0-9a-f]+ that expires at 2001-01-01T00:1\d:\d\d\.000Z, already expired .*nothing was written/,
       );
       expect(await exists(values)).toBe(false);
       expect(result.stdout).toBe('');
