@@ -8,7 +8,7 @@ import { type AdminApiError, ExportBusyError } from '../api/errors.ts';
 import type { StartedExport } from '../api/schemas.ts';
 import { formatDuration } from '../crd/duration.ts';
 import { wait } from '../timers.ts';
-import { CliError, EXIT } from './exit-codes.ts';
+import { CliError, EXIT, exitCodeFor } from './exit-codes.ts';
 
 /** Starts of one project answered 409 in any hour, at most (a refused start may count). */
 export const BUSY_ANSWERS_PER_HOUR = 4;
@@ -74,17 +74,19 @@ export async function startWhenFree(
 
 /** What a start answered in a way that may have created the job was answered with. */
 function answerOf(error: AdminApiError): string {
+  if (error.kind === 'InvalidResponse') return `in a form the client cannot use (HTTP ${error.status})`;
   if (error.status !== undefined) return `HTTP ${error.status}`;
   return error.kind === 'Timeout' ? 'no answer in time' : 'a connection lost';
 }
 
 /**
- * A start whose answer may follow the job's creation (startMayHaveCreatedJob): says so plainly.
- * Starting again would spend another of the hour's starts and meet 409 while that job runs.
+ * A start whose answer may follow the job's creation (startMayHaveCreatedJob): says so plainly,
+ * with the answer's own exit code. Starting again would spend another of the hour's starts and
+ * meet 409 while that job runs.
  */
 export function startMayHaveCreated(what: string, error: AdminApiError): CliError {
   return new CliError(
-    EXIT.unavailable,
+    exitCodeFor(error),
     `the export start of ${what} was answered ${answerOf(error)} after the request reached the platform: the ` +
       'export job may exist and run. It is not started again in this run: a second start would spend another of ' +
       "the organization's 10 starts an hour, and meets 409 while that job runs. To look: the deployment's page " +

@@ -79,13 +79,15 @@ describe('on the real clock', () => {
   afterAll(() => sim.close());
 
   it('says plainly that a start answered 5xx or cut off after sending may have created the job, and does not start again', async () => {
-    for (const [project, fault] of [
-      ['gateway', '502'],
-      ['cutoff', 'reset'],
+    for (const [project, fault, code] of [
+      ['gateway', '502', 6],
+      ['cutoff', 'reset', 6],
+      // A 2xx the client cannot read: the job was created; exit 9 as for any invalid answer.
+      ['garbled', 'malformed', 9],
     ] as const) {
       sim.configure({ faults: [`start@${project}:${fault}:1`] });
       const result = await runCli(['export', '--project-id', project], api);
-      expect(result.code, result.stderr).toBe(6);
+      expect(result.code, result.stderr).toBe(code);
       expect(result.stderr).toContain(`the export start of project ${project} was answered`);
       expect(result.stderr).toContain(
         'the export job may exist and run. It is not started again in this run',
