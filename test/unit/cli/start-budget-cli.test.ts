@@ -99,7 +99,7 @@ describe('on the real clock', () => {
   });
 
   it('records a start that may have created its job in --starts-file (it spends the slot)', async () => {
-    sim.configure({ faults: ['start@maybe:503:1'] });
+    sim.configure({ faults: ['start@maybe:created=503:1'] }); // the job is created, then 503
     const { config, startsFile } = await setup(['maybe']);
     const result = await runCli(['mirror', 'sync', '--config', config], api);
     expect(result.code, result.stderr).toBe(6);
