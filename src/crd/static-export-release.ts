@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { BARE_HOST_PATTERN, BARE_HOST_RULE, MAX_DOMAIN_LENGTH } from '../domain.ts';
-import { EXPORT_BASE_PATHS, EXPORT_STARTS_PER_HOUR, PROJECT_ID_PATTERN } from '../project.ts';
+import {
+  EXPORT_BASE_PATHS,
+  EXPORT_STARTS_PER_HOUR,
+  PROJECT_ID_PATTERN,
+  START_BUDGET_GROUP_MAX_LENGTH,
+  START_BUDGET_GROUP_PATTERN,
+} from '../project.ts';
 import {
   conditionsSchema,
   GROUP_VERSION,
@@ -270,9 +276,9 @@ const specObject = z
     startBudget: z
       .object({
         group: matching(
-          '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+          START_BUDGET_GROUP_PATTERN,
           'spec.startBudget.group must be a lowercase name (letters, digits and "-", at most 63)',
-          63,
+          START_BUDGET_GROUP_MAX_LENGTH,
         ).describe(
           'Releases naming the same group share one budget of 10 export starts per hour (one organization with several admin keys). Absent: the group is the admin key (each key is one organization).',
         ),

@@ -9,6 +9,8 @@ import { insecureApiBaseUrl } from '../../controllers/api-base-url.ts';
 import { insecureGitUrl } from '../../git/url-policy.ts';
 import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../../trigger/contract.ts';
 import {
+  ALLOW_PRIVATE_FLAG,
+  ALLOW_PRIVATE_HELP,
   type BundleLimitFlags,
   bundleLimitOptions,
   byteSize,
@@ -24,6 +26,7 @@ export const SHUTDOWN_DRAIN_MS = 25_000;
 
 interface OperatorFlags extends BundleLimitFlags {
   downloadTimeout: number;
+  allowPrivateBundleLinks?: boolean;
   kubeconfig?: string;
   namespaces?: string[];
   concurrency: number;
@@ -145,7 +148,11 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     apiRequestsPerMinute: flags.apiRequestsPerMinute,
     workDir: flags.workDir,
     bundleCacheEntries: flags.bundleCacheEntries,
-    download: { limits: limitsFrom(flags), deadlineMs: flags.downloadTimeout },
+    download: {
+      limits: limitsFrom(flags),
+      deadlineMs: flags.downloadTimeout,
+      ...(flags.allowPrivateBundleLinks ? { allowPrivateLinks: true } : {}),
+    },
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
     ...(apiBaseUrl ? { apiBaseUrl: httpUrl(apiBaseUrl) } : {}),
     ...(flags.allowedApiBaseUrls ? { allowedApiBaseUrls: flags.allowedApiBaseUrls } : {}),
@@ -284,7 +291,8 @@ export function registerOperator(program: Command, ctx: CliContext): void {
       DEFAULT_BUNDLE_CACHE_ENTRIES,
     )
     .addOption(new Option('--bundle-cache-size <size>').argParser(byteSize).hideHelp())
-    .addOption(downloadTimeoutOption(ctx, '--download-timeout'));
+    .addOption(downloadTimeoutOption(ctx, '--download-timeout'))
+    .option(ALLOW_PRIVATE_FLAG, ALLOW_PRIVATE_HELP);
   bundleLimitOptions(command)
     .addOption(
       new Option('--log-level <level>', 'log level')

@@ -9,7 +9,13 @@ import {
   NotFoundError,
   type StartedExport,
 } from '../../api/index.ts';
-import { assertVersion, bundleSource, type GateVerdict } from '../../bundle/index.ts';
+import {
+  assertVersion,
+  bundleSource,
+  type GateVerdict,
+  linkArrivedExpired,
+  linkDestinationsFor,
+} from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { readGitCredentials } from '../../git/credentials.ts';
 import { renderCommitMessage } from '../../git/message.ts';
@@ -137,9 +143,6 @@ async function startRefused(look: Look, run: ReleaseRun, e: unknown): Promise<Re
   return run.fail(status, classifyError(e, secretRefText(o.release)), e);
 }
 
-/** A link with less lifetime left than this when it arrives (expired, or as good as) is not written. */
-const MIN_LINK_LIFETIME_MS = 2_000;
-
 function linkExpiredOnArrival(jobId: string, expiresAt: Date, now: Date): Failure {
   return {
     reason: 'BundleInvalid',
@@ -182,7 +185,7 @@ async function publish(
   }
   // A link that arrives expired would be written, fail every download and be renewed in a loop:
   // refused, and asked for again later.
-  if (bundle.expiresAt.getTime() - o.now.getTime() < MIN_LINK_LIFETIME_MS)
+  if (linkArrivedExpired(bundle.expiresAt, o.now))
     return run.fail(status, linkExpiredOnArrival(action.jobId, bundle.expiresAt, o.now), bundle.expiresAt);
   let version = status.current?.version ?? '';
   let pageCount: number | undefined;
@@ -195,6 +198,8 @@ async function publish(
       renewUrl: async () => (await client.exportLink(job, { signal })).bundleUrl,
       ...(signal ? { signal } : {}),
       ...(options.download?.deadlineMs ? { deadlineMs: options.download.deadlineMs } : {}),
+      // The link leads to a public address or the admin API's own host, unless opted out.
+      destinations: linkDestinationsFor(client.baseUrl, options.download?.allowPrivateLinks === true),
     });
     assertVersion(fetched.version, action.expectVersion);
     version = fetched.version;
