@@ -273,9 +273,28 @@ const specObject = z
           '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
           'spec.startBudget.group must be a lowercase name (letters, digits and "-", at most 63)',
           63,
-        ).describe(
-          'Releases naming the same group share one budget of 10 export starts per hour (one organization with several admin keys). Absent: the group is the admin key (each key is one organization).',
-        ),
+        )
+          .optional()
+          .describe(
+            'Releases naming the same group share one budget of export starts per hour (one organization with several admin keys). Absent: the group is the admin key (each key is one organization; a rotated key keeps the count).',
+          ),
+        startsPerHour: z
+          .number({
+            message: `spec.startBudget.startsPerHour must be a whole number from 1 to ${EXPORT_STARTS_PER_HOUR}`,
+          })
+          .int({
+            message: `spec.startBudget.startsPerHour must be a whole number from 1 to ${EXPORT_STARTS_PER_HOUR}`,
+          })
+          .min(1, {
+            message: `spec.startBudget.startsPerHour must be a whole number from 1 to ${EXPORT_STARTS_PER_HOUR}`,
+          })
+          .max(EXPORT_STARTS_PER_HOUR, {
+            message: `spec.startBudget.startsPerHour must be a whole number from 1 to ${EXPORT_STARTS_PER_HOUR} (the organization's whole hour)`,
+          })
+          .optional()
+          .describe(
+            `The group's share of the organization's ${EXPORT_STARTS_PER_HOUR} starts per hour, when other clusters or pipelines start exports of the same organization (the least any release of the group names counts). Absent: the operator's --start-budget-per-hour (default ${EXPORT_STARTS_PER_HOUR}).`,
+          ),
       })
       .optional()
       .describe(
@@ -523,6 +542,11 @@ const staticExportReleaseStatusSchema = z
           ),
         since: timestamp().describe('When the release began to wait.'),
         until: timestamp().describe('When it starts (or asks for its slot) again.'),
+        refusedUntil: timestamp()
+          .optional()
+          .describe(
+            'The platform refused a start of the group (429): no release of the start budget group starts before then. A restarted operator holds the group until then too.',
+          ),
         message: z.string().describe('What it waits for, as the Reconciling condition says.'),
       })
       .optional()

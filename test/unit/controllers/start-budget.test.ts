@@ -64,12 +64,12 @@ describe('StartBudgets', () => {
     expect(slots('manual')).toBeLessThan(slots('early'));
   });
 
-  it('gives a slot back (a 409 started nothing) and wakes the first in line', () => {
+  it('gives a slot back (nothing was sent) and wakes the first in line', () => {
     const { b, woken, now } = budgets(1);
     const slot = b.take('g', 'a');
     b.wait('g', 'b', scheduled(now()));
     expect(b.view('g', 'b').slotAt(scheduled(now()), now())).toBeGreaterThan(now());
-    slot.giveBack();
+    slot.release();
     expect(woken).toEqual(['b']);
     expect(b.view('g', 'b').slotAt(scheduled(now()), now())).toBe(now());
   });

@@ -4,6 +4,7 @@
 // (the release's place in its group's queue), withoutWaitOver (a wait that is over is dropped) and
 // overcommitEvent (the group's overcommit Warning).
 import type { StaticExportRelease } from '../../../crd/index.ts';
+import { EXPORT_STARTS_PER_HOUR } from '../../../project.ts';
 import { withExport } from '../after-export.ts';
 import { awaiting, none, start } from '../decision.ts';
 import { siteName, startedProject } from '../export-site.ts';
@@ -151,26 +152,38 @@ function waitFor(c: PlatformCase, until: number, w: Omit<Waiting, 'since' | 'unt
 
 /**
  * A release that has a reason to export starts now, unless the platform is busy with a job of its
- * deployment (a 409, waited out) or, in the current export API, its group's hourly budget has no
- * slot for it yet: it then waits in the group's queue, and says so.
+ * deployment (a 409, waited out: its own, or one another release of the project met) or, in the
+ * current export API, its group's hourly budget has no slot for it yet: it then waits in the
+ * group's queue (the decision says so: `queue`), and says so.
  */
 export function startOrWait(c: PlatformCase, reason: StartReason): Decision {
   const { o, status, tun } = c;
   const { now, budget, release } = o;
   const busy = status.waiting?.reason === 'ExportBusy' ? status.waiting : undefined;
   if (busy) return holding(c, status, Date.parse(busy.until));
-  const slot = budget?.slotAt(startAsk(release, now, tun), now.getTime());
+  if (budget?.busyUntil !== undefined) {
+    const until = new Date(budget.busyUntil).toISOString();
+    return waitFor(c, budget.busyUntil, {
+      reason: 'ExportBusy',
+      message: `Another release of project ${release.spec.projectId} met an active export job of the project (409): every start request may count against the hourly budget, so no release of the project asks again before ${until}`,
+    });
+  }
+  const ask = startAsk(release, now, tun);
+  const slot = budget?.slotAt(ask, now.getTime());
   if (!budget || slot === undefined || slot <= now.getTime()) {
     const { waiting: _, ...rest } = status;
-    return start(rest, now, reason);
+    return start(rest, now, reason, budget !== undefined);
   }
+  const blocked = budget.blockedUntil === undefined ? undefined : new Date(budget.blockedUntil).toISOString();
   const refused =
-    budget.blockedUntil === undefined
+    blocked === undefined
       ? ''
-      : ` The platform refused a start (429, more than ${budget.limit} per organization and hour) and is not asked again before ${new Date(budget.blockedUntil).toISOString()}.`;
+      : ` The platform refused a start (429: the organization's ${EXPORT_STARTS_PER_HOUR} starts of the hour are spent, by this group or by others) and is not asked again before ${blocked}.`;
   const over = budget.overcommit ? ` ${overcommitNote(budget, budget.overcommit)}.` : '';
-  return waitFor(c, slot, {
+  const d = waitFor(c, slot, {
     reason: 'WaitingForStartBudget',
     message: `Waiting for a start slot: start budget group ${budget.group} has used ${budget.used} of its ${budget.limit} export starts in the last hour; this release starts at ${new Date(slot).toISOString()}.${refused}${over}`,
+    ...(blocked === undefined ? {} : { refusedUntil: blocked }),
   });
+  return { ...d, queue: ask };
 }

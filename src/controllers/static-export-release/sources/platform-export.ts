@@ -86,7 +86,7 @@ class PlatformExport implements Source {
       identity,
       shareKey(identity, release.spec),
     );
-    const budget = await this.budgetOf(release, client);
+    const budget = await this.budgetOf(release, client, visit.key);
     const own = jobToPoll(release);
     if (own) {
       const { jobId } = own;
@@ -114,6 +114,7 @@ class PlatformExport implements Source {
   private async budgetOf(
     release: StaticExportRelease,
     client: AdminApiClient,
+    share: string,
   ): Promise<{ budget?: BudgetVisit }> {
     const { budgets, budgetSeeded } = this.ctx.options;
     const { spec } = release;
@@ -123,7 +124,7 @@ class PlatformExport implements Source {
     }
     await budgetSeeded;
     const group = budgetGroup(spec.startBudget?.group, client.keyId);
-    return { budget: new BudgetVisit(budgets, memberKey(release), group, memberOf(release)) };
+    return { budget: new BudgetVisit(budgets, memberKey(release), group, memberOf(release, share)) };
   }
 
   /**
