@@ -542,6 +542,12 @@ const staticExportReleaseStatusSchema = z
           ),
         since: timestamp().describe('When the release began to wait.'),
         until: timestamp().describe('When it starts (or asks for its slot) again.'),
+        sibling: z
+          .string()
+          .optional()
+          .describe(
+            'ExportBusy for a release of the same project with another spec.basePath (namespace/name) whose export job is active: one job per project may be active, so this release waits for it without asking the platform.',
+          ),
         refusedUntil: timestamp()
           .optional()
           .describe(

@@ -74,6 +74,11 @@ export interface PlatformObserved extends ObservedCommon {
   peersUnknown?: boolean;
   /** A release of the current export API: its start budget group as it is at this moment. */
   budget?: BudgetView;
+  /**
+   * The export in flight of a release of the same project and account with another base path (one
+   * active job per project): `release` names it (`namespace/name`).
+   */
+  sibling?: { release: string; jobId?: string; startedAt: string };
 }
 
 /** A release following a registry's tag (spec.source.oci). */

@@ -76,14 +76,21 @@ export class StaticExportReleaseReconciler extends Reconciler<StaticExportReleas
 }
 
 /**
- * Decides with the share group's export in flight as it is now (the claim step follows at once),
- * naming the rule that chose (the skeleton logs it).
+ * Decides with the share group's export in flight as it is now, and a sibling's (the project's
+ * other base path), the claim step following at once; names the rule that chose (the skeleton
+ * logs it).
  */
 export function decideOn({ observed, visit, budget }: Look, tun: Tunables): Decision {
   const flight = visit?.flight();
+  const sibling = visit?.sibling();
   const now =
     observed.source === 'platform'
-      ? { ...observed, ...(flight ? { shared: flight } : {}), ...(budget ? { budget: budget.view() } : {}) }
+      ? {
+          ...observed,
+          ...(flight ? { shared: flight } : {}),
+          ...(budget ? { budget: budget.view() } : {}),
+          ...(sibling ? { sibling: { release: sibling.release, ...sibling.flight } } : {}),
+        }
       : observed;
   const { rule, decision } = choose(now, tun);
   return { ...decision, rule };

@@ -17,18 +17,26 @@ export class ShareVisit {
   /** The group's share key (see shareKey). */
   readonly key: string;
 
-  /** The release belongs to the group of `key` from here on (it left any other). */
-  constructor(groups: SharedExports, member: string, identity: string, key: string) {
+  /**
+   * The release belongs to the group of `key` from here on (it left any other). `site`: its account
+   * and project, for a release of the current export API (one active job per project).
+   */
+  constructor(groups: SharedExports, member: string, identity: string, key: string, site?: string) {
     this.groups = groups;
     this.member = member;
     this.identity = identity;
     this.key = key;
-    groups.enter(member, key);
+    groups.enter(member, key, site);
   }
 
   /** The group's export in flight, if any. */
   flight(): SharedExport | undefined {
     return this.groups.flight(this.key);
+  }
+
+  /** A sibling group's export in flight (the project's other base path), and a release of it to name. */
+  sibling(): { release: string; flight: SharedExport } | undefined {
+    return this.groups.sibling(this.key);
   }
 
   /** A job a release of the group records (e.g. after a restart) is the group's, unless one is already. */

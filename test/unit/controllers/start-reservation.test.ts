@@ -100,8 +100,10 @@ function operator(
   };
 }
 
-function current(name: string, projectId: string): StaticExportRelease {
-  const r = release({ spec: { domain: undefined, projectId } });
+function current(name: string, projectId: string, basePath?: string): StaticExportRelease {
+  const r = release({
+    spec: { domain: undefined, projectId, ...(basePath === undefined ? {} : { basePath }) },
+  });
   return { ...r, metadata: { ...r.metadata, name, resourceVersion: '1' } };
 }
 
@@ -194,9 +196,29 @@ describe('a reserved start slot', () => {
   });
 });
 
+describe('releases of one project with different base paths', () => {
+  it("wait for each other's job without a start request, naming the other", async () => {
+    const p = project(30);
+    const op = operator([current('root', p, ''), current('docs', p, '/docs')]);
+    try {
+      await op.reconcile('root');
+      await op.reconcile('docs');
+      // One start: the second would only have met the first's 409 (and spent a start).
+      expect(startsOf(p)).toEqual([202]);
+      const waiting = op.stored('docs').status?.waiting;
+      expect(waiting).toMatchObject({ reason: 'ExportBusy', sibling: 'web/root' });
+      expect(waiting?.message).toMatch(/of release web\/root, the same project with another base path/);
+      expect(op.budgets.remaining(op.group)).toBe(9);
+    } finally {
+      await op.close();
+    }
+  });
+});
+
 describe('a restart after the platform refused a start (429)', () => {
   it('holds the group until the hold recorded in status ends: the new leader sends no start', async () => {
-    // Another cluster of the organization spends the hour.
+    // Another cluster of the organization spends the rest of the hour (last in this file: it
+    // leaves the organization none).
     const other = new AdminApiClient({ baseUrl: sim.baseUrl, apiKey: sim.adminKey });
     for (let i = 0; ; i++) {
       const refused = await other.startExport({ projectId: project(100 + i) }).then(

@@ -80,6 +80,9 @@ export const joinOrStart: Rule<PlatformCase> = rule('joinOrStart', ({ o, status,
 
 type Waiting = NonNullable<Status['waiting']>;
 
+/** While a sibling's export runs, look again this often (its end also wakes the release). */
+const SIBLING_LOOK_MS = 5 * 60_000;
+
 /**
  * Its place in its group's queue: a manual request first, else when its start came due (a
  * scheduled one from its last start, which an overcommitted group stretches to its fair interval).
@@ -102,12 +105,13 @@ export function startAsk(release: StaticExportRelease, now: Date, tun: Tunables)
 }
 
 /**
- * The status as the rules read it: a wait for the budget is decided afresh each time (its `since`
- * kept while it lasts), a wait out of a 409 holds until its time.
+ * The status as the rules read it: a wait for the budget or for a sibling's job is decided afresh
+ * each time (its `since` kept while it lasts), a wait out of a 409 holds until its time.
  */
 export function withoutWaitOver(status: Status, now: Date): Status {
   const w = status.waiting;
-  if (!w || (w.reason === 'ExportBusy' && now.getTime() < Date.parse(w.until))) return status;
+  const holds = w?.reason === 'ExportBusy' && w.sibling === undefined && now.getTime() < Date.parse(w.until);
+  if (!w || holds) return status;
   const { waiting: _, ...rest } = status;
   return rest;
 }
@@ -161,6 +165,15 @@ export function startOrWait(c: PlatformCase, reason: StartReason): Decision {
   const { now, budget, release } = o;
   const busy = status.waiting?.reason === 'ExportBusy' ? status.waiting : undefined;
   if (busy) return holding(c, status, Date.parse(busy.until));
+  const { sibling } = o;
+  if (sibling) {
+    const job = sibling.jobId === undefined ? 'its export, being started' : `export job ${sibling.jobId}`;
+    return waitFor(c, now.getTime() + SIBLING_LOOK_MS, {
+      reason: 'ExportBusy',
+      message: `Waiting for ${job} of release ${sibling.release}, the same project with another base path: the platform runs one export of a project at a time (409), so this release starts when that one ends, without asking before`,
+      sibling: sibling.release,
+    });
+  }
   if (budget?.busyUntil !== undefined) {
     const until = new Date(budget.busyUntil).toISOString();
     return waitFor(c, budget.busyUntil, {

@@ -80,11 +80,13 @@ class PlatformExport implements Source {
     const { release, now, client } = seen;
     const { identity } = client;
     // A member from here on: a job adopted below is its group's flight.
+    const { projectId } = release.spec;
     const visit = new ShareVisit(
       this.ctx.options.shared,
       memberKey(release),
       identity,
       shareKey(identity, release.spec),
+      projectId === undefined ? undefined : `${identity}\u0000${projectId}`,
     );
     const budget = await this.budgetOf(release, client, visit.key);
     const own = jobToPoll(release);
