@@ -45,6 +45,7 @@ import {
 import { parseDuration, type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../src/project.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
+import { runFaultyDay } from './budget-faults.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -372,6 +373,7 @@ export async function run(): Promise<void> {
     ],
   ] as const;
   for (const [text, met] of goals) console.log(`${text}: ${met ? 'met' : 'MISSED'}`);
+  await runFaultyDay();
 }
 
 function summary(intervals: string[]): string {
