@@ -1,6 +1,8 @@
 // The shared hourly start budget of the current export API: one sliding window and one queue per
-// group, a manual request ahead of scheduled starts, the longest waiting next, a 409's slot given
-// back, a 429 blocking the group, starts recorded before a restart counted once.
+// group, a manual request ahead of scheduled starts, the longest waiting next, a slot whose request
+// was never sent given back, a 429 blocking the group, starts recorded before a restart counted
+// once; releases sharing an export as one site, a group's share of the hour, a rotated key's count
+// carried on, a 409 holding its project.
 import { describe, expect, it } from 'vitest';
 import { StartBudgets } from '../../../src/controllers/static-export-release/start-budget.ts';
 
