@@ -43,6 +43,8 @@ export const FAILURE_REASONS = [
   'NotEntitled',
   'RateLimited',
   'ApiUnavailable',
+  'ProjectNotFound',
+  'RevisionUnavailable',
   'InvalidRequest',
   'ExportConflict',
   'NoApiBaseUrl',
