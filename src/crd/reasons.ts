@@ -6,6 +6,7 @@
 export const FAILURE_REASONS = [
   // StaticExportRelease
   'ExportFailed',
+  'ExportTimedOut',
   'StartOutcomeUnknown',
   'PublishGateFailed',
   'RolloutStalled',

@@ -38,7 +38,7 @@ import { ociReference, withinInterval } from './oci.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
 import { judgeNewContent } from './publish-gate.ts';
 import { afterRoll } from './rollout.ts';
-import { exportPollDelayMs } from './schedule.ts';
+import { exportPollDelayMs, medianExportMs } from './schedule.ts';
 import { type PulledSite, pullSite } from './sources/registry-client.ts';
 import { targetOf } from './sources/serving.ts';
 import type { Look } from './sources/source.ts';
@@ -152,9 +152,7 @@ function linkExpiredOnArrival(jobId: string, expiresAt: Date, now: Date): Failur
 
 /** How long a 409 is waited out: as long as this site's exports usually take, at least a minute. */
 export function busyWaitMs(status: Status): number {
-  const took = [...(status.exportDurationsSeconds ?? [])].sort((a, b) => a - b);
-  const median = took.length ? (took[Math.floor((took.length - 1) / 2)] ?? 0) * 1000 : 0;
-  return Math.max(60_000, median);
+  return Math.max(60_000, medianExportMs(status) ?? 0);
 }
 
 /** Publishes a job's bundle: new content (downloaded, verified, gated), a pin, a renewal or a repair. */

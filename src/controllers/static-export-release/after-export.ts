@@ -141,7 +141,10 @@ export function servesAlready(status: Status, version: string): boolean {
 }
 
 export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): Folded {
-  const base = release.status ?? {};
+  const found = release.status ?? {};
+  // New content published (or found served already): the exports failing in a row are over.
+  const { exportFailures: _, ...cleared } = found;
+  const base = out.mode === 'NewContent' ? cleared : found;
   const finishedExport =
     out.mode === 'NewContent' && base.export
       ? { ...base.export, state: 'completed', finishedAt: now.toISOString() }
@@ -291,6 +294,7 @@ export function afterPublishGateFailed(
   tun: Tunables = DEFAULT_TUNABLES,
 ): Folded & { requeueAfterMs?: number } {
   const base = release.status ?? {};
+  // One more export in a row without a publish: while nothing is served, the retry backs off.
   const s: Status = {
     ...base,
     export: {
@@ -299,6 +303,7 @@ export function afterPublishGateFailed(
       finishedAt: now.toISOString(),
       publishGateFailure: rejected.message,
     },
+    exportFailures: (base.exportFailures ?? 0) + 1,
   };
   return gateRefused(
     release,
