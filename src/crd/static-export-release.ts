@@ -568,6 +568,11 @@ const staticExportReleaseStatusSchema = z
           .optional()
           .describe('The export job whose bundle is served (its link is renewed from it).'),
         projectId: jobProject('the job served'),
+        jobMissingSince: timestamp()
+          .optional()
+          .describe(
+            "When the platform first answered 404 for the served job's link: a second 404 a minute later or more confirms the job is purged (a new export then replaces it); a fresh link clears it.",
+          ),
         sizeBytes: z.number().int().optional().describe('Size of the bundle archive.'),
         pageCount: z
           .number()

@@ -7,6 +7,7 @@ import {
   ExportStartLimitError,
   type GeneratedBundle,
   NotFoundError,
+  RevisionUnavailableError,
   type StartedExport,
 } from '../../api/index.ts';
 import { assertVersion, bundleSource, type GateVerdict } from '../../bundle/index.ts';
@@ -24,11 +25,13 @@ import {
   afterPublish,
   afterPublishGateFailed,
   afterServedJobGone,
+  afterServedJobMissing,
   afterStart,
   afterStartBusy,
   afterStartFailed,
   afterStartRefused,
   pinnedJobGone,
+  servedJobConfirmIn,
   servesAlready,
 } from './after-export.ts';
 import { afterOciGateFailed, afterOciPublish, afterOciRewrite } from './after-oci.ts';
@@ -176,8 +179,10 @@ async function publish(
   try {
     bundle = await visit.link(action.jobId, () => client.exportLink(job, { signal }));
   } catch (e) {
-    if (!(e instanceof NotFoundError) || action.mode === 'NewContent' || signal?.aborted) throw e;
-    return servedJobGone(look, action, run, e);
+    // No such endpoint is not a purged job: the revision's own reason says to move the release.
+    const purged = e instanceof NotFoundError && !(e instanceof RevisionUnavailableError);
+    if (!purged || action.mode === 'NewContent' || signal?.aborted) throw e;
+    return servedJobGone(look, action, run, e, tun);
   }
   // A link that arrives expired would be written, fail every download and be renewed in a loop:
   // refused, and asked for again later.
@@ -243,20 +248,29 @@ async function publish(
 }
 
 /**
- * The job of the served or pinned version is gone (purged): unpinned, the release exports anew;
- * pinned, only the user can choose another version, and the pods keep what they have.
+ * The job of the served or pinned version answered 404. Confirmed once more a while later (see
+ * afterServedJobMissing), it is gone (purged): unpinned, the release exports anew; pinned, only
+ * the user can choose another version, and the pods keep what they have.
  */
 async function servedJobGone(
   look: Look,
   action: Of<'publish'>,
   run: ReleaseRun,
   notFound: NotFoundError,
+  tun: Tunables,
 ): Promise<ReconcileResult> {
   const release = meant(look, run);
+  const { now } = look.observed;
+  const confirmIn = servedJobConfirmIn(run.record.status, now, tun);
+  if (confirmIn === undefined) {
+    await run.commit(afterServedJobMissing({ now, release }));
+    return { requeueAfterMs: tun.jobGoneConfirmMs };
+  }
+  if (confirmIn > 0) return { requeueAfterMs: confirmIn };
   const pinned = release.spec.pinnedVersion;
   if (pinned)
     return run.fail(run.record.status, pinnedJobGone(run.record.status, pinned, action.jobId), notFound);
-  await run.commit(afterServedJobGone({ now: look.observed.now, release }));
+  await run.commit(afterServedJobGone({ now, release }));
   return { requeueAfterMs: 0 };
 }
 

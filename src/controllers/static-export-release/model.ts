@@ -128,6 +128,8 @@ export interface Tunables {
   exportDeadlineMs: number;
   /** With durations recorded, the deadline is a multiple of their median, but never shorter than this. */
   exportDeadlineFloorMs: number;
+  /** A 404 for the served job's link is asked again this much later before the job counts as purged. */
+  jobGoneConfirmMs: number;
 }
 
 export const DEFAULT_TUNABLES: Tunables = {
@@ -135,6 +137,7 @@ export const DEFAULT_TUNABLES: Tunables = {
   startOutcomeWaitMs: 10 * 60_000,
   exportDeadlineMs: 2 * 3_600_000,
   exportDeadlineFloorMs: 30 * 60_000,
+  jobGoneConfirmMs: 60_000,
 };
 
 /**

@@ -16,6 +16,8 @@ const project = (n: number) => `6520f3a1c9b1a20012ab${String(n).padStart(4, '0')
 const h = useOperatorSuite({
   namespaces: ['current'],
   sim: { apiRevision: 2, exportDurationMs: 500, linkTtlSeconds: 30 },
+  // A served job's 404 is confirmed by a second one this much later (a minute by default).
+  operator: { tunables: { jobGoneConfirmMs: 3_000 } },
 });
 
 const release = (name: string, projectId: string, spec: Record<string, unknown> = {}) =>
@@ -122,6 +124,28 @@ describe('a release of the current export API', () => {
     }
   });
 
+  it("a single 404 for the served job's link is asked again, not taken for a purge: renewed, no start", async () => {
+    const p = project(9);
+    await release('blip', p);
+    const served = await waitFor('blip', 'published', readyReason('Published'));
+    h.sim.configure({ faults: [`status@${p}:404:1:1`] });
+    try {
+      const renewed = await waitFor(
+        'blip',
+        'renewed',
+        (r) => r.status?.current?.renewedAt !== undefined,
+        60_000,
+      );
+      expect(calls(p)).toContain('status 404');
+      expect(renewed.status?.current?.jobId).toBe(served.status?.current?.jobId);
+      expect(renewed.status?.current?.jobMissingSince).toBeUndefined();
+      expect(starts(p)).toEqual(['start 202']);
+      expect((await eventsFor(h.ns, 'blip')).map((e) => e.reason)).not.toContain('ExportVanished');
+    } finally {
+      h.sim.configure({ faults: [] });
+    }
+  });
+
   it('a recorded job the platform purged: unpinned, one budgeted start; pinned, PinnedJobGone and no start', async () => {
     const [free, pinned] = [project(7), project(8)];
     await release('purged', free);
@@ -129,8 +153,9 @@ describe('a release of the current export API', () => {
     const first = await waitFor('purged', 'published', readyReason('Published'));
     const served = await waitFor('pinned', 'published', readyReason('Published'));
     await release('pinned', pinned, { pinnedVersion: served.status?.current?.version });
-    // Each job is gone for its next read: the renewal (at 20 s of a 30 s link) meets a 404.
-    h.sim.configure({ faults: [`status@${free}:404:1:1`, `status@${pinned}:404:1`] });
+    // Each job is gone for its next reads: the renewal (at 20 s of a 30 s link) meets a 404, and
+    // so does the second look that confirms it.
+    h.sim.configure({ faults: [`status@${free}:404:1:2`, `status@${pinned}:404:1`] });
     try {
       const [again, stuck] = await Promise.all([
         waitFor(
@@ -142,7 +167,8 @@ describe('a release of the current export API', () => {
         ),
         waitFor('pinned', 'PinnedJobGone', readyReason('PinnedJobGone'), 60_000),
       ]);
-      expect((await eventsFor(h.ns, 'purged')).map((e) => e.reason)).toContain('ExportVanished');
+      const vanished = (await eventsFor(h.ns, 'purged')).find((e) => e.reason === 'ExportVanished');
+      expect(vanished?.note).toMatch(/The link written expires at \d{4}-\d\d-\d\dT/);
       expect(again.status?.current?.jobId).not.toBe(first.status?.current?.jobId);
       expect(condition(stuck, 'Stalled')?.status).toBe('True');
       expect(condition(stuck, 'Ready')?.message).toMatch(/pods keep serving what they have/);

@@ -7,6 +7,7 @@ import {
   type GeneratedBundle,
   NetworkError,
   NotFoundError,
+  RevisionUnavailableError,
   ServerError,
   type StartedExport,
 } from '../../../../src/api/index.ts';
@@ -200,5 +201,67 @@ describe('the platform source acts', () => {
     });
     expect(done.failed[0]?.failure.message).toMatch(/already expired or within two seconds when it arrived/);
     expect(JSON.stringify(done.failed)).not.toContain('sig=stale');
+  });
+  describe("the served job's link answers 404", () => {
+    const gone = () =>
+      Promise.reject(new NotFoundError('no such job', { operation: 'generateBundle', status: 404 }));
+    const due = servingV1({}, { renewalTime: at(-MIN), expiresAt: at(9 * MIN) });
+
+    it('once: noted, the job kept, asked again a minute later; no new export yet', async () => {
+      const done = await decideAndAct(release({ status: due }), { generateBundle: gone });
+      expect(done.calls).toEqual(['generateBundle se_1']);
+      expect(done.committed).toHaveLength(1);
+      expect(done.committed[0]?.status.current).toMatchObject({
+        jobId: 'se_1',
+        jobMissingSince: NOW.toISOString(),
+      });
+      expect(done.committed[0]?.events).toEqual([]);
+      expect(done.result).toEqual({ requeueAfterMs: 60_000 });
+    });
+
+    it('again a minute later: the job is dropped, and the Warning says when the link written expires', async () => {
+      const noted = servingV1(
+        {},
+        { renewalTime: at(-2 * MIN), expiresAt: at(9 * MIN), jobMissingSince: at(-MIN) },
+      );
+      const done = await decideAndAct(release({ status: noted }), { generateBundle: gone });
+      expect(done.committed[0]?.status.current?.jobId).toBeUndefined();
+      expect(done.committed[0]?.status.current?.jobMissingSince).toBeUndefined();
+      expect(done.committed[0]?.events).toEqual([
+        expect.objectContaining({ type: 'Warning', reason: 'ExportVanished' }),
+      ]);
+      expect(done.committed[0]?.events[0]?.note).toContain(`The link written expires at ${at(9 * MIN)}`);
+    });
+
+    it('again sooner (another wake): not confirmed yet, looked at again when the minute is over', async () => {
+      const noted = servingV1({}, { renewalTime: at(-2 * MIN), jobMissingSince: at(-20_000) });
+      const done = await decideAndAct(release({ status: noted }), { generateBundle: gone });
+      expect(done.committed).toEqual([]);
+      expect(done.result).toEqual({ requeueAfterMs: 40_000 });
+    });
+
+    it('a fresh link after the first 404 clears the note', async () => {
+      const link = 'https://files.example.com/se_1.tar.gz?sig=new';
+      const noted = servingV1({}, { renewalTime: at(-2 * MIN), jobMissingSince: at(-MIN) });
+      const done = await decideAndAct(release({ status: noted }), {
+        generateBundle: async () => ({
+          jobId: 'se_1',
+          bundleUrl: link,
+          expiresAt: new Date(NOW.getTime() + 60 * MIN),
+        }),
+      });
+      expect(done.committed[0]?.status.current).toMatchObject({ jobId: 'se_1' });
+      expect(done.committed[0]?.status.current?.jobMissingSince).toBeUndefined();
+    });
+
+    it("no such endpoint (the revision is gone) is not a purged job: the served job stays, the error is the revision's", async () => {
+      const done = await decideAndAct(release({ status: due }), {
+        generateBundle: () =>
+          Promise.reject(
+            new RevisionUnavailableError('no such endpoint', { operation: 'generateBundle', status: 404 }),
+          ),
+      }).catch((e: unknown) => e);
+      expect(done).toBeInstanceOf(RevisionUnavailableError);
+    });
   });
 });
