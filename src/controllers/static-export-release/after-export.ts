@@ -223,7 +223,10 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
  */
 export function afterServedJobMissing({ release, now }: Snapshot): Folded {
   const base = release.status ?? {};
-  return { status: { ...base, current: { ...base.current, jobMissingSince: now.toISOString() } }, events: [] };
+  return {
+    status: { ...base, current: { ...base.current, jobMissingSince: now.toISOString() } },
+    events: [],
+  };
 }
 
 /** How long until a noted 404 of the served job may be confirmed; 0: confirmed now, undefined: none noted. */
