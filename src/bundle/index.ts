@@ -26,6 +26,7 @@ export {
 } from './extract.ts';
 export { type FetchBundleOptions, type FetchedBundle, fetchBundle } from './fetch.ts';
 export { type BundleLimits, DEFAULT_DEADLINE_MS, DEFAULT_LIMITS, resolveLimits } from './limits.ts';
+export { type ProbeOptions, probeLink } from './link-probe.ts';
 export {
   type MirroredBundle,
   type MirrorIndex,

@@ -15,6 +15,7 @@ export const FAILURE_REASONS = [
   'PinnedVersionMismatch',
   'PinnedJobGone',
   'BundleInvalid',
+  'LinkRefused',
   // Registry source (spec.source.oci)
   'SignatureInvalid',
   'RegistryAuthFailed',

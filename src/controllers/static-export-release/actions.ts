@@ -10,7 +10,7 @@ import {
   RevisionUnavailableError,
   type StartedExport,
 } from '../../api/index.ts';
-import { assertVersion, bundleSource, type GateVerdict } from '../../bundle/index.ts';
+import { assertVersion, bundleSource, type GateVerdict, probeLink } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { readGitCredentials } from '../../git/credentials.ts';
 import { renderCommitMessage } from '../../git/message.ts';
@@ -18,7 +18,7 @@ import { gitUrlAllowed } from '../../git/url-policy.ts';
 import { writeVersion } from '../../git/write-version.ts';
 import { rollWorkload } from '../../targets/workloads.ts';
 import { secretRefText } from '../credentials.ts';
-import { classifyError, type Failure, mayHaveReachedServer } from '../failures.ts';
+import { classifyError, type Failure, failure, mayHaveReachedServer } from '../failures.ts';
 import type { ActionTable, Run } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
@@ -153,6 +153,44 @@ function linkExpiredOnArrival(jobId: string, expiresAt: Date, now: Date): Failur
   };
 }
 
+/** A refused fresh link is asked for again this soon: the served one's lifetime runs meanwhile. */
+const LINK_RETRY_MS = 60_000;
+
+/**
+ * The link if its first byte can be read; else, once, a fresh one straight from the platform (the
+ * one handed out may be another release's, cached for the group) if that one can be read.
+ */
+async function liveLink(
+  bundle: GeneratedBundle,
+  fresh: () => Promise<GeneratedBundle>,
+  signal: AbortSignal | undefined,
+): Promise<{ bundle: GeneratedBundle } | { refused: unknown }> {
+  const probe = async (b: GeneratedBundle) => {
+    try {
+      await probeLink(b.bundleUrl, signal ? { signal } : {});
+      return undefined;
+    } catch (e) {
+      if (signal?.aborted) throw e;
+      return e;
+    }
+  };
+  if ((await probe(bundle)) === undefined) return { bundle };
+  const again = await fresh();
+  const refused = await probe(again);
+  return refused === undefined ? { bundle: again } : { refused };
+}
+
+/** A fresh link that failed its one-byte read: not written; the served one stays, and renewal is tried again soon. */
+function linkRefused(jobId: string, status: Status, error: unknown): Failure {
+  const expires = status.current?.expiresAt;
+  return failure(
+    'LinkRefused',
+    `The fresh bundle link of export job ${jobId} failed a one-byte read before it was written (${error instanceof Error ? error.message : String(error)}), twice: it was not written${expires ? `, and the link written stays (it expires at ${expires})` : ''}. A fresh link is asked for again in a minute. If this lasts, the bundle host refuses the platform's links, or the operator cannot reach it (its egress to the bundle host)`,
+    false,
+    LINK_RETRY_MS,
+  );
+}
+
 /** How long a 409 is waited out: as long as this site's exports usually take, at least a minute. */
 export function busyWaitMs(status: Status): number {
   return Math.max(60_000, medianExportMs(status) ?? 0);
@@ -188,6 +226,14 @@ async function publish(
   // refused, and asked for again later.
   if (bundle.expiresAt.getTime() - o.now.getTime() < MIN_LINK_LIFETIME_MS)
     return run.fail(status, linkExpiredOnArrival(action.jobId, bundle.expiresAt, o.now), bundle.expiresAt);
+  // A renewed or repaired link is tried before it replaces the one served (new content's link was
+  // just downloaded from): a dead one is never written.
+  if (action.mode === 'Renew' || action.mode === 'Repair') {
+    const live = await liveLink(bundle, () => client.exportLink(job, { signal }), signal);
+    if ('refused' in live)
+      return run.fail(status, linkRefused(action.jobId, status, live.refused), live.refused);
+    bundle = live.bundle;
+  }
   let version = status.current?.version ?? '';
   let pageCount: number | undefined;
   let verdict: GateVerdict = { ok: true };
