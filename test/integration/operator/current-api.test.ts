@@ -6,7 +6,7 @@
 // second start.
 import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventsFor } from '../../support/kube.ts';
+import { eventsFor, kubectlOk } from '../../support/kube.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { applyRelease, untilRelease } from '../../support/resources.ts';
 
@@ -15,7 +15,7 @@ const project = (n: number) => `6520f3a1c9b1a20012ab${String(n).padStart(4, '0')
 
 const h = useOperatorSuite({
   namespaces: ['current'],
-  sim: { apiRevision: 2, exportDurationMs: 500, linkTtlSeconds: 30 },
+  sim: { apiRevision: 2, exportDurationMs: 500, linkTtlSeconds: 30, unknownProjects: [project(30)] },
   // A served job's 404 is confirmed by a second one this much later (a minute by default).
   operator: { tunables: { jobGoneConfirmMs: 3_000 } },
 });
@@ -31,6 +31,14 @@ const calls = (projectId: string) =>
     .filter((r) => r.path.startsWith(`/v1/static-export/${projectId}/`))
     .map((r) => `${r.endpoint} ${r.status}`);
 const starts = (projectId: string) => calls(projectId).filter((c) => c.startsWith('start '));
+
+/** The bundle link in the release's values Secret (the chart's `bundleUrl` key). */
+async function linkIn(name: string): Promise<string> {
+  const s = JSON.parse(await kubectlOk(['get', 'secret', `${name}-values`, '-n', h.ns, '-o', 'json'])) as {
+    data: Record<string, string>;
+  };
+  return Buffer.from(s.data.bundleUrl ?? '', 'base64').toString();
+}
 
 const waitFor = (name: string, what: string, test: (r: StaticExportRelease) => boolean, ms?: number) =>
   untilRelease(h.ns, name, what, test, ms);
@@ -178,5 +186,52 @@ describe('a release of the current export API', () => {
     } finally {
       h.sim.configure({ faults: [] });
     }
+  });
+
+  it('an unknown project: ProjectNotFound, Stalled, one start and no retry loop; acted on when the spec names a project', async () => {
+    const [wrong, right] = [project(30), project(31)];
+    await release('typo', wrong);
+    const stalled = await waitFor('typo', 'ProjectNotFound', readyReason('ProjectNotFound'));
+    expect(condition(stalled, 'Stalled')).toMatchObject({ status: 'True', reason: 'ProjectNotFound' });
+    expect(condition(stalled, 'Ready')?.message).toMatch(/spec\.projectId/);
+    // Not a transient outage: no backoff loop of starts (ApiUnavailable retried within seconds).
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect(starts(wrong)).toEqual(['start 404']);
+    await release('typo', right);
+    await waitFor('typo', 'published', readyReason('Published'));
+    expect(starts(right)).toEqual(['start 202']);
+  });
+
+  it('a renewed link that is dead before its expiresAt is not written: LinkRefused, the old link stays; renewed once the bucket serves again', async () => {
+    const p = project(32);
+    await release('deadlink', p);
+    const served = await waitFor('deadlink', 'published', readyReason('Published'));
+    const written = await linkIn('deadlink');
+    // Every download of this project's jobs is refused as an object store refuses a dead link.
+    h.sim.configure({ faults: [`download@${p}:403:1`] });
+    try {
+      const refused = await waitFor('deadlink', 'LinkRefused', readyReason('LinkRefused'), 40_000);
+      expect(condition(refused, 'Ready')?.message).toMatch(
+        new RegExp(
+          `the link written stays \\(it expires at ${served.status?.current?.expiresAt?.replace(/\./g, '\\.')}\\)`,
+        ),
+      );
+      expect(refused.status?.current?.expiresAt).toBe(served.status?.current?.expiresAt);
+      expect(await linkIn('deadlink')).toBe(written);
+      // Two fresh links asked for (the handed-out one and one straight from the platform), each tried once.
+      const tried = h.sim.requests.filter((r) => r.endpoint === 'download' && r.status === 403);
+      expect(tried.length).toBeGreaterThanOrEqual(2);
+      expect(starts(p)).toEqual(['start 202']);
+    } finally {
+      h.sim.configure({ faults: [] });
+    }
+    const renewed = await waitFor(
+      'deadlink',
+      'renewed',
+      (r) => r.status?.current?.renewedAt !== undefined,
+      90_000,
+    );
+    expect(await linkIn('deadlink')).not.toBe(written);
+    expect(readyReason('Published')(renewed)).toBe(true);
   });
 });

@@ -1,6 +1,7 @@
 // The exportInFlight rung and the two answers of its poll that take more than a line: the job's
 // state (jobPolled) and the job gone (jobVanished).
 import { completedDurationMs, observe, withDuration } from '../../../api/poll-schedule.ts';
+import { formatDuration } from '../../../crd/index.ts';
 import { failed, none } from '../decision.ts';
 import { recordedJob } from '../export-site.ts';
 import {
@@ -93,8 +94,8 @@ export function jobPolled(c: PlatformCase, jobId: string, poll: JobAnswer): Deci
   // queued, running, or a state this client does not know yet: polled again, until its deadline.
   const deadline = exportDeadline(status, tun) ?? Number.POSITIVE_INFINITY;
   if (now.getTime() >= deadline) {
-    const minutes = Math.round((deadline - Date.parse(status.export?.startedAt ?? '')) / 60_000);
-    const message = `Export job ${jobId} did not finish within ${minutes} min (the platform still reports it ${poll.state}): counted as failed`;
+    const allowed = formatDuration(deadline - Date.parse(status.export?.startedAt ?? ''));
+    const message = `Export job ${jobId} did not finish within ${allowed} (the platform still reports it ${poll.state}): counted as failed`;
     return ended(c, polled, TIMED_OUT, message, 'ExportTimedOut');
   }
   const s = { ...status, export: polled };

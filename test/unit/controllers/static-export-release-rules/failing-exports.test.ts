@@ -144,7 +144,7 @@ describe('an export that does not end', () => {
       expect(ready(d.status)).toMatchObject({ status: 'False', reason: 'ExportTimedOut' });
       expect(ready(d.status)?.message).toMatch(
         new RegExp(
-          `^Export job se_2 did not finish within 120 min \\(the platform still reports it ${state}\\)`,
+          `^Export job se_2 did not finish within 2h \\(the platform still reports it ${state}\\)`,
         ),
       );
       expect(d.events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'ExportTimedOut' })]);
