@@ -143,9 +143,7 @@ describe('an export that does not end', () => {
       expect(d.status.exportFailures).toBe(1);
       expect(ready(d.status)).toMatchObject({ status: 'False', reason: 'ExportTimedOut' });
       expect(ready(d.status)?.message).toMatch(
-        new RegExp(
-          `^Export job se_2 did not finish within 2h \\(the platform still reports it ${state}\\)`,
-        ),
+        new RegExp(`^Export job se_2 did not finish within 2h \\(the platform still reports it ${state}\\)`),
       );
       expect(d.events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'ExportTimedOut' })]);
       // The release moves on: no more polls of the job, the retry is due in 5 minutes.
