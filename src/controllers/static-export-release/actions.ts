@@ -307,7 +307,9 @@ async function servedJobGone(
 ): Promise<ReconcileResult> {
   const release = meant(look, run);
   const { now } = look.observed;
-  const confirmIn = servedJobConfirmIn(run.record.status, now, tun);
+  // The served job's 404 is asked once more (a pin of another job from history is not served yet).
+  const served = run.record.status.current?.jobId === action.jobId;
+  const confirmIn = served ? servedJobConfirmIn(run.record.status, now, tun) : 0;
   if (confirmIn === undefined) {
     await run.commit(afterServedJobMissing({ now, release }));
     return { requeueAfterMs: tun.jobGoneConfirmMs };
