@@ -33,6 +33,10 @@ function account(answers: Answers = {}) {
   const refuse = () => Promise.reject(new Error('not expected'));
   const client = {
     identity: 'acct',
+    // The admin API on the bundle host's loopback address: links to it pass the destination policy.
+    get baseUrl() {
+      return bucket.base;
+    },
     // The contract's revision (jobs named by id): a read is its GET, a link its bundle call.
     readExport: async (jobId: string) => {
       calls.push(`getExport ${jobId}`);
