@@ -360,6 +360,20 @@ describe('static-export export', () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('exits 2 for the published base URL ending in /v1, naming the URL to use, before any request', async () => {
+    const before = sim.requests.length;
+    for (const env of [{ ...api, STATIC_EXPORT_API_URL: `${sim.baseUrl}/v1` }, api]) {
+      const args = ['export', '--domain', 'docs.example.com'];
+      const result = await runCli(env === api ? [...args, '--api-url', `${sim.baseUrl}/v1/`] : args, env);
+      expectUsage(
+        result,
+        '--api-url must not end in /v1: the client adds /v1/... (and /v2/agent/...) itself',
+      );
+      expect(result.stderr).toContain('e.g. https://api.mintlify.com');
+    }
+    expect(sim.requests.length).toBe(before);
+  });
+
   it('exits 2 naming --api-url when no API URL is configured', async () => {
     const result = await runCli(['export', '--domain', 'docs.example.com'], {
       STATIC_EXPORT_API_KEY: sim.adminKey,
@@ -677,6 +691,12 @@ describe('static-export operator', () => {
       '--allowed-api-base-urls',
     ],
     [['operator', '--allowed-api-base-urls', 'ftp://a.example.com'], '--allowed-api-base-urls'],
+    // The platform's published server URL ends in /v1, which the client adds itself.
+    [['operator', '--api-base-url', 'https://api.mintlify.com/v1'], '--api-base-url must not end in /v1'],
+    [
+      ['operator', '--allowed-api-base-urls', 'https://a.example.com,https://b.example.com/v1/'],
+      '--allowed-api-base-urls must not end in /v1',
+    ],
     // Git tokens likewise, loopback included; SSH repositories are not supported yet.
     [['operator', '--allowed-git-urls', 'http://127.0.0.1:3000/acme/gitops.git'], '--allowed-git-urls'],
     [['operator', '--allowed-git-urls', 'git@github.com:acme/gitops.git'], '--allowed-git-urls'],
