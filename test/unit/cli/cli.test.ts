@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -74,6 +75,8 @@ describe('static-export export', () => {
     expect((await fetch(values.staticExport.bundleUrl, { method: 'HEAD' })).status).toBe(200);
     // Non-TTY progress: plain lines with percentages on stderr.
     expect(result.stderr).toMatch(/\d+%.*running/);
+    // One duration for the job: the completion line's, not also the wait's on a last progress line.
+    expect(result.stderr.match(/completed\b.*\d+s/g)).toEqual([expect.stringMatching(/^completed in \d+s$/)]);
     expectNoSecrets(result.stdout + result.stderr);
   });
 
@@ -732,8 +735,8 @@ describe('static-export simulate', () => {
     expect(code).toBe(0);
   });
 
-  it("serves the platform's current static export API with --api-revision 2, the contract's no longer", async () => {
-    const child = spawn(NODE, [MAIN, 'simulate', '--api-revision', '2', '--export-duration', '0s'], {
+  it("serves the platform's current static export API by default (--api-revision 2), the contract's no longer", async () => {
+    const child = spawn(NODE, [MAIN, 'simulate', '--export-duration', '0s'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let output = '';
@@ -743,7 +746,8 @@ describe('static-export simulate', () => {
     await vi.waitFor(() => expect(output).toContain('Stop with Ctrl-C.'), { timeout: 15_000 });
     const baseUrl = /listening on (\S+)/.exec(output)?.[1] ?? '';
     const adminKey = /Admin key: (\S+)/.exec(output)?.[1] ?? '';
-    expect(output).toContain('static-export export --project-id ');
+    // From a clone static-export is not on the PATH: the banner names npm's script, silent for --json.
+    expect(output).toContain('  npm run -s cli -- export --project-id ');
     const headers = { authorization: `Bearer ${adminKey}` };
     const started = await fetch(`${baseUrl}/v1/static-export/6520f3a1c9b1a20012ab34ce/jobs`, {
       method: 'POST',
@@ -783,13 +787,37 @@ describe('static-export simulate', () => {
     expect(code).toBe(0);
   });
 
-  it('refuses a key file holding no admin key, naming the flag and the file, without printing its content (exit 3)', async () => {
+  it('refuses a key file holding no admin key, naming the flag, the file and its own key rule, without printing its content (exit 2)', async () => {
     const keyFile = join(work, 'not-a-key');
     await writeFile(keyFile, 'dsc_public 0123456789\n');
     const r = await runCli(['simulate', '--key-file', keyFile]);
-    expect(r.code).toBe(3);
-    expect(r.stderr).toContain(`--key-file ${keyFile}: The admin API key contains whitespace`);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--key-file ${keyFile}: not an admin key (it holds whitespace`);
     expect(r.stderr + r.stdout).not.toContain('dsc_public');
+  });
+
+  it("refuses --key notmint with the simulator's own key rule, not the platform dashboard's (exit 2)", async () => {
+    const r = await runCli(['simulate', '--key', 'notmint']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'error: --key: not an admin key: the simulator takes any key of the platform\'s admin key form: "mint_" and at ' +
+        'least one more character, no whitespace, not a public assistant key ("mint_dsc_…"); give none to have one generated.\n',
+    );
+  });
+
+  it('says in one line that its port is taken (exit 2, no stack trace)', async () => {
+    const taken = createServer();
+    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const r = await runCli(['simulate', '--port', String(port)]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(
+        `error: --port ${port} --host 127.0.0.1: cannot listen there (EADDRINUSE): choose another port, or --port 0 for a free one.\n`,
+      );
+    } finally {
+      taken.close();
+    }
   });
 
   it('takes its key from --key-file without printing it, and signs bundle links for --public-url', async () => {
@@ -800,6 +828,8 @@ describe('static-export simulate', () => {
       [
         MAIN,
         'simulate',
+        '--api-revision',
+        '1',
         '--json',
         '--export-duration',
         '0s',
