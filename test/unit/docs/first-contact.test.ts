@@ -1,0 +1,110 @@
+// What a new user copies from the pages: the platform's real admin API base URL (in the form the
+// flags and spec.apiBaseUrl take), credentials that never stand on a command line, and the current
+// export API (spec.projectId) as the path the install pages take.
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { PLATFORM_API_BASE_URL, versionedBaseUrlRefusal } from '../../../src/api-base-url.ts';
+import { readRepoFile, repoFiles } from '../../support/markdown.ts';
+import { RELEASE_MANIFEST } from '../../support/quickstart.ts';
+
+/** Every page, chart README and NOTES, and example a user copies commands from. */
+const COPIED = repoFiles(
+  /^(README\.md|docs\/.*\.md|charts\/[^/]+\/(README\.md|templates\/NOTES\.txt)|examples\/.*\.ya?ml)$/,
+).filter(
+  // Dated benchmark entries record what was run then.
+  (f) => !f.startsWith('docs/benchmarks/'),
+);
+
+describe('the admin API base URL the pages give', () => {
+  it('is the platform’s, without the /v1 the client adds (the form the flags and CRDs accept)', () => {
+    expect(PLATFORM_API_BASE_URL).toBe('https://api.mintlify.com');
+    expect(versionedBaseUrlRefusal(PLATFORM_API_BASE_URL, 'x')).toBeUndefined();
+    expect(versionedBaseUrlRefusal(`${PLATFORM_API_BASE_URL}/v1`, 'x')).toMatch(/must not end in \/v1/);
+  });
+
+  it.each(['README.md', 'docs/install.md', 'docs/production.md'])(
+    '%s names it where a user sets operator.apiBaseUrl',
+    (page) => {
+      const text = readRepoFile(page);
+      expect(text).toMatch(/apiBaseUrl[=:] ?https:\/\/api\.mintlify\.com(\s|$)/m);
+      expect(text).not.toMatch(/apiBaseUrl[=:] ?https:\/\/api\.example\.com/);
+    },
+  );
+
+  it('is never given with a version anywhere a user copies from', () => {
+    const versioned = COPIED.filter((f) => /api\.mintlify\.com\/v\d/.test(readRepoFile(f)));
+    // install.md says the platform's reference shows /v1 and that it is left out.
+    expect(versioned).toEqual([]);
+  });
+});
+
+describe('credentials in commands', () => {
+  it('are read from a file or standard input, never given with --from-literal (process listings, shell history)', () => {
+    const literal = COPIED.flatMap((f) =>
+      [...readRepoFile(f).matchAll(/--from-literal=([\w.-]+)=/g)]
+        // A user name is no credential.
+        .filter((m) => m[1] !== 'username')
+        .map((m) => `${f}: --from-literal=${m[1]}=`),
+    );
+    expect(literal).toEqual([]);
+  });
+
+  it('drop the line break a paste ends with, which the key check refuses', () => {
+    const stdin = COPIED.flatMap((f) =>
+      readRepoFile(f)
+        // A command continued on the next line (in a YAML comment too) is one line.
+        .replace(/\\\n[#\s]*/g, ' ')
+        .split('\n')
+        .filter((l) => l.includes('=/dev/stdin'))
+        .map((l) => [f, l] as const),
+    );
+    expect(stdin.length).toBeGreaterThanOrEqual(8);
+    for (const [file, line] of stdin) expect(`${file}: ${line}`).toMatch(/tr -d '\\n' \| kubectl /);
+  });
+});
+
+describe('the install path', () => {
+  it('examples/static-export-release.yaml names a project (the current API), its domain only commented', () => {
+    const text = readRepoFile('examples/static-export-release.yaml');
+    const spec = (parse(text) as { spec: Record<string, unknown> }).spec;
+    expect(spec.projectId).toMatch(/^[0-9a-f]{24}$/);
+    expect(spec.domain).toBeUndefined();
+    expect(text).toMatch(/^ {2}# domain: /m);
+  });
+
+  it.each([
+    ['the quickstart', readRepoFile('docs/quickstart.md')],
+    ["README's quickstart", readRepoFile('README.md')],
+    ['the quickstart test', RELEASE_MANIFEST],
+  ])('%s applies a release by spec.projectId', (_what, text) => {
+    const releases = [...text.matchAll(/kind: StaticExportRelease\n[\s\S]*?(?=\nEOF|\n```|$)/g)].flatMap(
+      (m) =>
+        parseAllDocuments(`apiVersion: x\n${m[0]}`).map(
+          (d) => d.toJS() as { spec?: Record<string, unknown> },
+        ),
+    );
+    expect(releases.length).toBeGreaterThan(0);
+    for (const r of releases) {
+      expect(r.spec?.projectId).toBe('docs');
+      expect(r.spec?.domain).toBeUndefined();
+    }
+  });
+
+  it.each([
+    'README.md',
+    'docs/install.md',
+    'charts/static-export-operator/README.md',
+    'charts/static-export-operator/templates/NOTES.txt',
+  ])('%s has the example release edited for its project id', (page) => {
+    const text = readRepoFile(page);
+    expect(text).toMatch(/spec\.projectId/);
+    expect(text).not.toMatch(/(edit|set) (its )?spec\.domain/);
+  });
+
+  it('the simulator chart serves the current API by default', () => {
+    const values = parse(readRepoFile('charts/static-export-simulator/values.yaml')) as {
+      apiRevision: number;
+    };
+    expect(values.apiRevision).toBe(2);
+  });
+});
