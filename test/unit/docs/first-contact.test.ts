@@ -108,3 +108,25 @@ describe('the install path', () => {
     expect(values.apiRevision).toBe(2);
   });
 });
+
+describe('the CLI before its first use', () => {
+  const pages = repoFiles(/^(README\.md|docs\/[^/]+\.md)$/).filter((f) => f !== 'docs/cli.md');
+
+  it('every block that runs static-export check offers helm test, which needs no CLI', () => {
+    const without = pages.flatMap((f) =>
+      [...readRepoFile(f).matchAll(/```sh\n([\s\S]*?)```/g)]
+        .map((m) => m[1] ?? '')
+        .filter((block) => /^static-export check\b/m.test(block) && !block.includes('helm test'))
+        .map((block) => `${f}: ${block.split('\n')[0]}`),
+    );
+    expect(without).toEqual([]);
+  });
+
+  it('install.md says how to get the CLI before its first static-export check', () => {
+    const page = readRepoFile('docs/install.md');
+    const firstRun = page.indexOf('\nstatic-export check');
+    expect(firstRun).toBeGreaterThan(0);
+    expect(page.slice(0, firstRun)).toMatch(/npm install -g \.\/static-export-operator-<version>\.tgz/);
+    expect(page.slice(0, firstRun)).toContain('](cli.md#install-the-cli)');
+  });
+});
