@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { PLATFORM_API_BASE_URL, versionedBaseUrlRefusal } from '../../../src/api-base-url.ts';
+import { registeredMetricNames } from '../../support/doc-facts.ts';
 import { readRepoFile, repoFiles } from '../../support/markdown.ts';
 import { RELEASE_MANIFEST } from '../../support/quickstart.ts';
 
@@ -128,5 +129,29 @@ describe('the CLI before its first use', () => {
     expect(firstRun).toBeGreaterThan(0);
     expect(page.slice(0, firstRun)).toMatch(/npm install -g \.\/static-export-operator-<version>\.tgz/);
     expect(page.slice(0, firstRun)).toContain('](cli.md#install-the-cli)');
+  });
+});
+
+describe('versions and the CHANGELOG', () => {
+  it('every metric a page calls removed is under a Removed heading of the CHANGELOG, and no longer served', () => {
+    const removed = repoFiles(/^docs\/[^/]+\.md$/).flatMap((f) =>
+      [...readRepoFile(f).matchAll(/Removed[^\n]*?the metric `([a-z_]+)`/g)].map((m) => m[1] ?? ''),
+    );
+    expect(removed).toContain('static_export_link_expiry_seconds');
+    const changelog = readRepoFile('CHANGELOG.md');
+    const removedSections = [...changelog.matchAll(/### Removed\n([\s\S]*?)(?=\n##)/g)]
+      .map((m) => m[1])
+      .join('\n');
+    for (const metric of removed) {
+      expect(removedSections).toContain(`\`${metric}\``);
+      expect(registeredMetricNames()).not.toContain(metric);
+    }
+  });
+
+  it('release.md installs a published release by a variable and says Unreleased features are in none yet', () => {
+    const page = readRepoFile('docs/release.md');
+    const install = page.slice(page.indexOf('## Installing a release'), page.indexOf('## How the single'));
+    expect(install).toContain('**Unreleased**');
+    expect(install).not.toMatch(/--version \d|:\d+\.\d+\.\d+|-\d+\.\d+\.\d+[.-]/);
   });
 });
