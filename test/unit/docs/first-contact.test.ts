@@ -155,3 +155,28 @@ describe('versions and the CHANGELOG', () => {
     expect(install).not.toMatch(/--version \d|:\d+\.\d+\.\d+|-\d+\.\d+\.\d+[.-]/);
   });
 });
+
+describe('set-up facts', () => {
+  const goMin = /^GO_MIN_VERSION=(\S+)$/m.exec(readRepoFile('scripts/go-version.sh'))?.[1];
+
+  it.each(['README.md', 'docs/development.md'])(
+    '%s states the Go the build scripts require, and Linux x86-64',
+    (page) => {
+      const text = readRepoFile(page).replace(/\s+/g, ' ');
+      expect(goMin).toMatch(/^1\.\d+$/);
+      expect(text).toContain(`Go ${goMin} or later`);
+      expect(text).toContain('Linux x86-64');
+    },
+  );
+
+  it('every dependency with an install script is reviewed in allowScripts (npm lists unreviewed ones)', () => {
+    const lock = JSON.parse(readRepoFile('package-lock.json')) as {
+      packages: Record<string, { hasInstallScript?: boolean }>;
+    };
+    const withScripts = Object.entries(lock.packages)
+      .filter(([, p]) => p.hasInstallScript)
+      .map(([path]) => path.replace(/^.*node_modules\//, ''));
+    const pkg = JSON.parse(readRepoFile('package.json')) as { allowScripts: Record<string, boolean> };
+    expect(Object.keys(pkg.allowScripts).sort()).toEqual([...new Set(withScripts)].sort());
+  });
+});
