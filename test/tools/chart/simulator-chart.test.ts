@@ -222,8 +222,9 @@ function localArgs(
 }
 
 /** The status of an admin request with `key`: 404 (no such job) when the key is accepted, 401 when not. */
+/** The status of a job no export has, in the chart's default revision (2: by project). */
 async function statusWith(baseUrl: string, key: string): Promise<number> {
-  const res = await fetch(`${baseUrl}/v1/static-export/jobs/none`, {
+  const res = await fetch(`${baseUrl}/v1/static-export/docs/jobs/000000000000000000000000`, {
     headers: { authorization: `Bearer ${key}` },
   });
   await res.arrayBuffer();
