@@ -9,9 +9,13 @@
 /** The platform's admin API base URL, as this project's flags and spec.apiBaseUrl take it. */
 export const PLATFORM_API_BASE_URL = 'https://api.mintlify.com';
 
-/** A URL path ending in an API version (/v1, /v2/): the client adds that segment itself. */
-export const VERSIONED_PATH_PATTERN = '/v[0-9]+/*$';
-const VERSIONED_PATH = new RegExp(VERSIONED_PATH_PATTERN);
+/**
+ * An absolute URL whose path ends in an API version (/v1, /v2/), query and fragment aside: the
+ * client adds that segment itself. Over the whole string, RE2-compatible: the API server's CEL
+ * takes it as is (a rule on url(self).getEscapedPath() costs over its budget).
+ */
+export const VERSIONED_URL_PATTERN = '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*(/[^?#]*)?/v[0-9]+/*([?#].*)?$';
+const VERSIONED_URL = new RegExp(VERSIONED_URL_PATTERN);
 
 /** The message for a base URL ending in a version, naming `field` (a flag or spec.apiBaseUrl). */
 export function versionedBaseUrlMessage(field: string): string {
@@ -23,6 +27,5 @@ export function versionedBaseUrlMessage(field: string): string {
 
 /** Why `url` cannot be an admin API base URL because it ends in a version, or undefined. */
 export function versionedBaseUrlRefusal(url: string, field: string): string | undefined {
-  if (!URL.canParse(url)) return undefined;
-  return VERSIONED_PATH.test(new URL(url).pathname) ? versionedBaseUrlMessage(field) : undefined;
+  return VERSIONED_URL.test(url) ? versionedBaseUrlMessage(field) : undefined;
 }

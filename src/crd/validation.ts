@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import {
   PLATFORM_API_BASE_URL,
-  VERSIONED_PATH_PATTERN,
+  VERSIONED_URL_PATTERN,
   versionedBaseUrlMessage,
   versionedBaseUrlRefusal,
 } from '../api-base-url.ts';
@@ -103,7 +103,7 @@ export const apiBaseUrl = (field: string) => {
     [
       { rule: "isURL(self) && url(self).getScheme() in ['http', 'https']", message },
       {
-        rule: `!isURL(self) || !url(self).getEscapedPath().matches(r'${VERSIONED_PATH_PATTERN}')`,
+        rule: `!self.matches(r'${VERSIONED_URL_PATTERN}')`,
         message: versioned,
       },
     ],

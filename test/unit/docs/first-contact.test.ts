@@ -180,3 +180,12 @@ describe('set-up facts', () => {
     expect(Object.keys(pkg.allowScripts).sort()).toEqual([...new Set(withScripts)].sort());
   });
 });
+
+describe('the base URL rule, written once', () => {
+  it("is the operator chart's too (the pattern of src/api-base-url.ts, verbatim)", async () => {
+    const { VERSIONED_URL_PATTERN } = await import('../../../src/api-base-url.ts');
+    expect(readRepoFile('charts/static-export-operator/templates/deployment.yaml')).toContain(
+      `regexMatch "${VERSIONED_URL_PATTERN}" $url`,
+    );
+  });
+});
