@@ -152,11 +152,11 @@ try {
   kubectl(['apply', '--server-side', '-f', join(root, 'crds')]);
   kubectl(['wait', '--for=condition=Established', '-f', join(root, 'crds')]);
   kubectl(['create', 'namespace', 'docs']);
-  // The key on standard input, as the docs create it: never on a command line.
-  kubectl(
-    ['-n', 'docs', 'create', 'secret', 'generic', 'docs-admin-key', '--from-file=apiKey=/dev/stdin'],
-    sim.adminKey,
-  );
+  // The key from a file, never on a command line (the docs read it from standard input, a pipe in
+  // a shell; a Node child's stdin is a socket, which kubectl cannot open as /dev/stdin).
+  const keyFile = join(dir, 'admin-key');
+  writeFileSync(keyFile, sim.adminKey, { mode: 0o600 });
+  kubectl(['-n', 'docs', 'create', 'secret', 'generic', 'docs-admin-key', `--from-file=apiKey=${keyFile}`]);
   console.log(kubectl(['apply', '-f', '-'], sampleRelease()).trim());
 
   say('kubectl get ser -n docs -o wide, until Ready:');
