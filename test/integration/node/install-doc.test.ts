@@ -59,7 +59,9 @@ describe("docs/install.md's path on the real node, as written", () => {
     expect(blocks).toHaveLength(3);
     const [operator = '', release = '', site = ''] = blocks;
     expect(operator).toContain('--set operator.apiBaseUrl=https://api.mintlify.com\n');
-    const installed = await shell(operator.replace('https://api.mintlify.com', 'https://api.example.invalid'));
+    const installed = await shell(
+      operator.replace('https://api.mintlify.com', 'https://api.example.invalid'),
+    );
     expect(installed.code, `${installed.stdout}\n${installed.stderr}`).toBe(0);
     expect(installed.stdout).toMatch(/successfully rolled out/);
     expect(installed.stdout).toMatch(/ok\s+operator: .*Lease/);
@@ -78,7 +80,15 @@ describe("docs/install.md's path on the real node, as written", () => {
       return r.status?.conditions?.find((c) => c.type === 'Ready');
     });
     expect(seen.status).not.toBe('True');
-    const key = await kubectl(['get', 'secret', 'docs-admin-key', '-n', QUICKSTART_NS, '-o', 'jsonpath={.data.apiKey}']);
+    const key = await kubectl([
+      'get',
+      'secret',
+      'docs-admin-key',
+      '-n',
+      QUICKSTART_NS,
+      '-o',
+      'jsonpath={.data.apiKey}',
+    ]);
     expect(Buffer.from(key.stdout, 'base64').toString()).toBe('mint_installdoc0123456789');
 
     const sited = await shell(site);
