@@ -29,7 +29,7 @@ export interface DownloadOptions {
   destinations?: LinkDestinations;
   /** Archive size cap; default DEFAULT_LIMITS.maxArchiveBytes. */
   maxBytes?: number;
-  /** Consecutive failed attempts without progress before giving up. Default 5. */
+  /** Attempts again after a failed one, up to this many times in a row without progress (0: one attempt). Default 5. */
   retries?: number;
   /** Fresh links requested at most this many times. Default 3. */
   maxRenewals?: number;

@@ -20,7 +20,7 @@ import {
 } from './common.ts';
 import { gitWriteBackSchema } from './git-write-back.ts';
 import { DURATION_LIMIT, PAGE_DROP_PATTERN, pageDropPercent, SAMPLE_LIMIT } from './limits.ts';
-import { duration, httpUrl, matching, namespaceName, objectName } from './validation.ts';
+import { apiBaseUrl, duration, matching, namespaceName, objectName } from './validation.ts';
 
 export const SER_KIND = 'StaticExportRelease';
 export const SER_PLURAL = 'staticexportreleases';
@@ -309,7 +309,7 @@ const specObject = z
       .describe(
         'Where versions come from instead of the platform export (spec.domain); absent: the platform.',
       ),
-    apiBaseUrl: httpUrl('spec.apiBaseUrl')
+    apiBaseUrl: apiBaseUrl('spec.apiBaseUrl')
       .optional()
       .describe("Admin API base URL; the operator's default otherwise."),
     export: z

@@ -478,6 +478,14 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     [{ unknown: true }, /unknown|additional propert/i],
     [{ image: { digest: 'sha256:abc' } }, /digest/],
     [{ operator: { apiBaseUrl: 'api.example.com' } }, /apiBaseUrl/],
+    [
+      { operator: { apiBaseUrl: 'https://api.mintlify.com/v1' } },
+      /must not end in \/v1 .*https:\/\/api\.mintlify\.com$/m,
+    ],
+    [
+      { operator: { allowedApiBaseUrls: ['https://proxy.example.com/v1/'] } },
+      /allowedApiBaseUrls must not end in \/v1/,
+    ],
     [{ operator: { allowedGitUrls: ['git@github.com:acme/gitops.git'] } }, /allowedGitUrls/],
     [{ operator: { allowedGitUrls: ['https://bot:t0ken@github.com/acme/gitops.git'] } }, /allowedGitUrls/],
     [{ operator: { logLevel: 'verbose' } }, /logLevel/],
