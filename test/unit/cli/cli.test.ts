@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -807,21 +806,6 @@ describe('static-export simulate', () => {
       'error: --key: not an admin key: the simulator takes any key of the platform\'s admin key form: "mint_" and at ' +
         'least one more character, no whitespace, not a public assistant key ("mint_dsc_…"); give none to have one generated.\n',
     );
-  });
-
-  it('says in one line that its port is taken (exit 2, no stack trace)', async () => {
-    const taken = createServer();
-    await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
-    const { port } = taken.address() as AddressInfo;
-    try {
-      const r = await runCli(['simulate', '--port', String(port)]);
-      expect(r.code).toBe(2);
-      expect(r.stderr).toBe(
-        `error: --port ${port} --host 127.0.0.1: cannot listen there (EADDRINUSE): choose another port, or --port 0 for a free one.\n`,
-      );
-    } finally {
-      taken.close();
-    }
   });
 
   it('takes its key from --key-file without printing it, and signs bundle links for --public-url', async () => {
