@@ -1,7 +1,7 @@
 // Issue 39: what the operator's own token may do with its grants on workloads, HelmReleases and
 // Applications. The operator chart installed by real Helm on the real API server (its admission
 // policies as the chart renders them) beside site workloads, an unrelated Deployment, and the real
-// Flux and Argo CD CRDs. Each attack is made as whoever stole the token would: a TokenRequest token
+// Flux and Argo CD CRDs, another team's Secret and ConfigMap. Each attack is made as whoever stole the token would: a TokenRequest token
 // of the chart's ServiceAccount against the API server. The operator's own writes, made by its
 // production code with that token, get through; the same attack without the policy does too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,6 +107,7 @@ const REQUESTED_AT_ONLY = /may change only a HelmRelease's reconcile\.fluxcd\.io
 const NO_HR_SPEC = /may not change a HelmRelease's spec/;
 const VERSION_PARAMETER_ONLY = /may change only the staticExport\.version Helm parameter/;
 const NO_OPERATION = /may not start an Application operation/;
+const OWNED_ONLY = /may create and change only Secrets and ConfigMaps that a StaticExportRelease\s+controls/;
 
 function workload(kind: 'Deployment' | 'StatefulSet', name: string, labels: Record<string, string> = {}) {
   const selector = { 'app.kubernetes.io/name': name };
@@ -166,6 +167,20 @@ beforeAll(async () => {
     workload('Deployment', 'api', { [ROLLOUT_LABEL]: 'no' }),
     ...example('flux/helmrelease.yaml', { docs: ns }),
     application('argo'),
+    // Another team's Secret and ConfigMap, and a ServiceAccount bound to cluster-admin.
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'database', namespace: ns },
+      stringData: { password: 'x' },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'app-config', namespace: ns },
+      data: { mode: 'safe' },
+    },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'deployer', namespace: ns } },
     application('multi', [
       {
         repoURL: 'https://charts.example/infra',
@@ -181,6 +196,7 @@ beforeAll(async () => {
       patch(operator, deployments('database'), { metadata: { labels: { probe: '1' } } }),
       patch(operator, helmReleases('docs'), { metadata: { labels: { probe: '1' } } }),
       patch(operator, applications('argo'), { metadata: { labels: { probe: '1' } } }),
+      patch(operator, resourcePath('v1', 'configmaps', ns, 'app-config'), { data: { probe: '1' } }),
     ]);
     return probes.every((p) => p instanceof KubeApiError && p.message.includes('ValidatingAdmissionPolicy'));
   });
@@ -379,6 +395,64 @@ describe("the operator's token, attacked with a TokenRequest token of the chart'
       /may not add or remove an Application's sources/,
     );
     expect(await admin.get<Application>(applications('argo'))).toEqual(before);
+  });
+
+  it("may not mint a ServiceAccount token, nor change another's Secret or ConfigMap", async () => {
+    await applyRelease(ns, 'owner');
+    const owner = await getRelease(ns, 'owner');
+    const controlledBy = [
+      {
+        apiVersion: 'staticexport.dev/v1alpha1',
+        kind: 'StaticExportRelease',
+        name: 'owner',
+        uid: owner.metadata?.uid,
+        controller: true,
+      },
+    ];
+    const create = async (body: object) => {
+      try {
+        return await operator.request('POST', resourcePath('v1', 'secrets', ns), { body });
+      } catch (e) {
+        if (e instanceof KubeApiError) return e;
+        throw e;
+      }
+    };
+    // The token controller would fill this Secret with a token of `deployer`, even claiming an owner.
+    for (const metadata of [
+      { name: 'minted', annotations: { 'kubernetes.io/service-account.name': 'deployer' } },
+      {
+        name: 'minted-owned',
+        annotations: { 'kubernetes.io/service-account.name': 'deployer' },
+        ownerReferences: controlledBy,
+      },
+    ]) {
+      const answer = await create({ metadata, type: 'kubernetes.io/service-account-token' });
+      expectRefused(
+        answer,
+        'secrets-configmaps',
+        metadata.ownerReferences ? /Secrets of type Opaque only/ : OWNED_ONLY,
+      );
+    }
+    expect((await kubectl(['get', 'secret', 'minted', '-n', ns])).code).not.toBe(0);
+    expectRefused(
+      await patch(operator, resourcePath('v1', 'secrets', ns, 'database'), {
+        stringData: { password: 'mine' },
+      }),
+      'secrets-configmaps',
+      OWNED_ONLY,
+    );
+    // Nor make another's its own by naming an owner.
+    expectRefused(
+      await patch(operator, resourcePath('v1', 'configmaps', ns, 'app-config'), {
+        metadata: { ownerReferences: controlledBy },
+        data: { mode: 'open' },
+      }),
+      'secrets-configmaps',
+      OWNED_ONLY,
+    );
+    expect(await kubectlOk(['get', 'configmap', 'app-config', '-n', ns, '-o', 'jsonpath={.data.mode}'])).toBe(
+      'safe',
+    );
   });
 
   it("the operator's own writes get through: rolls (SSA of the annotations), the HelmRelease's requestedAt, the Application's version parameter", async () => {

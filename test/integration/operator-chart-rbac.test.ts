@@ -156,7 +156,7 @@ describe.runIf(controlPlaneDir).each([
       parseManifests(manifest.stdout)
         .filter((o) => o.kind === 'ValidatingAdmissionPolicy')
         .map((o) => o.spec.matchConditions[0].expression),
-    ).toEqual(Array(3).fill(`request.userInfo.username == "${username()}"`));
+    ).toEqual(Array(4).fill(`request.userInfo.username == "${username()}"`));
     const token = (await kubectlOk(['create', 'token', FULLNAME, '-n', releaseNs, '--duration=1h'])).trim();
     h = await startHarness({
       namespaces: [siteNs],

@@ -148,7 +148,7 @@ describe('helm install, upgrade, uninstall', () => {
       expect(await canI('update', `leases.coordination.k8s.io/${fullname}`, ['-n', ns])).toBe('yes');
       expect(await canI('delete', 'secrets', ['-n', ns])).toBe('no');
       expect(await canI('update', 'leases.coordination.k8s.io/other', ['-n', ns])).toBe('no');
-      const policies = ['workloads', 'flux-helmreleases', 'argo-applications'].map(
+      const policies = ['workloads', 'flux-helmreleases', 'argo-applications', 'secrets-configmaps'].map(
         (p) => `validatingadmissionpolicy/${ns}-${fullname}-${p}`,
       );
       if (admissionPolicies) await kubectlOk(['get', ...policies]);

@@ -354,10 +354,10 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     }
   });
 
-  it('confines the operator ServiceAccount with three admission policies, each bound and matched to its username', async () => {
+  it('confines the operator ServiceAccount with four admission policies, each bound and matched to its username', async () => {
     const { objects } = await render(helm, { serviceAccount: { name: 'op' } });
     const policies = ofKind(objects, 'ValidatingAdmissionPolicy');
-    const names = ['workloads', 'flux-helmreleases', 'argo-applications'].map(
+    const names = ['workloads', 'flux-helmreleases', 'argo-applications', 'secrets-configmaps'].map(
       (s) => `${NS}-seo-static-export-operator-${s}`,
     );
     expect(policies.map((p) => p.metadata.name)).toEqual(names);
@@ -372,12 +372,20 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
           expression: `request.userInfo.username == "system:serviceaccount:${NS}:op"`,
         },
       ]);
-      expect(p.spec.matchConstraints.resourceRules[0].operations).toEqual(['UPDATE']);
     }
-    expect(policies.map((p) => p.spec.matchConstraints.resourceRules[0].resources)).toEqual([
-      ['deployments', 'statefulsets'],
-      ['helmreleases'],
-      ['applications'],
+    expect(
+      policies.map((p) => [
+        p.spec.matchConstraints.resourceRules[0].resources,
+        p.spec.matchConstraints.resourceRules[0].operations,
+      ]),
+    ).toEqual([
+      [['deployments', 'statefulsets'], ['UPDATE']],
+      [['helmreleases'], ['UPDATE']],
+      [['applications'], ['UPDATE']],
+      [
+        ['secrets', 'configmaps'],
+        ['CREATE', 'UPDATE'],
+      ],
     ]);
     const off = await render(helm, { admissionPolicy: { enabled: false } });
     expect(off.objects.map((o) => o.kind)).not.toContain('ValidatingAdmissionPolicy');
@@ -406,7 +414,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     // A cluster (or --api-versions) listing the kind is believed over the version.
     const listed = await at('1.29.4', {}, ['admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy']);
     expect(listed.code, listed.stderr).toBe(0);
-    expect(ofKind(listed.objects, 'ValidatingAdmissionPolicy')).toHaveLength(3);
+    expect(ofKind(listed.objects, 'ValidatingAdmissionPolicy')).toHaveLength(4);
     const current = await at('1.30.0');
     expect(current.code, current.stderr).toBe(0);
   });
