@@ -167,7 +167,7 @@ beforeAll(async () => {
     workload('Deployment', 'api', { [ROLLOUT_LABEL]: 'no' }),
     ...example('flux/helmrelease.yaml', { docs: ns }),
     application('argo'),
-    // Another team's Secret and ConfigMap, and a ServiceAccount bound to cluster-admin.
+    // Another team's Secret and ConfigMap, and a ServiceAccount whose token an attacker would mint.
     {
       apiVersion: 'v1',
       kind: 'Secret',
