@@ -441,14 +441,21 @@ describe("the operator's token, attacked with a TokenRequest token of the chart'
       'secrets-configmaps',
       OWNED_ONLY,
     );
-    // Nor make another's its own by naming an owner.
     expectRefused(
-      await patch(operator, resourcePath('v1', 'configmaps', ns, 'app-config'), {
-        metadata: { ownerReferences: controlledBy },
-        data: { mode: 'open' },
-      }),
+      await patch(operator, resourcePath('v1', 'configmaps', ns, 'app-config'), { data: { mode: 'open' } }),
       'secrets-configmaps',
       OWNED_ONLY,
+    );
+    // Nor make another's its own by naming an owner: the policy refuses it where the
+    // OwnerReferencesPermissionEnforcement plugin (this control plane's; it runs first) does not.
+    const takeover = await patch(operator, resourcePath('v1', 'configmaps', ns, 'app-config'), {
+      metadata: { ownerReferences: controlledBy },
+      data: { mode: 'open' },
+    });
+    expect(takeover).toBeInstanceOf(KubeApiError);
+    expect((takeover as KubeApiError).status).toBe(403);
+    expect((takeover as KubeApiError).message).toMatch(
+      new RegExp(`${OWNED_ONLY.source}|cannot set an ownerRef on a resource you can't delete`),
     );
     expect(await kubectlOk(['get', 'configmap', 'app-config', '-n', ns, '-o', 'jsonpath={.data.mode}'])).toBe(
       'safe',
