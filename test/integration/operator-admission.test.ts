@@ -523,6 +523,31 @@ describe("the operator's token, attacked with a TokenRequest token of the chart'
       { name: 'staticExport.version', value: V2, forceString: true },
     ]);
   });
+
+  it("large objects stay within the policies' CEL cost budget: a 450 KB Deployment, an Application of 20 sources (600 KB)", async () => {
+    const big = workload('Deployment', 'big', { [VALUES_SECRET_LABEL]: 'big-values' });
+    big.spec.template.spec.containers = Array.from({ length: 20 }, (_, c) => ({
+      name: `c${c}`,
+      image: 'registry.example/site:1',
+      env: Array.from({ length: 200 }, (_, i) => ({ name: `E${i}`, value: 'x'.repeat(100) })),
+    }));
+    const values = Object.fromEntries(Array.from({ length: 300 }, (_, j) => [`k${j}`, 'v'.repeat(100)]));
+    const sources = Array.from({ length: 19 }, (_, i) => ({
+      repoURL: `https://charts.example/r${i}`,
+      path: '.',
+      helm: { valuesObject: values },
+    }));
+    // Server-side: the client-side last-applied annotation would exceed its 256 KB limit.
+    for (const o of [big, application('large', sources)])
+      await kubectlOk(['apply', '--server-side', '-f', '-'], JSON.stringify(o));
+    expect(
+      await rollWorkload(operator, ns, { kind: 'Deployment', name: 'big' }, { [VERSION_ANNOTATION]: V1 }),
+    ).toBe(2);
+    await applyRelease(ns, 'large', { target: { argoApplication: { name: 'large' } } });
+    const argo = argoTarget({ kube: operator, release: await getRelease(ns, 'large') });
+    expect(await argo?.write({ bundleUrl: 'https://bundles.example/b', version: V1 }, new Date())).toBe(true);
+    expect(await argo?.version()).toBe(V1);
+  });
 });
 
 describe('without the policy (admissionPolicy.enabled false: the chart before it)', () => {
