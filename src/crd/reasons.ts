@@ -69,6 +69,9 @@ export const CONDITION_REASONS = [
   'Syncing',
   'WaitingForStartBudget',
   'ExportBusy',
+  // GitWriteBack (spec.gitWriteBack), besides its failure reasons
+  'Committed',
+  'WriteBackPending',
   // AgentJob
   'Creating',
   'Running',

@@ -17,7 +17,13 @@ import { gitUrlAllowed } from '../../git/url-policy.ts';
 import { writeVersion } from '../../git/write-version.ts';
 import { rollWorkload } from '../../targets/workloads.ts';
 import { secretRefText } from '../credentials.ts';
-import { classifyError, type Failure, mayHaveReachedServer } from '../failures.ts';
+import {
+  afterFailure,
+  classifyError,
+  type Failure,
+  failureEvent,
+  mayHaveReachedServer,
+} from '../failures.ts';
 import type { ActionTable, Run } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
@@ -42,7 +48,7 @@ import { exportPollDelayMs } from './schedule.ts';
 import { type PulledSite, pullSite } from './sources/registry-client.ts';
 import { targetOf } from './sources/serving.ts';
 import type { Look } from './sources/source.ts';
-import { afterWriteBack, writeBackFailure } from './write-back.ts';
+import { afterWriteBack, withWriteBackFailure, writeBackFailure } from './write-back.ts';
 
 export type ReleaseRun = Run<StaticExportRelease, Status>;
 type Of<K extends Action['kind']> = Extract<Action, { kind: K }>;
@@ -370,16 +376,20 @@ async function writeBack(
   const status = run.record.status;
   const version = status.current?.version;
   if (!g || !version) return {};
-  const allowed = gitUrlAllowed(g.url, options.gitUrls ?? { allowed: [], allowInsecure: false });
-  if (!allowed.allowed)
-    return run.fail(status, writeBackFailure(status, allowed.reason, allowed.message), allowed.reason);
+  // Recorded in GitWriteBack, not Ready: the site serves the version all the same.
+  const failed = async (f: Failure): Promise<ReconcileResult> => {
+    options.logger.warn({ release: `${namespace}/${release.metadata.name}`, reason: f.reason }, f.message);
+    const recorded = withWriteBackFailure(status, f, release.metadata.generation, o.now);
+    await run.commit({ status: recorded, events: [failureEvent(f)] });
+    return afterFailure(f);
+  };
   const namespace = release.metadata.namespace ?? '';
+  const allowed = gitUrlAllowed(g.url, options.gitUrls ?? { allowed: [], allowInsecure: false });
+  if (!allowed.allowed) return failed(writeBackFailure(status, allowed.reason, allowed.message));
   const read = await readGitCredentials(options.kube, namespace, g.secretRef, options.reads?.secrets);
   if ('failure' in read)
-    return run.fail(
-      status,
+    return failed(
       writeBackFailure(status, read.failure.reason, read.failure.message, read.failure.retryAfterMs),
-      read.failure.reason,
     );
   const site = o.source === 'registry' ? o.oci.repository : siteName(release.spec);
   const outcome = await writeVersion({
@@ -403,8 +413,7 @@ async function writeBack(
     allowInsecureHttp: options.gitUrls?.allowInsecure ?? false,
     ...(run.signal ? { signal: run.signal } : {}),
   });
-  if (outcome.outcome === 'Failed')
-    return run.fail(status, writeBackFailure(status, outcome.reason, outcome.message), outcome.reason);
+  if (outcome.outcome === 'Failed') return failed(writeBackFailure(status, outcome.reason, outcome.message));
   await run.commit(afterWriteBack({ now: o.now, release }, outcome));
   // The foot of the ladder is looked at again: the rollout under way is watched on.
   return { requeueAfterMs: 0 };

@@ -2,7 +2,8 @@
 // simulator, and a real Git server on loopback (git http-backend behind basic auth). Each published
 // version lands in Git as one commit changing only the field; a restart or identical content adds
 // none; a refused push, a wrong token or a repository the operator was not given leave the site
-// serving, with a reason of their own. No token and no link ever reach Git, status, events or logs.
+// serving and Ready True, their reason in the GitWriteBack condition. No token and no link ever
+// reach Git, status, events or logs.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import {
   requestExport,
   untilRelease,
 } from '../../support/resources.ts';
+import { argoHealth, kstatus } from '../../support/status-tools.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const TOKEN = 'glpat-write-back-token-7f3a9c';
@@ -120,6 +122,7 @@ describe('Git write-back', () => {
     expect(events.map((e) => e.reason)).toContain('Committed');
     expect(events.find((e) => e.reason === 'Committed')?.note).toContain(r.status?.current?.gitCommit);
     expect(condition(r, 'Ready')?.reason).toBe('Published');
+    expect(condition(r, 'GitWriteBack')).toMatchObject({ status: 'True', reason: 'Committed' });
     // The link went to the values Secret only: never into Git.
     expect(await servedValues('site')).toContain('bundleUrl');
     const history = git('site', 'log', '-p', '--all');
@@ -157,18 +160,23 @@ describe('Git write-back', () => {
     expect(fileAt('site', 'deploy/values.yaml')).toBe(VALUES.replace('"none yet"', `"${version}"`));
   });
 
-  it("a protected branch refuses: GitBranchProtected with the server's words, Stalled, and the site keeps serving the version", async () => {
+  it("a protected branch refuses: GitWriteBack False (GitBranchProtected, the server's words) while Ready stays True, nothing Stalled, and the site keeps serving the version", async () => {
     const count = commits('guarded');
     await applyRelease(h.ns, 'guarded', writeBackTo('guarded'));
     const r = await waitFor(
       'guarded',
       'refused',
-      (x) => condition(x, 'Ready')?.reason === 'GitBranchProtected',
+      (x) => condition(x, 'GitWriteBack')?.reason === 'GitBranchProtected',
     );
     const version = r.status?.current?.version ?? '';
-    expect(condition(r, 'Ready')?.message).toContain('Protected branch update failed');
-    expect(condition(r, 'Ready')?.message).toContain(`The site keeps serving it`);
-    expect(condition(r, 'Stalled')?.status).toBe('True');
+    expect(condition(r, 'GitWriteBack')?.status).toBe('False');
+    expect(condition(r, 'GitWriteBack')?.message).toContain('Protected branch update failed');
+    expect(condition(r, 'GitWriteBack')?.message).toContain(`The site keeps serving it`);
+    expect(condition(r, 'Ready')).toMatchObject({ status: 'True', reason: 'Published' });
+    expect(condition(r, 'Stalled')).toBeUndefined();
+    // What Flux and Argo CD make of it: the site is served, so Current and Healthy.
+    expect((await kstatus([r]))[0]?.status).toBe('Current');
+    expect((await argoHealth(r)).status).toBe('Healthy');
     expect(r.status?.current?.gitCommit).toBeUndefined();
     expect(await servedValues('guarded')).toContain(version);
     expect(commits('guarded')).toBe(count);
@@ -186,8 +194,9 @@ describe('Git write-back', () => {
     const r = await waitFor(
       'wrong-token',
       'refused',
-      (x) => condition(x, 'Ready')?.reason === 'GitAuthRefused',
+      (x) => condition(x, 'GitWriteBack')?.reason === 'GitAuthRefused',
     );
+    expect(condition(r, 'Ready')?.status).toBe('True');
     const seen = JSON.stringify([
       r.status,
       await eventsFor(h.ns, 'wrong-token'),
@@ -204,8 +213,13 @@ describe('Git write-back', () => {
     await applyRelease(h.ns, 'elsewhere', {
       gitWriteBack: { url: server.url('not-listed'), path: 'values.yaml', secretRef: { name: 'absent' } },
     });
-    const r = await waitFor('elsewhere', 'refused', (x) => condition(x, 'Ready')?.reason === 'GitUrlRefused');
-    expect(condition(r, 'Ready')?.message).toContain('--allowed-git-urls');
+    const r = await waitFor(
+      'elsewhere',
+      'refused',
+      (x) => condition(x, 'GitWriteBack')?.reason === 'GitUrlRefused',
+    );
+    expect(condition(r, 'GitWriteBack')?.message).toContain('--allowed-git-urls');
+    expect(condition(r, 'Ready')?.status).toBe('True');
     expect(server.seen.some((s) => s.url.includes('not-listed'))).toBe(false);
   });
 
