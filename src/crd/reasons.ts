@@ -33,6 +33,7 @@ export const FAILURE_REASONS = [
   'GitNonFastForward',
   'GitRedirected',
   'GitUnreachable',
+  'GitHostKeyUnknown',
   'GitUnsupported',
   // Both kinds: credentials, the admin API, the spec, the target
   'SecretNotFound',

@@ -2,8 +2,9 @@
 // library's simple-get one, for three guarantees: credentials go only to the repository's own
 // origin; a redirect is never followed (simple-get follows it, and a token would follow a
 // redirect to the new host's scheme, port or host); every response is bounded in time and size.
+import { rootCertificates } from 'node:tls';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
-import { HttpAgent } from '../http.ts';
+import { errorCode, HttpAgent } from '../http.ts';
 import { GitFailure } from './types.ts';
 
 export interface GitHttpLimits {
@@ -26,17 +27,30 @@ export const GIT_HTTP_LIMITS: GitHttpLimits = {
   maxResponseBytes: 32 * 1024 * 1024,
 };
 
+/** TLS errors that a private CA (the Secret's `ca.crt`) would resolve. */
+const UNTRUSTED = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+]);
+
 /**
  * A transport for one repository: `origin` gets `authorization`, every other URL is refused;
- * `signal` aborts every request (isomorphic-git passes none to a fetch).
+ * `signal` aborts every request (isomorphic-git passes none to a fetch). `caCert` (PEM) is
+ * trusted besides the public roots, for this transport's connections only.
  */
 export function gitHttpClient(
   origin: string,
   authorization: string | undefined,
   limits: GitHttpLimits,
   signal: AbortSignal,
+  caCert?: string,
 ): HttpClient & { close(): void } {
-  const agent = new HttpAgent(limits);
+  const agent = new HttpAgent({
+    ...limits,
+    ...(caCert === undefined ? {} : { tls: { ca: [...rootCertificates, caCert].join('\n') } }),
+  });
   return {
     close: () => agent.close(),
     async request(req: GitHttpRequest): Promise<GitHttpResponse> {
@@ -50,7 +64,16 @@ export function gitHttpClient(
       const headers: Record<string, string> = { ...(req.headers ?? {}) };
       if (authorization) headers.authorization = authorization;
       const body = req.body ? Buffer.concat(await collect(req.body)) : undefined;
-      const res = await agent.request(url.href, { method: req.method ?? 'GET', headers, body, signal });
+      const res = await agent
+        .request(url.href, { method: req.method ?? 'GET', headers, body, signal })
+        .catch((error: unknown) => {
+          const code = errorCode(error) ?? '';
+          if (!UNTRUSTED.has(code)) throw error;
+          throw new GitFailure(
+            'GitUnreachable',
+            `${origin} presented a TLS certificate no trusted CA signed [${code}]: ${caCert === undefined ? 'put the CA that signed it (PEM) in the Secret as ca.crt, as for Flux' : "the Secret's ca.crt did not sign it either: put the right CA there"}`,
+          );
+        });
       if (res.statusCode >= 300 && res.statusCode < 400) {
         res.body.destroy();
         throw new GitFailure('GitRedirected', redirectMessage(url, res.headers.location));
@@ -78,15 +101,17 @@ function redirectMessage(from: URL, location: string | undefined): string {
   return `${from.origin} redirected to ${where}; redirects are not followed (credentials never follow one): set url to the repository's own address`;
 }
 
-async function collect(body: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
+export async function collect(body: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
   const chunks: Uint8Array[] = [];
   for await (const chunk of body) chunks.push(chunk);
   return chunks;
 }
 
-async function* bounded(
-  body: AsyncIterable<Uint8Array>,
+/** `body`, failing once it passes `max` bytes (a branch tip too large to hold). */
+export async function* bounded(
+  body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   max: number,
+  /** The repository, as messages name it. */
   origin: string,
 ): AsyncGenerator<Uint8Array> {
   let size = 0;

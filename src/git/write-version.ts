@@ -6,13 +6,15 @@ import * as fs from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import git, { Errors, type TreeEntry } from 'isomorphic-git';
+import git, { Errors, type HttpClient, type TreeEntry } from 'isomorphic-git';
 import { describeUrl, registerSecret, scrub } from '../redact.ts';
 import { wait } from '../timers.ts';
 import { isArgoCdOverrideFile, setOverrideParameter } from './argocd-override.ts';
 import { classify, isNonFastForward } from './failures.ts';
 import { GIT_HTTP_LIMITS, type GitHttpLimits, gitHttpClient } from './http-transport.ts';
 import { withRepositoryLock } from './repository-lock.ts';
+import { gitSshClient } from './ssh-transport.ts';
+import { describeSshRemote, isSshUrl, parseSshUrl } from './ssh-url.ts';
 import { GitFailure, type WriteVersionOutcome, type WriteVersionRequest } from './types.ts';
 import { normalizeGitUrl } from './url-policy.ts';
 import { setYamlField } from './yaml-edit.ts';
@@ -33,18 +35,24 @@ export async function writeVersion(
   req: WriteVersionRequest,
   limits: GitHttpLimits = GIT_HTTP_LIMITS,
 ): Promise<WriteVersionOutcome> {
+  const c = req.credentials;
   const secrets =
-    req.credentials.kind === 'basic' ? [req.credentials.password, basicAuth(req.credentials)] : [];
+    c.kind === 'basic'
+      ? [c.password, basicAuth(c)]
+      : c.kind === 'ssh'
+        ? [c.identity, ...(c.passphrase === undefined ? [] : [c.passphrase])]
+        : [];
   for (const secret of secrets) registerSecret(secret);
   try {
-    const url = checkedUrl(req);
+    const remote = checkedRemote(req, limits);
     checkPath(req.target.path);
-    return await withRepositoryLock(normalizeGitUrl(url.href) ?? url.href, req.signal, () =>
-      writeLocked(req, url, limits),
-    );
+    return await withRepositoryLock(remote.key, req.signal, () => writeLocked(req, remote));
   } catch (error) {
     if (req.signal?.aborted) throw req.signal.reason;
-    const failure = error instanceof GitFailure ? error : classify(error, describeUrl(req.target.url));
+    const repository = isSshUrl(req.target.url)
+      ? (normalizeGitUrl(req.target.url) ?? '[invalid URL]')
+      : describeUrl(req.target.url);
+    const failure = error instanceof GitFailure ? error : classify(error, repository);
     let message = scrub(failure.message);
     // A server's quoted line may echo anything; a password too short to be one is left alone,
     // or every occurrence of its letters would go.
@@ -57,14 +65,60 @@ function basicAuth(credentials: { username: string; password: string }): string 
   return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
 }
 
-function checkedUrl(req: WriteVersionRequest): URL {
-  const raw = req.target.url;
-  if (/^[\w.-]+@[\w.-]+:/.test(raw) || raw.startsWith('ssh://') || raw.startsWith('git+ssh://')) {
+/** A repository as the engine reaches it, over HTTPS or SSH. */
+interface Remote {
+  /** As messages name it: origin and path, or ssh://user@host[:port]/path. */
+  repository: string;
+  /** Writers to one repository take turns under this key (normalizeGitUrl's form). */
+  key: string;
+  /** The URL isomorphic-git is given; over SSH a stand-in whose path names the service. */
+  url: string;
+  /** The transport of one call, every request of it aborted by `signal`. */
+  transport(signal: AbortSignal): HttpClient & { close(): void };
+}
+
+/** The stand-in URL isomorphic-git is given for an SSH remote: the SSH transport reads its path only. */
+const SSH_BRIDGE_URL = 'https://ssh.invalid/repository';
+
+function checkedRemote(req: WriteVersionRequest, limits: GitHttpLimits): Remote {
+  const c = req.credentials;
+  if (isSshUrl(req.target.url)) {
+    const remote = parseSshUrl(req.target.url);
+    if (!remote)
+      throw new GitFailure(
+        'GitUnsupported',
+        'url is not an SSH URL Git reads: use ssh://git@host[:port]/owner/repository.git or git@host:owner/repository.git, without a password',
+      );
+    if (c.kind !== 'ssh')
+      throw new GitFailure(
+        'GitUnsupported',
+        `${describeSshRemote(remote)} is an SSH URL: it needs the keys identity (a private key the repository accepts as a deploy key) and known_hosts in the Secret named by spec.gitWriteBack.secretRef, as Flux's SSH Secrets have them; or use the repository's https:// URL`,
+      );
+    const repository = describeSshRemote(remote);
+    return {
+      repository,
+      key: normalizeGitUrl(repository) ?? repository,
+      url: SSH_BRIDGE_URL,
+      transport: (signal) => gitSshClient(remote, c, limits, signal),
+    };
+  }
+  if (c.kind === 'ssh')
     throw new GitFailure(
       'GitUnsupported',
-      'ssh is not supported yet: use the repository\'s https:// URL with a token (keys "username" and "password" in the Secret)',
+      `the Secret named by spec.gitWriteBack.secretRef holds an SSH key (identity), but url is ${describeUrl(req.target.url)}: use the repository's ssh:// (or git@host:path) URL, or put username and password in the Secret`,
     );
-  }
+  const url = checkedUrl(req);
+  const authorization = c.kind === 'basic' ? basicAuth(c) : undefined;
+  return {
+    repository: describeUrl(url.href),
+    key: normalizeGitUrl(url.href) ?? url.href,
+    url: url.href,
+    transport: (signal) => gitHttpClient(url.origin, authorization, limits, signal, c.caCert),
+  };
+}
+
+function checkedUrl(req: WriteVersionRequest): URL {
+  const raw = req.target.url;
   let url: URL;
   try {
     url = new URL(raw);
@@ -114,24 +168,19 @@ interface Head {
   branch: string;
 }
 
-async function writeLocked(
-  req: WriteVersionRequest,
-  url: URL,
-  limits: GitHttpLimits,
-): Promise<WriteVersionOutcome> {
+async function writeLocked(req: WriteVersionRequest, remote: Remote): Promise<WriteVersionOutcome> {
   const timeoutMs = req.timeoutMs ?? GIT_TIMEOUT_MS;
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
-  const repository = describeUrl(url.href);
-  const authorization = req.credentials.kind === 'basic' ? basicAuth(req.credentials) : undefined;
-  const http = gitHttpClient(url.origin, authorization, limits, signal);
+  const { repository } = remote;
+  const http = remote.transport(signal);
   const gitdir = await mkdtemp(join(tmpdir(), 'git-write-back-'));
   const cache = {};
   const context = { fs, http, gitdir, cache, remote: 'origin' };
   try {
     await git.init({ fs, gitdir, bare: true });
     // A remote's fetch refspec is what isomorphic-git's fetch maps the fetched ref through.
-    await git.addRemote({ fs, gitdir, remote: 'origin', url: url.href });
+    await git.addRemote({ fs, gitdir, remote: 'origin', url: remote.url });
     for (let attempt = 1; ; attempt++) {
       const head = await fetchHead(context, req, repository);
       signal.throwIfAborted();
@@ -192,7 +241,7 @@ async function writeLocked(
 
 type Context = {
   fs: typeof fs;
-  http: ReturnType<typeof gitHttpClient>;
+  http: HttpClient;
   gitdir: string;
   cache: object;
   remote: string;

@@ -13,6 +13,7 @@ import { assertVersion, bundleSource, type GateVerdict } from '../../bundle/inde
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { readGitCredentials } from '../../git/credentials.ts';
 import { renderCommitMessage } from '../../git/message.ts';
+import { isSshUrl } from '../../git/ssh-url.ts';
 import { gitUrlAllowed } from '../../git/url-policy.ts';
 import { writeVersion } from '../../git/write-version.ts';
 import { rollWorkload } from '../../targets/workloads.ts';
@@ -386,7 +387,14 @@ async function writeBack(
   const namespace = release.metadata.namespace ?? '';
   const allowed = gitUrlAllowed(g.url, options.gitUrls ?? { allowed: [], allowInsecure: false });
   if (!allowed.allowed) return failed(writeBackFailure(status, allowed.reason, allowed.message));
-  const read = await readGitCredentials(options.kube, namespace, g.secretRef, options.reads?.secrets);
+  const transport = isSshUrl(g.url) ? 'ssh' : 'https';
+  const read = await readGitCredentials(
+    options.kube,
+    namespace,
+    g.secretRef,
+    options.reads?.secrets,
+    transport,
+  );
   if ('failure' in read)
     return failed(
       writeBackFailure(status, read.failure.reason, read.failure.message, read.failure.retryAfterMs),

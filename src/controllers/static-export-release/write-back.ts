@@ -120,6 +120,7 @@ const NEEDS_THE_USER: ReadonlySet<GitWriteBackFailureReason> = new Set([
   'GitFieldInvalid',
   'GitRedirected',
   'GitUnsupported',
+  'GitHostKeyUnknown',
   'GitUrlRefused',
   'GitSecretInvalid',
 ]);
