@@ -10,6 +10,7 @@
 // Nothing is asserted; the goals: no 429, at most 10 starts in any sliding hour, no site starved,
 // exports per site most over fewest at most 1.5.
 import { AdminApiClient, ExportBusyError, ExportStartLimitError, NotFoundError } from '../src/api/index.ts';
+import type { Reservation } from '../src/controllers/skeleton.ts';
 import { busyWaitMs } from '../src/controllers/static-export-release/actions.ts';
 import {
   afterPublish,
@@ -44,6 +45,7 @@ import {
 import { parseDuration, type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../src/project.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
+import { runFaultyDay } from './budget-faults.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -149,18 +151,28 @@ class Day {
       }
       const look: Look = { observed, visit, polled, budget };
       const d = decideOn(look, TUN);
-      claim(look, d, TUN);
-      this.count(d.events);
-      s.release = { ...release, status: d.status };
-      const acted = await this.act(s, look, d.action, now);
-      return acted === 'none' ? d.requeueAfterMs : acted;
+      const reservation = claim(look, d);
+      try {
+        this.count(d.events);
+        s.release = { ...release, status: d.status };
+        const acted = await this.act(s, look, d.action, now, reservation);
+        return acted === 'none' ? d.requeueAfterMs : acted;
+      } finally {
+        reservation?.release();
+      }
     } finally {
       visit.close();
     }
   }
 
-  private async act(s: Site, look: Look, action: Action, now: Date): Promise<number | 'none' | undefined> {
-    if (action.kind === 'start') return this.start(s, look, now);
+  private async act(
+    s: Site,
+    look: Look,
+    action: Action,
+    now: Date,
+    reservation: Reservation | undefined,
+  ): Promise<number | 'none' | undefined> {
+    if (action.kind === 'start') return this.start(s, look, now, reservation);
     if (action.kind === 'publish') return this.publish(s, look, action, now);
     if (action.kind === 'none') return 'none';
     throw new Error(`unexpected action ${action.kind}`);
@@ -174,24 +186,32 @@ class Day {
     this.count(folded.events);
   }
 
-  /** As actions.ts `start`: the call, then its outcome folded; a 409 or 429 gives the slot back or blocks the group. */
-  private async start(s: Site, { visit, budget }: Look, now: Date): Promise<number | undefined> {
+  /** As actions.ts `start`: the call, then its outcome folded; a 409 or 429 keeps the slot spent, holding the project or the group. */
+  private async start(
+    s: Site,
+    { visit, budget }: Look,
+    now: Date,
+    reservation: Reservation | undefined,
+  ): Promise<number | undefined> {
     const snapshot = { now, release: s.release };
     try {
       const started = await this.client.startExport(exportTarget(s.release.spec));
+      reservation?.sent();
       this.commit(s, afterStart(snapshot, started.jobId, started.status ?? 'queued'));
       visit?.started(started.jobId, now.toISOString());
       s.starts.push(now.getTime());
       return exportPollDelayMs(s.release.status ?? {}, now) ?? 0;
     } catch (e) {
       if (e instanceof ExportBusyError) {
-        budget?.giveBack();
+        reservation?.sent();
         visit?.close();
         const waitMs = busyWaitMs(s.release.status ?? {});
+        budget?.busy(now.getTime() + waitMs);
         this.commit(s, afterStartBusy(snapshot, waitMs));
         return waitMs;
       }
       if (e instanceof ExportStartLimitError && budget) {
+        reservation?.sent();
         visit?.close();
         const until = budget.refused(e.retryAfterMs);
         this.commit(s, afterStartRefused(snapshot, until));
@@ -353,6 +373,7 @@ export async function run(): Promise<void> {
     ],
   ] as const;
   for (const [text, met] of goals) console.log(`${text}: ${met ? 'met' : 'MISSED'}`);
+  await runFaultyDay();
 }
 
 function summary(intervals: string[]): string {

@@ -21,8 +21,8 @@ const CACHE = join(
   process.env.STATIC_EXPORT_CACHE ?? join(homedir(), '.cache', 'static-export-operator'),
   'git-bench',
 );
-const USER = 'bench';
-const PASSWORD = 'bench-password-0123456789';
+export const USER = 'bench';
+export const PASSWORD = 'bench-password-0123456789';
 const VALUES = '# the docs site\nstaticExport:\n  enabled: true\n  version: "sha256-0"\n';
 
 type Shape = 'history' | 'head';
@@ -76,7 +76,7 @@ async function buildRepository(shape: Shape): Promise<string> {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+export const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 
 function request(url: string, version: string) {
   return {
@@ -90,12 +90,16 @@ function request(url: string, version: string) {
   };
 }
 
-/** One write in a fresh Node process running the compiled engine: its peak RSS. */
-async function childWrite(
+/**
+ * One write in a fresh Node process running the compiled engine (`build`: another compilation of
+ * src/, such as an older commit's): its peak RSS.
+ */
+export async function childWrite(
   url: string,
   version: string,
+  build = BUILD,
 ): Promise<{ outcome: string; ms: number; maxRssKb: number }> {
-  const module = pathToFileURL(join(BUILD, 'git/write-version.js')).href;
+  const module = pathToFileURL(join(build, 'git/write-version.js')).href;
   const code = `
     const { writeVersion } = await import(${JSON.stringify(module)});
     const started = performance.now();
@@ -107,8 +111,8 @@ async function childWrite(
   return JSON.parse(stdout.trim());
 }
 
-async function idleChild(): Promise<number> {
-  const module = pathToFileURL(join(BUILD, 'git/write-version.js')).href;
+export async function idleChild(build = BUILD): Promise<number> {
+  const module = pathToFileURL(join(build, 'git/write-version.js')).href;
   const code = `await import(${JSON.stringify(module)}); console.log(process.resourceUsage().maxRSS);`;
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code]);
   return Number(stdout.trim()) * 1024;

@@ -16,6 +16,8 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
   rolls: () => import('../bench/rolls.ts'),
   budget: () => import('../bench/budget.ts'),
   git: () => import('../bench/git-write-back.ts'),
+  startup: () => import('../bench/startup.ts'),
+  'git-hostile': () => import('../bench/git-hostile.ts'),
 };
 
 const requested = process.argv.slice(2);

@@ -13,3 +13,10 @@ export const EXPORT_BASE_PATHS = ['', '/docs', '/documentation'] as const;
 
 /** Export starts the platform allows per organization (admin key) in any hour; it answers 429 beyond. */
 export const EXPORT_STARTS_PER_HOUR = 10;
+
+/**
+ * A start budget group's name (spec.startBudget.group, the CLI's --starts-group): a lowercase DNS
+ * label, at most 63 characters. RE2-compatible.
+ */
+export const START_BUDGET_GROUP_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+export const START_BUDGET_GROUP_MAX_LENGTH = 63;

@@ -21,7 +21,34 @@ while [ $# -gt 0 ]; do
     *) out=$1; shift ;;
   esac
 done
-out=${out:-$root/.image/oci}
+default_out=$root/.image/oci
+out=${out:-$default_out}
+# The layout directory is replaced as a whole: only one this script wrote (its marker beside
+# oci-layout), an empty one or none may be. Earlier builds left no marker: at the default path a
+# directory holding nothing but a layout's own entries is taken as theirs.
+marker=.static-export-image
+refuse_out() {
+  echo "image: $out $1: not replaced. Name a new or empty directory, or one an earlier \`npm run image\` wrote (it holds oci-layout and $marker)." >&2
+  exit 2
+}
+if [ -L "$out" ]; then
+  refuse_out "is a symbolic link"
+elif [ -e "$out" ] && [ ! -d "$out" ]; then
+  refuse_out "exists and is not a directory"
+elif [ -d "$out" ]; then
+  shopt -s nullglob dotglob
+  entries=("$out"/*)
+  shopt -u nullglob dotglob
+  names=("${entries[@]##*/}")
+  layout_only=1
+  for name in "${names[@]}"; do
+    case $name in blobs | index.json | oci-layout) ;; *) layout_only=0 ;; esac
+  done
+  if [ ${#names[@]} -gt 0 ] && ! { [ -f "$out/$marker" ] && [ -f "$out/oci-layout" ]; } &&
+    ! { [ "$out" = "$default_out" ] && [ -f "$out/oci-layout" ] && [ $layout_only = 1 ]; }; then
+    refuse_out "holds files that are not an OCI layout this script wrote (no $marker beside oci-layout; it holds ${names[*]:0:5})"
+  fi
+fi
 # A wrong --load fails before the build, not after it.
 [ -z "$load$address" ] || scripts/image/load.sh --check "$load" "$address"
 command -v buildah >/dev/null || { echo "image: buildah is required (Debian: apt-get install buildah)" >&2; exit 1; }
@@ -49,6 +76,7 @@ current=$(buildah inspect --type image --format '{{.FromImageID}}' "localhost/st
 [ -z "$previous" ] || [ "$previous" = "$current" ] || buildah rmi "$previous" >/dev/null 2>&1 || true
 rm -rf "$out" && mkdir -p "$(dirname "$out")"
 buildah push --quiet "localhost/static-export:$version" "oci:$out:$version"
+echo "Written by npm run image (scripts/image/build.sh): the next build replaces this directory." >"$out/$marker"
 echo "image: localhost/static-export:$version in local storage, OCI layout $out (tag $version)" >&2
 [ -n "$load" ] || exit 0
 archive=$root/.image/static-export-$version.tar

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { Logger } from '../log.ts';
 import { fetchBundle } from './fetch.ts';
 import type { BundleLimits } from './limits.ts';
+import type { LinkDestinations } from './link-destination.ts';
 import type { SiteSummary } from './site-check.ts';
 
 /** What a verified bundle is known to be, without downloading it again. */
@@ -45,6 +46,8 @@ interface CacheFetch {
   renewUrl?: () => Promise<string>;
   signal?: AbortSignal;
   deadlineMs?: number;
+  /** Where the platform's link may lead (link-destination.ts); absent: anywhere. */
+  destinations?: LinkDestinations;
 }
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -148,7 +151,10 @@ export class BundleCache {
       ...(d.signal ? { signal: d.signal } : {}),
       ...(this.o.logger ? { logger: this.o.logger } : {}),
       ...(this.o.limits ? { limits: this.o.limits } : {}),
-      ...(d.deadlineMs ? { download: { deadlineMs: d.deadlineMs } } : {}),
+      download: {
+        ...(d.deadlineMs ? { deadlineMs: d.deadlineMs } : {}),
+        ...(d.destinations ? { destinations: d.destinations } : {}),
+      },
     });
     this.o.onDownloaded?.(fetched.sizeBytes);
     const existing = this.entries.get(fetched.sha256);

@@ -11,6 +11,7 @@ import { describeLink } from '../redact.ts';
 import { backoff, deadline, pause } from '../timers.ts';
 import { BundleError, type BundleErrorReason } from './errors.ts';
 import { DEFAULT_DEADLINE_MS, DEFAULT_LIMITS } from './limits.ts';
+import type { LinkDestinations } from './link-destination.ts';
 
 export interface DownloadOptions {
   /** `https:`/`http:` (presigned) link, or `file:` for a mirrored archive. */
@@ -21,6 +22,11 @@ export interface DownloadOptions {
   expectSha256?: string;
   /** Called when the link answers 401/403 (expired mid-download): must return a fresh link. */
   renewUrl?: () => Promise<string>;
+  /**
+   * Where a link from the platform's answer may lead (link-destination.ts): checked before every
+   * connection, fresh links included. Absent: anywhere (a link the user named).
+   */
+  destinations?: LinkDestinations;
   /** Archive size cap; default DEFAULT_LIMITS.maxArchiveBytes. */
   maxBytes?: number;
   /** Consecutive failed attempts without progress before giving up. Default 5. */
@@ -113,11 +119,19 @@ async function get(
   headers: Record<string, string>,
   timeoutMs: number,
   signal: AbortSignal | undefined,
+  destinations: LinkDestinations | undefined,
 ): Promise<IncomingMessage> {
+  // Throws for a refused literal address; a name is checked as it resolves: before any connection.
+  // Loaded on first use: the operator's and the CLI's start-up do not pay for node:dns.
+  const guard = destinations ? (await import('./link-destination.ts')).guardLink(url, destinations) : {};
   // Not `import()`: see http.ts (node:http's module wrapper loads undici).
   const client = process.getBuiltinModule(url.startsWith('https:') ? 'node:https' : 'node:http');
   return new Promise((resolve, reject) => {
-    const req = client.get(url, { headers, timeout: timeoutMs, ...(signal ? { signal } : {}) }, resolve);
+    const req = client.get(
+      url,
+      { headers, timeout: timeoutMs, ...guard, ...(signal ? { signal } : {}) },
+      resolve,
+    );
     req.on('timeout', () => req.destroy(new Error(`no data for ${timeoutMs} ms`)));
     req.on('error', reject);
   });
@@ -161,9 +175,16 @@ async function* httpChunks(options: DownloadOptions, counters: Counters): AsyncG
     counters.attempts += 1;
     let response: IncomingMessage;
     try {
-      response = await get(url, offset > 0 ? { range: `bytes=${offset}-` } : {}, timeout, options.signal);
+      response = await get(
+        url,
+        offset > 0 ? { range: `bytes=${offset}-` } : {},
+        timeout,
+        options.signal,
+        options.destinations,
+      );
     } catch (error) {
-      if (options.signal?.aborted) throw error;
+      // A refused destination is not retried.
+      if (options.signal?.aborted || error instanceof BundleError) throw error;
       await retryAfter('Network', (error as Error).message, error);
       continue;
     }

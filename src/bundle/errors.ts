@@ -29,7 +29,15 @@ export type BundleErrorReason =
   /** The extracted site failed the publish gate (no root index.html, too few pages, too large a drop). */
   | 'PublishGate'
   /** The destination holds something this tool did not extract there (no marker file). */
-  | 'DestinationNotOurs';
+  | 'DestinationNotOurs'
+  /** The link leads to an address that is not public (link-destination.ts), without the opt-in. */
+  | 'LinkDestinationRefused';
+
+/**
+ * The opt-in that lifts LinkDestinationRefused, the CLI's and the operator's flag alike. Here, not in
+ * link-destination.ts, so that declaring the flag loads nothing a command does not load already.
+ */
+export const ALLOW_PRIVATE_FLAG = '--allow-private-bundle-links';
 
 export class BundleError extends Error {
   override readonly name = 'BundleError';

@@ -28,8 +28,11 @@ export interface FetchBundleOptions {
   onProgress?: DownloadOptions['onProgress'];
   /** Checks the extracted site before it replaces `dest`; throwing leaves `dest` untouched. */
   gate?: (site: SiteSummary) => void | Promise<void>;
-  /** Download tuning: retries, backoff, idle timeout, overall deadline. */
-  download?: Pick<DownloadOptions, 'retries' | 'maxRenewals' | 'backoffMs' | 'timeoutMs' | 'deadlineMs'>;
+  /** Download tuning: retries, backoff, idle timeout, overall deadline; where a link may lead. */
+  download?: Pick<
+    DownloadOptions,
+    'retries' | 'maxRenewals' | 'backoffMs' | 'timeoutMs' | 'deadlineMs' | 'destinations'
+  >;
 }
 
 export interface FetchedBundle {

@@ -14,7 +14,7 @@ export {
   downloadToFile,
   openDownload,
 } from './download.ts';
-export { BundleError, type BundleErrorReason, isBundleError } from './errors.ts';
+export { ALLOW_PRIVATE_FLAG, BundleError, type BundleErrorReason, isBundleError } from './errors.ts';
 export {
   type ArchiveSummary,
   assertVersion,
@@ -25,7 +25,20 @@ export {
   stageExtraction,
 } from './extract.ts';
 export { type FetchBundleOptions, type FetchedBundle, fetchBundle } from './fetch.ts';
-export { type BundleLimits, DEFAULT_DEADLINE_MS, DEFAULT_LIMITS, resolveLimits } from './limits.ts';
+export {
+  type BundleLimits,
+  DEFAULT_DEADLINE_MS,
+  DEFAULT_LIMITS,
+  linkArrivedExpired,
+  MIN_LINK_LIFETIME_MS,
+  resolveLimits,
+} from './limits.ts';
+export {
+  guardLink,
+  isPublicAddress,
+  type LinkDestinations,
+  linkDestinationsFor,
+} from './link-destination.ts';
 export {
   type MirroredBundle,
   type MirrorIndex,

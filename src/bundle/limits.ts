@@ -26,3 +26,14 @@ export const DEFAULT_LIMITS: BundleLimits = {
 export function resolveLimits(limits?: Partial<BundleLimits>): BundleLimits {
   return { ...DEFAULT_LIMITS, ...limits };
 }
+
+/**
+ * A link with less lifetime left than this when it arrives (expired, or as good as) is not written:
+ * it would fail every download and be renewed in a loop. The operator's rule and the CLI's.
+ */
+export const MIN_LINK_LIFETIME_MS = 2_000;
+
+/** True when a link expiring at `expiresAt` has less than MIN_LINK_LIFETIME_MS left at `now`. */
+export function linkArrivedExpired(expiresAt: Date, now: Date | number): boolean {
+  return expiresAt.getTime() - new Date(now).getTime() < MIN_LINK_LIFETIME_MS;
+}

@@ -2,7 +2,11 @@ import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError, type Option } from 'commander';
 import { assertReplaceable } from '../bundle/destination.ts';
 import { BundleError } from '../bundle/errors.ts';
+
+export { ALLOW_PRIVATE_FLAG } from '../bundle/errors.ts';
+
 import { type BundleLimits, DEFAULT_DEADLINE_MS, DEFAULT_LIMITS } from '../bundle/limits.ts';
+import type { LinkDestinations } from '../bundle/link-destination.ts';
 import { formatDuration } from '../crd/duration.ts';
 import type { Logger } from '../log.ts';
 import type { CliContext } from './context.ts';
@@ -68,10 +72,15 @@ export function limitsFrom(flags: BundleLimitFlags): BundleLimits {
   };
 }
 
+/** --allow-private-bundle-links (export, mirror sync, operator): the opt-in of link-destination.ts. */
+export const ALLOW_PRIVATE_HELP =
+  "let the platform's bundle link lead to a private, loopback or link-local address (a private mirror); " +
+  "without it only public addresses and the admin API's own host are connected to";
+
 /** What a bundle download of the CLI is given: its caps, deadline (and retries), log and progress. */
 export interface BundleDownload {
   limits: BundleLimits;
-  download: { deadlineMs: number; retries?: number };
+  download: { deadlineMs: number; retries?: number; destinations?: LinkDestinations };
   logger: Logger;
   onProgress?: (received: number, total: number | undefined) => void;
 }

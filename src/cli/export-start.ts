@@ -1,16 +1,21 @@
 // Starting an export in a pipeline. The current API revision runs one export per deployment at a
 // time and answers 409 to a start meanwhile, without saying which job is active: the CLI cannot
-// follow that job, so it starts again later, backing off, until the job has ended or --timeout.
+// follow that job, so it starts again later until the job has ended or --timeout. A start answered
+// 409 is not free: the vendor does not say whether it counts toward the organization's 10 starts an
+// hour, so the project assumes it does and probes a busy project a few times an hour at most.
 
-import { ExportBusyError } from '../api/errors.ts';
+import { type AdminApiError, ExportBusyError } from '../api/errors.ts';
 import type { StartedExport } from '../api/schemas.ts';
 import { formatDuration } from '../crd/duration.ts';
 import { wait } from '../timers.ts';
-import { CliError, EXIT } from './exit-codes.ts';
+import { CliError, EXIT, exitCodeFor } from './exit-codes.ts';
 
-/** The first wait after a 409; each next one doubles, up to MAX_RETRY_MS. */
-const FIRST_RETRY_MS = 3_000;
-const MAX_RETRY_MS = 60_000;
+/** Starts of one project answered 409 in any hour, at most (a refused start may count). */
+export const BUSY_ANSWERS_PER_HOUR = 4;
+/** The wait after the first 409; each next one is FACTOR times longer (1, 4, 16 minutes). */
+const FIRST_RETRY_MS = 60_000;
+const FACTOR = 4;
+const HOUR_MS = 3_600_000;
 
 interface StartOptions {
   /** How long the command may wait in all, from now. */
@@ -19,30 +24,72 @@ interface StartOptions {
   what: string;
   /** Called before each wait after a 409, with how long it lasts. */
   onBusy: (delayMs: number, error: ExportBusyError) => void;
+  /** When earlier runs met 409 on this project (the starts record), epoch ms: they count toward the hour's probes. */
+  earlierBusy?: number[];
 }
 
-/** `start()`, again after each 409 until it succeeds or `timeoutMs` has passed (exit 6 then). */
+/**
+ * When the next start may follow the 409s at `busy` (epoch ms, oldest first): after a growing
+ * wait, and never a (BUSY_ANSWERS_PER_HOUR + 1)-th within an hour.
+ */
+export function nextProbeAt(busy: number[], retry: number, now: number): number {
+  const spaced = now + FIRST_RETRY_MS * FACTOR ** retry;
+  const recent = busy.filter((at) => at > now - HOUR_MS);
+  if (recent.length < BUSY_ANSWERS_PER_HOUR) return spaced;
+  const freed = (recent[recent.length - BUSY_ANSWERS_PER_HOUR] ?? now) + HOUR_MS;
+  return Math.max(spaced, freed);
+}
+
+/** `start()`, again after each 409 while the hour's probes and `timeoutMs` allow (exit 6 then). */
 export async function startWhenFree(
   start: () => Promise<StartedExport>,
   options: StartOptions,
 ): Promise<StartedExport> {
   const began = Date.now();
+  const busy = [...(options.earlierBusy ?? [])];
   for (let retry = 0; ; retry++) {
     try {
       return await start();
     } catch (error) {
       if (!(error instanceof ExportBusyError)) throw error;
-      const left = options.timeoutMs - (Date.now() - began);
-      if (left <= 0) {
+      const now = Date.now();
+      busy.push(now);
+      const next = nextProbeAt(busy, retry, now);
+      if (next > began + options.timeoutMs) {
+        const mine = busy.length - (options.earlierBusy?.length ?? 0);
         throw new CliError(
           EXIT.unavailable,
-          `${options.what} still had an export queued or running after waiting ${formatDuration(options.timeoutMs)} ` +
-            '(409 on every start): raise --timeout to wait longer, or find out who keeps exporting it.',
+          `${options.what} still had an export queued or running after ${formatDuration(Math.max(1, Math.round((now - began) / 1000)) * 1000)} ` +
+            `(409 on ${mine} start(s)); the next start would be at ${new Date(next).toISOString()}, after --timeout ` +
+            `${formatDuration(options.timeoutMs)}. A start answered 409 may count toward the organization's 10 starts an ` +
+            `hour, so a busy project is tried ${BUSY_ANSWERS_PER_HOUR} times an hour at most: run again later, raise ` +
+            '--timeout, or find out who keeps exporting it.',
         );
       }
-      const delayMs = Math.min(FIRST_RETRY_MS * 2 ** retry, MAX_RETRY_MS, left);
-      options.onBusy(delayMs, error);
-      await wait(delayMs);
+      options.onBusy(next - now, error);
+      await wait(next - now);
     }
   }
+}
+
+/** What a start answered in a way that may have created the job was answered with. */
+function answerOf(error: AdminApiError): string {
+  if (error.kind === 'InvalidResponse') return `in a form the client cannot use (HTTP ${error.status})`;
+  if (error.status !== undefined) return `HTTP ${error.status}`;
+  return error.kind === 'Timeout' ? 'no answer in time' : 'a connection lost';
+}
+
+/**
+ * A start whose answer may follow the job's creation (startMayHaveCreatedJob): says so plainly,
+ * with the answer's own exit code. Starting again would spend another of the hour's starts and
+ * meet 409 while that job runs.
+ */
+export function startMayHaveCreated(what: string, error: AdminApiError): CliError {
+  return new CliError(
+    exitCodeFor(error),
+    `the export start of ${what} was answered ${answerOf(error)} after the request reached the platform: the ` +
+      'export job may exist and run. It is not started again in this run: a second start would spend another of ' +
+      "the organization's 10 starts an hour, and meets 409 while that job runs. To look: the deployment's page " +
+      'on the dashboard lists its exports; a start answered 409 in a few minutes means the job still runs.',
+  );
 }

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import type { ExportTarget } from '../api/client.ts';
 import type { ExportBasePath } from '../api/schemas.ts';
-import { EXPORT_BASE_PATHS } from '../project.ts';
+import { EXPORT_BASE_PATHS, PROJECT_ID_PATTERN } from '../project.ts';
 import type { CliContext } from './context.ts';
 import { usageError } from './exit-codes.ts';
 import { checkDomain, ENV, flagOrEnv, nonEmpty } from './options.ts';
@@ -43,10 +43,22 @@ export function exportTargetOptions(command: Command): Command {
   );
 }
 
-/** The project id of --project-id, else of the environment; undefined when neither names one. */
+/**
+ * The project id of --project-id, else of the environment; undefined when neither names one. Held
+ * to spec.projectId's pattern: an id such as `..` or `.` would be sent as a path segment and
+ * normalised into another endpoint (`POST /v1/jobs`, the first revision's start).
+ */
 export function projectIdFrom(flags: ProjectFlags, ctx: CliContext): string | undefined {
   const id = flagOrEnv(flags.projectId, ENV.projectId, ctx)?.trim();
-  return id || undefined;
+  if (!id) return undefined;
+  if (!new RegExp(PROJECT_ID_PATTERN).test(id)) {
+    const from = flags.projectId === undefined ? ENV.projectId : '--project-id';
+    throw usageError(
+      `${from} "${id.slice(0, 80)}" is not a project id: 1 to 64 letters, digits, "_" or "-" (as spec.projectId), ` +
+        'as the API keys page of the dashboard shows it.',
+    );
+  }
+  return id;
 }
 
 /** --base-path's value, if the platform knows it; else a usage error naming the flag. */

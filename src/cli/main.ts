@@ -80,11 +80,13 @@ export async function buildProgram(ctx: CliContext, argv: string[] = []): Promis
     // Each command's options are its own, after its name: `mirror push --url` is push's --url, not mirror's.
     .enablePositionalOptions();
   const named = argv[2];
-  // `completion` describes every command, so it loads them all.
+  // `--version` needs no command; `completion` and `--help` describe every command, so they load all.
   const names =
-    named !== undefined && named !== 'completion' && Object.hasOwn(COMMANDS, named)
-      ? [named]
-      : Object.keys(COMMANDS);
+    named === '--version' || named === '-V'
+      ? []
+      : named !== undefined && named !== 'completion' && Object.hasOwn(COMMANDS, named)
+        ? [named]
+        : Object.keys(COMMANDS);
   for (const name of names) (await (COMMANDS[name] as () => Promise<RegisterCommand>)())(program, ctx);
   applyCommonSettings(program, ctx, argv.includes('--json'));
   return program;

@@ -4,6 +4,7 @@ import { isContentVersion } from '../bundle/version.ts';
 import { formatDuration, parseDuration } from '../crd/duration.ts';
 import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
 import { createLogger, type Logger } from '../log.ts';
+import { START_BUDGET_GROUP_MAX_LENGTH, START_BUDGET_GROUP_PATTERN } from '../project.ts';
 import { registerSecret } from '../redact.ts';
 import type { CliContext } from './context.ts';
 import { CliError, EXIT, usageError } from './exit-codes.ts';
@@ -32,13 +33,27 @@ export function flagOrEnv(flag: string | undefined, variable: string, ctx: CliCo
 }
 
 /** commander argument parser for integers; commander names the flag in its error message. */
-export function integer(min: number): (value: string) => number {
+export function integer(min: number, max?: number): (value: string) => number {
   return (value) => {
-    if (!/^\d+$/.test(value.trim()) || Number(value) < min) {
-      throw new InvalidArgumentError(`expected a whole number >= ${min}.`);
+    if (!/^\d+$/.test(value.trim()) || Number(value) < min || (max !== undefined && Number(value) > max)) {
+      throw new InvalidArgumentError(
+        max === undefined
+          ? `expected a whole number >= ${min}.`
+          : `expected a whole number from ${min} to ${max}.`,
+      );
     }
     return Number(value);
   };
+}
+
+/** --starts-group: the names spec.startBudget.group takes (the CRD's pattern). */
+export function startsGroup(value: string): string {
+  if (value.length > START_BUDGET_GROUP_MAX_LENGTH || !new RegExp(START_BUDGET_GROUP_PATTERN).test(value)) {
+    throw new InvalidArgumentError(
+      'expected a lowercase name (letters, digits and "-", at most 63), like spec.startBudget.group: e.g. docs-pipeline.',
+    );
+  }
+  return value;
 }
 
 interface DurationFlag {
@@ -127,7 +142,8 @@ function resolveApiUrl(flags: ApiFlags, ctx: CliContext): string {
   return url;
 }
 
-async function readApiKey(flags: ApiFlags, ctx: CliContext): Promise<string> {
+/** The admin key of --key-file, else of the environment. */
+export async function readApiKey(flags: ApiFlags, ctx: CliContext): Promise<string> {
   if (flags.keyFile !== undefined) {
     const text = (await readFlagFile('--key-file', flags.keyFile)).toString('utf8');
     // Files written with `echo` end with a newline; anything else inside is left for key validation.

@@ -43,7 +43,7 @@ export function registerBudgetMetrics(metrics: Metrics, clients: ApiClients, bud
     });
   perGroup(
     'start_budget_remaining',
-    'Export starts the hourly budget of the current export API still allows now, per group (spec.startBudget.group, or key-<key id>). 0 while the platform answered 429.',
+    "Export starts the hourly budget of the current export API still allows now, per group (spec.startBudget.group, or key-<key id>), of the group's share of the organization's hour (spec.startBudget.startsPerHour, --start-budget-per-hour). 0 while the platform's 429 holds the group.",
     (g) => budgets.remaining(g),
   );
   perGroup(

@@ -67,6 +67,8 @@ interface OperatorConfig {
   agentJobsPerHour?: number;
   /** Admin API requests per key and minute (the platform allows about 100). Default 90; 0: no limit. */
   apiRequestsPerMinute?: number;
+  /** Export starts per hour of a start budget group whose releases name no share (default 10, the organization's). */
+  startBudgetPerHour?: number;
   /** Where bundles are downloaded, verified and cached. */
   workDir: string;
   /** Most verification results in the work directory's bundle cache (default DEFAULT_BUNDLE_CACHE_ENTRIES). */
@@ -116,7 +118,9 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     onCall: (_operation, status, ms, endpoint) => metrics.observeAdminApiCall(endpoint, status, ms / 1000),
   });
   // Export starts of the current API, per organization and hour: counted across terms of leadership.
-  const budgets = new StartBudgets();
+  const budgets = new StartBudgets(
+    cfg.startBudgetPerHour === undefined ? {} : { limit: cfg.startBudgetPerHour },
+  );
   registerBudgetMetrics(metrics, clients, budgets);
   // The releases in the cache of the reconcilers running now (none while not leading).
   let cachedReleases: () => readonly StaticExportRelease[] = () => [];

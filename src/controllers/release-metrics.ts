@@ -18,23 +18,43 @@ export function registerReleaseMetrics(metrics: Metrics, releases: () => readonl
   const registers = [metrics.registry];
   const id = (r: Release) => ({ namespace: r.metadata.namespace ?? '', name: r.metadata.name });
 
+  /** Each release's conditions, a release with no Ready condition yet reporting Ready Unknown. */
+  const conditionsOf = (r: Release) => {
+    const conditions = r.status?.conditions ?? [];
+    return conditions.some((c) => c.type === 'Ready')
+      ? conditions
+      : [...conditions, { type: 'Ready', status: 'Unknown' as const, reason: '' }];
+  };
+
+  // No reason label here: a label that changes starts a new series, and with it a new alert
+  // instance, so a release whose reason alternates (ExportFailed, Exporting, ...) would never
+  // stay not Ready long enough to alert. The reason has its own series below.
   new Gauge({
     name: `${p}release_condition`,
-    help: "A release's conditions, as cert-manager's certificate_ready_status: 1 on the series of the condition's current status, 0 on the other two. A release with no Ready condition yet reports Ready Unknown.",
-    labelNames: ['namespace', 'name', 'type', 'status', 'reason'],
+    help: "A release's conditions, as cert-manager's certificate_ready_status: 1 on the series of the condition's current status, 0 on the other two. A release with no Ready condition yet reports Ready Unknown. The reason is in static_export_release_condition_reason.",
+    labelNames: ['namespace', 'name', 'type', 'status'],
     registers,
     collect() {
       this.reset();
       for (const r of releases()) {
-        const conditions = r.status?.conditions ?? [];
-        const all = conditions.some((c) => c.type === 'Ready')
-          ? conditions
-          : [...conditions, { type: 'Ready', status: 'Unknown' as const, reason: '' }];
-        for (const c of all) {
+        for (const c of conditionsOf(r)) {
           for (const status of STATUSES) {
-            this.set({ ...id(r), type: c.type, status, reason: c.reason }, c.status === status ? 1 : 0);
+            this.set({ ...id(r), type: c.type, status }, c.status === status ? 1 : 0);
           }
         }
+      }
+    },
+  });
+
+  new Gauge({
+    name: `${p}release_condition_reason`,
+    help: "The reason of each of a release's conditions now, as an info series: always 1, on the one series of the current reason (empty for a release with no Ready condition yet). A change of reason ends the old series.",
+    labelNames: ['namespace', 'name', 'type', 'reason'],
+    registers,
+    collect() {
+      this.reset();
+      for (const r of releases()) {
+        for (const c of conditionsOf(r)) this.set({ ...id(r), type: c.type, reason: c.reason }, 1);
       }
     },
   });

@@ -59,10 +59,25 @@ export interface Loaded<T> {
   client?: AdminApiClient;
 }
 
+/**
+ * What a decision takes hold of that other objects share (a slot of an hourly start budget, a share
+ * group's one export): spent once the request it was taken for goes out, given back on every other
+ * path (the call deferred, the status write conflicted, anything thrown before the request). The
+ * skeleton gives back whatever was not spent when the reconcile ends, so no action has to.
+ */
+export interface Reservation {
+  /** The request went out (the platform may count it, whatever it answered): it stays spent. */
+  sent(): void;
+  /** Nothing was sent: given back. Does nothing once sent or given back. */
+  release(): void;
+}
+
 /** One reconcile of one object, as the action sees it. */
 export interface Run<T, S extends object> {
   obj: T;
   now: Date;
+  /** The request the decision's reservation was taken for went out: it stays spent (see Reservation). */
+  sent(): void;
   record: StatusRecord<S>;
   signal: AbortSignal | undefined;
   /** Events being written; the reconcile ends once they are (they need not hold up its next step). */
@@ -138,10 +153,13 @@ export abstract class Reconciler<
   protected abstract conditions(obj: T, status: S, failure: Failure | undefined, now: Date): S;
 
   /**
-   * Takes hold of what the decision needs before its status is written (a share group's start),
-   * run synchronously right after `decide`: no other reconcile runs in between.
+   * Takes hold of what the decision needs before its status is written (a share group's start, a
+   * budget's slot), run synchronously right after `decide`: no other reconcile runs in between. What
+   * it returns is given back when the reconcile ends, unless the action said it was sent.
    */
-  protected claim(_observed: O, _d: Decision<A, S>): void {}
+  protected claim(_observed: O, _d: Decision<A, S>): Reservation | undefined {
+    return undefined;
+  }
   /** The object no longer exists. */
   protected gone(_namespace: string, _name: string): void {}
   /** The reconcile of what was observed ended, however: what observe opened for it is closed. */
@@ -177,7 +195,23 @@ export abstract class Reconciler<
     signal: AbortSignal | undefined,
   ): Promise<ReconcileResult> {
     const d = this.decide(observed);
-    this.claim(observed, d);
+    const reservation = this.claim(observed, d);
+    try {
+      return await this.reserved(key, loaded, observed, d, reservation, signal);
+    } finally {
+      // Whatever path ended the reconcile before its request went out gives back what it reserved.
+      reservation?.release();
+    }
+  }
+
+  private async reserved(
+    key: string,
+    loaded: Loaded<T>,
+    observed: O,
+    d: Decision<A, S>,
+    reservation: Reservation | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<ReconcileResult> {
     this.deps.logger.debug(
       { [this.kind.logKey]: key, rule: d.rule, action: d.action, requeueAfterMs: d.requeueAfterMs },
       'decided',
@@ -192,6 +226,7 @@ export abstract class Reconciler<
     const run: Run<T, S> = {
       obj: loaded.obj,
       now: loaded.now,
+      sent: () => reservation?.sent(),
       record: new StatusRecord(this.deps.kube, this.kind.plural, loaded.obj, (written) =>
         this.deps.reads?.objects.remember(written),
       ),

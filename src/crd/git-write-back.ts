@@ -33,6 +33,10 @@ const SSH_PASSWORD_MESSAGE = `${F}.url must not hold a password (ssh://user:pass
 const SSH_PASSWORD = '^[sS][sS][hH]://[^/?#@]*:[^/?#@]*@';
 const USERINFO_MESSAGE = `${F}.url must not hold credentials (user:token@): credentials go in the Secret named by ${F}.secretRef (keys username and password)`;
 const URL_QUERY_MESSAGE = `${F}.url must not have a query or fragment (?… or #…): name the repository only`;
+const URL_CHARS_MESSAGE = `${F}.url must not contain spaces, control characters or backslashes: write the repository's URL as its server shows it`;
+// URL parsers drop tabs and line breaks and read a backslash as a slash (`https:\\u:t@h`, with
+// backslashes, is https://u:t@h to them): none of those may stand in the text the rules below read.
+const URL_CHARS = String.raw`[\x00-\x20\x7f\\]`;
 // Userinfo of an http(s) URL: the part before '@' in the authority (RE2 and JavaScript read this
 // alike; an ssh URL's user is refused by the scheme rule alone).
 const USERINFO = '^[hH][tT][tT][pP][sS]?://[^/?#]*@';
@@ -47,9 +51,19 @@ const repositoryUrl = withCel(
         (URL.canParse(v) && /^(https?|ssh):$/.test(new URL(v).protocol) && new URL(v).hostname !== ''),
       URL_MESSAGE,
     )
-    .refine((v) => !new RegExp(USERINFO).test(v), USERINFO_MESSAGE)
+    .refine(
+      (v) =>
+        !new RegExp(USERINFO).test(v) &&
+        !(
+          URL.canParse(v) &&
+          /^https?:$/.test(new URL(v).protocol) &&
+          (new URL(v).username || new URL(v).password)
+        ),
+      USERINFO_MESSAGE,
+    )
     .refine((v) => !new RegExp(SSH_PASSWORD).test(v), SSH_PASSWORD_MESSAGE)
-    .refine((v) => !/[?#]/.test(v), URL_QUERY_MESSAGE),
+    .refine((v) => !/[?#]/.test(v), URL_QUERY_MESSAGE)
+    .refine((v) => !new RegExp(URL_CHARS).test(v), URL_CHARS_MESSAGE),
   [
     {
       rule: `self.matches(r'${SCP_LIKE_PATTERN}') || (isURL(self) && url(self).getScheme() in ['http', 'https', 'ssh'] && url(self).getHostname() != '')`,
@@ -58,25 +72,35 @@ const repositoryUrl = withCel(
     { rule: `!self.matches(r'${USERINFO}')`, message: USERINFO_MESSAGE },
     { rule: `!self.matches(r'${SSH_PASSWORD}')`, message: SSH_PASSWORD_MESSAGE },
     { rule: `!self.matches(r'[?#]')`, message: URL_QUERY_MESSAGE },
+    { rule: `!self.matches(r'${URL_CHARS}')`, message: URL_CHARS_MESSAGE },
   ],
 );
 
-// Segments that start with a letter, digit or '_', joined by single slashes; '..' anywhere and a
-// '.lock' end are what git check-ref-format refuses besides.
+// git check-ref-format --branch: segments that start with a letter, digit or '_' (so none starts
+// with '.' or '-'), of characters git allows (no space, control character, ~ ^ : ? * [ \\ or @),
+// joined by single slashes; besides, no '..', no segment ending in .lock, no '.' at the end, not
+// HEAD, and not a full ref name (refs/heads/main would become refs/heads/refs/heads/main).
 const BRANCH_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)*$';
+const LOCK_SEGMENT = String.raw`\.lock(/|$)`;
 const branchName = (field: string) => {
-  const message = `${field} must be a branch name such as main or env/production (letters, digits, '.', '_', '-' and '/'; no '..', not ending in .lock)`;
+  const message = `${field} must be a branch name such as main or env/production, as git check-ref-format takes it: letters, digits, '.', '_', '-' and '/'; no '..', no part ending in .lock, not ending in '.', not HEAD, and the branch alone (main, not refs/heads/main)`;
   return withCel(
     z
       .string()
       .max(255)
       .refine(
-        (v) => new RegExp(BRANCH_PATTERN).test(v) && !v.includes('..') && !v.endsWith('.lock'),
+        (v) =>
+          new RegExp(BRANCH_PATTERN).test(v) &&
+          !v.includes('..') &&
+          !new RegExp(LOCK_SEGMENT).test(v) &&
+          !v.endsWith('.') &&
+          v !== 'HEAD' &&
+          !v.startsWith('refs/'),
         message,
       ),
     [
       {
-        rule: `self.matches(r'${BRANCH_PATTERN}') && !self.contains('..') && !self.endsWith('.lock')`,
+        rule: `self.matches(r'${BRANCH_PATTERN}') && !self.contains('..') && !self.matches(r'${LOCK_SEGMENT}') && !self.endsWith('.') && self != 'HEAD' && !self.startsWith('refs/')`,
         message,
       },
     ],
@@ -84,20 +108,39 @@ const branchName = (field: string) => {
 };
 
 const PATH_PATTERN = String.raw`^[^/]+(/[^/]+)*\.ya?ml$`;
-const PATH_DOT_SEGMENT = String.raw`(^|/)(\.|\.\.|\.git)(/|$)`;
-const PATH_MESSAGE = `${F}.path must be a YAML file relative to the repository root, such as clusters/production/docs-values.yaml or apps/docs/.argocd-source-docs.yaml (no leading '/', no '.', '..' or .git segments, ending in .yaml or .yml)`;
-const repositoryPath = withCel(
-  z
-    .string()
-    .max(1024)
-    .refine((v) => new RegExp(PATH_PATTERN).test(v) && !new RegExp(PATH_DOT_SEGMENT).test(v), PATH_MESSAGE),
-  [
-    {
-      rule: `self.matches(r'${PATH_PATTERN}') && !self.matches(r'${PATH_DOT_SEGMENT}')`,
-      message: PATH_MESSAGE,
-    },
-  ],
+// What git's verify_path refuses, in every spelling a file system may read as '.git': any case,
+// NTFS's trailing dots and spaces, its short name git~1 and its streams (`.git::$DATA`).
+const PATH_DOT_SEGMENT = String.raw`(^|/)(\.|\.\.|(\.[gG][iI][tT]|[gG][iI][tT]~1)[. ]*(:[^/]*)?)(/|$)`;
+// Control characters and backslashes (a separator on Windows), and the code points HFS+ ignores in
+// a name (zero-width joiners, direction marks, the BOM): `.g\u200cit` is .git there.
+const HFS_IGNORED: [number, number][] = [
+  [0x200c, 0x200f],
+  [0x202a, 0x202e],
+  [0x206a, 0x206f],
+  [0xfeff, 0xfeff],
+];
+const hex = (c: number) => c.toString(16).padStart(4, '0');
+const PATH_CHARS_RE2 = `[\\x00-\\x1f\\x7f\\\\${HFS_IGNORED.map(([a, b]) => `\\x{${hex(a)}}-\\x{${hex(b)}}`).join('')}]`;
+const PATH_CHARS_JS = new RegExp(
+  `[\\x00-\\x1f\\x7f\\\\${HFS_IGNORED.map(([a, b]) => `\\u${hex(a)}-\\u${hex(b)}`).join('')}]`,
 );
+const PATH_MESSAGE = `${F}.path must be a YAML file relative to the repository root, such as clusters/production/docs-values.yaml or apps/docs/.argocd-source-docs.yaml (no leading '/'; no '.', '..' or .git segments in any spelling, such as .GIT, .git. or git~1; no backslashes, control or invisible characters; ending in .yaml or .yml)`;
+
+/** Whether `path` is a file git writes where write-back may edit it (spec.gitWriteBack.path's rule). */
+export function isRepositoryPath(path: string): boolean {
+  return (
+    new RegExp(PATH_PATTERN).test(path) &&
+    !new RegExp(PATH_DOT_SEGMENT).test(path) &&
+    !PATH_CHARS_JS.test(path)
+  );
+}
+
+const repositoryPath = withCel(z.string().max(1024).refine(isRepositoryPath, PATH_MESSAGE), [
+  {
+    rule: `self.matches(r'${PATH_PATTERN}') && !self.matches(r'${PATH_DOT_SEGMENT}') && !self.matches(r'${PATH_CHARS_RE2}')`,
+    message: PATH_MESSAGE,
+  },
+]);
 
 const FIELD_PATTERN = '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$';
 
@@ -107,16 +150,25 @@ const PLACEHOLDER_LIST = `${COMMIT_MESSAGE_PLACEHOLDERS.slice(0, -1)
   .map((p) => `.${p}`)
   .join(', ')} and .${COMMIT_MESSAGE_PLACEHOLDERS.at(-1)}`;
 const TEMPLATE_MESSAGE = `${F}.messageTemplate may only use the placeholders ${PLACEHOLDER_LIST}, each between double curly braces as in Flux's commit templates; double curly braces hold nothing else`;
+const AUTHOR_NAME_MESSAGE = `${F}.author.name must not contain '<', '>', a line break or another control character`;
+// C0 and DEL: git fsck --strict refuses a commit whose header or message holds NUL.
+const AUTHOR_NAME_FORBIDDEN = String.raw`[<>\x00-\x1f\x7f]`;
+// A message keeps its line breaks and tabs.
+const TEMPLATE_CONTROL = String.raw`[\x00-\x08\x0b-\x1f\x7f]`;
+const TEMPLATE_CONTROL_MESSAGE = `${F}.messageTemplate must not contain control characters other than line breaks and tabs (git refuses a commit holding NUL)`;
 const messageTemplate = withCel(
   z
     .string()
     .min(1, `${F}.messageTemplate must not be empty: leave it out for the default message`)
     .max(1024)
-    .refine((v) => new RegExp(TEMPLATE_PATTERN).test(v), TEMPLATE_MESSAGE),
-  [{ rule: `self.matches(r'${TEMPLATE_PATTERN}')`, message: TEMPLATE_MESSAGE }],
+    .refine((v) => new RegExp(TEMPLATE_PATTERN).test(v), TEMPLATE_MESSAGE)
+    .refine((v) => !new RegExp(TEMPLATE_CONTROL).test(v), TEMPLATE_CONTROL_MESSAGE),
+  [
+    { rule: `self.matches(r'${TEMPLATE_PATTERN}')`, message: TEMPLATE_MESSAGE },
+    { rule: `!self.matches(r'${TEMPLATE_CONTROL}')`, message: TEMPLATE_CONTROL_MESSAGE },
+  ],
 );
 
-const AUTHOR_NAME_MESSAGE = `${F}.author.name must not contain '<', '>' or a line break`;
 const PUSH_BRANCH_MESSAGE = `${F}.pushBranch must differ from ${F}.branch: leave it out to push to ${F}.branch itself`;
 
 export const gitWriteBackSchema = withCel(
@@ -160,14 +212,14 @@ export const gitWriteBackSchema = withCel(
               .string()
               .min(1, `${F}.author.name must not be empty`)
               .max(256)
-              .refine((v) => !/[<>\n]/.test(v), AUTHOR_NAME_MESSAGE),
-            [{ rule: "!self.matches(r'[<>\\n]')", message: AUTHOR_NAME_MESSAGE }],
+              .refine((v) => !new RegExp(AUTHOR_NAME_FORBIDDEN).test(v), AUTHOR_NAME_MESSAGE),
+            [{ rule: `!self.matches(r'${AUTHOR_NAME_FORBIDDEN}')`, message: AUTHOR_NAME_MESSAGE }],
           )
             .default(DEFAULT_GIT_AUTHOR.name)
             .describe('Author and committer name of the commits.'),
           email: matching(
-            '^[^\\s<>@]+@[^\\s<>@]+$',
-            `${F}.author.email must be an e-mail address such as docs-bot@example.com`,
+            String.raw`^[^\s<>@\x00-\x1f\x7f]+@[^\s<>@\x00-\x1f\x7f]+$`,
+            `${F}.author.email must be an e-mail address such as docs-bot@example.com (no spaces, angle brackets or control characters)`,
             254,
           )
             .default(DEFAULT_GIT_AUTHOR.email)

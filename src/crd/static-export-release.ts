@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { BARE_HOST_PATTERN, BARE_HOST_RULE, MAX_DOMAIN_LENGTH } from '../domain.ts';
-import { EXPORT_BASE_PATHS, EXPORT_STARTS_PER_HOUR, PROJECT_ID_PATTERN } from '../project.ts';
+import {
+  EXPORT_BASE_PATHS,
+  EXPORT_STARTS_PER_HOUR,
+  PROJECT_ID_PATTERN,
+  START_BUDGET_GROUP_MAX_LENGTH,
+  START_BUDGET_GROUP_PATTERN,
+} from '../project.ts';
 import {
   conditionsSchema,
   GROUP_VERSION,
@@ -243,6 +249,8 @@ const sourceRules = [
   },
 ];
 
+const STARTS_PER_HOUR_MESSAGE = `spec.startBudget.startsPerHour must be a whole number from 1 to ${EXPORT_STARTS_PER_HOUR}`;
+
 const specObject = z
   .object({
     domain: matching(BARE_HOST_PATTERN, `spec.domain must be ${BARE_HOST_RULE}`, MAX_DOMAIN_LENGTH)
@@ -270,12 +278,25 @@ const specObject = z
     startBudget: z
       .object({
         group: matching(
-          '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+          START_BUDGET_GROUP_PATTERN,
           'spec.startBudget.group must be a lowercase name (letters, digits and "-", at most 63)',
-          63,
-        ).describe(
-          'Releases naming the same group share one budget of 10 export starts per hour (one organization with several admin keys). Absent: the group is the admin key (each key is one organization).',
-        ),
+          START_BUDGET_GROUP_MAX_LENGTH,
+        )
+          .optional()
+          .describe(
+            'Releases naming the same group share one budget of export starts per hour (one organization with several admin keys). Absent: the group is the admin key (each key is one organization; a rotated key keeps the count).',
+          ),
+        startsPerHour: z
+          .number({ message: STARTS_PER_HOUR_MESSAGE })
+          .int({ message: STARTS_PER_HOUR_MESSAGE })
+          .min(1, { message: STARTS_PER_HOUR_MESSAGE })
+          .max(EXPORT_STARTS_PER_HOUR, {
+            message: `${STARTS_PER_HOUR_MESSAGE} (the organization's whole hour)`,
+          })
+          .optional()
+          .describe(
+            `The group's share of the organization's ${EXPORT_STARTS_PER_HOUR} starts per hour, when other clusters or pipelines start exports of the same organization (the least any release of the group names counts). Absent: the operator's --start-budget-per-hour (default ${EXPORT_STARTS_PER_HOUR}).`,
+          ),
       })
       .optional()
       .describe(
@@ -523,6 +544,17 @@ const staticExportReleaseStatusSchema = z
           ),
         since: timestamp().describe('When the release began to wait.'),
         until: timestamp().describe('When it starts (or asks for its slot) again.'),
+        sibling: z
+          .string()
+          .optional()
+          .describe(
+            'ExportBusy for a release of the same project with another spec.basePath (namespace/name) whose export job is active: one job per project may be active, so this release waits for it without asking the platform.',
+          ),
+        refusedUntil: timestamp()
+          .optional()
+          .describe(
+            'The platform refused a start of the group (429): no release of the start budget group starts before then. A restarted operator holds the group until then too.',
+          ),
         message: z.string().describe('What it waits for, as the Reconciling condition says.'),
       })
       .optional()

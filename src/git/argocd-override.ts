@@ -2,7 +2,7 @@
 // Application's source: Argo CD merges its `helm.parameters` into the Application at every sync,
 // so a version committed there survives an app-of-apps parent or a `kubectl apply` from Git.
 import { posix } from 'node:path';
-import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, type Node, type YAMLMap, type YAMLSeq } from 'yaml';
 import { GitFailure } from './types.ts';
 import { appendToBlock, parseSingleDocument, renderScalar, setIn } from './yaml-edit.ts';
 
@@ -37,21 +37,30 @@ export function setOverrideParameter(
   const doc = parseSingleDocument(text, path);
   const parameters = doc.getIn(['helm', 'parameters'], true);
   if (parameters === undefined || (isScalar(parameters) && parameters.value === null)) {
-    return setIn(text, doc, ['helm', 'parameters'], {
+    const created = setIn(text, doc, ['helm', 'parameters'], {
       render: (indent) => `\n${parameterItem(name, value, indent).slice(0, -1)}`,
       same: () => false,
     });
+    return created === undefined ? undefined : checked(created, path, name, value);
   }
   if (!isSeq(parameters) || parameters.flow) {
     throw new GitFailure('GitFieldInvalid', `${path}: helm.parameters is not a block sequence of parameters`);
   }
-  const index = parameters.items.findIndex((item) => isParameter(item, name));
+  plainParameters(parameters, path);
+  const named = parameters.items.flatMap((item, i) => (isParameter(item, name) ? [i] : []));
+  if (named.length > 1) {
+    throw new GitFailure(
+      'GitFieldInvalid',
+      `${path}: helm.parameters names ${name} ${named.length} times (Argo CD would take one of them, not necessarily the one written): keep one entry`,
+    );
+  }
+  const index = named[0] ?? -1;
   if (index === -1) {
     const first = parameters.items[0] as Node | undefined;
     const start = first?.range?.[0] ?? 0;
     const dash = text.lastIndexOf('-', start);
     const indent = dash - (text.lastIndexOf('\n', dash) + 1);
-    return appendToBlock(text, parameters, parameterItem(name, value, indent));
+    return checked(appendToBlock(text, parameters, parameterItem(name, value, indent)), path, name, value);
   }
   // Two edits of one entry: each re-parses the text the previous one left.
   for (const [key, wanted, same] of [
@@ -66,5 +75,40 @@ export function setOverrideParameter(
     });
     if (edited !== undefined) text = edited;
   }
-  return text === source ? undefined : text;
+  return text === source ? undefined : checked(text, path, name, value);
+}
+
+/**
+ * Aliases and merge keys in helm.parameters are refused: the entry written would not be the one
+ * Argo CD reads (an alias of another entry, a name merged in from elsewhere, left beside the new).
+ */
+function plainParameters(parameters: YAMLSeq, path: string): void {
+  parameters.items.forEach((item, i) => {
+    const aliased =
+      isAlias(item) ||
+      (isMap(item) &&
+        item.items.some(
+          (p) => isAlias(p.key) || isAlias(p.value) || (isScalar(p.key) && p.key.value === '<<'),
+        ));
+    if (aliased || (isMap(item) && item.anchor) || (isScalar(item) && item.anchor)) {
+      throw new GitFailure(
+        'GitFieldInvalid',
+        `${path}: helm.parameters entry ${i + 1} uses an anchor, alias or merge key (&, * or <<): write the parameters out plainly, each name once`,
+      );
+    }
+  });
+}
+
+/** `text` when it reads back with exactly one `name` parameter holding `value`; else GitFieldInvalid. */
+function checked(text: string, path: string, name: string, value: string): string {
+  const parameters = parseSingleDocument(text, path).getIn(['helm', 'parameters'], true);
+  const entries = isSeq(parameters) ? parameters.items.filter((item) => isParameter(item, name)) : [];
+  const entry = entries[0];
+  if (entries.length !== 1 || !isMap(entry) || entry.get('value') !== value) {
+    throw new GitFailure(
+      'GitFieldInvalid',
+      `${path}: the parameter ${name} could not be written so that it reads back as the version; write helm.parameters as a block sequence of name/value entries`,
+    );
+  }
+  return text;
 }

@@ -1,11 +1,10 @@
-// One write at a time per repository within the process: several releases writing to one
-// repository queue here instead of racing each other's pushes (each would turn the other's push
-// into a non-fast-forward retry).
+// One holder at a time per key within the process, in order: write-backs queue here (all under one
+// key, write-version.ts says why) instead of racing each other's pushes or multiplying memory.
 
 const tails = new Map<string, Promise<void>>();
 
 /**
- * Runs `fn` once every earlier holder of `key` (a repository as normalizeGitUrl spells it) has finished. An aborted `signal` while waiting
+ * Runs `fn` once every earlier holder of `key` has finished. An aborted `signal` while waiting
  * rejects with its reason and leaves the queue as it was.
  */
 export async function withRepositoryLock<T>(

@@ -13,7 +13,7 @@ import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git
 import type { Client, ClientChannel } from 'ssh2';
 import { HttpTimeoutError } from '../http.ts';
 import { serverReason } from './failures.ts';
-import { bounded, collect, type GitHttpLimits } from './http-transport.ts';
+import { bounded, collect, type GitHttpLimits, responseBound } from './http-transport.ts';
 import { blobType, hostKeyAlgorithms, hostKeyKnown, knownHost, knownHostName } from './known-hosts.ts';
 import { describeSshRemote, type SshRemote } from './ssh-url.ts';
 import { GitFailure } from './types.ts';
@@ -28,6 +28,7 @@ export interface SshKey {
 }
 
 type Service = 'git-upload-pack' | 'git-receive-pack';
+type ResponseBound = ReturnType<typeof responseBound>;
 
 /** Longest stderr kept from a session (its first line is quoted when the server refuses). */
 const MAX_STDERR = 4096;
@@ -36,12 +37,14 @@ const MAX_STDERR = 4096;
  * A transport for one repository over SSH: requests name the service by their path (as
  * isomorphic-git's smart HTTP client forms them) and go to `remote` only. One connection, opened at
  * the first request; `close()` ends it. Refuses at once when known_hosts lists no key for the host.
+ * Responses are bounded as over HTTPS (responseBound): `refuse` hears of one over its bound.
  */
 export function gitSshClient(
   remote: SshRemote,
   key: SshKey,
   limits: GitHttpLimits,
   signal: AbortSignal,
+  refuse: (failure: GitFailure) => void,
 ): HttpClient & { close(): void } {
   const repository = describeSshRemote(remote);
   const known = knownHost(key.knownHosts, remote.host, remote.port);
@@ -76,7 +79,10 @@ export function gitSshClient(
         throw new GitFailure('GitUnsupported', `${repository}: no SSH command for ${url.pathname}`);
       const body = post && req.body ? Buffer.concat(await collect(req.body)) : undefined;
       const session = await Session.start(await connect(), service, remote.path, limits, signal, repository);
-      const advertisement = await session.advertisement();
+      const advertisement = await session.advertisement(
+        responseBound(new URL('/info/refs', url), limits),
+        refuse,
+      );
       let content: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
       if (post) {
         session.send(body ?? Buffer.alloc(0));
@@ -91,7 +97,7 @@ export function gitSshClient(
         statusCode: 200,
         statusMessage: 'OK',
         headers: { 'content-type': `application/x-${service}-${post ? 'result' : 'advertisement'}` },
-        body: bounded(content, limits.maxResponseBytes, repository),
+        body: bounded(content, responseBound(url, limits), repository, refuse),
       };
     },
   };
@@ -244,8 +250,8 @@ class Session {
     });
   }
 
-  /** The ref advertisement: every pkt-line up to and including the flush. */
-  async advertisement(): Promise<Buffer> {
+  /** The ref advertisement: every pkt-line up to and including the flush, failing past `bound` as bounded() does. */
+  async advertisement(bound: ResponseBound, refuse: (failure: GitFailure) => void): Promise<Buffer> {
     for (;;) {
       const end = flushEnd(this.buffer);
       if (end !== undefined) {
@@ -253,9 +259,9 @@ class Session {
         this.buffer = this.buffer.subarray(end);
         return ad;
       }
-      if (this.buffer.length > this.limits.maxResponseBytes) {
-        // bounded() words it: a ref advertisement this large is refused as a large response is.
-        for await (const _ of bounded([this.buffer], this.limits.maxResponseBytes, this.repository));
+      if (this.buffer.length > bound.max) {
+        this.channel.destroy();
+        for await (const _ of bounded([this.buffer], bound, this.repository, refuse));
       }
       const next = await this.next();
       if (next === undefined) throw this.ended();

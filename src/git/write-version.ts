@@ -2,21 +2,24 @@
 // fresh temporary directory, the one file edited, one commit, a push; on a push rejected because
 // the branch moved, the new head is fetched and the edit re-applied, with backoff, never forced.
 // Nothing is kept between calls, so there is no Git traffic unless a version is written.
-import * as fs from 'node:fs';
+import type * as nodeFs from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import git, { Errors, type HttpClient, type TreeEntry } from 'isomorphic-git';
+import { isRepositoryPath } from '../crd/git-write-back.ts';
 import { describeUrl, registerSecret, scrub } from '../redact.ts';
 import { wait } from '../timers.ts';
 import { isArgoCdOverrideFile, setOverrideParameter } from './argocd-override.ts';
-import { classify, isNonFastForward } from './failures.ts';
+import { type Redact, redactor } from './echoed-credentials.ts';
+import { classify, isNonFastForward, MAX_SERVER_LINE } from './failures.ts';
+import { decodeFile, encodeFile } from './file-bytes.ts';
 import { GIT_HTTP_LIMITS, type GitHttpLimits, gitHttpClient } from './http-transport.ts';
+import { PACK_LIMITS, type PackLimits, packCheckingFs } from './pack-bounds.ts';
 import { withRepositoryLock } from './repository-lock.ts';
 import { gitSshClient } from './ssh-transport.ts';
-import { describeSshRemote, isSshUrl, parseSshUrl } from './ssh-url.ts';
+import { describeSshRemote, isSshUrl, normalizeSshUrl, parseSshUrl } from './ssh-url.ts';
 import { GitFailure, type WriteVersionOutcome, type WriteVersionRequest } from './types.ts';
-import { normalizeGitUrl } from './url-policy.ts';
 import { setYamlField } from './yaml-edit.ts';
 
 /** The default deadline of one call, from the moment the repository's lock is held. */
@@ -25,38 +28,47 @@ export const GIT_TIMEOUT_MS = 60_000;
 const RETRIES = 4;
 const FIRST_BACKOFF_MS = 200;
 const LOCAL_REF = 'refs/heads/write-back';
+/**
+ * Write-backs run one at a time in the process, whatever the repository: each holds a branch tip
+ * in memory (bounded by pack-bounds.ts: about 200 MiB at the bounds, docs/benchmarks), and several
+ * at once would multiply that in the one process every site shares. One at a time per repository
+ * also keeps releases writing to one repository from turning each other's pushes into retries.
+ */
+const ONE_AT_A_TIME = 'write-back';
+/** Server progress lines kept of a push: a hook's reason and git's own come first. */
+const MAX_REMOTE_LINES = 100;
 
 /**
  * Writes `req.version` into the target file and pushes one commit, or reports AlreadyWritten
- * when the branch's file holds it. Calls for one repository run one after the other. An aborted
+ * when the branch's file holds it. Calls run one after the other (ONE_AT_A_TIME). An aborted
  * `req.signal` rejects with its reason; every other failure is a Failed outcome.
  */
 export async function writeVersion(
   req: WriteVersionRequest,
   limits: GitHttpLimits = GIT_HTTP_LIMITS,
+  packLimits: PackLimits = PACK_LIMITS,
 ): Promise<WriteVersionOutcome> {
   const c = req.credentials;
-  const secrets =
-    c.kind === 'basic'
-      ? [c.password, basicAuth(c)]
-      : c.kind === 'ssh'
-        ? [c.identity, ...(c.passphrase === undefined ? [] : [c.passphrase])]
-        : [];
-  for (const secret of secrets) registerSecret(secret);
+  if (c.kind === 'basic') {
+    registerSecret(c.password);
+    registerSecret(basicAuth(c));
+  }
+  if (c.kind === 'ssh') for (const secret of [c.identity, c.passphrase]) registerSecret(secret);
+  const redact = redactor(req.credentials);
   try {
     const remote = checkedRemote(req, limits);
     checkPath(req.target.path);
-    return await withRepositoryLock(remote.key, req.signal, () => writeLocked(req, remote));
+    return await withRepositoryLock(ONE_AT_A_TIME, req.signal, () =>
+      writeLocked(req, remote, packLimits, redact),
+    );
   } catch (error) {
     if (req.signal?.aborted) throw req.signal.reason;
     const repository = isSshUrl(req.target.url)
-      ? (normalizeGitUrl(req.target.url) ?? '[invalid URL]')
+      ? (normalizeSshUrl(req.target.url) ?? '[invalid URL]')
       : describeUrl(req.target.url);
-    const failure = error instanceof GitFailure ? error : classify(error, repository);
-    let message = scrub(failure.message);
-    // A server's quoted line may echo anything; a password too short to be one is left alone,
-    // or every occurrence of its letters would go.
-    for (const secret of secrets) if (secret.length >= 4) message = message.split(secret).join('[REDACTED]');
+    const failure = error instanceof GitFailure ? error : classify(error, repository, [], redact);
+    // Server text was redacted before it was cut; the whole message once more, as everywhere.
+    const message = scrub(redact(failure.message, Number.POSITIVE_INFINITY));
     return { outcome: 'Failed', reason: failure.reason, message };
   }
 }
@@ -69,12 +81,10 @@ function basicAuth(credentials: { username: string; password: string }): string 
 interface Remote {
   /** As messages name it: origin and path, or ssh://user@host[:port]/path. */
   repository: string;
-  /** Writers to one repository take turns under this key (normalizeGitUrl's form). */
-  key: string;
   /** The URL isomorphic-git is given; over SSH a stand-in whose path names the service. */
   url: string;
-  /** The transport of one call, every request of it aborted by `signal`. */
-  transport(signal: AbortSignal): HttpClient & { close(): void };
+  /** The transport of one call: `signal` aborts its requests, `refuse` hears of a response over its bound. */
+  transport(signal: AbortSignal, refuse: (failure: GitFailure) => void): HttpClient & { close(): void };
 }
 
 /** The stand-in URL isomorphic-git is given for an SSH remote: the SSH transport reads its path only. */
@@ -94,12 +104,10 @@ function checkedRemote(req: WriteVersionRequest, limits: GitHttpLimits): Remote 
         'GitUnsupported',
         `${describeSshRemote(remote)} is an SSH URL: it needs the keys identity (a private key the repository accepts as a deploy key) and known_hosts in the Secret named by spec.gitWriteBack.secretRef, as Flux's SSH Secrets have them; or use the repository's https:// URL`,
       );
-    const repository = describeSshRemote(remote);
     return {
-      repository,
-      key: normalizeGitUrl(repository) ?? repository,
+      repository: describeSshRemote(remote),
       url: SSH_BRIDGE_URL,
-      transport: (signal) => gitSshClient(remote, c, limits, signal),
+      transport: (signal, refuse) => gitSshClient(remote, c, limits, signal, refuse),
     };
   }
   if (c.kind === 'ssh')
@@ -111,9 +119,8 @@ function checkedRemote(req: WriteVersionRequest, limits: GitHttpLimits): Remote 
   const authorization = c.kind === 'basic' ? basicAuth(c) : undefined;
   return {
     repository: describeUrl(url.href),
-    key: normalizeGitUrl(url.href) ?? url.href,
     url: url.href,
-    transport: (signal) => gitHttpClient(url.origin, authorization, limits, signal, c.caCert),
+    transport: (signal, refuse) => gitHttpClient(url.origin, authorization, limits, signal, refuse, c.caCert),
   };
 }
 
@@ -149,12 +156,7 @@ function checkedUrl(req: WriteVersionRequest): URL {
 }
 
 function checkPath(path: string): void {
-  const segments = path.split('/');
-  if (
-    path.startsWith('/') ||
-    path.includes('\\') ||
-    segments.some((s) => s === '' || s === '.' || s === '..' || s === '.git')
-  ) {
+  if (!isRepositoryPath(path)) {
     throw new GitFailure(
       'GitPathMissing',
       `path ${JSON.stringify(path.slice(0, 200))} must be a relative file path inside the repository, without "..", like deploy/values.yaml`,
@@ -168,15 +170,23 @@ interface Head {
   branch: string;
 }
 
-async function writeLocked(req: WriteVersionRequest, remote: Remote): Promise<WriteVersionOutcome> {
+async function writeLocked(
+  req: WriteVersionRequest,
+  remote: Remote,
+  packLimits: PackLimits,
+  redact: Redact,
+): Promise<WriteVersionOutcome> {
   const timeoutMs = req.timeoutMs ?? GIT_TIMEOUT_MS;
   const deadline = AbortSignal.timeout(timeoutMs);
-  const signal = req.signal ? AbortSignal.any([req.signal, deadline]) : deadline;
+  // A response over its bound ends the call with that failure.
+  const refused = new AbortController();
+  const signal = AbortSignal.any([...(req.signal ? [req.signal] : []), deadline, refused.signal]);
   const { repository } = remote;
-  const http = remote.transport(signal);
+  const http = remote.transport(signal, (failure) => refused.abort(failure));
   const gitdir = await mkdtemp(join(tmpdir(), 'git-write-back-'));
+  const fs = packCheckingFs(packLimits, repository);
   const cache = {};
-  const context = { fs, http, gitdir, cache, remote: 'origin' };
+  const context = { fs, http, gitdir, cache, remote: 'origin', signal };
   try {
     await git.init({ fs, gitdir, bare: true });
     // A remote's fetch refspec is what isomorphic-git's fetch maps the fetched ref through.
@@ -202,10 +212,17 @@ async function writeLocked(req: WriteVersionRequest, remote: Remote): Promise<Wr
       const remoteLines: string[] = [];
       try {
         await git.push({
-          ...context,
+          fs,
+          http,
+          gitdir,
+          cache,
+          remote: 'origin',
           ref: LOCAL_REF,
           remoteRef: `refs/heads/${head.branch}`,
-          onMessage: (line) => void remoteLines.push(line),
+          // Bounded and redacted as they arrive: a server's lines are read no further.
+          onMessage: (line) => {
+            if (remoteLines.length < MAX_REMOTE_LINES) remoteLines.push(redact(line, MAX_SERVER_LINE));
+          },
           signal,
         });
         return { outcome: 'Committed', commit, branch: head.branch, attempts: attempt };
@@ -214,7 +231,7 @@ async function writeLocked(req: WriteVersionRequest, remote: Remote): Promise<Wr
         // last ones (a hook's reason, the ref's actual value) arrive before reading them.
         await new Promise((resolve) => setImmediate(resolve));
         if (signal.aborted || !isNonFastForward(error, remoteLines))
-          throw classify(error, repository, remoteLines);
+          throw classify(error, repository, remoteLines, redact);
       }
       if (attempt > RETRIES) {
         throw new GitFailure(
@@ -226,6 +243,7 @@ async function writeLocked(req: WriteVersionRequest, remote: Remote): Promise<Wr
       if (!(await wait(backoff, signal))) signal.throwIfAborted();
     }
   } catch (error) {
+    if (refused.signal.aborted) throw refused.signal.reason;
     if (deadline.aborted && !req.signal?.aborted) {
       throw new GitFailure(
         'GitUnreachable',
@@ -240,11 +258,12 @@ async function writeLocked(req: WriteVersionRequest, remote: Remote): Promise<Wr
 }
 
 type Context = {
-  fs: typeof fs;
+  fs: typeof nodeFs;
   http: HttpClient;
   gitdir: string;
   cache: object;
   remote: string;
+  signal: AbortSignal;
 };
 
 /** The head to write on: pushBranch's when it exists, else branch's (the remote's default when unset). */
@@ -274,21 +293,26 @@ async function fetchBranch(
   context: Context,
   remoteRef: string,
 ): Promise<{ commit: string; defaultBranch: string | null } | undefined> {
+  const { signal, ...options } = context;
+  let result: Awaited<ReturnType<typeof git.fetch>>;
   try {
-    const result = await git.fetch({
-      ...context,
+    result = await git.fetch({
+      ...options,
       ref: 'fetched',
       remoteRef,
       singleBranch: true,
       depth: 1,
       tags: false,
     });
-    if (!result.fetchHead) return undefined;
-    return { commit: result.fetchHead, defaultBranch: result.defaultBranch };
   } catch (error) {
+    signal.throwIfAborted();
     if (error instanceof Errors.NotFoundError) return undefined;
     throw error;
   }
+  // A refused advertisement reads as a short one: no answer drawn from it.
+  signal.throwIfAborted();
+  if (!result.fetchHead) return undefined;
+  return { commit: result.fetchHead, defaultBranch: result.defaultBranch };
 }
 
 /** The commit's tree with the file edited, or undefined when the file already holds the version. */
@@ -303,7 +327,7 @@ async function editedTree(
   let current: string | undefined;
   try {
     const { blob } = await git.readBlob({ fs, gitdir, cache, oid: head.commit, filepath: path });
-    current = Buffer.from(blob).toString('utf8');
+    current = decodeFile(blob);
   } catch (error) {
     if (!(error instanceof Errors.NotFoundError) && !(error instanceof Errors.ObjectTypeError)) throw error;
   }
@@ -315,7 +339,7 @@ async function editedTree(
     ? setOverrideParameter(current, path, field, req.version)
     : setYamlField(current as string, path, field, req.version);
   if (next === undefined) return undefined;
-  const blob = await git.writeBlob({ fs, gitdir, blob: Buffer.from(next, 'utf8') });
+  const blob = await git.writeBlob({ fs, gitdir, blob: encodeFile(next) });
   const { commit } = await git.readCommit({ fs, gitdir, cache, oid: head.commit });
   return replaceInTree(context, commit.tree, path.split('/'), blob, path);
 }

@@ -94,12 +94,22 @@ function pairOf(map: Node, key: string) {
   return map.items.find((p) => isScalar(p.key) && String(p.key.value) === key);
 }
 
-/** Replaces a scalar's source with `text` (a block scalar's final line break kept). */
-function replaceScalar(source: string, scalar: Scalar, text: string): string {
+const STRING_TAG = 'tag:yaml.org,2002:str';
+
+/**
+ * Replaces a scalar's source with `text` (a block scalar's final line break kept). An explicit tag
+ * other than !!str goes with it (`!!int sha256-…` is not a string Helm can read); a comment right
+ * after an empty value keeps a space before it (`v:# c` would read `# c` as part of the value).
+ */
+function replaceScalar(source: string, key: Node, scalar: Scalar, text: string): string {
   const [start, end] = scalar.range ?? [0, 0];
   const keepBreak = end > start && source[end - 1] === '\n' ? '\n' : '';
-  const space = start === end && source[start - 1] === ':' ? ' ' : '';
-  return source.slice(0, start) + space + text + keepBreak + source.slice(end);
+  const colon = source.indexOf(':', key.range?.[1] ?? start);
+  const untag = scalar.tag !== undefined && scalar.tag !== STRING_TAG && colon !== -1 && colon < start;
+  const from = untag ? colon + 1 : start;
+  const space = untag || (start === end && source[start - 1] === ':') ? ' ' : '';
+  const after = start === end && source[end] === '#' ? ' ' : '';
+  return source.slice(0, from) + space + text + after + keepBreak + source.slice(end);
 }
 
 /**
@@ -155,7 +165,14 @@ export function setIn(
     const value = pair.value;
     if (i === keys.length - 1) {
       if (leaf.same(value)) return undefined;
-      if (isScalar(value) && leaf.scalar) return replaceScalar(source, value, leaf.scalar(value.type));
+      if (isScalar(value) && value.anchor) {
+        throw new GitFailure(
+          'GitFieldInvalid',
+          `${field} has the anchor &${value.anchor}: values aliasing it would change with it; remove the anchor`,
+        );
+      }
+      if (isScalar(value) && leaf.scalar)
+        return replaceScalar(source, pair.key as Node, value, leaf.scalar(value.type));
       if (isScalar(value) && value.value === null)
         return replaceNull(
           source,
@@ -211,9 +228,25 @@ export function setYamlField(
     );
   }
   const doc = parseSingleDocument(source, path);
-  return setIn(source, doc, keys, {
+  const next = setIn(source, doc, keys, {
     render: () => ` ${renderScalar(version)}`,
     scalar: (style) => renderScalar(version, style),
     same: (node) => isScalar(node) && node.value === version,
   });
+  if (next !== undefined) readsBack(next, path, field, keys, version);
+  return next;
+}
+
+/**
+ * What is committed must read as the version: the edit is checked by parsing its result, so a
+ * layout the editor gets wrong is refused (GitFieldInvalid) instead of committed as something else.
+ */
+function readsBack(text: string, path: string, field: string, keys: unknown[], version: string): void {
+  const written = parseSingleDocument(text, path).getIn(keys, true);
+  if (!isScalar(written) || written.value !== version) {
+    throw new GitFailure(
+      'GitFieldInvalid',
+      `${field} in ${path} could not be written so that it reads back as the version (its layout is not one the editor handles); write it as a plain "key: value" line`,
+    );
+  }
 }

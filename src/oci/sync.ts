@@ -18,6 +18,7 @@ import {
 } from '../api/schemas.ts';
 import { fetchBundle } from '../bundle/fetch.ts';
 import type { BundleLimits } from '../bundle/limits.ts';
+import type { LinkDestinations } from '../bundle/link-destination.ts';
 import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
 import { wait } from '../timers.ts';
 import { OciError } from './errors.ts';
@@ -199,6 +200,8 @@ interface SyncOptions {
   timeoutMs: number;
   limits?: Partial<BundleLimits>;
   downloadDeadlineMs?: number;
+  /** Where the platform's bundle links may lead (src/bundle/link-destination.ts); absent: anywhere. */
+  destinations?: LinkDestinations;
   afterManifest?: PushImageOptions['afterManifest'];
   /**
    * Starts a site's export (default: `api.startExport`): the caller's say over starts, which the
@@ -248,7 +251,10 @@ async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<Dom
       dest: join(scratch, 'site'),
       ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
       ...(options.limits ? { limits: options.limits } : {}),
-      download: { deadlineMs: Math.max(1000, options.downloadDeadlineMs ?? deadline - Date.now()) },
+      download: {
+        deadlineMs: Math.max(1000, options.downloadDeadlineMs ?? deadline - Date.now()),
+        ...(options.destinations ? { destinations: options.destinations } : {}),
+      },
       renewUrl: async () => {
         bundle = await options.api.exportLink(ref);
         return bundle.bundleUrl;

@@ -9,7 +9,11 @@
 // `endpoint@project` limits a fault to one project's requests (revision 2's export endpoints, the
 // downloads of its jobs, agent jobs): `status@6520f3a1c9b1a20012ab34ce:503:1`.
 
-import { ProjectIdSchema } from '../api/schemas.ts';
+// The pattern, not the zod schema: the CLI's exit codes import FaultParseError, so this module is on
+// every command's start-up path and must not load zod.
+import { PROJECT_ID_PATTERN } from '../project.ts';
+
+const PROJECT_ID = new RegExp(PROJECT_ID_PATTERN);
 
 export const FAULT_ENDPOINTS = [
   'start',
@@ -76,7 +80,7 @@ export function parseFault(text: string): FaultSpec {
   const at = scopeText.indexOf('@');
   const endpointText = at === -1 ? scopeText : scopeText.slice(0, at);
   const project = at === -1 ? undefined : scopeText.slice(at + 1);
-  if (project !== undefined && !ProjectIdSchema.safeParse(project).success) fail(`bad project "${project}"`);
+  if (project !== undefined && !PROJECT_ID.test(project)) fail(`bad project "${project}"`);
   if (!(FAULT_ENDPOINTS as readonly string[]).includes(endpointText)) {
     fail(`unknown endpoint "${endpointText}"`);
   }

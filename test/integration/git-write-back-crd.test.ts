@@ -96,7 +96,7 @@ describe('spec.gitWriteBack on the API server', () => {
     [
       'an author name with angle brackets',
       { author: { name: 'Bot <b@x>' } },
-      /spec\.gitWriteBack\.author\.name must not contain '<', '>' or a line break/,
+      /spec\.gitWriteBack\.author\.name must not contain '<', '>', a line break or another control character/,
     ],
     [
       'an author e-mail that is not one',
@@ -109,6 +109,50 @@ describe('spec.gitWriteBack on the API server', () => {
       /spec\.gitWriteBack\.messageTemplate may only use the placeholders \.Site, \.OldVersion, \.NewVersion and \.Release/,
     ],
     ['a missing path', { path: undefined }, /spec\.gitWriteBack\.path: Required value/],
+    // What git itself refuses (issue 39): git fsck --strict, check-ref-format, verify_path.
+    [
+      'NUL in the author name',
+      { author: { name: 'Docs\u0000Bot' } },
+      /spec\.gitWriteBack\.author\.name must not contain '<', '>', a line break or another control character/,
+    ],
+    [
+      'NUL in the author e-mail',
+      { author: { email: 'bot\u0000@example.com' } },
+      /spec\.gitWriteBack\.author\.email must be an e-mail address/,
+    ],
+    [
+      'NUL in the message template',
+      { messageTemplate: 'Publish\u0000{{.NewVersion}}' },
+      /spec\.gitWriteBack\.messageTemplate must not contain control characters other than line breaks and tabs/,
+    ],
+    ...(['HEAD', 'refs/heads/main', 'x.lock/y', 'main.'] as const).map((branch): [string, Obj, RegExp] => [
+      `the branch ${branch}`,
+      { branch },
+      /spec\.gitWriteBack\.branch must be a branch name such as main .*as git check-ref-format takes it/,
+    ]),
+    ...(
+      [
+        'a/\u0000/values.yaml',
+        '.GIT/values.yaml',
+        '.git./values.yaml',
+        'GIT~1/values.yaml',
+        '.g\u200cit/values.yaml',
+      ] as const
+    ).map((path): [string, Obj, RegExp] => [
+      `the path ${JSON.stringify(path)}`,
+      { path },
+      /spec\.gitWriteBack\.path must be a YAML file relative to the repository root.*in any spelling/,
+    ]),
+    [
+      'credentials after backslashes',
+      { url: 'https:\\\\bot:t0ken@github.com/acme/gitops.git' },
+      /spec\.gitWriteBack\.url must not contain spaces, control characters or backslashes/,
+    ],
+    [
+      'a tab in the scheme',
+      { url: 'ht\ttps://bot:t0ken@github.com/acme/gitops.git' },
+      /spec\.gitWriteBack\.url must not contain spaces, control characters or backslashes/,
+    ],
   ];
   it.each(refused)(
     'refuses %s with the message naming the field and the fix',

@@ -93,7 +93,7 @@ export class GitServer {
   }
 
   /** A bare repository whose `branch` holds one commit of `files`. */
-  createRepo(name: string, files: Record<string, string>, branch = 'main'): string {
+  createRepo(name: string, files: Record<string, string | Buffer>, branch = 'main'): string {
     const bare = this.gitDir(name);
     runGit(['init', '--quiet', '--bare', `--initial-branch=${branch}`, bare]);
     runGit(['config', 'http.receivepack', 'true'], { cwd: bare });
@@ -105,7 +105,7 @@ export class GitServer {
   commitDirect(
     name: string,
     branch: string,
-    files: Record<string, string>,
+    files: Record<string, string | Buffer>,
     message = 'someone else',
   ): string {
     const bare = this.gitDir(name);
@@ -130,13 +130,18 @@ export class GitServer {
 
   /** A real pre-receive hook refusing pushes to `branch` with `reason`. */
   protect(name: string, branch: string, reason: string): void {
+    this.preReceive(
+      name,
+      `while read old new ref; do\n  if [ "$ref" = "refs/heads/${branch}" ]; then\n    echo ${JSON.stringify(reason)} >&2\n    exit 1\n  fi\ndone`,
+    );
+  }
+
+  /** A real pre-receive hook running `script` (sh): what it prints to stderr reaches the client. */
+  preReceive(name: string, script: string): void {
     const hooks = join(this.gitDir(name), 'hooks');
     mkdirSync(hooks, { recursive: true });
     const hook = join(hooks, 'pre-receive');
-    writeFileSync(
-      hook,
-      `#!/bin/sh\nwhile read old new ref; do\n  if [ "$ref" = "refs/heads/${branch}" ]; then\n    echo ${JSON.stringify(reason)} >&2\n    exit 1\n  fi\ndone\n`,
-    );
+    writeFileSync(hook, `#!/bin/sh\n${script}\n`);
     chmodSync(hook, 0o755);
   }
 

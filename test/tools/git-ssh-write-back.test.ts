@@ -171,7 +171,7 @@ describe('writeVersion over SSH (real sshd, git-shell)', () => {
     });
     const outcome = await writeVersion(request(name), { ...GIT_HTTP_LIMITS, maxResponseBytes: 16 * 1024 });
     expect(outcome).toMatchObject({ outcome: 'Failed', reason: 'GitUnsupported' });
-    if (outcome.outcome === 'Failed') expect(outcome.message).toContain('sent a response over');
+    if (outcome.outcome === 'Failed') expect(outcome.message).toContain('sent a pack over');
   });
 });
 

@@ -299,7 +299,7 @@ describe('writeVersion fails with a reason and no secret', () => {
     [
       'huge',
       'GitUnsupported',
-      /sent a response over 1 MiB: a branch whose tip is this large is not written back/,
+      /sent a pack over 1 MiB: a branch whose tip is this large is not written back/,
     ],
     ['silent', 'GitUnreachable', /response headers within 500 ms|did not finish within/],
   ] as const)('a hostile server answering %s: %s, bounded', async (hostile, reason, message) => {
@@ -310,6 +310,8 @@ describe('writeVersion fails with a reason and no secret', () => {
         headersTimeoutMs: 500,
         bodyTimeoutMs: 500,
         maxResponseBytes: 1024 * 1024,
+        maxRefsBytes: 1024 * 1024,
+        maxPushAnswerBytes: 1024 * 1024,
       };
       const started = Date.now();
       const outcome = await writeVersion(

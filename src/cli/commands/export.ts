@@ -2,10 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import type { ExportJobRef, ExportStatus } from '../../api/index.ts';
+import type { AdminApiError, ExportJobRef, ExportStatus, GeneratedBundle } from '../../api/index.ts';
 import { completedDurationMs } from '../../api/poll-schedule.ts';
 import { formatDuration } from '../../crd/duration.ts';
 import {
+  ALLOW_PRIVATE_FLAG,
+  ALLOW_PRIVATE_HELP,
   type BundleLimitFlags,
   bundleDownload,
   bundleLimitOptions,
@@ -14,7 +16,7 @@ import {
 } from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP } from '../exit-codes.ts';
-import { startWhenFree } from '../export-start.ts';
+import { startMayHaveCreated, startWhenFree } from '../export-start.ts';
 import {
   type ExportTargetFlags,
   exportTarget,
@@ -40,6 +42,7 @@ interface ExportFlags extends ApiFlags, SiteGateFlags, BundleLimitFlags, ExportT
   downloadTimeout: number;
   valuesOut?: string;
   json?: boolean;
+  allowPrivateBundleLinks?: boolean;
   pollInterval?: number;
   expectedDuration?: number;
   timeout: number;
@@ -72,10 +75,10 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
   // Before starting an export: a refused --out would waste it.
   if (flags.out !== undefined) await checkDestination('--out', flags.out, flags.force);
   const client = await apiClient(flags, ctx, logger);
-  const [{ describeTarget, isExportFinished, isProjectExport }, { fetchBundle }] = await Promise.all([
-    import('../../api/index.ts'),
-    import('../../bundle/index.ts'),
-  ]);
+  const [
+    { describeTarget, isExportFinished, isProjectExport, startMayHaveCreatedJob },
+    { fetchBundle, linkArrivedExpired, linkDestinationsFor },
+  ] = await Promise.all([import('../../api/index.ts'), import('../../bundle/index.ts')]);
   const site = describeTarget(target);
   // Without --out the bundle is still downloaded and extracted: that verifies it and yields its version.
   const scratch = flags.out === undefined ? await mkdtemp(join(tmpdir(), 'static-export-')) : undefined;
@@ -92,6 +95,8 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
             `(waiting at most --timeout ${formatDuration(flags.timeout)})`,
         );
       },
+    }).catch((error: unknown) => {
+      throw startMayHaveCreatedJob(error) ? startMayHaveCreated(site, error as AdminApiError) : error;
     });
     const startedAt = Date.now();
     const jobId = started.jobId;
@@ -134,18 +139,30 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
       `Export ${jobId} completed in ${inSeconds(tookMs)}${job.pageCount === undefined ? '' : ` (${job.pageCount} pages)`}`,
     );
 
-    let bundle = await client.exportLink(ref);
+    // A link the platform hands out dead (the operator's rule) is never written.
+    const live = (link: GeneratedBundle): GeneratedBundle => {
+      if (!linkArrivedExpired(link.expiresAt, Date.now())) return link;
+      throw new CliError(
+        EXIT.bundle,
+        `the platform handed out a bundle link for export ${jobId} that expires at ${link.expiresAt.toISOString()}, ` +
+          `already expired (or within two seconds) when it arrived at ${new Date().toISOString()}: nothing was written. ` +
+          "Ask for it again later; if this repeats, check this machine's clock (NTP).",
+      );
+    };
+    let bundle = live(await client.exportLink(ref));
+    // Where the platform's link may lead: the API's own host, public addresses, or anything with the opt-in.
+    const destinations = linkDestinationsFor(client.baseUrl, flags.allowPrivateBundleLinks === true);
     out.event('bundle', { jobId, sizeBytes: bundle.sizeBytes, expiresAt: bundle.expiresAt.toISOString() });
     const dest = flags.out ?? join(scratch as string, 'site');
     const fetched = await fetchBundle({
       url: bundle.bundleUrl,
       dest,
       ...(flags.force ? { force: true } : {}),
-      ...bundleDownload(flags, { deadlineMs: flags.downloadTimeout }, logger, out),
+      ...bundleDownload(flags, { deadlineMs: flags.downloadTimeout, destinations }, logger, out),
       ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
       // The link may expire while a large bundle downloads: a fresh one reuses the same export.
       renewUrl: async () => {
-        bundle = await client.exportLink(ref);
+        bundle = live(await client.exportLink(ref));
         return bundle.bundleUrl;
       },
       gate: siteGate(flags, flags.out),
@@ -205,7 +222,8 @@ export function registerExport(program: Command, ctx: CliContext): void {
       '--out <dir>',
       'extract the site into this directory (replaced as a whole; new, empty or extracted by static-export before)',
     )
-    .option('--force', 'replace --out even if it holds files static-export did not put there');
+    .option('--force', 'replace --out even if it holds files static-export did not put there')
+    .option(ALLOW_PRIVATE_FLAG, ALLOW_PRIVATE_HELP);
   siteGateOptions(command, '--out')
     .option('--values-out <file>', 'write the values YAML to this file (mode 0600) instead of stdout')
     .option('--json', 'JSON lines on stdout instead of human output')

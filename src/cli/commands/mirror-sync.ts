@@ -4,7 +4,14 @@ import { DEFAULT_CLI_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.t
 import { formatDuration } from '../../crd/duration.ts';
 import type { RegistryClient } from '../../oci/registry.ts';
 import type { DomainResult, SyncEvent, SyncTarget } from '../../oci/sync.ts';
-import { type BundleLimitFlags, bundleLimitOptions, limitsFrom } from '../bundle-options.ts';
+import { EXPORT_STARTS_PER_HOUR } from '../../project.ts';
+import {
+  ALLOW_PRIVATE_FLAG,
+  ALLOW_PRIVATE_HELP,
+  type BundleLimitFlags,
+  bundleLimitOptions,
+  limitsFrom,
+} from '../bundle-options.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT, EXIT_CODES_HELP, type ExitCode, exitCodeFor } from '../exit-codes.ts';
 import { readFlagFile } from '../flag-file.ts';
@@ -16,6 +23,8 @@ import {
   cliLogger,
   durationOption,
   integer,
+  readApiKey,
+  startsGroup,
   waitTimeoutOption,
 } from '../options.ts';
 import { formatBytes, formatElapsed, Reporter } from '../output.ts';
@@ -35,6 +44,9 @@ interface SyncFlags extends ApiFlags, RegistryFlags, BundleLimitFlags, SigningFl
   apiRequestsPerMinute: number;
   timeout: number;
   startsFile?: string;
+  startsGroup?: string;
+  startsPerHour: number;
+  allowPrivateBundleLinks?: boolean;
   json?: boolean;
 }
 
@@ -53,8 +65,9 @@ mirror.yaml:
       basePath: /docs                            # optional: "", /docs or /documentation
 The admin API key comes from --key-file or STATIC_EXPORT_API_KEY, never from the file.
 A projectId site goes to <target>/<projectId>. The current revision allows 10 export starts per
-organization and hour: the run starts at most what the starts recorded in --starts-file for the
-last hour leave; the other projectId sites wait (exit 8), each told when its start is possible.`;
+organization and hour: the run starts at most what the starts its group (--starts-group) recorded in
+--starts-file for the last hour leave of its share (--starts-per-hour); the other projectId sites
+wait (exit 8), each told when its start is possible.`;
 
 function describe(
   event: SyncEvent,
@@ -92,13 +105,14 @@ const siteFields = (target: SyncTarget) => ({ ...target.site });
 /** Says which sites of the current revision start this run and which wait for a start. */
 function reportPlan(plan: StartPlan, out: Reporter): void {
   out.event('plan', {
+    startsGroup: plan.group,
     startsUsed: plan.used,
     startsPerHour: plan.perHour,
     starting: plan.starting.map(siteFields),
     waiting: [...plan.waiting].map(([t, at]) => ({ ...siteFields(t), notBefore: at.toISOString() })),
   });
   out.info(
-    `Export starts: this tool made ${plan.used} of the ${plan.perHour} an hour allows in the last hour; ${plan.starting.length} ` +
+    `Export starts: group ${plan.group} made ${plan.used} of the ${plan.perHour} an hour its share allows in the last hour; ${plan.starting.length} ` +
       `projectId site(s) start now${plan.waiting.size ? `, ${plan.waiting.size} wait (${[...plan.waiting.keys()].map((t) => t.name).join(', ')})` : ''}`,
   );
 }
@@ -109,10 +123,9 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
   const text = (await readFlagFile('--config', flags.config)).toString('utf8');
   const { parseSyncConfig, syncDomains, SyncExportFailed } = await import('../../oci/sync.ts');
   const { config, targets } = parseSyncConfig(text, flags.config);
-  const [{ StartRecord }, { StartPlan, StartWaiting }] = await Promise.all([
-    import('../start-record.ts'),
-    import('../start-plan.ts'),
-  ]);
+  const [{ StartRecord, keyGroup }, { StartPlan, StartWaiting }, { linkDestinationsFor }] = await Promise.all(
+    [import('../start-record.ts'), import('../start-plan.ts'), import('../../bundle/link-destination.ts')],
+  );
   const hook = await signingHook(flags, (signed) => reportSigned(out, signed));
   const api = await apiClient(
     { ...flags, ...(flags.apiUrl === undefined && config.apiUrl ? { apiUrl: config.apiUrl } : {}) },
@@ -135,8 +148,9 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
     const record = targets.some((t) => !('domain' in t.site))
       ? await StartRecord.open(
           flags.startsFile ?? join(dirname(flags.config), '.static-export-starts.json'),
-          api.keyId,
+          flags.startsGroup ?? keyGroup(await readApiKey(flags, ctx)),
           Date.now(),
+          flags.startsPerHour,
         )
       : undefined;
     const plan = record && new StartPlan(targets, record, Date.now());
@@ -151,6 +165,8 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
       ...(flags.pollInterval === undefined ? {} : { pollIntervalMs: flags.pollInterval }),
       timeoutMs: flags.timeout,
       limits: limitsFrom(flags),
+      // Where the platform's links may lead: the API's own host, public addresses, or anything with the opt-in.
+      destinations: linkDestinationsFor(api.baseUrl, flags.allowPrivateBundleLinks === true),
       ...(hook ? { afterManifest: hook } : {}),
       ...(plan
         ? {
@@ -239,7 +255,7 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
     throw new CliError(
       EXIT.startLimit,
       `${waiting.length} of ${results.length} site(s) wait for an export start (${waiting.map((w) => w.target.name).join(', ')}): ` +
-        `the platform allows 10 starts per organization and hour; the next is possible at ${nextStart.toISOString()}: run again then.`,
+        `the platform allows 10 starts per organization and hour, this group ${flags.startsPerHour}; the next is possible at ${nextStart.toISOString()}: run again then.`,
     );
   }
 }
@@ -280,12 +296,25 @@ export function registerMirrorSync(mirror: Command, ctx: CliContext): void {
     )
     .option(
       '--starts-file <file>',
-      "record of the export starts this tool made in the last hour, for mirror.yaml's projectId sites " +
-        '(default: .static-export-starts.json next to --config)',
+      "record of the export starts made in the last hour, for mirror.yaml's projectId sites; runs sharing it " +
+        'take turns through <file>.lock (default: .static-export-starts.json next to --config)',
+    )
+    .option(
+      '--starts-group <name>',
+      'the start budget group these starts count against, named like spec.startBudget.group (default: the admin ' +
+        "key's digest, so a rotated key starts a new group: name one to keep counting across a rotation)",
+      startsGroup,
+    )
+    .option(
+      '--starts-per-hour <n>',
+      `this group's share of the organization's ${EXPORT_STARTS_PER_HOUR} export starts an hour (split it between clusters and pipelines)`,
+      integer(1, EXPORT_STARTS_PER_HOUR),
+      EXPORT_STARTS_PER_HOUR,
     );
   apiOptions(command);
   signingOptions(registryOptions(command));
   bundleLimitOptions(command)
+    .option(ALLOW_PRIVATE_FLAG, ALLOW_PRIVATE_HELP)
     .option('--json', 'JSON lines on stdout instead of human output')
     .addHelpText('after', `${CONFIG_HELP}\n${API_ENV_HELP}${REGISTRY_ENV_HELP}\n${EXIT_CODES_HELP}`)
     .action((flags: SyncFlags) => runSync(flags, ctx));

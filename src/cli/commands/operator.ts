@@ -8,8 +8,11 @@ import { DEFAULT_BUNDLE_CACHE_ENTRIES } from '../../bundle/cache.ts';
 import { insecureApiBaseUrl } from '../../controllers/api-base-url.ts';
 import { isSshUrl, parseSshUrl } from '../../git/ssh-url.ts';
 import { insecureGitUrl } from '../../git/url-policy.ts';
+import { EXPORT_STARTS_PER_HOUR } from '../../project.ts';
 import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../../trigger/contract.ts';
 import {
+  ALLOW_PRIVATE_FLAG,
+  ALLOW_PRIVATE_HELP,
   type BundleLimitFlags,
   bundleLimitOptions,
   byteSize,
@@ -25,6 +28,7 @@ export const SHUTDOWN_DRAIN_MS = 25_000;
 
 interface OperatorFlags extends BundleLimitFlags {
   downloadTimeout: number;
+  allowPrivateBundleLinks?: boolean;
   kubeconfig?: string;
   namespaces?: string[];
   concurrency: number;
@@ -43,6 +47,7 @@ interface OperatorFlags extends BundleLimitFlags {
   allowedGitUrls?: string[];
   allowInsecureGitUrl?: boolean;
   apiRequestsPerMinute: number;
+  startBudgetPerHour: number;
   keyPrefix: string;
   workDir: string;
   bundleCacheEntries: number;
@@ -152,9 +157,14 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
       : {}),
     keyPrefix: flags.keyPrefix,
     apiRequestsPerMinute: flags.apiRequestsPerMinute,
+    startBudgetPerHour: flags.startBudgetPerHour,
     workDir: flags.workDir,
     bundleCacheEntries: flags.bundleCacheEntries,
-    download: { limits: limitsFrom(flags), deadlineMs: flags.downloadTimeout },
+    download: {
+      limits: limitsFrom(flags),
+      deadlineMs: flags.downloadTimeout,
+      ...(flags.allowPrivateBundleLinks ? { allowPrivateLinks: true } : {}),
+    },
     ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
     ...(apiBaseUrl ? { apiBaseUrl: httpUrl(apiBaseUrl) } : {}),
     ...(flags.allowedApiBaseUrls ? { allowedApiBaseUrls: flags.allowedApiBaseUrls } : {}),
@@ -278,6 +288,14 @@ export function registerOperator(program: Command, ctx: CliContext): void {
       integer(0),
       DEFAULT_API_REQUESTS_PER_MINUTE,
     )
+    .option(
+      '--start-budget-per-hour <n>',
+      `export starts per hour of a start budget group (spec.projectId releases) whose releases name no ` +
+        `spec.startBudget.startsPerHour: the organization's ${EXPORT_STARTS_PER_HOUR}, or this cluster's share ` +
+        'when other clusters or pipelines start exports of the same organization',
+      startsPerHour,
+      EXPORT_STARTS_PER_HOUR,
+    )
     .option('--key-prefix <prefix>', 'vendor prefix of admin API keys', 'mint')
     .option(
       '--work-dir <dir>',
@@ -293,7 +311,8 @@ export function registerOperator(program: Command, ctx: CliContext): void {
       DEFAULT_BUNDLE_CACHE_ENTRIES,
     )
     .addOption(new Option('--bundle-cache-size <size>').argParser(byteSize).hideHelp())
-    .addOption(downloadTimeoutOption(ctx, '--download-timeout'));
+    .addOption(downloadTimeoutOption(ctx, '--download-timeout'))
+    .option(ALLOW_PRIVATE_FLAG, ALLOW_PRIVATE_HELP);
   bundleLimitOptions(command)
     .addOption(
       new Option('--log-level <level>', 'log level')
@@ -302,4 +321,14 @@ export function registerOperator(program: Command, ctx: CliContext): void {
     )
     .addHelpText('after', EXIT_CODES_HELP)
     .action((flags: OperatorFlags) => runOperator(flags, ctx));
+}
+
+/** --start-budget-per-hour: a share of the organization's hour, from 1 to all of it. */
+function startsPerHour(value: string): number {
+  const n = integer(1)(value);
+  if (n > EXPORT_STARTS_PER_HOUR)
+    throw new InvalidArgumentError(
+      `expected at most ${EXPORT_STARTS_PER_HOUR}: the platform allows ${EXPORT_STARTS_PER_HOUR} export starts per organization and hour.`,
+    );
+  return n;
 }

@@ -8,23 +8,23 @@ import {
   type GeneratedBundle,
   NotFoundError,
   type StartedExport,
+  startMayHaveCreatedJob,
 } from '../../api/index.ts';
-import { assertVersion, bundleSource, type GateVerdict } from '../../bundle/index.ts';
+import {
+  assertVersion,
+  bundleSource,
+  type GateVerdict,
+  linkArrivedExpired,
+  linkDestinationsFor,
+} from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { readGitCredentials } from '../../git/credentials.ts';
 import { renderCommitMessage } from '../../git/message.ts';
 import { isSshUrl } from '../../git/ssh-url.ts';
 import { gitUrlAllowed } from '../../git/url-policy.ts';
-import { writeVersion } from '../../git/write-version.ts';
 import { rollWorkload } from '../../targets/workloads.ts';
 import { secretRefText } from '../credentials.ts';
-import {
-  afterFailure,
-  classifyError,
-  type Failure,
-  failureEvent,
-  mayHaveReachedServer,
-} from '../failures.ts';
+import { afterFailure, classifyError, type Failure, failureEvent } from '../failures.ts';
 import type { ActionTable, Run } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
@@ -49,6 +49,7 @@ import { exportPollDelayMs } from './schedule.ts';
 import { type PulledSite, pullSite } from './sources/registry-client.ts';
 import { targetOf } from './sources/serving.ts';
 import type { Look } from './sources/source.ts';
+import { withoutRecordedStart } from './start-budget.ts';
 import { afterWriteBack, withWriteBackFailure, writeBackFailure } from './write-back.ts';
 
 export type ReleaseRun = Run<StaticExportRelease, Status>;
@@ -91,12 +92,16 @@ async function start(
   let started: StartedExport;
   try {
     // Aborted (deleted, or another replica leads) even once sent: the mark stays, so a start cut
-    // short is reported and waited out, never repeated at once.
+    // short is reported and waited out, never repeated at once (and its slot stays spent).
     started = await o.client.startExport(exportTarget(spec), run.signal ? { signal: run.signal } : {});
   } catch (e) {
-    if (run.signal?.aborted) throw e;
+    if (run.signal?.aborted) {
+      run.sent();
+      throw e;
+    }
     return startRefused(look, run, e);
   }
+  run.sent();
   // First thing after the job exists: its id goes to status, so a restart resumes this job. Should
   // that write fail, the failure is recorded on top of it (the skeleton uses the status meant).
   // Started as the answer arrived: the platform counts its duration from about then (its
@@ -117,18 +122,30 @@ async function start(
 }
 
 /**
+ * Whether a failed start's request may count against the organization's hour: a 409 or 429 (the
+ * vendor does not say they do not: assumed they may), or an answer that can follow the job's
+ * creation. Anything else (sent or not: a refusal of the request itself, 400, 401, 403, 404, the
+ * per-minute limit) started nothing: its slot is given back.
+ */
+const mayCount = (e: unknown) =>
+  e instanceof ExportBusyError || e instanceof ExportStartLimitError || startMayHaveCreatedJob(e);
+
+/**
  * The start call failed. A 409 (a job of the deployment is active: the dashboard's, another
- * cluster's, or ours whose answer was lost) is waited out, then started once more; a 429 blocks
- * the start budget group until the platform allows starts again. Neither started anything, nor
- * did a failure before the request was sent: the slot is given back and the mark goes.
+ * cluster's, or ours whose answer was lost) is waited out by every release of the project, then
+ * started once more; a 429 blocks the start budget group until the platform allows starts again.
+ * Both keep their slot and their place in status.recentStarts, as does an answer that may follow
+ * the job's creation (its mark stays: StartOutcomeUnknown). Any other failure started nothing: the
+ * mark goes, and the start is no longer recorded.
  */
 async function startRefused(look: Look, run: ReleaseRun, e: unknown): Promise<ReconcileResult> {
   const { observed: o, visit, budget } = look;
+  if (mayCount(e)) run.sent();
   const snapshot = { now: o.now, release: meant(look, run) };
   if (e instanceof ExportBusyError) {
-    budget?.giveBack();
     visit?.close();
     const waitMs = busyWaitMs(run.record.status);
+    budget?.busy(o.now.getTime() + waitMs);
     await run.commit(afterStartBusy(snapshot, waitMs));
     return { requeueAfterMs: waitMs };
   }
@@ -138,15 +155,16 @@ async function startRefused(look: Look, run: ReleaseRun, e: unknown): Promise<Re
     await run.commit(afterStartRefused(snapshot, until));
     return { requeueAfterMs: until - o.now.getTime() };
   }
-  const mayHaveStarted = mayHaveReachedServer(e);
-  if (!mayHaveStarted) budget?.giveBack();
+  const mayHaveStarted = startMayHaveCreatedJob(e);
   visit?.startFailed();
+  const marked = run.record.status.start?.since;
   const status = afterStartFailed(run.record.status, mayHaveStarted);
-  return run.fail(status, classifyError(e, secretRefText(o.release)), e);
+  const counted =
+    mayHaveStarted || marked === undefined || !status.recentStarts
+      ? status
+      : { ...status, recentStarts: withoutRecordedStart(status.recentStarts, marked) };
+  return run.fail(counted, classifyError(e, secretRefText(o.release)), e);
 }
-
-/** A link with less lifetime left than this when it arrives (expired, or as good as) is not written. */
-const MIN_LINK_LIFETIME_MS = 2_000;
 
 function linkExpiredOnArrival(jobId: string, expiresAt: Date, now: Date): Failure {
   return {
@@ -157,11 +175,20 @@ function linkExpiredOnArrival(jobId: string, expiresAt: Date, now: Date): Failur
   };
 }
 
-/** How long a 409 is waited out: as long as this site's exports usually take, at least a minute. */
+/**
+ * At most this many start requests per hour meet a job of the project already active (409): each
+ * may count against the organization's hour, so a 409 is waited out at least an hour's share.
+ */
+const BUSY_PROBES_PER_HOUR = 3;
+
+/**
+ * How long a 409 is waited out: as long as this site's exports usually take, and at least
+ * 60 / BUSY_PROBES_PER_HOUR minutes.
+ */
 export function busyWaitMs(status: Status): number {
   const took = [...(status.exportDurationsSeconds ?? [])].sort((a, b) => a - b);
   const median = took.length ? (took[Math.floor((took.length - 1) / 2)] ?? 0) * 1000 : 0;
-  return Math.max(60_000, median);
+  return Math.max(3_600_000 / BUSY_PROBES_PER_HOUR, median);
 }
 
 /** Publishes a job's bundle: new content (downloaded, verified, gated), a pin, a renewal or a repair. */
@@ -190,7 +217,7 @@ async function publish(
   }
   // A link that arrives expired would be written, fail every download and be renewed in a loop:
   // refused, and asked for again later.
-  if (bundle.expiresAt.getTime() - o.now.getTime() < MIN_LINK_LIFETIME_MS)
+  if (linkArrivedExpired(bundle.expiresAt, o.now))
     return run.fail(status, linkExpiredOnArrival(action.jobId, bundle.expiresAt, o.now), bundle.expiresAt);
   let version = status.current?.version ?? '';
   let pageCount: number | undefined;
@@ -203,6 +230,8 @@ async function publish(
       renewUrl: async () => (await client.exportLink(job, { signal })).bundleUrl,
       ...(signal ? { signal } : {}),
       ...(options.download?.deadlineMs ? { deadlineMs: options.download.deadlineMs } : {}),
+      // The link leads to a public address or the admin API's own host, unless opted out.
+      destinations: linkDestinationsFor(client.baseUrl, options.download?.allowPrivateLinks === true),
     });
     assertVersion(fetched.version, action.expectVersion);
     version = fetched.version;
@@ -400,6 +429,9 @@ async function writeBack(
       writeBackFailure(status, read.failure.reason, read.failure.message, read.failure.retryAfterMs),
     );
   const site = o.source === 'registry' ? o.oci.repository : siteName(release.spec);
+  // Loaded on the first write-back: isomorphic-git and its inflater cost the operator about 4 MB of
+  // memory, which every release without write-back would pay otherwise.
+  const { writeVersion } = await import('../../git/write-version.ts');
   const outcome = await writeVersion({
     target: {
       url: g.url,

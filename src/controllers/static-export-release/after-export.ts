@@ -20,8 +20,6 @@ import { requestsOf } from './start-reason.ts';
 
 type ExportRecord = NonNullable<Status['export']>;
 
-const HOUR_MS = 3_600_000;
-
 /**
  * The export this release takes part in from now on, started or joined, recorded as its own for
  * its spec generation: any start mark or wait goes, and the requests it answers count as handled.
@@ -41,18 +39,9 @@ export function withExport(
   };
 }
 
-/** The starts of the last hour, newest first: what a restarted operator counts against the budget. */
-function withStart(recent: readonly string[] | undefined, now: Date): string[] {
-  const cutoff = now.getTime() - HOUR_MS;
-  return [now.toISOString(), ...(recent ?? []).filter((at) => Date.parse(at) > cutoff)].slice(
-    0,
-    EXPORT_STARTS_PER_HOUR,
-  );
-}
-
 /**
- * Right after the export job started: record its id (and, in the current export API, its project
- * and the start's time) first of all (crash safety); the mark goes.
+ * Right after the export job started: record its id (and, in the current export API, its project)
+ * first of all (crash safety); the mark goes.
  */
 export function afterStart({ release, now }: Snapshot, jobId: string, state: string): Folded {
   const status = withExport(release, release.status ?? {}, {
@@ -62,11 +51,9 @@ export function afterStart({ release, now }: Snapshot, jobId: string, state: str
     startedAt: now.toISOString(),
     ...startedProject(release.spec),
   });
+  // A start of the current export API is among status.recentStarts since its mark (see `start`).
   return {
-    status:
-      release.spec.projectId === undefined
-        ? status
-        : { ...status, recentStarts: withStart(status.recentStarts, now) },
+    status,
     events: [
       {
         type: 'Normal',
@@ -102,7 +89,10 @@ export function afterStartRefused({ release, now }: Snapshot, until: number): Fo
   const message = `The platform refused the export start: more than ${EXPORT_STARTS_PER_HOUR} starts per organization in the last hour (429). No release of the start budget group starts before ${at}`;
   const since = status.waiting?.reason === 'WaitingForStartBudget' ? status.waiting.since : now.toISOString();
   return {
-    status: { ...status, waiting: { reason: 'WaitingForStartBudget', since, until: at, message } },
+    status: {
+      ...status,
+      waiting: { reason: 'WaitingForStartBudget', since, until: at, refusedUntil: at, message },
+    },
     events: [{ type: 'Warning', reason: 'RateLimited', note: message }],
   };
 }

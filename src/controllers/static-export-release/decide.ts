@@ -83,7 +83,10 @@ function choosePlatform(o: PlatformObserved, tun: Tunables): Chosen {
   // Told once per group, with whatever this release decided.
   const told = overcommitEvent(o.budget);
   if (told.length === 0) return chosen;
-  return { ...chosen, decision: { ...chosen.decision, events: [...chosen.decision.events, ...told] } };
+  return {
+    ...chosen,
+    decision: { ...chosen.decision, events: [...chosen.decision.events, ...told], tellsOvercommit: true },
+  };
 }
 
 /**

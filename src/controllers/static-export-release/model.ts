@@ -9,7 +9,7 @@ import type { Failure } from '../failures.ts';
 import type { EventNote } from '../types.ts';
 import type { Roll } from './rollout.ts';
 import type { SharedExport } from './shared-exports.ts';
-import type { BudgetView } from './start-budget.ts';
+import type { BudgetView, StartAsk } from './start-budget.ts';
 
 export type Status = StaticExportReleaseStatus;
 export type { EventNote };
@@ -74,6 +74,11 @@ export interface PlatformObserved extends ObservedCommon {
   peersUnknown?: boolean;
   /** A release of the current export API: its start budget group as it is at this moment. */
   budget?: BudgetView;
+  /**
+   * The export in flight of a release of the same project and account with another base path (one
+   * active job per project): `release` names it (`namespace/name`).
+   */
+  sibling?: { release: string; jobId?: string; startedAt: string };
 }
 
 /** A release following a registry's tag (spec.source.oci). */
@@ -105,7 +110,17 @@ export type Action =
   /** Commit the served version to spec.gitWriteBack's repository. */
   | { kind: 'writeBack' };
 
-export type Decision = DecisionOf<Action, Status>;
+/**
+ * A release's decision: with a start (action `start`) it reserves its share group's export and its
+ * budget's slot; these say what else it claims of its start budget group, explicitly (the claim
+ * step reads them, never the status or the events).
+ */
+export type Decision = DecisionOf<Action, Status> & {
+  /** It waits for a start slot: its place in the group's queue. Absent: it leaves the queue. */
+  queue?: StartAsk;
+  /** It tells the group's overcommit (its StartBudgetOvercommitted event): not told again. */
+  tellsOvercommit?: true;
+};
 
 /** A folded action outcome: the status to write and the events that tell of it. */
 export interface Folded {

@@ -17,6 +17,8 @@ export interface BundleDownloadSettings {
   limits?: Partial<BundleLimits>;
   /** Overall deadline of one bundle download: a stuck server never holds a worker for longer. */
   deadlineMs?: number;
+  /** --allow-private-bundle-links: the platform's links may lead to private addresses (src/bundle/link-destination.ts). */
+  allowPrivateLinks?: boolean;
 }
 
 export interface ReleaseReconcilerOptions extends ReconcilerDeps {

@@ -1,6 +1,6 @@
 // observe -> decide -> act for one StaticExportRelease, on the shared skeleton. The release's source
 // (sources/) observes; decide.ts decides on it (its rules in rules/), reading the share group's
-// flight as it is at that moment; the claim step takes the start decided; the action table
+// flight as it is at that moment; the claim step reserves the start decided; the action table
 // (actions.ts) performs the action. The reconciler names no source.
 import {
   GROUP_VERSION,
@@ -9,15 +9,13 @@ import {
   staticExportReleaseSpecSchema,
 } from '../../crd/index.ts';
 import type { Failure } from '../failures.ts';
-import { type Loaded, Reconciler } from '../skeleton.ts';
+import { type Loaded, Reconciler, type Reservation } from '../skeleton.ts';
 import { type ReleaseActions, releaseActions } from './actions.ts';
 import { releaseConditions } from './conditions.ts';
 import { choose } from './decide.ts';
 import { type Action, DEFAULT_TUNABLES, type Decision, type Status, type Tunables } from './model.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
-import { startAsk } from './rules/join-or-start.ts';
 import { closeLook, type Look, type SourceContext, sourceFor } from './sources/source.ts';
-import type { BudgetVisit } from './start-budget.ts';
 
 export class StaticExportReleaseReconciler extends Reconciler<StaticExportRelease, Status, Look, Action> {
   private readonly o: ReleaseReconcilerOptions;
@@ -59,8 +57,8 @@ export class StaticExportReleaseReconciler extends Reconciler<StaticExportReleas
     return decideOn(look, this.tunables);
   }
 
-  protected override claim(look: Look, d: Decision): void {
-    claim(look, d, this.tunables);
+  protected override claim(look: Look, d: Decision): Reservation | undefined {
+    return claim(look, d);
   }
 
   protected conditions(
@@ -78,46 +76,42 @@ export class StaticExportReleaseReconciler extends Reconciler<StaticExportReleas
 }
 
 /**
- * Decides with the share group's export in flight as it is now (the claim step follows at once),
- * naming the rule that chose (the skeleton logs it).
+ * Decides with the share group's export in flight as it is now, and a sibling's (the project's
+ * other base path), the claim step following at once; names the rule that chose (the skeleton
+ * logs it).
  */
 export function decideOn({ observed, visit, budget }: Look, tun: Tunables): Decision {
   const flight = visit?.flight();
+  const sibling = visit?.sibling();
   const now =
     observed.source === 'platform'
-      ? { ...observed, ...(flight ? { shared: flight } : {}), ...(budget ? { budget: budget.view() } : {}) }
+      ? {
+          ...observed,
+          ...(flight ? { shared: flight } : {}),
+          ...(budget ? { budget: budget.view() } : {}),
+          ...(sibling ? { sibling: { release: sibling.release, ...sibling.flight } } : {}),
+        }
       : observed;
   const { rule, decision } = choose(now, tun);
   return { ...decision, rule };
 }
 
 /**
- * A start decided is claimed for the group; a poll this reconcile made stays the group's answer
- * until this release polls next.
+ * What the decision claims, right after it: a start reserves its share group's export and its
+ * budget's slot (given back by the skeleton unless the request goes out); a wait for a slot keeps
+ * the release's place in the queue, anything else leaves it; an overcommit told is not told again.
+ * A poll this reconcile made stays the group's answer until this release polls next.
  */
-export function claim({ observed, visit, polled, budget }: Look, d: Decision, tun: Tunables): void {
-  if (!visit) return;
+export function claim({ observed, visit, polled, budget }: Look, d: Decision): Reservation | undefined {
+  if (!visit) return undefined;
   const { now, release } = observed;
-  if (budget) claimBudget(budget, release, now, d, tun);
-  if (d.action.kind === 'start') visit.claim(now);
   const jobId = release.status?.export?.jobId;
   if (polled && jobId && d.requeueAfterMs !== undefined)
     visit.pollFreshUntil(jobId, now.getTime() + d.requeueAfterMs);
-}
-
-/**
- * The start decided takes its group's slot; a wait for one keeps the release's place in the queue;
- * anything else leaves the queue. An overcommit told is not told again.
- */
-function claimBudget(
-  budget: BudgetVisit,
-  release: StaticExportRelease,
-  now: Date,
-  d: Decision,
-  tun: Tunables,
-) {
-  if (d.action.kind === 'start') budget.take();
-  else if (d.status.waiting?.reason === 'WaitingForStartBudget') budget.wait(startAsk(release, now, tun));
-  else budget.forget();
-  if (d.events.some((e) => e.reason === 'StartBudgetOvercommitted')) budget.announced();
+  if (budget) {
+    if (d.queue) budget.wait(d.queue);
+    else if (d.action.kind !== 'start') budget.forget();
+    if (d.tellsOvercommit) budget.announced();
+  }
+  return d.action.kind === 'start' ? visit.reserveStart(now, budget) : undefined;
 }

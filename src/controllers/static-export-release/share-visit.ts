@@ -1,10 +1,12 @@
 // One reconcile's part in its release's share group (shared-exports.ts). Opened by the platform
 // source (sources/platform-export.ts) when the release has an account, closed when the reconcile
 // ends: every call made on the group goes through it. Deciding reads the group's flight; the
-// reconciler's claim step, right after, takes the start decided.
+// reconciler's claim step, right after, reserves the start decided (with its budget's slot).
 import type { AdminApiClient, GeneratedBundle } from '../../api/index.ts';
+import type { Reservation } from '../skeleton.ts';
 import { jobRef } from './export-site.ts';
 import type { SharedExport, SharedExports } from './shared-exports.ts';
+import type { BudgetVisit } from './start-budget.ts';
 
 export class ShareVisit {
   private readonly groups: SharedExports;
@@ -15,18 +17,26 @@ export class ShareVisit {
   /** The group's share key (see shareKey). */
   readonly key: string;
 
-  /** The release belongs to the group of `key` from here on (it left any other). */
-  constructor(groups: SharedExports, member: string, identity: string, key: string) {
+  /**
+   * The release belongs to the group of `key` from here on (it left any other). `site`: its account
+   * and project, for a release of the current export API (one active job per project).
+   */
+  constructor(groups: SharedExports, member: string, identity: string, key: string, site?: string) {
     this.groups = groups;
     this.member = member;
     this.identity = identity;
     this.key = key;
-    groups.enter(member, key);
+    groups.enter(member, key, site);
   }
 
   /** The group's export in flight, if any. */
   flight(): SharedExport | undefined {
     return this.groups.flight(this.key);
+  }
+
+  /** A sibling group's export in flight (the project's other base path), and a release of it to name. */
+  sibling(): { release: string; flight: SharedExport } | undefined {
+    return this.groups.sibling(this.key);
   }
 
   /** A job a release of the group records (e.g. after a restart) is the group's, unless one is already. */
@@ -53,11 +63,28 @@ export class ShareVisit {
 
   /**
    * This release is about to start the group's export: the others wait for its job id instead of
-   * starting one. Taken in the same synchronous step as the decision that read the group's flight,
-   * so two releases of a group never both decide to start.
+   * starting one, and its start budget group's slot (a release of the current export API) is
+   * reserved. Taken in the same synchronous step as the decision that read the group's flight and
+   * the budget, so two releases never both decide to start, nor two take the last slot. Unless the
+   * start request is sent, both are given back (the skeleton sees to it).
    */
-  claim(now: Date): void {
+  reserveStart(now: Date, budget: BudgetVisit | undefined): Reservation {
     this.groups.claim(this.key, this.member, now.toISOString());
+    const slot = budget?.reserve(now);
+    let held = true;
+    return {
+      sent: () => {
+        if (!held) return;
+        held = false;
+        slot?.sent();
+      },
+      release: () => {
+        if (!held) return;
+        held = false;
+        slot?.release();
+        this.groups.abandon(this.member, false);
+      },
+    };
   }
 
   /** This reconcile polled the job and looks again at `until`: the others reuse its answer till then. */

@@ -3,7 +3,9 @@
 // export in flight; a release of the group joins it instead of starting its own, and the platform
 // answers about a job once for all of them (a status poll, a bundle link). Everything is in memory
 // and indexed by key (no scan over releases); after a restart it is rebuilt from the job ids the
-// releases keep in status. Decisions stay in decide.ts: this only holds what was observed.
+// releases keep in status. A project's groups of other base paths are siblings: the platform allows
+// one active job per project, so a sibling's export in flight is waited for, not met with a 409.
+// Decisions stay in decide.ts: this only holds what was observed.
 import { createHash } from 'node:crypto';
 import type { ExportStatus, GeneratedBundle } from '../../api/index.ts';
 import { NotFoundError } from '../../api/index.ts';
@@ -18,6 +20,8 @@ export interface SharedExport {
 
 interface Group {
   members: Set<string>;
+  /** The project (with the account) whose other base paths are its siblings, if it is of the current export API. */
+  site: string | undefined;
   /**
    * `by`: the release starting it (until it has a job id); `jk`: its key in `flights`. Set to
    * undefined, never deleted: a delete turns V8's object into a hash table (a group per release).
@@ -88,6 +92,8 @@ export class SharedExports {
   private readonly polls = new Map<string, PollEntry>();
   private readonly links = new Map<string, LinkEntry>();
   private readonly inflight = new Map<string, Promise<unknown>>();
+  /** Site (account and project) -> the share keys of its groups: one project's base paths, one active job. */
+  private readonly sites = new Map<string, Set<string>>();
   private readonly wake: (release: string) => void;
   private readonly now: () => number;
   private writes = 0;
@@ -97,18 +103,42 @@ export class SharedExports {
     this.now = options.now ?? Date.now;
   }
 
-  /** The release belongs to this group now (it left any other). */
-  enter(release: string, key: string): void {
+  /**
+   * The release belongs to this group now (it left any other). `site`: the account and project of a
+   * release of the current export API, whose groups of other base paths are its siblings.
+   */
+  enter(release: string, key: string, site?: string): void {
     const previous = this.groupOf.get(release);
     if (previous === key) return;
     if (previous !== undefined) this.leave(release);
     this.groupOf.set(release, key);
     let group = this.groups.get(key);
     if (!group) {
-      group = { members: new Set(), flight: undefined };
+      group = { members: new Set(), site, flight: undefined };
       this.groups.set(key, group);
+      if (site !== undefined) {
+        const keys = this.sites.get(site) ?? new Set();
+        keys.add(key);
+        this.sites.set(site, keys);
+      }
     }
     group.members.add(release);
+  }
+
+  /**
+   * The export in flight of a sibling group (the same project and account, another base path): the
+   * platform allows one active job per project, so this group's start would only meet its 409.
+   * `release`: a release of that group (the one starting it, else its first member), to name it.
+   */
+  sibling(key: string): { release: string; flight: SharedExport } | undefined {
+    const site = this.groups.get(key)?.site;
+    for (const k of site === undefined ? [] : (this.sites.get(site) ?? [])) {
+      const group = k === key ? undefined : this.groups.get(k);
+      const f = group?.flight;
+      const named = f?.by ?? group?.members.values().next().value;
+      if (f && named !== undefined) return { release: named, flight: this.flight(k) as SharedExport };
+    }
+    return undefined;
   }
 
   /** Deleted, suspended, or without usable credentials: in no group. */
@@ -123,7 +153,14 @@ export class SharedExports {
     if (group.members.size > 0) return;
     // Nobody left to finish it here: forgotten (a release of the group that comes back adopts it).
     if (group.flight?.jk) this.flights.delete(group.flight.jk);
+    this.drop(key, group);
+  }
+
+  private drop(key: string, group: Group): void {
     this.groups.delete(key);
+    const keys = group.site === undefined ? undefined : this.sites.get(group.site);
+    keys?.delete(key);
+    if (group.site !== undefined && keys?.size === 0) this.sites.delete(group.site);
   }
 
   /** The group's export in flight, if any. */
@@ -282,7 +319,12 @@ export class SharedExports {
     group.flight = undefined;
     this.flights.delete(jk);
     this.wakeOthers(group, undefined);
-    if (key !== undefined && group.members.size === 0) this.groups.delete(key);
+    // The project's other base paths waited for this job: their turn now.
+    for (const k of group.site === undefined ? [] : (this.sites.get(group.site) ?? [])) {
+      const sibling = k === key ? undefined : this.groups.get(k);
+      if (sibling) this.wakeOthers(sibling, undefined);
+    }
+    if (key !== undefined && group.members.size === 0) this.drop(key, group);
   }
 
   private wakeOthers(group: Group, except: string | undefined): void {

@@ -1,18 +1,20 @@
-// A restarted operator (or a new leader) counts the starts the releases recorded in the last hour
-// before any release of the current export API may start: otherwise it would spend the
-// organization's hourly budget a second time and meet the platform's 429.
+// A restarted operator (or a new leader) counts what the releases recorded before any release of the
+// current export API may start: their starts of the last hour (refused ones too) and a 429's hold.
+// Otherwise it would spend the organization's hourly budget a second time, or ask again during the
+// hold, and meet the platform's 429.
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../crd/index.ts';
 import { readCredentials, type SecretReads } from '../credentials.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
 import { memberKey } from './shared-exports.ts';
-import { budgetGroup } from './start-budget.ts';
+import { budgetGroup, recordedStarts, type StartBudgets } from './start-budget.ts';
 
 type SeedOptions = Pick<ReleaseReconcilerOptions, 'kube' | 'clients' | 'budgets' | 'logger'>;
 
-/** The starts a release recorded: those it made, and one whose outcome it never learnt. */
-function recordedStarts(r: StaticExportRelease): string[] {
-  const s = r.status ?? {};
-  return [...(s.recentStarts ?? []), ...(s.start ? [s.start.since] : [])];
+/** What one release recorded, counted in its group (the group its key or spec names now). */
+export function seedFrom(budgets: StartBudgets, group: string, r: StaticExportRelease): void {
+  for (const at of recordedStarts(r)) budgets.recordPast(group, memberKey(r), at);
+  const refused = r.status?.waiting?.refusedUntil;
+  if (refused !== undefined) budgets.hold(group, Date.parse(refused));
 }
 
 export async function seedStartBudgets(
@@ -21,15 +23,14 @@ export async function seedStartBudgets(
   secrets: SecretReads | undefined,
 ): Promise<void> {
   for (const r of releases) {
-    const starts = recordedStarts(r);
     const spec = staticExportReleaseSpecSchema.safeParse(r.spec);
-    if (starts.length === 0 || !spec.success || spec.data.projectId === undefined) continue;
+    const recorded = recordedStarts(r).length > 0 || r.status?.waiting?.refusedUntil !== undefined;
+    if (!recorded || !spec.success || spec.data.projectId === undefined) continue;
     const release = { ...r, spec: spec.data };
     // A release whose key cannot be read now cannot start either; its group is counted when it can.
     const creds = await readCredentials(kube, release, clients.defaults, secrets).catch(() => undefined);
     if (!creds || 'failure' in creds) continue;
-    const group = budgetGroup(spec.data.startBudget?.group, clients.get(creds).keyId);
-    for (const at of starts) budgets.recordPast(group, memberKey(r), Date.parse(at));
+    seedFrom(budgets, budgetGroup(spec.data.startBudget?.group, clients.get(creds).keyId).name, release);
   }
   logger?.debug({ groups: budgets.names().length }, 'start budgets seeded from recorded starts');
 }

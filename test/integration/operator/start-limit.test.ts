@@ -1,6 +1,7 @@
 // The platform's 429 on a start of the current export API, without Retry-After (the vendor
 // documents none): another client of the same organization spent the hour, so the operator's own
-// count could not know. The group waits, conservatively, and asks no second time: one refused start.
+// count could not know. The group waits, conservatively, and asks no second time: one refused start,
+// across a restart of the operator too (the refused start and the hold are kept in status).
 import { describe, expect, it } from 'vitest';
 import { AdminApiClient } from '../../../src/api/index.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
@@ -37,5 +38,21 @@ describe('the platform refusing a start (429)', () => {
     expect(starts.map((q) => q.status)).toEqual([429]);
     // Conservative without Retry-After: not before the window's hour (none of its starts were ours).
     expect(Date.parse(r.status?.waiting?.until ?? '') - Date.now()).toBeGreaterThan(50 * 60_000);
+    // The refused start and the hold are in status: a restarted operator (a new leader) holds the
+    // group too, and asks no second time.
+    expect(r.status?.recentStarts).toHaveLength(1);
+    expect(r.status?.waiting?.refusedUntil).toBeDefined();
+    await h.restartOperator();
+    await applyRelease(h.ns, 'after-restart', { domain: undefined, projectId: project(2) });
+    const late = await eventually('the release created after the restart waits', async () => {
+      const got = await getRelease(h.ns, 'after-restart');
+      return reconciling(got)?.reason === 'WaitingForStartBudget' ? got : undefined;
+    });
+    expect(late.status?.waiting?.refusedUntil).toBe(r.status?.waiting?.refusedUntil);
+    await new Promise((res) => setTimeout(res, 3_000));
+    const ours = h.sim.requests.filter(
+      (q) => q.endpoint === 'start' && (q.path.includes(p) || q.path.includes(project(2))),
+    );
+    expect(ours.map((q) => q.status)).toEqual([429]);
   });
 });

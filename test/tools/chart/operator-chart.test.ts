@@ -195,6 +195,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
         allowedGitUrls: ['https://github.com/acme/gitops.git', 'http://git.internal/acme/sites'],
         allowInsecureGitUrl: true,
         apiRequestsPerMinute: 50,
+        startBudgetPerHour: 6,
         concurrency: 8,
         keyPrefix: 'acme',
         logLevel: 'debug',
@@ -214,6 +215,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
         '--allowed-git-urls=https://github.com/acme/gitops.git,http://git.internal/acme/sites',
         '--allow-insecure-git-url',
         '--api-requests-per-minute=50',
+        '--start-budget-per-hour=6',
         '--concurrency=8',
         '--key-prefix=acme',
         '--log-level=debug',
@@ -628,5 +630,14 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
     ]);
     expect((await render(helm, { tests: { enabled: false, timeoutSeconds: 90 } })).tests).toEqual([]);
+  });
+
+  it('gives the helm test pod requests and limits, tests.resources sets them', async () => {
+    // A namespace with a ResourceQuota on memory refuses a pod without them.
+    const defaults = ofKind((await render(helm)).tests, 'Pod')[0]?.spec.containers[0].resources;
+    expect(defaults).toEqual({ requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '256Mi' } });
+    const resources = { requests: { cpu: '10m', memory: '96Mi' }, limits: { cpu: '1', memory: '192Mi' } };
+    const { tests } = await render(helm, { tests: { enabled: true, timeoutSeconds: 90, resources } });
+    expect(ofKind(tests, 'Pod')[0]?.spec.containers[0].resources).toEqual(resources);
   });
 });

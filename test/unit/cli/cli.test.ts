@@ -669,6 +669,9 @@ describe('static-export operator', () => {
   it.each([
     [['operator', '--api-requests-per-minute', '-1'], '--api-requests-per-minute'],
     [['operator', '--api-requests-per-minute', 'many'], '--api-requests-per-minute'],
+    // A share of the organization's 10 starts an hour: never more than the whole hour.
+    [['operator', '--start-budget-per-hour', '11'], '--start-budget-per-hour'],
+    [['operator', '--start-budget-per-hour', '0'], '--start-budget-per-hour'],
     [['operator', '--lease-duration', '5s', '--renew-deadline', '5s'], '--renew-deadline'],
     // Keys never go over plain http to another host unless allowed explicitly.
     [['operator', '--api-base-url', 'http://api.example.com'], '--api-base-url'],

@@ -1,6 +1,6 @@
 // `static-export export --project-id`: the current API revision through the real CLI against the
-// simulator serving it: no progress to show, a busy project waited out (409), the hourly start limit
-// (429) an exit of its own that writes nothing, and which flags name the site.
+// simulator serving it: no progress to show, the hourly start limit (429) an exit of its own that
+// writes nothing, and which flags name the site. (A busy project, 409: start-budget-cli.test.ts.)
 import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,32 +111,6 @@ describe('static-export export --project-id', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('--base-path "/guides" is not a base path the platform knows');
     expect(sim.exportJobsStarted()).toBe(before);
-  });
-
-  it('waits out an export of the project already running (409), starting again until it has ended', async () => {
-    const other = await call(sim, 'POST', '/v1/static-export/shared/jobs', {});
-    expect(other.status).toBe(202);
-    const result = await runCli(['export', '--project-id', 'shared', '--poll-interval', '100ms'], api);
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toContain(
-      'project shared already has an export queued or running (409): starting again in 3s (waiting at most --timeout 30m)',
-    );
-    expect(result.stderr).toMatch(/Started export [0-9a-f]{24} of project shared/);
-    const starts = sim.requests.filter(
-      (r) => r.method === 'POST' && r.path === '/v1/static-export/shared/jobs',
-    );
-    expect(starts.map((r) => r.status)).toEqual([202, 409, 202]);
-  });
-
-  it('gives up on a busy project after --timeout, exit 6', async () => {
-    sim.configure({ exportDurationMs: 60_000 });
-    expect((await call(sim, 'POST', '/v1/static-export/stuck/jobs', {})).status).toBe(202);
-    const result = await runCli(['export', '--project-id', 'stuck', '--timeout', '2s'], api);
-    expect(result.code).toBe(6);
-    expect(result.stderr).toMatch(/\(409\): starting again in [12]s \(waiting at most --timeout 2s\)/);
-    expect(result.stderr).toContain(
-      'project stuck still had an export queued or running after waiting 2s (409 on every start): raise --timeout',
-    );
   });
 
   it('exits 8 at once on the hourly start limit (429), naming it and the next start, writing nothing', async () => {

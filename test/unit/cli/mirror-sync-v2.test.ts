@@ -1,7 +1,8 @@
 // `mirror sync` with mirror.yaml sites of the current API revision (projectId): the run starts at
-// most what the hour's 10 starts leave after the starts recorded in --starts-file, the others wait
-// (exit 8, each told when), a 429 stops every start after it, and a busy project (409) is waited
-// out as `export` does. Through the production client against the simulator in revision 2; the
+// most what the hour's 10 starts leave after the starts its group recorded in --starts-file, the
+// others wait (exit 8, each told when), a 429 stops every start after it. (The start budget's finer
+// points, 409s and overlapping runs: start-budget-cli.test.ts.) Through the production client
+// against the simulator in revision 2; the
 // registry is an in-memory stand-in (in process) or unreachable (the CLI), as the registry side is
 // the tools tests' subject.
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AdminApiClient } from '../../../src/api/index.ts';
 import { StartPlan, StartWaiting } from '../../../src/cli/start-plan.ts';
-import { StartRecord } from '../../../src/cli/start-record.ts';
+import { keyGroup, StartRecord } from '../../../src/cli/start-record.ts';
 import { digestOf } from '../../../src/oci/content.ts';
 import { ANNOTATIONS } from '../../../src/oci/image.ts';
 import type { RegistryClient } from '../../../src/oci/registry.ts';
@@ -23,16 +24,14 @@ const HOUR = 3_600_000;
 let sim: Simulator;
 let work: string;
 let api: Record<string, string>;
-/** The admin key's name in the starts record (a digest prefix, never the key). */
-let keyId: string;
+/** The admin key's group in the starts record (a digest prefix, never the key). */
+let group: string;
 
 beforeAll(async () => {
   sim = await startSimulator({ apiRevision: 2, exportDurationMs: 0 });
   work = await mkdtemp(join(tmpdir(), 'mirror-sync-v2-'));
   api = { STATIC_EXPORT_API_URL: sim.baseUrl, STATIC_EXPORT_API_KEY: sim.adminKey };
-  const client = new AdminApiClient({ baseUrl: sim.baseUrl, apiKey: sim.adminKey });
-  keyId = client.keyId;
-  await client.close();
+  group = keyGroup(sim.adminKey);
 });
 afterEach(() => {
   sim.configure({ exportDurationMs: 0 });
@@ -46,19 +45,23 @@ afterAll(async () => {
 
 let dirs = 0;
 /** A scratch directory with mirror.yaml (`sites` under domains:) and, given `recorded`, a starts record. */
-async function setup(sites: string[], recorded: { key?: string; minutesAgo: number }[] = []) {
+async function setup(
+  sites: string[],
+  recorded: { group?: string; minutesAgo: number }[] = [],
+  concurrency = 1,
+) {
   const dir = join(work, `run${dirs++}`);
   await mkdir(dir);
   const config = join(dir, 'mirror.yaml');
   // Port 1: nothing listens; the registry side is not what these tests are about.
   await writeFile(
     config,
-    `target: oci://127.0.0.1:1/docs\nconcurrency: 1\ndomains:\n${sites.map((s) => `  - ${s}\n`).join('')}`,
+    `target: oci://127.0.0.1:1/docs\nconcurrency: ${concurrency}\ndomains:\n${sites.map((s) => `  - ${s}\n`).join('')}`,
   );
   const startsFile = join(dir, '.static-export-starts.json');
   if (recorded.length > 0) {
     const starts = recorded.map((r, i) => ({
-      key: r.key ?? keyId,
+      group: r.group ?? group,
       at: new Date(Date.now() - r.minutesAgo * 60_000).toISOString(),
       site: `project earlier${i}`,
     }));
@@ -68,8 +71,11 @@ async function setup(sites: string[], recorded: { key?: string; minutesAgo: numb
 }
 
 const recordedStarts = async (file: string) =>
-  (JSON.parse(await readFile(file, 'utf8')) as { starts: { key: string; at: string; site: string }[] })
-    .starts;
+  (
+    JSON.parse(await readFile(file, 'utf8')) as {
+      starts: { group: string; at: string; site: string; outcome?: string }[];
+    }
+  ).starts;
 
 const projectStarts = () =>
   sim.requests.filter((r) => r.method === 'POST' && /^\/v1\/static-export\/[^/]+\/jobs$/.test(r.path));
@@ -110,17 +116,17 @@ describe('mirror sync planning (in process)', () => {
       JSON.stringify({
         starts: [
           ...Array.from({ length: 8 }, (_, i) => ({
-            key: keyId,
+            group,
             at: new Date(Date.now() - (50 - i) * 60_000).toISOString(),
             site: 'x',
           })),
-          { key: 'otherkey0000', at: new Date().toISOString(), site: 'y' },
-          { key: keyId, at: new Date(Date.now() - 2 * HOUR).toISOString(), site: 'old' },
+          { group: 'other-pipeline', at: new Date().toISOString(), site: 'y' },
+          { group, at: new Date(Date.now() - 2 * HOUR).toISOString(), site: 'old' },
         ],
       }),
     );
     const now = Date.now();
-    const record = await StartRecord.open(startsFile, keyId, now);
+    const record = await StartRecord.open(startsFile, group, now);
     const plan = new StartPlan(targets, record, now);
     expect(plan.used).toBe(8);
     expect(plan.starting.map((t) => t.name)).toEqual(['project alpha (base path "/docs")', 'project beta']);
@@ -151,7 +157,7 @@ describe('mirror sync planning (in process)', () => {
         expect.any(StartWaiting),
       ]);
       expect(String((results[2]?.error as Error | undefined)?.message)).toMatch(
-        /waits: this tool made 8 of the 10 export starts an hour allows in the last hour .*the next start for it is possible at \d{4}-/,
+        /waits: group key-[0-9a-f]{12} made 8 of the 10 export starts an hour its share allows in the last hour .*the next start for it is possible at \d{4}-/,
       );
     } finally {
       await client.close();
@@ -179,14 +185,15 @@ describe('mirror sync planning (in process)', () => {
     };
     expect(alpha.annotations[ANNOTATIONS.projectId]).toBe('alpha');
     expect(alpha.annotations).not.toHaveProperty(ANNOTATIONS.domain);
-    // The record: this run's two starts added, the start over an hour old dropped, the other key's kept.
+    // The record: this run's two starts added, the start over an hour old dropped, the other group's kept.
     const starts = await recordedStarts(startsFile);
-    expect(starts.filter((s) => s.key === keyId)).toHaveLength(10);
+    expect(starts.filter((s) => s.group === group)).toHaveLength(10);
+    expect(starts.filter((s) => s.outcome === 'started')).toHaveLength(2);
     expect(starts.map((s) => s.site)).toEqual(
       expect.arrayContaining(['project alpha (base path "/docs")', 'project beta']),
     );
     expect(starts.map((s) => s.site)).not.toContain('old');
-    expect(starts.some((s) => s.key === 'otherkey0000')).toBe(true);
+    expect(starts.some((s) => s.group === 'other-pipeline')).toBe(true);
     expect(JSON.stringify(starts)).not.toContain(sim.adminKey);
   });
 });
@@ -201,20 +208,21 @@ describe('static-export mirror sync with projectId sites', () => {
     const human = await runCli(['mirror', 'sync', '--config', config], api);
     expect(human.code, human.stderr).toBe(8);
     expect(human.stderr).toContain(
-      'Export starts: this tool made 10 of the 10 an hour allows in the last hour; 0 projectId site(s) start now, 2 wait (project one, project two)',
+      `Export starts: group ${group} made 10 of the 10 an hour its share allows in the last hour; 0 projectId site(s) start now, 2 wait (project one, project two)`,
     );
     expect(human.stderr).toMatch(
-      /project one: waits: this tool made 10 of the 10 export starts .* possible at \d{4}-\d\d-\d\dT[\d:]+Z/,
+      /project one: waits: group key-[0-9a-f]{12} made 10 of the 10 export starts .* possible at \d{4}-\d\d-\d\dT[\d:]+Z/,
     );
     expect(human.stderr).toContain(
       'Synced 2 domain(s): 0 pushed, 0 unchanged, 0 failed, 2 waiting for an export start',
     );
     expect(human.stderr).toMatch(
-      /2 of 2 site\(s\) wait for an export start \(project one, project two\): the platform allows 10 starts per organization and hour; the next is possible at \d{4}-/,
+      /2 of 2 site\(s\) wait for an export start \(project one, project two\): the platform allows 10 starts per organization and hour, this group 10; the next is possible at \d{4}-/,
     );
     const json = await runCli(['mirror', 'sync', '--config', config, '--json'], api);
     expect(json.code).toBe(8);
     expect(jsonEvents(json.stdout, 'plan')[0]).toMatchObject({
+      startsGroup: group,
       startsUsed: 10,
       startsPerHour: 10,
       starting: [],
@@ -235,61 +243,16 @@ describe('static-export mirror sync with projectId sites', () => {
     expect(projectStarts().length).toBe(before);
   });
 
-  it('starts what is left, records it in --starts-file, and a busy project (409) is started again once free', async () => {
-    sim.configure({ exportDurationMs: 1500 });
-    expect((await call(sim, 'POST', '/v1/static-export/busy/jobs', {})).status).toBe(202);
-    const { config, dir } = await setup(
-      ['projectId: busy', 'projectId: later'],
-      Array.from({ length: 9 }, () => ({ minutesAgo: 5 })),
-    );
-    const startsFile = join(dir, 'elsewhere.json');
-    await writeFile(startsFile, await readFile(join(dir, '.static-export-starts.json')));
-    const result = await runCli(
-      ['mirror', 'sync', '--config', config, '--starts-file', startsFile, '--json'],
-      api,
-    );
-    expect(jsonEvents(result.stdout, 'plan')[0]).toMatchObject({
-      startsUsed: 9,
-      starting: [{ projectId: 'busy' }],
-    });
-    expect(jsonEvents(result.stdout, 'busy')[0]).toMatchObject({ projectId: 'busy', retryInMs: 3000 });
-    expect(jsonEvents(result.stdout, 'started')[0]).toMatchObject({ projectId: 'busy' });
-    expect(
-      projectStarts()
-        .filter((r) => r.path === '/v1/static-export/busy/jobs')
-        .map((r) => r.status),
-    ).toEqual([202, 409, 202]);
-    expect(jsonEvents(result.stdout, 'waiting').map((w) => w.projectId)).toEqual(['later']);
-    // The started site then fails at the (unreachable) registry: that failure's exit code wins over waiting.
-    expect(result.code).toBe(6);
-    expect(String(jsonEvents(result.stdout, 'error')[0]?.message)).toMatch(
-      /^1 of 2 domain\(s\) failed \(project busy\); first: .*; 1 wait for an export start$/,
-    );
-    const starts = await recordedStarts(startsFile);
-    expect(starts).toHaveLength(10);
-    expect(starts.at(-1)).toMatchObject({ key: keyId, site: 'project busy' });
-  });
-
-  it('gives up on a project busy past --timeout for that site only, exit 6, recording no start', async () => {
-    sim.configure({ exportDurationMs: 60_000 });
-    expect((await call(sim, 'POST', '/v1/static-export/stuck/jobs', {})).status).toBe(202);
-    const { config, startsFile } = await setup(['projectId: stuck']);
-    const result = await runCli(['mirror', 'sync', '--config', config, '--timeout', '2s'], api);
-    expect(result.code).toBe(6);
-    expect(result.stderr).toMatch(
-      /project stuck already has an export queued or running \(409\): starting again in [12]s/,
-    );
-    expect(result.stderr).toContain(
-      'project stuck: failed: project stuck still had an export queued or running after waiting 2s (409 on every start)',
-    );
-    expect(await recordedStarts(startsFile)).toEqual([]);
-  });
-
   it('stops starting at the first 429 and reports every site after it as waiting, exit 8', async () => {
     for (let i = 0; i < 10; i++) {
       expect((await call(sim, 'POST', `/v1/static-export/filler${i}/jobs`, {})).status).toBe(202);
     }
-    const { config, startsFile } = await setup(['projectId: first', 'projectId: second', 'projectId: third']);
+    // Three at once: the starts still go out one at a time, and none after the 429.
+    const { config, startsFile } = await setup(
+      ['projectId: first', 'projectId: second', 'projectId: third'],
+      [],
+      3,
+    );
     const before = projectStarts().length;
     const result = await runCli(['mirror', 'sync', '--config', config, '--json'], api);
     expect(result.code, result.stderr).toBe(8);
@@ -298,9 +261,10 @@ describe('static-export mirror sync with projectId sites', () => {
       projectStarts()
         .slice(before)
         .map((r) => [r.path, r.status]),
-    ).toEqual([['/v1/static-export/first/jobs', 429]]);
+    ).toHaveLength(1);
+    expect(projectStarts().at(-1)?.status).toBe(429);
     const waiting = jsonEvents(result.stdout, 'waiting');
-    expect(waiting.map((w) => [w.projectId, w.reason])).toEqual([
+    expect(waiting.map((w) => [w.projectId, w.reason]).sort()).toEqual([
       ['first', 'rateLimited'],
       ['second', 'rateLimited'],
       ['third', 'rateLimited'],
@@ -308,8 +272,17 @@ describe('static-export mirror sync with projectId sites', () => {
     expect(waiting[1]?.message).toMatch(
       /^waits: the platform refused an export start \(429\): the organization's 10 starts an hour are used up.*the next is possible at \d{4}-/,
     );
-    expect(await recordedStarts(startsFile)).toEqual([]);
+    // The refused start is recorded (it may count), and so is the block: the next run sends nothing.
+    expect((await recordedStarts(startsFile)).map((s) => s.outcome)).toEqual(['refused']);
     expect(result.stdout + result.stderr).not.toContain(sim.adminKey);
+    const again = await runCli(['mirror', 'sync', '--config', config, '--json'], api);
+    expect(again.code, again.stderr).toBe(8);
+    expect(jsonEvents(again.stdout, 'waiting').map((w) => w.reason)).toEqual([
+      'rateLimited',
+      'rateLimited',
+      'rateLimited',
+    ]);
+    expect(projectStarts().length).toBe(before + 1);
   });
 
   it('refuses a starts record it cannot read or write before any start, exit 2 naming --starts-file', async () => {
@@ -321,11 +294,13 @@ describe('static-export mirror sync with projectId sites', () => {
     expect(invalid.stderr).toContain(`--starts-file ${startsFile} is not a record of export starts`);
     const unreadable = await runCli(['mirror', 'sync', '--config', config, '--starts-file', work], api);
     expect(unreadable.code).toBe(2);
-    expect(unreadable.stderr).toContain(`--starts-file ${work} cannot be read: EISDIR`);
+    expect(unreadable.stderr).toContain(`--starts-file ${work} is not a regular file`);
     const unwritable = join(work, 'no-such-dir', 'starts.json');
     const missing = await runCli(['mirror', 'sync', '--config', config, '--starts-file', unwritable], api);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain(`--starts-file ${unwritable} cannot be written: ENOENT`);
+    expect(missing.stderr).toMatch(
+      /--starts-file \S+no-such-dir\/starts.json cannot be (locked|written).*ENOENT/,
+    );
     expect(projectStarts().length).toBe(before);
   });
 

@@ -40,7 +40,7 @@ const serving: Release = {
 };
 
 describe('release metrics', () => {
-  it('reports each condition as 1 on its current status and 0 on the others, with its reason', async () => {
+  it('reports each condition as 1 on its current status and 0 on the others, and its reason in a series of its own', async () => {
     const text = await scrape([
       serving,
       {
@@ -50,22 +50,56 @@ describe('release metrics', () => {
         },
       },
     ]);
-    const ready = (name: string, status: string, reason: string) =>
-      `static_export_release_condition{namespace="web",name="${name}",type="Ready",status="${status}",reason="${reason}"}`;
-    expect(text).toContain(`${ready('docs', 'True', 'Published')} 1`);
-    expect(text).toContain(`${ready('docs', 'False', 'Published')} 0`);
-    expect(text).toContain(`${ready('docs', 'Unknown', 'Published')} 0`);
-    expect(text).toContain(`${ready('broken', 'False', 'ExportFailed')} 1`);
-    expect(text).toContain(`${ready('broken', 'True', 'ExportFailed')} 0`);
+    const ready = (name: string, status: string) =>
+      `static_export_release_condition{namespace="web",name="${name}",type="Ready",status="${status}"}`;
+    expect(text).toContain(`${ready('docs', 'True')} 1`);
+    expect(text).toContain(`${ready('docs', 'False')} 0`);
+    expect(text).toContain(`${ready('docs', 'Unknown')} 0`);
+    expect(text).toContain(`${ready('broken', 'False')} 1`);
+    expect(text).toContain(`${ready('broken', 'True')} 0`);
     expect(text).toContain(
-      'static_export_release_condition{namespace="web",name="broken",type="Stalled",status="True",reason="ExportFailed"} 1',
+      'static_export_release_condition{namespace="web",name="broken",type="Stalled",status="True"} 1',
     );
+    const reasons = text.split('\n').filter((l) => l.startsWith('static_export_release_condition_reason{'));
+    expect(reasons.sort()).toEqual([
+      'static_export_release_condition_reason{namespace="web",name="broken",type="Ready",reason="ExportFailed"} 1',
+      'static_export_release_condition_reason{namespace="web",name="broken",type="Stalled",reason="ExportFailed"} 1',
+      'static_export_release_condition_reason{namespace="web",name="docs",type="Ready",reason="Published"} 1',
+    ]);
+  });
+
+  it('keeps the condition series when the reason changes, and ends the old reason series', async () => {
+    // What made the alerts never fire: a failing site alternates ExportFailed and Exporting.
+    let reason = 'ExportFailed';
+    const m = new Metrics({ processMetrics: false });
+    registerReleaseMetrics(m, () => [
+      {
+        metadata: { namespace: 'web', name: 'new' },
+        status: { conditions: [cond('Ready', 'False', reason)] },
+      },
+    ]);
+    const condition = (text: string) =>
+      text.split('\n').filter((l) => l.startsWith('static_export_release_condition{'));
+    const before = await m.text();
+    reason = 'Exporting';
+    const after = await m.text();
+    expect(condition(after)).toEqual(condition(before));
+    expect(condition(after)).toContain(
+      'static_export_release_condition{namespace="web",name="new",type="Ready",status="True"} 0',
+    );
+    expect(after).toContain(
+      'static_export_release_condition_reason{namespace="web",name="new",type="Ready",reason="Exporting"} 1',
+    );
+    expect(after).not.toContain('reason="ExportFailed"');
   });
 
   it('reports a release not reconciled yet as Ready Unknown, so "not Ready" alerts see it', async () => {
     const text = await scrape([{ metadata: { namespace: 'web', name: 'new' } }]);
     expect(text).toContain(
-      'static_export_release_condition{namespace="web",name="new",type="Ready",status="Unknown",reason=""} 1',
+      'static_export_release_condition{namespace="web",name="new",type="Ready",status="Unknown"} 1',
+    );
+    expect(text).toContain(
+      'static_export_release_condition_reason{namespace="web",name="new",type="Ready",reason=""} 1',
     );
     expect(text).not.toMatch(/static_export_release_last_published_timestamp_seconds\{/);
   });

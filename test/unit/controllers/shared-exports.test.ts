@@ -182,6 +182,26 @@ describe('SharedExports', () => {
     expect(woken).toEqual([]);
   });
 
+  it("a project's other base path sees the flight as its sibling's, and is woken when it lands", async () => {
+    const woken: string[] = [];
+    const shared = new SharedExports({ wake: (r) => woken.push(r) });
+    shared.enter('web/root', 'ROOT', 'acct\u0000p1');
+    shared.enter('web/docs', 'DOCS', 'acct\u0000p1');
+    shared.enter('web/other', 'OTHER', 'acct\u0000p2');
+    expect(shared.sibling('DOCS')).toBeUndefined();
+    shared.claim('ROOT', 'web/root', at(0));
+    expect(shared.sibling('DOCS')).toEqual({ release: 'web/root', flight: { startedAt: at(0) } });
+    // Its own flight is no sibling; another project's groups see none.
+    expect(shared.sibling('ROOT')).toBeUndefined();
+    expect(shared.sibling('OTHER')).toBeUndefined();
+    shared.started('ROOT', 'web/root', 'acct', 'j1', at(0));
+    expect(shared.sibling('DOCS')?.flight.jobId).toBe('j1');
+    woken.length = 0;
+    await shared.poll('acct', 'j1', async () => job('completed'));
+    expect(shared.sibling('DOCS')).toBeUndefined();
+    expect(woken).toEqual(['web/root', 'web/docs']);
+  });
+
   it('releases in other groups never see the flight', () => {
     const { shared } = group();
     shared.enter('other/docs', 'H');

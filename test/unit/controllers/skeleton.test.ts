@@ -1,11 +1,12 @@
 // The shared reconcile: what an action's failure leaves in status and events, the conditions of every
-// status it writes, and the rule it logs.
+// status it writes, the rule it logs, and the reservation its claim step took (spent once sent,
+// else given back on every path).
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Decision } from '../../../src/controllers/decision.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
 import { type ActionTable, Reconciler } from '../../../src/controllers/skeleton.ts';
-import type { KubeClient } from '../../../src/runtime/kube-client.ts';
+import { KubeApiError, type KubeClient } from '../../../src/runtime/kube-client.ts';
 
 interface Obj {
   apiVersion: string;
@@ -174,5 +175,121 @@ describe('every status the skeleton writes', () => {
   it('is decided by a rule the debug log names', async () => {
     const { debug } = await reconcile({ action: { kind: 'none' }, status: {}, events: [], rule: 'settle' });
     expect(debug).toContainEqual(expect.objectContaining({ thing: 'ns/n', rule: 'settle' }));
+  });
+});
+
+type Claim = { kind: 'none' } | { kind: 'call' };
+
+/** Reserves something for each decision; its action does `act` (which may say the call was sent). */
+class Reserving extends Reconciler<Thing, Said, object, Claim> {
+  readonly log: string[] = [];
+  private readonly act: (run: { sent(): void }) => Promise<void>;
+  private readonly d: Decision<Claim, Said>;
+  protected readonly actions: ActionTable<object, Claim, Thing, Said> = {
+    call: {
+      run: async (_o, _a, run) => {
+        await this.act(run);
+        return {};
+      },
+    },
+  };
+
+  constructor(kube: KubeClient, d: Decision<Claim, Said>, act: (run: { sent(): void }) => Promise<void>) {
+    const logger = { debug() {}, warn() {}, info() {}, error() {} } as never;
+    super(
+      { kube, clients: {} as never, events: { emit: async () => {} }, logger },
+      { apiVersion: 'example.dev/v1', plural: 'things', specSchema: z.object({}), logKey: 'thing' },
+    );
+    this.d = d;
+    this.act = act;
+  }
+  protected callsApi() {
+    return false;
+  }
+  protected async observe() {
+    return {};
+  }
+  protected decide() {
+    return this.d;
+  }
+  protected override claim() {
+    let held = true;
+    return {
+      sent: () => {
+        if (held) this.log.push('sent');
+        held = false;
+      },
+      release: () => {
+        if (held) this.log.push('released');
+        held = false;
+      },
+    };
+  }
+  protected conditions(_obj: Thing, s: Said): Said {
+    return s;
+  }
+}
+
+describe('a reservation the claim step took', () => {
+  const thing = {
+    apiVersion: 'example.dev/v1',
+    kind: 'Thing',
+    metadata: { name: 'n', namespace: 'ns', resourceVersion: '1' },
+    spec: {},
+  };
+  const kube = (apply: () => Promise<unknown>) =>
+    ({ get: async () => thing, apply }) as unknown as KubeClient;
+  const written = async () => ({ metadata: { resourceVersion: '2' } });
+  const call: Decision<Claim, Said> = { action: { kind: 'call' }, status: { step: 'marked' }, events: [] };
+
+  it.each<[string, () => Promise<unknown>, (run: { sent(): void }) => Promise<void>, string[]]>([
+    [
+      'the action sent its request, then failed',
+      written,
+      async (run) => {
+        run.sent();
+        throw new Error('answer lost');
+      },
+      ['sent'],
+    ],
+    ['the action sent its request', written, async (run) => run.sent(), ['sent']],
+    [
+      'the action failed before sending',
+      written,
+      async () => {
+        throw new Error('refused before the request');
+      },
+      ['released'],
+    ],
+    [
+      'the status write conflicted',
+      async () => {
+        throw new KubeApiError(409, 'Conflict', 'changed');
+      },
+      async (run) => run.sent(),
+      ['released'],
+    ],
+    [
+      'the status write failed',
+      async () => {
+        throw new KubeApiError(500, 'InternalError', 'down');
+      },
+      async (run) => run.sent(),
+      ['released'],
+    ],
+  ])('is spent or given back once, by the skeleton: %s', async (_, apply, act, log) => {
+    const r = new Reserving(kube(apply), call, act);
+    await r.reconcile('ns', 'n').catch(() => {});
+    expect(r.log).toEqual(log);
+  });
+
+  it('is given back when the decision acts on nothing', async () => {
+    const r = new Reserving(
+      kube(written),
+      { action: { kind: 'none' }, status: {}, events: [] },
+      async () => {},
+    );
+    await r.reconcile('ns', 'n');
+    expect(r.log).toEqual(['released']);
   });
 });

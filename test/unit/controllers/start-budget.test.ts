@@ -1,6 +1,8 @@
 // The shared hourly start budget of the current export API: one sliding window and one queue per
-// group, a manual request ahead of scheduled starts, the longest waiting next, a 409's slot given
-// back, a 429 blocking the group, starts recorded before a restart counted once.
+// group, a manual request ahead of scheduled starts, the longest waiting next, a slot whose request
+// was never sent given back, a 429 blocking the group, starts recorded before a restart counted
+// once; releases sharing an export as one site, a group's share of the hour, a rotated key's count
+// carried on, a 409 holding its project.
 import { describe, expect, it } from 'vitest';
 import { StartBudgets } from '../../../src/controllers/static-export-release/start-budget.ts';
 
@@ -64,12 +66,12 @@ describe('StartBudgets', () => {
     expect(slots('manual')).toBeLessThan(slots('early'));
   });
 
-  it('gives a slot back (a 409 started nothing) and wakes the first in line', () => {
+  it('gives a slot back (nothing was sent) and wakes the first in line', () => {
     const { b, woken, now } = budgets(1);
     const slot = b.take('g', 'a');
     b.wait('g', 'b', scheduled(now()));
     expect(b.view('g', 'b').slotAt(scheduled(now()), now())).toBeGreaterThan(now());
-    slot.giveBack();
+    slot.release();
     expect(woken).toEqual(['b']);
     expect(b.view('g', 'b').slotAt(scheduled(now()), now())).toBe(now());
   });
@@ -165,5 +167,84 @@ describe('StartBudgets', () => {
       .slotAt({ dueAt: now() - 15 * MIN, requested: false, lastStart: now() - 75 * MIN }, now());
     // The window frees at x's hour; that slot is early's, late gets the one after it.
     expect(lateSlot).toBe(now() + 15 * MIN + HOUR);
+  });
+
+  it('counts releases sharing one export as one site: 6 sites x 2 releases at 1h fit, and one takes no turn of the other', () => {
+    const { b, now } = budgets(10);
+    for (let i = 0; i < 6; i++)
+      for (const stage of ['staging', 'production'])
+        b.declare(`${stage}-${i}`, 'g', { intervalMs: HOUR, shareKey: `site-${i}` });
+    expect(b.view('g', 'staging-0').overcommit).toBeUndefined();
+    // Of 8 sites the limit is exceeded per site, not per release.
+    for (let i = 6; i < 12; i++)
+      b.declare(`production-${i}`, 'g', { intervalMs: HOUR, shareKey: `site-${i}` });
+    expect(b.view('g', 'staging-0').overcommit).toMatchObject({ sites: 12, wanted: 12 });
+    // The waiting release of the same export is no turn ahead: it joins this one's start.
+    const { b: one } = budgets(1);
+    one.declare('staging', 'g', { shareKey: 'site' });
+    one.declare('production', 'g', { shareKey: 'site' });
+    one.declare('other', 'g', { shareKey: 'elsewhere' });
+    one.wait('g', 'production', scheduled(now() - 10 * MIN));
+    expect(one.view('g', 'staging').slotAt(scheduled(now()), now())).toBe(now());
+    // Another export due first goes first.
+    one.wait('g', 'other', scheduled(now() - 5 * MIN));
+    expect(one.view('g', 'staging').slotAt(scheduled(now()), now())).toBe(now() + HOUR);
+    // Two waiting releases of another export take one turn, not two.
+    const { b: two } = budgets(1);
+    for (const m of ['a1', 'a2']) two.declare(m, 'g', { shareKey: 'a' });
+    two.declare('me', 'g', { shareKey: 'b' });
+    two.wait('g', 'a1', scheduled(now() - 10 * MIN));
+    two.wait('g', 'a2', scheduled(now() - 9 * MIN));
+    expect(two.view('g', 'me').slotAt(scheduled(now()), now())).toBe(now() + HOUR);
+  });
+
+  it("gives a group the share of the hour its releases name (the least), else the operator's", () => {
+    const { b, now } = budgets(10);
+    b.declare('a', 'g', {});
+    expect(b.view('g', 'a').limit).toBe(10);
+    b.declare('b', 'g', { startsPerHour: 4 });
+    b.declare('c', 'g', { startsPerHour: 6 });
+    expect(b.view('g', 'a').limit).toBe(4);
+    for (const m of ['x1', 'x2', 'x3', 'x4']) b.take('g', m).sent();
+    expect(b.remaining('g')).toBe(0);
+    expect(b.view('g', 'a').slotAt(scheduled(now()), now())).toBe(now() + HOUR);
+    const { b: share } = budgets(3);
+    share.declare('a', 'g', {});
+    expect(share.view('g', 'a').limit).toBe(3);
+  });
+
+  it('holds the group after an unpredicted 429 no longer than an hour, however long Retry-After says', () => {
+    const { b, now } = budgets(10);
+    expect(b.refused('g', 5 * HOUR)).toBe(now() + HOUR);
+    expect(b.refused('h', 1_000)).toBe(now() + MIN);
+  });
+
+  it("carries a rotated key's count to the new key's group, with its 429 hold; a named group does not take it", () => {
+    const { b, now } = budgets(3);
+    for (const m of ['a', 'b']) b.declare(m, 'key-old', {}, true);
+    b.take('key-old', 'a').sent();
+    b.take('key-old', 'b').sent();
+    const until = b.refused('key-old', 30 * MIN);
+    // The Secret's key changed: the first release to look again is in the new key's group.
+    b.declare('a', 'key-new', {}, true);
+    expect(b.remaining('key-new')).toBe(0);
+    expect(b.view('key-new', 'a').blockedUntil).toBe(until);
+    b.declare('b', 'key-new', {}, true);
+    expect(b.view('key-new', 'a').used).toBe(2);
+    // A release's own recorded starts count wherever it is now (e.g. after a restart).
+    b.declare('c', 'named', { recorded: [now() - 10 * MIN, now() - 2 * HOUR] });
+    expect(b.view('named', 'c').used).toBe(1);
+    b.declare('a', 'named', {});
+    expect(b.view('named', 'c').used).toBe(1);
+  });
+
+  it("holds every release of a project after a 409, in the releases' group", () => {
+    const { b, now } = budgets(10);
+    b.declare('staging', 'g', { project: 'p' });
+    b.declare('docs', 'g', { project: 'p' });
+    b.declare('other', 'g', { project: 'q' });
+    b.busy('g', 'p', now() + 20 * MIN);
+    expect(b.view('g', 'docs').busyUntil).toBe(now() + 20 * MIN);
+    expect(b.view('g', 'other').busyUntil).toBeUndefined();
   });
 });

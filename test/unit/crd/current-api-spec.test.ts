@@ -42,5 +42,16 @@ describe('spec.projectId and spec.domain', () => {
     expect(messages({ projectId: PROJECT, startBudget: { group: 'Acme Corp' } })).toEqual([
       expect.stringMatching(/^startBudget\.group: spec\.startBudget\.group must be a lowercase name/),
     ]);
+    for (const startsPerHour of [0, 11, 2.5])
+      expect(messages({ projectId: PROJECT, startBudget: { startsPerHour } })).toEqual([
+        expect.stringMatching(
+          /^startBudget\.startsPerHour: spec\.startBudget\.startsPerHour must be a whole number from 1 to 10/,
+        ),
+      ]);
+  });
+
+  it("accepts a group's share of the hour, with or without a group name", () => {
+    expect(messages({ projectId: PROJECT, startBudget: { startsPerHour: 4 } })).toEqual([]);
+    expect(messages({ projectId: PROJECT, startBudget: { group: 'acme', startsPerHour: 10 } })).toEqual([]);
   });
 });

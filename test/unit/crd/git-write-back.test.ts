@@ -96,7 +96,7 @@ describe('spec.gitWriteBack', () => {
   ])('refuses the path %s, saying what a path must be', (path) => {
     expect(messages({ ...repo, path })).toEqual([
       expect.stringMatching(
-        /^path: spec\.gitWriteBack\.path must be a YAML file relative to the repository root, such as .*\(no leading '\/', no '\.', '\.\.' or \.git segments, ending in \.yaml or \.yml\)$/,
+        /^path: spec\.gitWriteBack\.path must be a YAML file relative to the repository root, such as .*\(no leading '\/'; no '\.', '\.\.' or \.git segments in any spelling, .*ending in \.yaml or \.yml\)$/,
       ),
     ]);
   });
@@ -132,7 +132,7 @@ describe('spec.gitWriteBack', () => {
 
   it('refuses an author the commit could not carry', () => {
     expect(messages({ ...repo, author: { name: 'Bot <bot@x>' } })).toEqual([
-      "author.name: spec.gitWriteBack.author.name must not contain '<', '>' or a line break",
+      "author.name: spec.gitWriteBack.author.name must not contain '<', '>', a line break or another control character",
     ]);
     expect(messages({ ...repo, author: { email: 'not an address' } })).toEqual([
       expect.stringMatching(/^author\.email: spec\.gitWriteBack\.author\.email must be an e-mail address/),
@@ -170,5 +170,120 @@ describe('spec.gitWriteBack', () => {
   it('requires url and path', () => {
     expect(messages({ path: repo.path }).map((m) => m.split(':')[0])).toEqual(['url']);
     expect(messages({ url: repo.url }).map((m) => m.split(':')[0])).toEqual(['path']);
+  });
+});
+
+describe('spec.gitWriteBack refuses what git or a URL parser would read otherwise (issue 39)', () => {
+  it.each([
+    [
+      'NUL in author.name',
+      { author: { name: 'Docs\u0000Bot' } },
+      'author.name',
+      /must not contain '<', '>', a line break or another control character/,
+    ],
+    ['a tab in author.name', { author: { name: 'Docs\tBot' } }, 'author.name', /another control character/],
+    [
+      'NUL in author.email',
+      { author: { email: 'bot\u0000@example.com' } },
+      'author.email',
+      /must be an e-mail address/,
+    ],
+    [
+      'NUL in messageTemplate',
+      { messageTemplate: 'Publish\u0000{{.NewVersion}}' },
+      'messageTemplate',
+      /must not contain control characters other than line breaks and tabs/,
+    ],
+    [
+      'an escape in messageTemplate',
+      { messageTemplate: 'Publish \u001b[31m' },
+      'messageTemplate',
+      /control characters/,
+    ],
+  ])('%s', (_what, change, field, message) => {
+    expect(messages({ ...repo, ...change })).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^${field.replace('.', '\\.')}: spec\\.gitWriteBack\\.${field.replace('.', '\\.')} .*${message.source}`,
+        ),
+      ),
+    ]);
+  });
+
+  it('a message keeps its line breaks and tabs', () => {
+    expect(messages({ ...repo, messageTemplate: 'Publish {{.NewVersion}}\n\n\tby {{.Release}}' })).toEqual(
+      [],
+    );
+  });
+
+  it.each([
+    'HEAD',
+    'refs/heads/main',
+    'x.lock/y',
+    'main.',
+    'env/prod.lock',
+    'a/.b',
+    'a@{1}',
+    'a~1',
+    'a:b',
+    'a b',
+    'a\\b',
+    '-x',
+  ])('refuses the branch %s (git check-ref-format --branch)', (branch) => {
+    expect(messages({ ...repo, branch })).toEqual([
+      expect.stringMatching(
+        /^branch: spec\.gitWriteBack\.branch must be a branch name such as main .*as git check-ref-format takes it/,
+      ),
+    ]);
+  });
+
+  it.each(['main', 'env/production', 'release-1.2', 'x.locked/y', 'HEADS', 'refs', 'feature/refs/x'])(
+    'takes the branch %s',
+    (branch) => {
+      expect(messages({ ...repo, branch })).toEqual([]);
+    },
+  );
+
+  it.each([
+    'clusters/\u0000/values.yaml',
+    '.GIT/values.yaml',
+    '.Git/config.yaml',
+    '.git./values.yaml',
+    '.git . /values.yaml',
+    'GIT~1/values.yaml',
+    'a/git~1/values.yaml',
+    '.git::$INDEX_ALLOCATION/values.yaml',
+    '.g\u200cit/values.yaml',
+    'clusters\\prod\\values.yaml',
+    'clusters/prod\tx/values.yaml',
+  ])('refuses the path %j (git verify_path, NTFS and HFS spellings of .git)', (path) => {
+    expect(messages({ ...repo, path })).toEqual([
+      expect.stringMatching(
+        /^path: spec\.gitWriteBack\.path must be a YAML file relative to the repository root/,
+      ),
+    ]);
+  });
+
+  it.each([
+    '.github/values.yaml',
+    'git/values.yaml',
+    '.gitops/values.yaml',
+    'apps/.argocd-source-docs.yaml',
+    'git~2/values.yaml',
+  ])('takes the path %s', (path) => {
+    expect(messages({ ...repo, path })).toEqual([]);
+  });
+
+  it.each([
+    ['backslashes for slashes, credentials after them', 'https:\\\\bot:ghp_t0ken@github.com/acme/gitops.git'],
+    ['a tab in the scheme', 'ht\ttps://bot:ghp_t0ken@github.com/acme/gitops.git'],
+    ['a space in the host', 'https://git hub.com/acme/gitops.git'],
+    ['a line break', 'https://github.com/acme/\ngitops.git'],
+  ])('refuses a URL with %s, without repeating it', (_what, url) => {
+    const found = messages({ ...repo, url });
+    expect(found).toContain(
+      "url: spec.gitWriteBack.url must not contain spaces, control characters or backslashes: write the repository's https:// URL as its server shows it",
+    );
+    expect(found.join()).not.toContain('ghp_t0ken');
   });
 });

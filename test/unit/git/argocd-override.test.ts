@@ -55,3 +55,40 @@ describe('the Argo CD override file', () => {
     );
   });
 });
+
+describe('parameters Argo CD would read otherwise than written: refused', () => {
+  const refusal = (source: string) => {
+    try {
+      set(source);
+    } catch (error) {
+      return { reason: (error as { reason?: string }).reason, message: (error as Error).message };
+    }
+    return undefined;
+  };
+
+  it('the parameter named twice', () => {
+    expect(
+      refusal(
+        'helm:\n  parameters:\n  - name: staticExport.version\n    value: a\n  - name: staticExport.version\n    value: b\n',
+      ),
+    ).toEqual({
+      reason: 'GitFieldInvalid',
+      message: `${PATH}: helm.parameters names staticExport.version 2 times (Argo CD would take one of them, not necessarily the one written): keep one entry`,
+    });
+  });
+
+  it.each([
+    ['an aliased entry', 'x: &p\n  name: staticExport.version\n  value: old\nhelm:\n  parameters:\n  - *p\n'],
+    [
+      'a merge key',
+      'x: &p\n  name: staticExport.version\nhelm:\n  parameters:\n  - <<: *p\n    value: old\n',
+    ],
+    ['an aliased value', 'x: &v old\nhelm:\n  parameters:\n  - name: staticExport.version\n    value: *v\n'],
+    ['an anchored entry', 'helm:\n  parameters:\n  - &p\n    name: staticExport.version\n    value: old\n'],
+  ])('%s', (_title, source) => {
+    expect(refusal(source)).toMatchObject({
+      reason: 'GitFieldInvalid',
+      message: expect.stringContaining('helm.parameters entry 1 uses an anchor, alias or merge key'),
+    });
+  });
+});

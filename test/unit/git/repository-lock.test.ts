@@ -1,5 +1,5 @@
-// Writes to one repository run one after the other, whatever the URL's spelling; other
-// repositories do not wait; a caller that gives up while queued leaves the queue intact.
+// Holders of one key run one after the other; other keys do not wait; a caller that gives up
+// while queued leaves the queue intact.
 import { describe, expect, it } from 'vitest';
 import { withRepositoryLock } from '../../../src/git/repository-lock.ts';
 

@@ -1,6 +1,8 @@
 // The values-file edit: only the field's scalar changes (or its lines are added); every other
 // byte of the file stays as written.
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { decodeFile, encodeFile } from '../../../src/git/file-bytes.ts';
 import { setYamlField } from '../../../src/git/yaml-edit.ts';
 
 const set = (source: string, version = 'sha256-new', field = 'staticExport.version') =>
@@ -88,5 +90,55 @@ describe('setYamlField', () => {
     expect(failure('a: 1\n', 'staticExport..version')?.message).toBe(
       'field "staticExport..version" has an empty key; write it dotted, like staticExport.version',
     );
+  });
+});
+
+describe('setYamlField on layouts that read back as something else (issue 39)', () => {
+  it('an empty value followed by a comment keeps the space before the comment', () => {
+    const next = set('staticExport:\n  version: # set by static-export\n  x: 1\n');
+    expect(next).toBe('staticExport:\n  version: sha256-new # set by static-export\n  x: 1\n');
+    expect(parseYaml(next as string).staticExport.version).toBe('sha256-new');
+  });
+
+  it.each([
+    ['!!int', 'staticExport:\n  version: !!int 1 # c\n', 'staticExport:\n  version: sha256-new # c\n'],
+    ['a local tag', 'staticExport:\n  version: !custom "1"\n', 'staticExport:\n  version: "sha256-new"\n'],
+    ['!!str, kept', 'staticExport:\n  version: !!str 1\n', 'staticExport:\n  version: !!str sha256-new\n'],
+  ])('an explicit tag contradicting a string goes: %s', (_title, source, written) => {
+    const next = set(source);
+    expect(next).toBe(written);
+    expect(parseYaml(next as string).staticExport.version).toBe('sha256-new');
+  });
+
+  it('an anchored value (others may alias it): GitFieldInvalid naming the anchor', () => {
+    expect(failure('staticExport:\n  version: &v old\nother: *v\n')).toEqual({
+      reason: 'GitFieldInvalid',
+      message:
+        'staticExport.version has the anchor &v: values aliasing it would change with it; remove the anchor',
+    });
+  });
+});
+
+describe('the file is edited byte for byte', () => {
+  it('bytes that are not UTF-8 (a Latin-1 comment) stay as they were; only the value changes', () => {
+    const latin1 = Buffer.from(
+      '# caf\xe9 cr\xe8me (Latin-1)\nstaticExport:\n  version: old # \xa7 5\n',
+      'latin1',
+    );
+    const next = encodeFile(set(decodeFile(latin1)) as string);
+    expect(next).toEqual(
+      Buffer.from('# caf\xe9 cr\xe8me (Latin-1)\nstaticExport:\n  version: sha256-new # \xa7 5\n', 'latin1'),
+    );
+  });
+
+  it('every byte string survives decoding and encoding unchanged', () => {
+    const samples = [
+      Buffer.from('plain ascii\n'),
+      Buffer.from('utf-8: café €  𝄞\n'),
+      Buffer.from([0xff, 0xfe, 0x80, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0xf4, 0x90, 0x80, 0x80, 0xe2, 0x82]),
+      Buffer.from([0xef, 0xbb, 0xbf, 0x61, 0xc0, 0xaf, 0xf0, 0x9f, 0x98, 0x80]),
+    ];
+    for (let i = 0; i < 256; i++) samples.push(Buffer.from([0x61, i, 0x62]));
+    for (const bytes of samples) expect(encodeFile(decodeFile(bytes))).toEqual(bytes);
   });
 });

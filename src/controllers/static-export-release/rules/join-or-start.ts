@@ -4,6 +4,7 @@
 // (the release's place in its group's queue), withoutWaitOver (a wait that is over is dropped) and
 // overcommitEvent (the group's overcommit Warning).
 import type { StaticExportRelease } from '../../../crd/index.ts';
+import { EXPORT_STARTS_PER_HOUR } from '../../../project.ts';
 import { withExport } from '../after-export.ts';
 import { awaiting, none, start } from '../decision.ts';
 import { siteName, startedProject } from '../export-site.ts';
@@ -79,6 +80,9 @@ export const joinOrStart: Rule<PlatformCase> = rule('joinOrStart', ({ o, status,
 
 type Waiting = NonNullable<Status['waiting']>;
 
+/** While a sibling's export runs, look again this often (its end also wakes the release). */
+const SIBLING_LOOK_MS = 5 * 60_000;
+
 /**
  * Its place in its group's queue: a manual request first, else when its start came due (a
  * scheduled one from its last start, which an overcommitted group stretches to its fair interval).
@@ -101,12 +105,13 @@ export function startAsk(release: StaticExportRelease, now: Date, tun: Tunables)
 }
 
 /**
- * The status as the rules read it: a wait for the budget is decided afresh each time (its `since`
- * kept while it lasts), a wait out of a 409 holds until its time.
+ * The status as the rules read it: a wait for the budget or for a sibling's job is decided afresh
+ * each time (its `since` kept while it lasts), a wait out of a 409 holds until its time.
  */
 export function withoutWaitOver(status: Status, now: Date): Status {
   const w = status.waiting;
-  if (!w || (w.reason === 'ExportBusy' && now.getTime() < Date.parse(w.until))) return status;
+  const holds = w?.reason === 'ExportBusy' && w.sibling === undefined && now.getTime() < Date.parse(w.until);
+  if (!w || holds) return status;
   const { waiting: _, ...rest } = status;
   return rest;
 }
@@ -151,26 +156,47 @@ function waitFor(c: PlatformCase, until: number, w: Omit<Waiting, 'since' | 'unt
 
 /**
  * A release that has a reason to export starts now, unless the platform is busy with a job of its
- * deployment (a 409, waited out) or, in the current export API, its group's hourly budget has no
- * slot for it yet: it then waits in the group's queue, and says so.
+ * deployment (a 409, waited out: its own, or one another release of the project met) or, in the
+ * current export API, its group's hourly budget has no slot for it yet: it then waits in the
+ * group's queue (the decision says so: `queue`), and says so.
  */
 export function startOrWait(c: PlatformCase, reason: StartReason): Decision {
   const { o, status, tun } = c;
   const { now, budget, release } = o;
   const busy = status.waiting?.reason === 'ExportBusy' ? status.waiting : undefined;
   if (busy) return holding(c, status, Date.parse(busy.until));
-  const slot = budget?.slotAt(startAsk(release, now, tun), now.getTime());
+  const { sibling } = o;
+  if (sibling) {
+    const job = sibling.jobId === undefined ? 'its export, being started' : `export job ${sibling.jobId}`;
+    return waitFor(c, now.getTime() + SIBLING_LOOK_MS, {
+      reason: 'ExportBusy',
+      message: `Waiting for ${job} of release ${sibling.release}, the same project with another base path: the platform runs one export of a project at a time (409), so this release starts when that one ends, without asking before`,
+      sibling: sibling.release,
+    });
+  }
+  if (budget?.busyUntil !== undefined) {
+    const until = new Date(budget.busyUntil).toISOString();
+    return waitFor(c, budget.busyUntil, {
+      reason: 'ExportBusy',
+      message: `Another release of project ${release.spec.projectId} met an active export job of the project (409): every start request may count against the hourly budget, so no release of the project asks again before ${until}`,
+    });
+  }
+  const ask = startAsk(release, now, tun);
+  const slot = budget?.slotAt(ask, now.getTime());
   if (!budget || slot === undefined || slot <= now.getTime()) {
     const { waiting: _, ...rest } = status;
-    return start(rest, now, reason);
+    return start(rest, now, reason, budget !== undefined);
   }
+  const blocked = budget.blockedUntil === undefined ? undefined : new Date(budget.blockedUntil).toISOString();
   const refused =
-    budget.blockedUntil === undefined
+    blocked === undefined
       ? ''
-      : ` The platform refused a start (429, more than ${budget.limit} per organization and hour) and is not asked again before ${new Date(budget.blockedUntil).toISOString()}.`;
+      : ` The platform refused a start (429: the organization's ${EXPORT_STARTS_PER_HOUR} starts of the hour are spent, by this group or by others) and is not asked again before ${blocked}.`;
   const over = budget.overcommit ? ` ${overcommitNote(budget, budget.overcommit)}.` : '';
-  return waitFor(c, slot, {
+  const d = waitFor(c, slot, {
     reason: 'WaitingForStartBudget',
     message: `Waiting for a start slot: start budget group ${budget.group} has used ${budget.used} of its ${budget.limit} export starts in the last hour; this release starts at ${new Date(slot).toISOString()}.${refused}${over}`,
+    ...(blocked === undefined ? {} : { refusedUntil: blocked }),
   });
+  return { ...d, queue: ask };
 }

@@ -80,13 +80,15 @@ class PlatformExport implements Source {
     const { release, now, client } = seen;
     const { identity } = client;
     // A member from here on: a job adopted below is its group's flight.
+    const { projectId } = release.spec;
     const visit = new ShareVisit(
       this.ctx.options.shared,
       memberKey(release),
       identity,
       shareKey(identity, release.spec),
+      projectId === undefined ? undefined : `${identity}\u0000${projectId}`,
     );
-    const budget = await this.budgetOf(release, client);
+    const budget = await this.budgetOf(release, client, visit.key);
     const own = jobToPoll(release);
     if (own) {
       const { jobId } = own;
@@ -114,6 +116,7 @@ class PlatformExport implements Source {
   private async budgetOf(
     release: StaticExportRelease,
     client: AdminApiClient,
+    share: string,
   ): Promise<{ budget?: BudgetVisit }> {
     const { budgets, budgetSeeded } = this.ctx.options;
     const { spec } = release;
@@ -123,7 +126,7 @@ class PlatformExport implements Source {
     }
     await budgetSeeded;
     const group = budgetGroup(spec.startBudget?.group, client.keyId);
-    return { budget: new BudgetVisit(budgets, memberKey(release), group, memberOf(release)) };
+    return { budget: new BudgetVisit(budgets, memberKey(release), group, memberOf(release, share)) };
   }
 
   /**

@@ -202,11 +202,32 @@ describe('the decision with a start budget', () => {
   });
 });
 
+describe("a sibling's export (the project's other base path)", () => {
+  it('is waited for without a start, naming the sibling, and decided afresh once it ended', () => {
+    const sibling = { release: 'web/root', jobId: 'j7', startedAt: at(-MIN) };
+    const d = startOrWait(platformCase(current(), { budget: view(0), sibling }), 'Initial');
+    expect(d.action.kind).toBe('none');
+    expect(d.status.waiting).toMatchObject({ reason: 'ExportBusy', sibling: 'web/root' });
+    expect(d.status.waiting?.message).toMatch(/export job j7 of release web\/root/);
+    // Its wait does not outlast the sibling's job: the next look starts once the job ended.
+    expect(withoutWaitOver(d.status, NOW).waiting).toBeUndefined();
+    const next = choose(observed(current({ status: d.status }), { budget: view(0) })).decision;
+    expect(next.action.kind).toBe('start');
+  });
+});
+
 describe('the folds of a start of the current API', () => {
-  it("records the project and the start among the last hour's starts", () => {
+  it("records the start among the last hour's starts with its mark (whatever the answer), and the project once started", () => {
     const old = [at(-30 * MIN), at(-61 * MIN)];
-    const f = afterStart({ now: NOW, release: current({ status: { recentStarts: old } }) }, 'j2', 'queued');
+    const d = startOrWait(
+      platformCase(current({ status: { recentStarts: old } }), { budget: view(0) }),
+      'Initial',
+    );
+    expect(d.status.recentStarts).toEqual([at(0), at(-30 * MIN)]);
+    const answered = new Date(NOW.getTime() + 2_000);
+    const f = afterStart({ now: answered, release: current({ status: d.status }) }, 'j2', 'queued');
     expect(f.status.export).toMatchObject({ jobId: 'j2', projectId: PROJECT.projectId });
+    // Counted once: the start is the one its mark recorded.
     expect(f.status.recentStarts).toEqual([at(0), at(-30 * MIN)]);
     expect(f.events[0]?.note).toBe(`Started export job j2 for project ${PROJECT.projectId}`);
   });

@@ -3,7 +3,7 @@
 // failures are recorded; then the steps the reconciler takes on a look (decide, claim, act).
 import type { Decision } from '../../../../src/controllers/decision.ts';
 import { afterFailure, type Failure } from '../../../../src/controllers/failures.ts';
-import type { Loaded } from '../../../../src/controllers/skeleton.ts';
+import type { Loaded, Reservation } from '../../../../src/controllers/skeleton.ts';
 import {
   type ReleaseRun,
   releaseActions,
@@ -95,19 +95,30 @@ export const loaded = (
   extra: Omit<Loaded<StaticExportRelease>, 'now' | 'obj'> = {},
 ): Loaded<StaticExportRelease> => ({ now: NOW, obj: release, ...extra });
 
+/** What each decision's claim step reserved, given back after its action as the skeleton does. */
+const reserved = new WeakMap<Decision<Action, Status>, Reservation>();
+
 /** The reconciler's decision on a look, and its claim step right after. */
 export function decideAndClaim(look: Look): Decision<Action, Status> {
   const d = decideOn(look, DEFAULT_TUNABLES);
-  claim(look, d, DEFAULT_TUNABLES);
+  const reservation = claim(look, d);
+  if (reservation) reserved.set(d, reservation);
   return d;
 }
 
-/** Runs the decided action's entry of the action table on `look`. */
-export function act(l: Lent, look: Look, d: Decision<Action, Status>): Promise<ReconcileResult> {
+/** Runs the decided action's entry of the action table on `look`; what was not sent is given back. */
+export async function act(l: Lent, look: Look, d: Decision<Action, Status>): Promise<ReconcileResult> {
   const entries = releaseActions(l.ctx.options, DEFAULT_TUNABLES) as unknown as Record<
     string,
     { run(look: Look, action: Action, run: ReleaseRun): Promise<ReconcileResult> }
   >;
   const entry = entries[d.action.kind];
-  return entry ? entry.run(look, d.action, l.run(look.observed.release, d.status)) : Promise.resolve({});
+  const reservation = reserved.get(d);
+  try {
+    if (!entry) return {};
+    const run = { ...l.run(look.observed.release, d.status), sent: () => reservation?.sent() };
+    return await entry.run(look, d.action, run);
+  } finally {
+    reservation?.release();
+  }
 }

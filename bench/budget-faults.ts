@@ -1,0 +1,400 @@
+// The start budget over a virtual day with faults (issue 38): two operators (two clusters) and a
+// pipeline share one organization's 10 starts an hour. Cluster a runs 10 hourly sites with a share
+// of 5 (--start-budget-per-hour), cluster b 2 hourly sites and 3 projects exported for a staging
+// and a production release each (one export per project and base path) with a share of 3, and the
+// pipeline starts 2 exports of its own at half past each hour. At 08:00 the organization's admin key
+// is rotated (both clusters' Secrets: the next reconcile of each release uses the new key); from
+// 13:50 the pipeline runs wild for 20 minutes (over its share, it takes every slot that frees, just
+// before the clusters would); at 14:00, during the hold the clusters' 429s cause, cluster a's
+// leader changes (a new process: fresh budgets, seeded from the releases'
+// status as setup.ts does). Each release's reconcile runs as the operator's (decideOn, claim, the
+// start and publish as actions.ts performs them), through the production client against the
+// simulator in revision 2 on a virtual clock. Reported: the hourly 429s the operators met, the
+// most starts (jobs created) in any sliding hour of the organization, exports per release most over
+// fewest, and the slots lost or double-spent: every operator's count of the past hour compared
+// with the start requests it sent in that hour, at every reconcile.
+import {
+  AdminApiClient,
+  ExportBusyError,
+  ExportStartLimitError,
+  startMayHaveCreatedJob,
+} from '../src/api/index.ts';
+import { busyWaitMs } from '../src/controllers/static-export-release/actions.ts';
+import {
+  afterPublish,
+  afterStart,
+  afterStartBusy,
+  afterStartRefused,
+} from '../src/controllers/static-export-release/after-export.ts';
+import { exportTarget, jobRef, recordedJob } from '../src/controllers/static-export-release/export-site.ts';
+import {
+  type Action,
+  DEFAULT_TUNABLES,
+  type PlatformObserved,
+} from '../src/controllers/static-export-release/model.ts';
+import { claim, decideOn } from '../src/controllers/static-export-release/reconciler.ts';
+import { exportPollDelayMs } from '../src/controllers/static-export-release/schedule.ts';
+import { ShareVisit } from '../src/controllers/static-export-release/share-visit.ts';
+import {
+  memberKey,
+  SharedExports,
+  shareKey,
+} from '../src/controllers/static-export-release/shared-exports.ts';
+import { exportPoll } from '../src/controllers/static-export-release/sources/platform-export.ts';
+import type { Look } from '../src/controllers/static-export-release/sources/source.ts';
+import {
+  BudgetVisit,
+  budgetGroup,
+  memberOf,
+  StartBudgets,
+} from '../src/controllers/static-export-release/start-budget.ts';
+import { seedFrom } from '../src/controllers/static-export-release/start-budget-seed.ts';
+import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
+import { type Simulator, startSimulator } from '../src/simulator/index.ts';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+const START = Date.parse('2026-01-01T00:00:00Z');
+const ROTATE_AT = START + 8 * HOUR;
+const WILD_AT = START + 13 * HOUR + 50 * MIN;
+const LEADER_CHANGE_AT = START + 14 * HOUR;
+const TUN = DEFAULT_TUNABLES;
+const NEW_KEY = 'mint_rotated0123456789abcdef';
+
+/** One cluster's operator: its client (the key its Secret holds now), budgets and share groups. */
+interface Operator {
+  name: string;
+  share: number;
+  client: AdminApiClient;
+  budgets: StartBudgets;
+  shared: SharedExports;
+  /** When its start requests went out (any answer but a refusal of the request itself). */
+  sent: number[];
+  refused429: number;
+  /** The most its count of the past hour fell short of (double) or exceeded (lost) what it sent. */
+  doubleSpent: number;
+  lost: number;
+}
+
+interface Site {
+  op: Operator;
+  release: StaticExportRelease;
+  nextAt: number | undefined;
+  exports: number;
+}
+
+function release(ns: string, name: string, projectId: string, basePath?: string): StaticExportRelease {
+  return {
+    apiVersion: 'staticexport.dev/v1alpha1',
+    kind: 'StaticExportRelease',
+    metadata: {
+      name,
+      namespace: ns,
+      uid: `${ns}-${name}`,
+      generation: 1,
+      creationTimestamp: new Date(START).toISOString(),
+    },
+    spec: staticExportReleaseSpecSchema.parse({
+      projectId,
+      ...(basePath === undefined ? {} : { basePath }),
+      interval: '1h',
+      credentialsSecretRef: { name: 'key' },
+      target: { valuesSecret: { name: `values-${name}` } },
+    }),
+    status: {},
+  };
+}
+
+const project = (prefix: string, n: number) => `6520f3a1c9b1a20012${prefix}${String(n).padStart(4, '0')}`;
+
+class FaultyDay {
+  readonly sites: Site[] = [];
+  readonly ops: Operator[];
+  private readonly sim: Simulator;
+  private key: string;
+  private reconciling: string | undefined;
+  private woken = false;
+
+  constructor(sim: Simulator) {
+    this.sim = sim;
+    this.key = sim.adminKey;
+    this.ops = [this.operator('a', 5), this.operator('b', 3)];
+    const [a, b] = this.ops as [Operator, Operator];
+    for (let i = 0; i < 10; i++) this.site(a, release('a', `site-${i}`, project('aa', i)));
+    for (let i = 0; i < 2; i++) this.site(b, release('b', `site-${i}`, project('bb', i)));
+    for (let i = 0; i < 3; i++)
+      for (const stage of ['staging', 'production'])
+        this.site(b, release('b', `${stage}-${i}`, project('bc', i), '/docs'));
+  }
+
+  private operator(name: string, share: number): Operator {
+    const now = () => this.sim.now();
+    const wake = (m: string) => this.wake(m);
+    return {
+      name,
+      share,
+      client: new AdminApiClient({ baseUrl: this.sim.baseUrl, apiKey: this.key }),
+      budgets: new StartBudgets({ limit: share, now, wake }),
+      shared: new SharedExports({ now, wake }),
+      sent: [],
+      refused429: 0,
+      doubleSpent: 0,
+      lost: 0,
+    };
+  }
+
+  private site(op: Operator, r: StaticExportRelease): void {
+    this.sites.push({ op, release: r, nextAt: START, exports: 0 });
+  }
+
+  private wake(member: string): void {
+    if (member === this.reconciling) this.woken = true;
+    const s = this.sites.find((x) => memberKey(x.release) === member);
+    if (s) s.nextAt = Math.min(s.nextAt ?? Number.POSITIVE_INFINITY, this.sim.now());
+  }
+
+  async run(): Promise<void> {
+    const events: { at: number; run: () => Promise<void> }[] = [
+      { at: ROTATE_AT, run: () => this.rotate() },
+      // Over its share: it takes every slot that frees for 20 minutes, before the clusters see it.
+      {
+        at: WILD_AT,
+        run: async () => {
+          for (const q of this.sim.requests)
+            if (
+              q.endpoint === 'start' &&
+              q.status === 202 &&
+              q.time + HOUR >= WILD_AT &&
+              q.time + HOUR < WILD_AT + 20 * MIN
+            )
+              events.push({ at: q.time + HOUR, run: () => this.pipeline(1) });
+          events.sort((x, y) => x.at - y.at);
+        },
+      },
+      { at: LEADER_CHANGE_AT, run: () => this.leaderChange(this.ops[0] as Operator) },
+    ];
+    for (let h = 0; h < 24; h++)
+      events.push({ at: START + h * HOUR + 30 * MIN, run: () => this.pipeline(2) });
+    events.sort((x, y) => x.at - y.at);
+    for (;;) {
+      let next: Site | undefined;
+      for (const s of this.sites)
+        if (s.nextAt !== undefined && (next?.nextAt === undefined || s.nextAt < next.nextAt)) next = s;
+      const due = events[0];
+      if (due && (next?.nextAt === undefined || due.at <= next.nextAt)) {
+        if (due.at > this.sim.now()) this.sim.advanceTime(due.at - this.sim.now());
+        events.shift();
+        await due.run();
+        continue;
+      }
+      if (next?.nextAt === undefined || next.nextAt >= START + DAY) return;
+      if (next.nextAt > this.sim.now()) this.sim.advanceTime(next.nextAt - this.sim.now());
+      this.reconciling = memberKey(next.release);
+      this.woken = false;
+      const after = await this.reconcile(next);
+      next.nextAt = this.woken ? this.sim.now() : after === undefined ? undefined : this.sim.now() + after;
+      this.reconciling = undefined;
+      this.audit(next.op, next.release);
+    }
+  }
+
+  /** The pipeline's exports of its own projects: `n` starts now, with the organization's key. */
+  private async pipeline(n: number): Promise<void> {
+    const client = new AdminApiClient({ baseUrl: this.sim.baseUrl, apiKey: this.key });
+    for (let i = 0; i < n; i++)
+      await client
+        .startExport({ projectId: project('cc', Math.floor(this.sim.now() / MIN) * 10 + i) })
+        .catch(() => {});
+    await client.close();
+  }
+
+  /** The admin key rotated: the simulator takes the new one, each cluster's next reconcile uses it. */
+  private async rotate(): Promise<void> {
+    this.key = NEW_KEY;
+    this.sim.configure({ adminKey: NEW_KEY });
+    for (const op of this.ops) {
+      await op.client.close();
+      op.client = new AdminApiClient({ baseUrl: this.sim.baseUrl, apiKey: NEW_KEY });
+    }
+  }
+
+  /** A new leader: fresh budgets and share groups, seeded from its releases' status. */
+  private async leaderChange(op: Operator): Promise<void> {
+    const now = () => this.sim.now();
+    const wake = (m: string) => this.wake(m);
+    op.budgets = new StartBudgets({ limit: op.share, now, wake });
+    op.shared = new SharedExports({ now, wake });
+    const group = budgetGroup(undefined, op.client.keyId).name;
+    for (const s of this.sites) if (s.op === op) seedFrom(op.budgets, group, s.release);
+  }
+
+  /** The operator's count of the past hour against the start requests it sent in that hour. */
+  private audit(op: Operator, r: StaticExportRelease): void {
+    const group = budgetGroup(undefined, op.client.keyId).name;
+    const counted = op.budgets.view(group, memberKey(r)).used;
+    const sent = op.sent.filter((t) => t > this.sim.now() - HOUR).length;
+    op.doubleSpent = Math.max(op.doubleSpent, sent - counted);
+    op.lost = Math.max(op.lost, counted - sent);
+  }
+
+  private async reconcile(s: Site): Promise<number | undefined> {
+    const { op } = s;
+    const { client } = op;
+    const now = new Date(this.sim.now());
+    const r = s.release;
+    const member = memberKey(r);
+    const key = shareKey(client.identity, r.spec);
+    const visit = new ShareVisit(
+      op.shared,
+      member,
+      client.identity,
+      key,
+      `${client.identity}\u0000${r.spec.projectId}`,
+    );
+    const budget = new BudgetVisit(
+      op.budgets,
+      member,
+      budgetGroup(undefined, client.keyId),
+      memberOf(r, key),
+    );
+    try {
+      const observed: PlatformObserved = { source: 'platform', now, release: r, client };
+      let polled = false;
+      const exp = r.status?.export;
+      if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
+        visit.adopt(exp.jobId, exp.startedAt ?? now.toISOString());
+        const answer = await visit.poll(client, {
+          jobId: exp.jobId,
+          ...(exp.projectId ? { projectId: exp.projectId } : {}),
+        });
+        observed.poll = answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' };
+        polled = answer.polled;
+      }
+      const look: Look = { observed, visit, polled, budget };
+      const d = decideOn(look, TUN);
+      const reservation = claim(look, d);
+      try {
+        s.release = { ...r, status: d.status };
+        if (d.action.kind === 'start') {
+          const sent = () => {
+            reservation?.sent();
+            op.sent.push(this.sim.now());
+          };
+          return await this.start(s, look, now, sent);
+        }
+        if (d.action.kind === 'publish') return await this.publish(s, look, d.action, now);
+        return d.requeueAfterMs;
+      } finally {
+        reservation?.release();
+      }
+    } finally {
+      visit.close();
+    }
+  }
+
+  private async start(
+    s: Site,
+    { visit, budget }: Look,
+    now: Date,
+    sent: () => void,
+  ): Promise<number | undefined> {
+    const snapshot = { now, release: s.release };
+    try {
+      const started = await s.op.client.startExport(exportTarget(s.release.spec));
+      sent();
+      s.release = {
+        ...s.release,
+        status: afterStart(snapshot, started.jobId, started.status ?? 'queued').status,
+      };
+      visit?.started(started.jobId, now.toISOString());
+      return exportPollDelayMs(s.release.status ?? {}, now) ?? 0;
+    } catch (e) {
+      if (e instanceof ExportBusyError) {
+        sent();
+        visit?.close();
+        const waitMs = busyWaitMs(s.release.status ?? {});
+        budget?.busy(now.getTime() + waitMs);
+        s.release = { ...s.release, status: afterStartBusy(snapshot, waitMs).status };
+        return waitMs;
+      }
+      if (e instanceof ExportStartLimitError && budget) {
+        sent();
+        s.op.refused429++;
+        visit?.close();
+        const until = budget.refused(e.retryAfterMs);
+        s.release = { ...s.release, status: afterStartRefused(snapshot, until).status };
+        return until - now.getTime();
+      }
+      if (startMayHaveCreatedJob(e)) sent();
+      throw e;
+    }
+  }
+
+  private async publish(
+    s: Site,
+    { visit }: Look,
+    action: Extract<Action, { kind: 'publish' }>,
+    now: Date,
+  ): Promise<number> {
+    const bundle = await (visit as ShareVisit).link(action.jobId, () =>
+      s.op.client.exportLink(jobRef(action)),
+    );
+    if (action.mode === 'NewContent') s.exports++;
+    const version =
+      action.mode === 'NewContent'
+        ? `v-${action.jobId.slice(0, 12)}`
+        : (s.release.status?.current?.version ?? '');
+    const folded = afterPublish(
+      { now, release: s.release },
+      { mode: action.mode, ...recordedJob(action), version, expiresAt: bundle.expiresAt, wrote: true },
+    );
+    s.release = { ...s.release, status: folded.status };
+    return 0;
+  }
+}
+
+/** The most times in any window [t, t + 1 h). */
+function busiestHour(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (j < sorted.length && (sorted[j] ?? 0) < (sorted[i] ?? 0) + HOUR) j++;
+    most = Math.max(most, j - i);
+  }
+  return most;
+}
+
+export async function runFaultyDay(): Promise<void> {
+  const sim = await startSimulator({ apiRevision: 2, clock: () => START, exportDurationMs: 4 * MIN });
+  const day = new FaultyDay(sim);
+  try {
+    await day.run();
+  } finally {
+    for (const op of day.ops) await op.client.close();
+    await sim.close();
+  }
+  const starts = sim.requests.filter((q) => q.endpoint === 'start');
+  const created = starts.filter((q) => q.status === 202).map((q) => q.time);
+  const exports = day.sites.map((s) => s.exports);
+  const most = Math.max(...exports);
+  const fewest = Math.min(...exports);
+  console.log(
+    "\nA day with faults: cluster a (10 hourly sites, share 5), cluster b (2 hourly sites and 3 projects exported for staging and production, share 3) and a pipeline (2 starts at half past each hour) on one organization; the key rotated at 08:00, the pipeline over its share from 13:50 to 14:10, cluster a's leader changed at 14:00",
+  );
+  console.log('| figure | cluster a | cluster b | goal |');
+  console.log('|---|---|---|---|');
+  const [a, b] = day.ops as [Operator, Operator];
+  console.log(`| hourly 429s met | ${a.refused429} | ${b.refused429} | 0 but the pipeline's excess |`);
+  console.log(`| start requests sent | ${a.sent.length} | ${b.sent.length} | |`);
+  console.log(
+    `| most double-spent (sent in the past hour, not counted) | ${a.doubleSpent} | ${b.doubleSpent} | 0 |`,
+  );
+  console.log(`| most lost (counted in the past hour, not sent) | ${a.lost} | ${b.lost} | 0 |`);
+  console.log(
+    `organization: ${created.length} jobs created, most in any sliding hour ${busiestHour(created)} (goal at most 10); start requests ${starts.length}, 409s ${starts.filter((q) => q.status === 409).length}, 429s ${starts.filter((q) => q.status === 429).length}`,
+  );
+  console.log(
+    `exports per release, most over fewest: ${most}/${fewest} = ${fewest === 0 ? 'inf' : (most / fewest).toFixed(2)} (goal at most 1.5)`,
+  );
+}
