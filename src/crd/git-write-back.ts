@@ -33,7 +33,7 @@ const SSH_PASSWORD_MESSAGE = `${F}.url must not hold a password (ssh://user:pass
 const SSH_PASSWORD = '^[sS][sS][hH]://[^/?#@]*:[^/?#@]*@';
 const USERINFO_MESSAGE = `${F}.url must not hold credentials (user:token@): credentials go in the Secret named by ${F}.secretRef (keys username and password)`;
 const URL_QUERY_MESSAGE = `${F}.url must not have a query or fragment (?… or #…): name the repository only`;
-const URL_CHARS_MESSAGE = `${F}.url must not contain spaces, control characters or backslashes: write the repository's URL as its server shows it`;
+const URL_CHARS_MESSAGE = `${F}.url must not contain spaces, control characters or backslashes: write the repository's https:// URL as its server shows it`;
 // URL parsers drop tabs and line breaks and read a backslash as a slash (`https:\\u:t@h`, with
 // backslashes, is https://u:t@h to them): none of those may stand in the text the rules below read.
 const URL_CHARS = String.raw`[\x00-\x20\x7f\\]`;

@@ -4,7 +4,7 @@
 // redirect to the new host's scheme, port or host); every response is bounded in time and size.
 import { rootCertificates } from 'node:tls';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
-import { errorCode, HttpAgent } from '../http.ts';
+import { connectionFailure, errorCode, HttpAgent } from '../http.ts';
 import { GitFailure } from './types.ts';
 
 export interface GitHttpLimits {
@@ -85,9 +85,10 @@ export function gitHttpClient(
         .catch((error: unknown) => {
           const code = errorCode(error) ?? '';
           if (!UNTRUSTED.has(code)) throw error;
+          const repository = `${url.origin}${url.pathname.replace(/\/(info\/refs|git-upload-pack|git-receive-pack)$/, '')}`;
           throw new GitFailure(
             'GitUnreachable',
-            `${origin} presented a TLS certificate no trusted CA signed [${code}]: ${caCert === undefined ? 'put the CA that signed it (PEM) in the Secret as ca.crt, as for Flux' : "the Secret's ca.crt did not sign it either: put the right CA there"}`,
+            `${repository} ${connectionFailure(error)}: ${caCert === undefined ? 'if a private CA signed it, put that CA (PEM) in the Secret as ca.crt, as for Flux' : "the Secret's ca.crt did not sign it: put the CA that did there"}`,
           );
         });
       if (res.statusCode >= 300 && res.statusCode < 400) {
