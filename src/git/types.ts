@@ -31,6 +31,8 @@ export interface WriteVersionRequest {
   /** Already rendered (renderCommitMessage). */
   message: string;
   allowInsecureHttp: boolean;
+  /** Sign each commit with this SSH key (gpgsig, as `git -c gpg.format=ssh commit -S`). */
+  signingKey?: { identity: string; passphrase?: string };
   /** Aborting rejects the call with the signal's reason; nothing is pushed after that. */
   signal?: AbortSignal;
   /** The whole call's deadline once the repository's lock is held; default GIT_TIMEOUT_MS. */

@@ -17,6 +17,7 @@ import { decodeFile, encodeFile } from './file-bytes.ts';
 import { GIT_HTTP_LIMITS, type GitHttpLimits, gitHttpClient } from './http-transport.ts';
 import { PACK_LIMITS, type PackLimits, packCheckingFs } from './pack-bounds.ts';
 import { withRepositoryLock } from './repository-lock.ts';
+import { sshCommitSigner } from './signing.ts';
 import { gitSshClient } from './ssh-transport.ts';
 import { describeSshRemote, isSshUrl, normalizeSshUrl, parseSshUrl } from './ssh-url.ts';
 import { GitFailure, type WriteVersionOutcome, type WriteVersionRequest } from './types.ts';
@@ -54,6 +55,7 @@ export async function writeVersion(
     registerSecret(basicAuth(c));
   }
   if (c.kind === 'ssh') for (const secret of [c.identity, c.passphrase]) registerSecret(secret);
+  for (const secret of [req.signingKey?.identity, req.signingKey?.passphrase]) registerSecret(secret);
   const redact = redactor(req.credentials);
   try {
     const remote = checkedRemote(req, limits);
@@ -191,6 +193,7 @@ async function writeLocked(
     await git.init({ fs, gitdir, bare: true });
     // A remote's fetch refspec is what isomorphic-git's fetch maps the fetched ref through.
     await git.addRemote({ fs, gitdir, remote: 'origin', url: remote.url });
+    const onSign = req.signingKey ? await sshCommitSigner(req.signingKey) : undefined;
     for (let attempt = 1; ; attempt++) {
       const head = await fetchHead(context, req, repository);
       signal.throwIfAborted();
@@ -207,6 +210,8 @@ async function writeLocked(
         tree,
         parent: [head.commit],
         ref: LOCAL_REF,
+        // isomorphic-git calls onSign only when given a signingKey: the key itself stays with the signer.
+        ...(onSign ? { onSign, signingKey: 'ssh' } : {}),
       });
       signal.throwIfAborted();
       const remoteLines: string[] = [];
