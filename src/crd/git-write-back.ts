@@ -205,6 +205,22 @@ export const gitWriteBackSchema = withCel(
         .describe(
           "Secret with the credentials, in Flux's GitRepository format: for https:// keys username and password (a token) and optionally ca.crt (a private CA); for SSH keys identity (the private key; password: its passphrase) and known_hosts (required: host keys are always verified). Other keys are refused. Absent: anonymous over HTTPS (a server that takes pushes without credentials).",
         ),
+      signingKey: z
+        .object({
+          secretRef: z
+            .object({
+              name: objectName(`${F}.signingKey.secretRef.name`).describe(
+                'Name of a Secret in the namespace of the StaticExportRelease.',
+              ),
+            })
+            .describe(
+              'Secret with the SSH private key as key identity (ed25519 or RSA; password: its passphrase).',
+            ),
+        })
+        .optional()
+        .describe(
+          "Sign each commit with an SSH key (a gpgsig SSH signature, as git -c gpg.format=ssh commit -S makes), for branches that require signed commits; named as Flux's ImageUpdateAutomation names its signing key. OpenPGP keys (Flux's git.asc) are not supported.",
+        ),
       author: z
         .object({
           name: withCel(

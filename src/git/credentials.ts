@@ -132,3 +132,51 @@ export async function readGitCredentials(
   }
   return gitCredentialsFromSecret(`${namespace}/${secretRef.name}`, read.data, transport);
 }
+
+/** The key commits are signed with (spec.gitWriteBack.signingKey.secretRef): `identity`, `password` its passphrase. */
+export async function readSigningKey(
+  kube: KubeClient,
+  namespace: string,
+  secretRef: { name: string },
+  secrets?: SecretReads,
+): Promise<{ key: { identity: string; passphrase?: string } } | { failure: GitSecretInvalid }> {
+  const field = 'spec.gitWriteBack.signingKey.secretRef';
+  const read = await readSecretData(
+    kube,
+    namespace,
+    secretRef.name,
+    `${field} does not exist: create it with the key identity (an ed25519 or RSA SSH private key)`,
+    secrets,
+  );
+  const refuse = (why: string) => ({
+    failure: {
+      reason: 'GitSecretInvalid' as const,
+      message: `Secret ${namespace}/${secretRef.name} named in ${field} ${why}`,
+    },
+  });
+  if ('failure' in read) {
+    const { message, retryAfterMs } = read.failure;
+    return {
+      failure: {
+        reason: 'GitSecretInvalid',
+        message,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      },
+    };
+  }
+  const value = (key: string) => {
+    const raw = read.data[key];
+    return raw === undefined ? undefined : Buffer.from(raw, 'base64').toString('utf8').trim();
+  };
+  const identity = value('identity');
+  if (!identity)
+    return refuse(
+      'git.asc' in read.data
+        ? 'holds git.asc (an OpenPGP key, as Flux signs with): OpenPGP signing is not supported; put an SSH private key (ed25519 or RSA) as identity and register its public key as a signing key with your Git host'
+        : `has no key identity (keys: ${Object.keys(read.data).join(', ') || 'none'}): put an SSH private key (ed25519 or RSA) there`,
+    );
+  const passphrase = value('password');
+  registerSecret(identity);
+  if (passphrase) registerSecret(passphrase);
+  return { key: { identity, ...(passphrase ? { passphrase } : {}) } };
+}

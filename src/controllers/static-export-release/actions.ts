@@ -18,7 +18,7 @@ import {
   linkDestinationsFor,
 } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
-import { readGitCredentials } from '../../git/credentials.ts';
+import { readGitCredentials, readSigningKey } from '../../git/credentials.ts';
 import { renderCommitMessage } from '../../git/message.ts';
 import { isSshUrl } from '../../git/ssh-url.ts';
 import { gitUrlAllowed } from '../../git/url-policy.ts';
@@ -428,6 +428,13 @@ async function writeBack(
     return failed(
       writeBackFailure(status, read.failure.reason, read.failure.message, read.failure.retryAfterMs),
     );
+  const signing = g.signingKey
+    ? await readSigningKey(options.kube, namespace, g.signingKey.secretRef, options.reads?.secrets)
+    : undefined;
+  if (signing && 'failure' in signing)
+    return failed(
+      writeBackFailure(status, signing.failure.reason, signing.failure.message, signing.failure.retryAfterMs),
+    );
   const site = o.source === 'registry' ? o.oci.repository : siteName(release.spec);
   // Loaded on the first write-back: isomorphic-git and its inflater cost the operator about 4 MB of
   // memory, which every release without write-back would pay otherwise.
@@ -451,6 +458,7 @@ async function writeBack(
       release: `${namespace}/${release.metadata.name}`,
     }),
     allowInsecureHttp: options.gitUrls?.allowInsecure ?? false,
+    ...(signing ? { signingKey: signing.key } : {}),
     ...(run.signal ? { signal: run.signal } : {}),
   });
   if (outcome.outcome === 'Failed') return failed(writeBackFailure(status, outcome.reason, outcome.message));

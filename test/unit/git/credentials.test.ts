@@ -1,7 +1,11 @@
 // A release's Git Secret (Flux GitRepository keys) read through the operator's Secret reading path.
 import { describe, expect, it } from 'vitest';
 import type { SecretReads } from '../../../src/controllers/credentials.ts';
-import { gitCredentialsFromSecret, readGitCredentials } from '../../../src/git/credentials.ts';
+import {
+  gitCredentialsFromSecret,
+  readGitCredentials,
+  readSigningKey,
+} from '../../../src/git/credentials.ts';
 import { scrub } from '../../../src/redact.ts';
 import { KubeApiError, type KubeClient } from '../../../src/runtime/kube-client.ts';
 
@@ -179,5 +183,25 @@ describe('readGitCredentials', () => {
   it('passes on what the Secret gives: a refusal for a missing key', async () => {
     const r = await readGitCredentials(kube, 'docs', { name: 'gitops' }, secretsOf({ 'docs/gitops': {} }));
     expect('failure' in r && r.failure.message).toMatch(/has no key username \(keys: none\)/);
+  });
+});
+
+describe('readSigningKey', () => {
+  it('reads identity (password its passphrase) from the signing key Secret', async () => {
+    const secrets = secretsOf({ 'docs/signing': { identity: b64(SSH_KEY), password: b64('pass phrase') } });
+    expect(await readSigningKey(kube, 'docs', { name: 'signing' }, secrets)).toEqual({
+      key: { identity: SSH_KEY, passphrase: 'pass phrase' },
+    });
+  });
+
+  it("refuses Flux's OpenPGP git.asc by name, saying what to use instead, without its value", async () => {
+    const secrets = secretsOf({
+      'docs/signing': { 'git.asc': b64('-----BEGIN PGP PRIVATE KEY BLOCK-----') },
+    });
+    const r = await readSigningKey(kube, 'docs', { name: 'signing' }, secrets);
+    expect('failure' in r && r.failure.message).toMatch(
+      /^Secret docs\/signing named in spec\.gitWriteBack\.signingKey\.secretRef holds git\.asc \(an OpenPGP key, as Flux signs with\): OpenPGP signing is not supported; put an SSH private key/,
+    );
+    expect(JSON.stringify(r)).not.toContain('PGP PRIVATE');
   });
 });
