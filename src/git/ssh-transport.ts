@@ -30,6 +30,14 @@ export interface SshKey {
 type Service = 'git-upload-pack' | 'git-receive-pack';
 type ResponseBound = ReturnType<typeof responseBound>;
 
+const CIPHERS = [
+  'aes128-gcm@openssh.com',
+  'aes256-gcm@openssh.com',
+  'aes128-ctr',
+  'aes256-ctr',
+  'chacha20-poly1305@openssh.com',
+];
+
 /** Longest stderr kept from a session (its first line is quoted when the server refuses). */
 const MAX_STDERR = 4096;
 
@@ -58,6 +66,8 @@ export function gitSshClient(
     );
   }
   let connection: Promise<Client> | undefined;
+  /** Sessions whose advertisement a GET returned, kept for the POST that follows it. */
+  const waiting = new Map<Service, Session>();
   let client: Client | undefined;
   const connect = () => {
     connection ??= open(remote, key, algorithms, known, limits, signal, repository).then((c) => {
@@ -68,6 +78,8 @@ export function gitSshClient(
   };
   return {
     close: () => {
+      for (const session of waiting.values()) session.send(Buffer.from('0000'));
+      waiting.clear();
       client?.end();
       connection?.then((c) => c.end()).catch(() => {});
     },
@@ -78,17 +90,23 @@ export function gitSshClient(
       if (service !== 'git-upload-pack' && service !== 'git-receive-pack')
         throw new GitFailure('GitUnsupported', `${repository}: no SSH command for ${url.pathname}`);
       const body = post && req.body ? Buffer.concat(await collect(req.body)) : undefined;
-      const session = await Session.start(await connect(), service, remote.path, limits, signal, repository);
-      const advertisement = await session.advertisement(
-        responseBound(new URL('/info/refs', url), limits),
-        refuse,
-      );
+      // A POST goes on in the session whose advertisement the GET before it returned, as git
+      // itself does over SSH: one server process per fetch or push, not two.
+      const earlier = waiting.get(service);
+      waiting.delete(service);
+      if (earlier && !post) earlier.send(Buffer.from('0000'));
+      const reuse = post ? earlier : undefined;
+      const session =
+        reuse ?? (await Session.start(await connect(), service, remote.path, limits, signal, repository));
+      const advertisement = reuse
+        ? Buffer.alloc(0)
+        : await session.advertisement(responseBound(new URL('/info/refs', url), limits), refuse);
       let content: AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
       if (post) {
         session.send(body ?? Buffer.alloc(0));
         content = session.rest();
       } else {
-        session.send(Buffer.from('0000'));
+        waiting.set(service, session);
         content = [Buffer.concat([pktLine(`# service=${service}\n`), Buffer.from('0000'), advertisement])];
       }
       return {
@@ -196,7 +214,9 @@ function connectTo(
       refused(Buffer.from(blob));
       return false;
     },
-    algorithms: { serverHostKey: algorithms },
+    // AES-GCM first: node:crypto's (native) AES, where ssh2's preferred ChaCha20-Poly1305 runs in
+    // JavaScript without its optional native module (docs/benchmarks/2026-11-27.md#git-write-back-over-ssh-against-https-issue-42).
+    algorithms: { serverHostKey: algorithms, cipher: CIPHERS },
     authHandler: ['publickey'],
     // TCP connect, key exchange and authentication together.
     readyTimeout: limits.connectTimeoutMs + limits.headersTimeoutMs,

@@ -11,7 +11,7 @@ declare module 'ssh2' {
     passphrase?: string;
     /** Called with the raw host key blob (no hostHash); false refuses before authentication. */
     hostVerifier: (key: Buffer) => boolean;
-    algorithms?: { serverHostKey?: string[] };
+    algorithms?: { serverHostKey?: string[]; cipher?: string[] };
     readyTimeout?: number;
     keepaliveInterval?: number;
     /** Only the methods listed; no agent, no keyboard-interactive. */
