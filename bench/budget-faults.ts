@@ -33,7 +33,10 @@ import {
   type PlatformObserved,
 } from '../src/controllers/static-export-release/model.ts';
 import { claim, decideOn } from '../src/controllers/static-export-release/reconciler.ts';
-import { exportPollDelayMs } from '../src/controllers/static-export-release/schedule.ts';
+import {
+  exportPollDelayMs,
+  startDemandIntervalMs,
+} from '../src/controllers/static-export-release/schedule.ts';
 import { ShareVisit } from '../src/controllers/static-export-release/share-visit.ts';
 import {
   memberKey,
@@ -256,7 +259,7 @@ class FaultyDay {
       op.budgets,
       member,
       budgetGroup(undefined, client.keyId),
-      memberOf(r, key),
+      memberOf(r, startDemandIntervalMs(r, DEFAULT_TUNABLES), key),
     );
     try {
       const observed: PlatformObserved = { source: 'platform', now, release: r, client };

@@ -27,7 +27,10 @@ import {
   type PlatformObserved,
 } from '../src/controllers/static-export-release/model.ts';
 import { claim, decideOn } from '../src/controllers/static-export-release/reconciler.ts';
-import { exportPollDelayMs } from '../src/controllers/static-export-release/schedule.ts';
+import {
+  exportPollDelayMs,
+  startDemandIntervalMs,
+} from '../src/controllers/static-export-release/schedule.ts';
 import { ShareVisit } from '../src/controllers/static-export-release/share-visit.ts';
 import {
   memberKey,
@@ -134,7 +137,7 @@ class Day {
       this.budgets,
       member,
       budgetGroup(undefined, client.keyId),
-      memberOf(release),
+      memberOf(release, startDemandIntervalMs(release, TUN)),
     );
     try {
       const observed: PlatformObserved = { source: 'platform', now, release, client };

@@ -83,7 +83,7 @@ function request(url: string, version: string) {
     target: { url, branch: 'main', path: 'deploy/values.yaml', field: 'staticExport.version' },
     credentials: { kind: 'basic' as const, username: USER, password: PASSWORD },
     version,
-    author: { name: 'static-export-operator', email: 'static-export-operator@users.noreply.github.com' },
+    author: { name: 'static-export-operator', email: 'static-export-operator@noreply.invalid' },
     message: `docs: serve ${version}`,
     allowInsecureHttp: true,
     timeoutMs: 300_000,

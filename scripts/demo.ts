@@ -4,8 +4,10 @@
 // operator rolls it), its pod on the real node where one can run here (through the chart's
 // Service), else run as local processes (the init container's command, real nginx with the chart's
 // config; `--kwok` asks for that); new docs and a trigger show the site change. Stays up for
-// exploring until Ctrl-C (`--once`: exits after the site changed, for tests). `--api-revision 2`:
-// the simulator serves the platform's current export API and the release names spec.projectId.
+// exploring until Ctrl-C (`--once`: exits after the site changed, for tests). The simulator serves
+// the platform's current export API and the sample release names spec.projectId; `--api-revision 1`:
+// the contract's, and the release names spec.domain. The tools a path needs are checked before the
+// first build, and whatever started is stopped on every exit, a failure's too.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,14 +18,15 @@ import { startSimulator } from '../src/simulator/index.ts';
 import { ControlPlane, PROJECT_IMAGE } from './control-plane/control-plane.ts';
 import { NODE_IP, nodeUnavailable } from './control-plane/node.ts';
 import { type DemoCluster, type DemoSite, siteAsLocalProcesses, siteOnNode } from './demo-site.ts';
+import { missingTools } from './demo-tools.ts';
 import { localOperatorArgs } from './operator-args.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const once = process.argv.includes('--once');
-/** `--api-revision 2` (or `=2`); 1, the contract's, by default. */
+/** `--api-revision 1` (or `=1`); 2, the platform's current one, by default. */
 function apiRevisionArg(argv: string[]): 1 | 2 {
   const at = argv.findIndex((a) => a === '--api-revision' || a.startsWith('--api-revision='));
-  if (at < 0) return 1;
+  if (at < 0) return 2;
   const value = argv[at]?.includes('=') ? argv[at]?.split('=')[1] : argv[at + 1];
   if (value !== '1' && value !== '2')
     throw new Error(`--api-revision takes 1 or 2, not ${value ?? 'nothing'}`);
@@ -41,8 +44,43 @@ chmodSync(dir, 0o755);
 const docs = join(dir, 'docs');
 cpSync(join(root, 'docs'), docs, { recursive: true });
 const noNode = process.argv.includes('--kwok') ? 'not asked for (--kwok)' : await nodeUnavailable();
+const missing = missingTools(!noNode, process.env.PATH ?? '');
+if (missing) {
+  console.error(`demo: ${missing}.`);
+  process.exit(1);
+}
 say('Starting a local Kubernetes control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)…');
 const cp = await ControlPlane.start(join(dir, 'cluster'));
+let site: DemoSite | undefined;
+let sim: Awaited<ReturnType<typeof startSimulator>> | undefined;
+let operator: ReturnType<typeof spawn> | undefined;
+let stopping: Promise<never> | undefined;
+/** Stops whatever started, once, whichever way the demo ends. */
+function cleanup(code: number): Promise<never> {
+  stopping ??= (async () => {
+    await site?.stop().catch(() => undefined);
+    operator?.kill('SIGTERM');
+    await sim?.close().catch(() => undefined);
+    await cp.stop();
+    process.exit(code);
+  })();
+  return stopping;
+}
+process.once('SIGINT', () => void cleanup(0));
+process.once('SIGTERM', () => void cleanup(0));
+// An error no await catches (a child process's 'error' event) still stops the control plane.
+const failed = (error: unknown) => {
+  console.error(`\ndemo failed: ${error instanceof Error ? error.message : String(error)}`);
+  void cleanup(1);
+};
+process.on('uncaughtException', failed);
+process.on('unhandledRejection', failed);
+/** `promise`, or on its failure the demo stopped (a top-level await's rejection would skip that). */
+const orStop = <T>(promise: Promise<T>): Promise<T> =>
+  promise.catch((error: unknown) => {
+    failed(error);
+    return stopping as Promise<never>;
+  });
 const kubectl = (args: string[], input?: string) =>
   execFileSync(kubectlBin, ['--kubeconfig', cp.kubeconfig, ...args], { input, encoding: 'utf8' });
 const kubectlAsync = async (args: string[]) =>
@@ -62,13 +100,8 @@ if (noNode) {
   say(
     'Starting the real node: containerd, runc, the kubelet, kube-proxy (the first run builds them: minutes)…',
   );
-  try {
-    await cp.startNode();
-    node = { tag: await cp.pushProjectImage() };
-  } catch (error) {
-    await cp.stop();
-    throw error;
-  }
+  await orStop(cp.startNode());
+  node = { tag: await orStop(cp.pushProjectImage()) };
   console.log(`  node static-export-node Ready; it pulls ${PROJECT_IMAGE}:${node.tag} from its own registry`);
 }
 
@@ -76,18 +109,20 @@ say(
   `Starting the admin API simulator (API revision ${apiRevision}${apiRevision === 2 ? ', by project id' : ''}; exports take 3 s, bundle links live 90 s)…`,
 );
 // On the node's bridge address when pods fetch from it: the links it signs name that address.
-const sim = await startSimulator({
-  apiRevision,
-  exportDurationMs: 3_000,
-  linkTtlSeconds: 90,
-  docsDir: docs,
-  ...(node ? { host: NODE_IP, port: 0 } : {}),
-});
+sim = await orStop(
+  startSimulator({
+    apiRevision,
+    exportDurationMs: 3_000,
+    linkTtlSeconds: 90,
+    docsDir: docs,
+    ...(node ? { host: NODE_IP, port: 0 } : {}),
+  }),
+);
 console.log(`  ${sim.baseUrl}, exporting the Markdown pages in ${docs}`);
 
 say('Starting the operator: static-export operator');
 const log = join(dir, 'operator.log');
-const operator = spawn(
+operator = spawn(
   process.execPath,
   [
     join(root, 'src', 'cli', 'main.ts'),
@@ -99,44 +134,29 @@ const operator = spawn(
 );
 console.log(`  logs: ${log}`);
 
-/** The sample release; in revision 2 it names the project (any id: the simulator knows them all). */
+/** The sample release: by project id (any id: the simulator knows them all); in revision 1 by domain. */
 function sampleRelease(): string {
   const sample = readFileSync(join(root, 'examples', 'static-export-release.yaml'), 'utf8');
-  if (apiRevision === 1) return sample;
-  const byProject = sample.replace(
-    /^ {2}domain: .*$/m,
-    '  projectId: docs                     # the current API revision',
+  if (apiRevision === 2) return sample;
+  const byDomain = sample.replace(
+    /^ {2}projectId: .*$/m,
+    "  domain: docs.example.com           # the contract's API revision",
   );
-  if (byProject === sample)
-    throw new Error('examples/static-export-release.yaml has no spec.domain line to replace');
-  return byProject;
+  if (byDomain === sample)
+    throw new Error('examples/static-export-release.yaml has no spec.projectId line to replace');
+  return byDomain;
 }
-
-let site: DemoSite | undefined;
-async function cleanup(code: number): Promise<never> {
-  await site?.stop();
-  operator.kill('SIGTERM');
-  await sim.close();
-  await cp.stop();
-  process.exit(code);
-}
-process.once('SIGINT', () => void cleanup(0));
-process.once('SIGTERM', () => void cleanup(0));
 
 try {
   say('Installing the CRDs, a namespace and the admin key Secret, then the sample release:');
   kubectl(['apply', '--server-side', '-f', join(root, 'crds')]);
   kubectl(['wait', '--for=condition=Established', '-f', join(root, 'crds')]);
   kubectl(['create', 'namespace', 'docs']);
-  kubectl([
-    '-n',
-    'docs',
-    'create',
-    'secret',
-    'generic',
-    'docs-admin-key',
-    `--from-literal=apiKey=${sim.adminKey}`,
-  ]);
+  // The key from a file, never on a command line (the docs read it from standard input, a pipe in
+  // a shell; a Node child's stdin is a socket, which kubectl cannot open as /dev/stdin).
+  const keyFile = join(dir, 'admin-key');
+  writeFileSync(keyFile, sim.adminKey, { mode: 0o600 });
+  kubectl(['-n', 'docs', 'create', 'secret', 'generic', 'docs-admin-key', `--from-file=apiKey=${keyFile}`]);
   console.log(kubectl(['apply', '-f', '-'], sampleRelease()).trim());
 
   say('kubectl get ser -n docs -o wide, until Ready:');

@@ -149,6 +149,12 @@ export async function startNginx(
   const child = spawn(NGINX, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
+  // A spawn that fails (no such file) emits 'error' and no exit: unhandled, it would end the
+  // process past every clean-up. waitUntilServing reports it.
+  let spawnError: Error | undefined;
+  child.once('error', (error) => {
+    spawnError = error;
+  });
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d;
   });
@@ -158,12 +164,25 @@ export async function startNginx(
     await exited;
   };
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntilServing(child, `${baseUrl}/_healthz`, () => stderr);
+  await waitUntilServing(
+    child,
+    `${baseUrl}/_healthz`,
+    () => stderr,
+    () => spawnError,
+  );
   return { baseUrl, local, exited, stop };
 }
 
-async function waitUntilServing(child: ChildProcess, url: string, stderr: () => string): Promise<void> {
+async function waitUntilServing(
+  child: ChildProcess,
+  url: string,
+  stderr: () => string,
+  spawnError: () => Error | undefined,
+): Promise<void> {
   for (let attempt = 0; attempt < 200; attempt++) {
+    const failed = spawnError();
+    if (failed)
+      throw new Error(`${NGINX} could not be started: ${failed.message} (Debian: apt-get install nginx)`);
     if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${stderr()}`);
     try {
       if ((await fetch(url)).ok) return;

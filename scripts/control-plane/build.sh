@@ -11,6 +11,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
+# shellcheck source=../go-version.sh
+source "$here/../go-version.sh"
 usage="usage: build.sh [node] [--kubernetes vX.Y.Z]"
 default_version=$KUBERNETES_VERSION
 want=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
@@ -45,7 +47,7 @@ write_kwok_stages() {
 }
 if have_all; then write_kwok_stages; echo "$bin"; exit 0; fi
 
-command -v go >/dev/null || { echo "build.sh: the Go toolchain (go) is required to build the control plane" >&2; exit 1; }
+require_go "the control plane"
 mkdir -p "$bin"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -11,6 +11,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck source=../go-version.sh
+source "$here/../go-version.sh"
 name=${1:?usage: build.sh NAME (one of: $(sed -n 's/^\([a-z0-9-]*\)=.*/\1/p' "$here/tools.env" | tr '\n' ' '))}
 line=$(sed -n "s/^$name=//p" "$here/tools.env")
 [ -n "$line" ] || { echo "build.sh: no tool '$name' in $here/tools.env" >&2; exit 2; }
@@ -35,7 +37,7 @@ out="$dir/$name"
 [ -z "$file" ] || out="$dir/$(basename "$file")"
 if [ -f "$out" ]; then echo "$out"; exit 0; fi
 
-command -v go >/dev/null || { echo "build.sh: the Go toolchain (go) is required to build $name" >&2; exit 1; }
+require_go "$name"
 mkdir -p "$dir"
 # One build at a time per tool: parallel test workers may ask for the same tool at once.
 exec 9>"$dir.lock"

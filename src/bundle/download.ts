@@ -29,7 +29,7 @@ export interface DownloadOptions {
   destinations?: LinkDestinations;
   /** Archive size cap; default DEFAULT_LIMITS.maxArchiveBytes. */
   maxBytes?: number;
-  /** Consecutive failed attempts without progress before giving up. Default 5. */
+  /** Attempts again after a failed one, up to this many times in a row without progress (0: one attempt). Default 5. */
   retries?: number;
   /** Fresh links requested at most this many times. Default 3. */
   maxRenewals?: number;
@@ -109,12 +109,16 @@ async function* withDeadline(
   }
 }
 
+/** Waits this long at most for an answer, and for each silence in a body. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
 /**
  * One GET with Node's own HTTP client: the download needs nothing more, and an init container
  * then does not load a second HTTP stack (undici costs about 25 MB of RSS). `timeoutMs` bounds
- * the wait for the answer and each silence in the body (the socket's idle timeout).
+ * the wait for the answer and each silence in the body (the socket's idle timeout). No redirect
+ * is followed: a presigned link names its object.
  */
-async function get(
+export async function get(
   url: string,
   headers: Record<string, string>,
   timeoutMs: number,
@@ -140,7 +144,7 @@ async function get(
 async function* httpChunks(options: DownloadOptions, counters: Counters): AsyncGenerator<Buffer> {
   const retries = options.retries ?? 5;
   const maxRenewals = options.maxRenewals ?? 3;
-  const timeout = options.timeoutMs ?? 30_000;
+  const timeout = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = options.maxBytes ?? DEFAULT_LIMITS.maxArchiveBytes;
   let url = options.url;
   let offset = 0;

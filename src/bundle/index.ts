@@ -39,6 +39,7 @@ export {
   type LinkDestinations,
   linkDestinationsFor,
 } from './link-destination.ts';
+export { type ProbeOptions, probeLink } from './link-probe.ts';
 export {
   type MirroredBundle,
   type MirrorIndex,

@@ -1,11 +1,14 @@
 // What `static-export check` says of the admin key. Neither revision of the API names a call that
 // proves a key and the export entitlement without starting an export, so the probe is the cheapest
 // read-only export call: the status of a job id no export ever had (never a start, which would use
-// one of the organization's 10 starts an hour). 404 means the key was accepted and export is
-// allowed; 401 and 403 mean different things in the two revisions (VENDOR-FACTS). The contract does
-// not say whether the service authenticates before it looks a job up; the simulator does, and a
-// service that did not would answer 404 to any key, which this check would then pass. It costs one
-// request of the key's per-minute limit.
+// one of the organization's 10 starts an hour). 401 and 403 mean different things in the two
+// revisions (VENDOR-FACTS). A 404 proves less than it seems, and the verdict says exactly what:
+// the service authenticates before it looks a job up (the simulator does; a service that did not
+// would answer 404 to any key), but in the current revision the same 404 answers an unknown project
+// and a job the project never had, so a mistyped project id passes the probe; the contract's
+// revision names no site at all. Only the first export start proves the rest. A 404 naming no
+// resource is the server lacking the probed revision: no verdict on the key. It costs one request
+// of the key's per-minute limit.
 import { AdminApiError, AdminKeyError, RevisionUnavailableError } from '../api/errors.ts';
 import type { AdminApiClient } from '../api/index.ts';
 import type { CheckResult } from './cluster-checks.ts';
@@ -28,7 +31,13 @@ export const ADMIN_KEY_SKIPPED: CheckResult = {
   message: `not checked: no key given; pass --key-file <file> or set ${ENV.apiKey} (with --api-url or ${ENV.apiUrl}) to check that it works and that static export is enabled`,
 };
 
-const ACCEPTED: CheckResult = { check: CHECK, ok: true, message: 'accepted; static export enabled' };
+const ACCEPTED: CheckResult = {
+  check: CHECK,
+  ok: true,
+  message:
+    'accepted: a read of a job no export has answered 404, not 401 (key) or 403 (plan without static export); ' +
+    'it checks no site (no read names a domain): the first export start does',
+};
 
 /** The current revision's 401 and 403, for a key probed against `projectId`. */
 function projectVerdict(error: AdminApiError, projectId: string): CheckResult | undefined {
@@ -37,7 +46,11 @@ function projectVerdict(error: AdminApiError, projectId: string): CheckResult | 
       return {
         check: CHECK,
         ok: true,
-        message: `accepted for project ${projectId}; static export enabled (a read proves no write permission, which starting an export needs)`,
+        message:
+          `accepted: a read of a job no export has in project ${projectId} answered 404, not 401 or 403; ` +
+          `not proven: that project ${projectId} is in the key's organization with static export enabled (the ` +
+          'platform answers an unknown project with the same 404) or that the key may start exports: the first ' +
+          'export start proves both (404: unknown project)',
       };
     case 'Unauthorized':
       return {
@@ -71,8 +84,14 @@ export function adminKeyCheck(error: unknown, projectId?: string): CheckResult {
   // A malformed key (e.g. a public assistant key) is refused before anything is sent.
   if (error instanceof AdminKeyError) return { check: CHECK, ok: false, message: error.message };
   if (!(error instanceof AdminApiError)) throw error;
-  // A 404 from a server without the revision asked for proves nothing about the key.
-  if (error instanceof RevisionUnavailableError) return { check: CHECK, ok: false, message: error.message };
+  if (error instanceof RevisionUnavailableError)
+    return {
+      check: CHECK,
+      ok: false,
+      message:
+        `not proven: the admin API has no ${projectId === undefined ? "contract's (by domain)" : 'current (by project id)'} ` +
+        `static export API (404 naming no resource): ${projectId === undefined ? 'check with --project-id, as releases with spec.projectId use it' : 'check without --project-id, as releases with spec.domain use it'}, or check --api-url`,
+    };
   const verdict = projectId === undefined ? undefined : projectVerdict(error, projectId);
   if (verdict) return verdict;
   switch (error.kind) {

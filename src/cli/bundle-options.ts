@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { type Command, InvalidArgumentError, type Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { assertReplaceable } from '../bundle/destination.ts';
 import { BundleError } from '../bundle/errors.ts';
 
@@ -34,20 +34,40 @@ export function byteSize(value: string): number {
   return bytes;
 }
 
+/** A size as the flags take it, in the largest unit that divides it: 2147483648 is "2GiB". */
+export function sizeText(bytes: number): string {
+  for (const [unit, scale] of [
+    ['TiB', UNITS.t],
+    ['GiB', UNITS.g],
+    ['MiB', UNITS.m],
+    ['KiB', UNITS.k],
+  ] as const) {
+    if (scale !== undefined && bytes >= scale && bytes % scale === 0) return `${bytes / scale}${unit}`;
+  }
+  return String(bytes);
+}
+
+/** A size flag whose help shows its default as the docs write it (2GiB, not 2147483648). */
+function sizeOption(flags: string, description: string, bytes: number): Option {
+  return new Option(flags, description).argParser(byteSize).default(bytes, sizeText(bytes));
+}
+
 /** Adds --max-archive-bytes, --max-extracted-bytes, --max-entries and --max-compression-ratio. */
 export function bundleLimitOptions(command: Command): Command {
   return command
-    .option(
-      '--max-archive-bytes <size>',
-      'refuse a larger archive (bytes, or with KiB/MiB/GiB)',
-      byteSize,
-      DEFAULT_LIMITS.maxArchiveBytes,
+    .addOption(
+      sizeOption(
+        '--max-archive-bytes <size>',
+        'refuse a larger archive (bytes, or with KiB/MiB/GiB)',
+        DEFAULT_LIMITS.maxArchiveBytes,
+      ),
     )
-    .option(
-      '--max-extracted-bytes <size>',
-      'refuse an archive whose files add up to more (bytes, or with KiB/MiB/GiB)',
-      byteSize,
-      DEFAULT_LIMITS.maxExtractedBytes,
+    .addOption(
+      sizeOption(
+        '--max-extracted-bytes <size>',
+        'refuse an archive whose files add up to more (bytes, or with KiB/MiB/GiB)',
+        DEFAULT_LIMITS.maxExtractedBytes,
+      ),
     )
     .option(
       '--max-entries <n>',

@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AdminApiClient } from '../api/index.ts';
+import { PLATFORM_API_BASE_URL, versionedBaseUrlRefusal } from '../api-base-url.ts';
 import { isContentVersion } from '../bundle/version.ts';
 import { formatDuration, parseDuration } from '../crd/duration.ts';
 import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
@@ -111,7 +112,7 @@ export interface ApiFlags {
 /** Adds --api-url and --key-file, shared by every command that calls the admin API. */
 export function apiOptions(command: Command): Command {
   return command
-    .option('--api-url <url>', `admin API base URL, e.g. https://api.example.com (env ${ENV.apiUrl})`)
+    .option('--api-url <url>', `admin API base URL, e.g. ${PLATFORM_API_BASE_URL} (env ${ENV.apiUrl})`)
     .option('--key-file <file>', `file holding the admin API key (else env ${ENV.apiKey})`);
 }
 
@@ -137,8 +138,10 @@ function resolveApiUrl(flags: ApiFlags, ctx: CliContext): string {
     );
   }
   if (!isUrl(url, ['http:', 'https:'])) {
-    throw usageError(`--api-url must be an http(s) URL such as https://api.example.com, got "${url}".`);
+    throw usageError(`--api-url must be an http(s) URL such as ${PLATFORM_API_BASE_URL}, got "${url}".`);
   }
+  const versioned = versionedBaseUrlRefusal(url, '--api-url');
+  if (versioned) throw usageError(versioned);
   return url;
 }
 

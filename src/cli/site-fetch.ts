@@ -39,7 +39,12 @@ export function verifyKeyOption(command: Command): Command {
  */
 export function siteCheckOptions(command: Command, ctx: CliContext, dest: string): Command {
   siteGateOptions(command, dest)
-    .option('--retries <n>', 'consecutive failed download attempts before giving up', integer(0), 5)
+    .option(
+      '--retries <n>',
+      'attempts again after a failed download attempt, up to n times in a row without progress (0: one attempt only)',
+      integer(0),
+      5,
+    )
     .addOption(downloadTimeoutOption(ctx, '--timeout'));
   return registryOptions(bundleLimitOptions(command));
 }

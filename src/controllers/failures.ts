@@ -9,7 +9,9 @@ import {
   ConflictError,
   NetworkError,
   NotEntitledError,
+  ProjectNotFoundError,
   RateLimitedError,
+  RevisionUnavailableError,
   ServerError,
   TimeoutError,
   UnauthorizedError,
@@ -34,6 +36,8 @@ export interface Failure {
 }
 
 const MINUTE = 60_000;
+/** A spec that names what the platform does not have is tried again this seldom (and at each change). */
+const WRONG_SPEC_RECHECK_MS = 60 * MINUTE;
 /** A HelmRelease or Application the user is fixing is looked at again this often (it is not watched). */
 export const TARGET_RECHECK_MS = 30_000;
 
@@ -88,6 +92,23 @@ export function classifyError(error: unknown, secretRef: string): Failure {
       `The admin API refused the request: ${error.message}`,
       true,
       15 * MINUTE,
+    );
+  }
+  // A 404 on a start is no passing trouble: retrying cannot make the project or the endpoint exist.
+  if (error instanceof ProjectNotFoundError) {
+    return failure(
+      'ProjectNotFound',
+      `The admin API knows no such project (404 on the export start: ${error.message}). Set spec.projectId to the project's id, or put a key of the organization that owns the project in Secret ${secretRef}; tried again when the spec or the Secret changes, and hourly`,
+      true,
+      WRONG_SPEC_RECHECK_MS,
+    );
+  }
+  if (error instanceof RevisionUnavailableError) {
+    return failure(
+      'RevisionUnavailable',
+      `The admin API no longer has the export API this release uses (${error.message}). Move the release to the platform's current export API: set spec.projectId (the project's id) in place of spec.domain; tried again when the spec changes, and hourly`,
+      true,
+      WRONG_SPEC_RECHECK_MS,
     );
   }
   if (error instanceof ConflictError) {

@@ -27,7 +27,7 @@ import { setupAgentJobs } from './agent-job/setup.ts';
 import { registerBudgetMetrics } from './budget-metrics.ts';
 import { ApiClients } from './credentials.ts';
 import { registerReleaseMetrics } from './release-metrics.ts';
-import { DEFAULT_TUNABLES } from './static-export-release/model.ts';
+import { DEFAULT_TUNABLES, type Tunables } from './static-export-release/model.ts';
 import type { BundleDownloadSettings } from './static-export-release/options.ts';
 import { setupReleases } from './static-export-release/setup.ts';
 import { StartBudgets } from './static-export-release/start-budget.ts';
@@ -80,8 +80,8 @@ interface OperatorConfig {
   queue?: WorkQueueOptions;
   watchdogMs?: number;
   resyncMs?: number;
-  /** How long a release waits after a start whose answer was never recorded (default 10 min). */
-  startOutcomeWaitMs?: number;
+  /** The release decisions' delays (DEFAULT_TUNABLES where not given): a start's outcome wait, the export retry and deadline. */
+  tunables?: Partial<Tunables>;
   apiRetry?: ConstructorParameters<typeof ApiClients>[0]['retry'];
 }
 
@@ -163,9 +163,7 @@ export async function startOperator(cfg: OperatorConfig): Promise<RunningOperato
     cache,
     ...(cfg.gitUrls ? { gitUrls: cfg.gitUrls } : {}),
     ...(cfg.download ? { download: cfg.download } : {}),
-    ...(cfg.startOutcomeWaitMs === undefined
-      ? {}
-      : { tunables: { ...DEFAULT_TUNABLES, startOutcomeWaitMs: cfg.startOutcomeWaitMs } }),
+    ...(cfg.tunables ? { tunables: { ...DEFAULT_TUNABLES, ...cfg.tunables } } : {}),
     metrics: {
       exportFinished: (seconds: number, result: 'completed' | 'failed') =>
         metrics.exportDuration.observe({ result }, seconds),

@@ -8,7 +8,7 @@ import {
   secretKeySelector,
   timestamp,
 } from './common.ts';
-import { httpUrl, immutable } from './validation.ts';
+import { apiBaseUrl, immutable } from './validation.ts';
 
 export const AJ_KIND = 'AgentJob';
 export const AJ_PLURAL = 'agentjobs';
@@ -26,7 +26,7 @@ export const agentJobSpecSchema = z
       'create a new AgentJob for a new instruction',
     ),
     credentialsSecretRef: secretKeySelector('spec.credentialsSecretRef'),
-    apiBaseUrl: httpUrl('spec.apiBaseUrl')
+    apiBaseUrl: apiBaseUrl('spec.apiBaseUrl')
       .optional()
       .describe("Admin API base URL; the operator's default otherwise."),
   })

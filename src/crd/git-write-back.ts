@@ -12,9 +12,11 @@ export type CommitMessagePlaceholder = (typeof COMMIT_MESSAGE_PLACEHOLDERS)[numb
 
 export const DEFAULT_COMMIT_MESSAGE_TEMPLATE =
   'Publish {{.NewVersion}} of {{.Site}}\n\nStaticExportRelease {{.Release}} published it (previously {{.OldVersion}}).';
+// A reserved domain (RFC 2606): an address no one can own. A users.noreply.github.com address
+// would credit the commits to whoever registers that login on GitHub.
 export const DEFAULT_GIT_AUTHOR = {
   name: 'static-export-operator',
-  email: 'static-export-operator@users.noreply.github.com',
+  email: 'static-export-operator@noreply.invalid',
 } as const;
 export const DEFAULT_GIT_FIELD = 'staticExport.version';
 

@@ -6,6 +6,7 @@
 export const FAILURE_REASONS = [
   // StaticExportRelease
   'ExportFailed',
+  'ExportTimedOut',
   'StartOutcomeUnknown',
   'PublishGateFailed',
   'RolloutStalled',
@@ -14,6 +15,7 @@ export const FAILURE_REASONS = [
   'PinnedVersionMismatch',
   'PinnedJobGone',
   'BundleInvalid',
+  'LinkRefused',
   // Registry source (spec.source.oci)
   'SignatureInvalid',
   'RegistryAuthFailed',
@@ -44,6 +46,8 @@ export const FAILURE_REASONS = [
   'NotEntitled',
   'RateLimited',
   'ApiUnavailable',
+  'ProjectNotFound',
+  'RevisionUnavailable',
   'InvalidRequest',
   'ExportConflict',
   'NoApiBaseUrl',

@@ -20,7 +20,7 @@ import {
 } from './common.ts';
 import { gitWriteBackSchema } from './git-write-back.ts';
 import { DURATION_LIMIT, PAGE_DROP_PATTERN, pageDropPercent, SAMPLE_LIMIT } from './limits.ts';
-import { duration, httpUrl, matching, namespaceName, objectName } from './validation.ts';
+import { apiBaseUrl, duration, matching, namespaceName, objectName } from './validation.ts';
 
 export const SER_KIND = 'StaticExportRelease';
 export const SER_PLURAL = 'staticexportreleases';
@@ -309,7 +309,7 @@ const specObject = z
       .describe(
         'Where versions come from instead of the platform export (spec.domain); absent: the platform.',
       ),
-    apiBaseUrl: httpUrl('spec.apiBaseUrl')
+    apiBaseUrl: apiBaseUrl('spec.apiBaseUrl')
       .optional()
       .describe("Admin API base URL; the operator's default otherwise."),
     export: z
@@ -447,7 +447,7 @@ const exportStatusSchema = z.object({
     .string()
     .optional()
     .describe(
-      'queued, running, completed or failed as the platform reports it (vanished: it no longer exists).',
+      'queued, running, completed or failed as the platform reports it (vanished: it no longer exists; timedOut: it did not finish within its deadline and counts as failed).',
     ),
   progress: z.number().optional().describe('Percent done, as the platform reports it.'),
   pageCount: z.number().int().optional().describe('Pages exported so far, as the platform reports it.'),
@@ -600,6 +600,11 @@ const staticExportReleaseStatusSchema = z
           .optional()
           .describe('The export job whose bundle is served (its link is renewed from it).'),
         projectId: jobProject('the job served'),
+        jobMissingSince: timestamp()
+          .optional()
+          .describe(
+            "When the platform first answered 404 for the served job's link: a second 404 a minute later or more confirms the job is purged (a new export then replaces it); a fresh link clears it.",
+          ),
         sizeBytes: z.number().int().optional().describe('Size of the bundle archive.'),
         pageCount: z
           .number()
@@ -672,6 +677,14 @@ const staticExportReleaseStatusSchema = z
       .optional()
       .describe(
         "How long this site's last completed exports took, newest first: the poll schedule expects the next one to take about as long (their median).",
+      ),
+    exportFailures: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'Exports in a row that ended without a publish (failed, timed out, or refused by the publish gate); cleared by a publish. While nothing is served, the next try waits 5 minutes doubled for each, at most spec.interval or an hour.',
       ),
   })
   .meta({ default: {} })

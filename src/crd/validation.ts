@@ -1,4 +1,10 @@
 import { z } from 'zod';
+import {
+  PLATFORM_API_BASE_URL,
+  VERSIONED_URL_PATTERN,
+  versionedBaseUrlMessage,
+  versionedBaseUrlRefusal,
+} from '../api-base-url.ts';
 import { DURATION_PATTERN, parseDuration } from './duration.ts';
 
 // Each rule is written once and enforced twice: by zod at runtime (operator, CLI) and by the API
@@ -84,13 +90,22 @@ export const objectName = (field: string) =>
 export const namespaceName = (field: string) =>
   matching(DNS_LABEL, `${field} must be a namespace name (lowercase letters, digits and '-')`, 63);
 
-export const httpUrl = (field: string) => {
-  const message = `${field} must be an absolute http(s) URL such as https://api.example.com`;
+/** An admin API base URL: absolute http(s), without the API version the client adds itself. */
+export const apiBaseUrl = (field: string) => {
+  const message = `${field} must be an absolute http(s) URL such as ${PLATFORM_API_BASE_URL}`;
+  const versioned = versionedBaseUrlMessage(field);
   return withCel(
     z
       .string()
       .max(2048)
-      .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), message),
-    [{ rule: "isURL(self) && url(self).getScheme() in ['http', 'https']", message }],
+      .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), message)
+      .refine((v) => versionedBaseUrlRefusal(v, field) === undefined, versioned),
+    [
+      { rule: "isURL(self) && url(self).getScheme() in ['http', 'https']", message },
+      {
+        rule: `!self.matches(r'${VERSIONED_URL_PATTERN}')`,
+        message: versioned,
+      },
+    ],
   );
 };

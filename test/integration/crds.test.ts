@@ -153,6 +153,11 @@ describe('StaticExportRelease CRD', () => {
       /spec\.apiBaseUrl must be an absolute http\(s\) URL/,
     ],
     [
+      'the base URL the platform publishes, ending in /v1',
+      { apiBaseUrl: 'https://api.mintlify.com/v1' },
+      /spec\.apiBaseUrl must not end in \/v1: the client adds \/v1\/\.\.\. .*https:\/\/api\.mintlify\.com/,
+    ],
+    [
       'an unknown rollout mode',
       { rollout: { onLinkRenewal: 'Sometimes' } },
       /spec\.rollout\.onLinkRenewal: Unsupported value: "Sometimes"/,

@@ -39,7 +39,7 @@ describe('spec.gitWriteBack on the API server', () => {
     expect(got.spec.gitWriteBack).toEqual({
       ...REPO,
       field: 'staticExport.version',
-      author: { name: 'static-export-operator', email: 'static-export-operator@users.noreply.github.com' },
+      author: { name: 'static-export-operator', email: 'static-export-operator@noreply.invalid' },
     });
   });
 

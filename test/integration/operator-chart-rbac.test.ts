@@ -1,7 +1,8 @@
 // The operator chart's RBAC, measured: the operator runs with a token of the ServiceAccount the
 // chart installed (ClusterRole, or Roles in the watched namespace) through a publish with re-rolls,
 // a sync, link renewals, the Flux and Argo CD targets and an agent job. The API server's audit log says
-// what it asked for: nothing may be refused, and the chart may grant nothing the run did not use.
+// what it asked for: nothing may be refused (neither by RBAC nor by the chart's admission policies),
+// and the chart may grant nothing the run did not use.
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -150,6 +151,12 @@ describe.runIf(controlPlaneDir).each([
           ],
     );
     rules = roles.flatMap((r) => r.rules);
+    // The run below goes through the chart's admission policies too.
+    expect(
+      parseManifests(manifest.stdout)
+        .filter((o) => o.kind === 'ValidatingAdmissionPolicy')
+        .map((o) => o.spec.matchConditions[0].expression),
+    ).toEqual(Array(4).fill(`request.userInfo.username == "${username()}"`));
     const token = (await kubectlOk(['create', 'token', FULLNAME, '-n', releaseNs, '--duration=1h'])).trim();
     h = await startHarness({
       namespaces: [siteNs],
@@ -179,8 +186,11 @@ describe.runIf(controlPlaneDir).each([
       ['apply', '-f', '-'],
       workload('Deployment', siteNs, 'site', { 'staticexport.dev/values-secret': 'site-values' }),
     );
-    await kubectlOk(['apply', '-f', '-'], workload('Deployment', siteNs, 'extra'));
-    await kubectlOk(['apply', '-f', '-'], workload('StatefulSet', siteNs, 'cache'));
+    // spec.rollout.workloadRefs: labelled as the chart's admission policy requires of the workloads
+    // the operator may roll (operator-admission.test.ts attacks the rest).
+    const rollable = { 'staticexport.dev/rollout': 'allowed' };
+    await kubectlOk(['apply', '-f', '-'], workload('Deployment', siteNs, 'extra', rollable));
+    await kubectlOk(['apply', '-f', '-'], workload('StatefulSet', siteNs, 'cache', rollable));
     // Labelled workloads of both kinds: their watches (metadata) carry events, so the audit log has them.
     await kubectlOk(
       ['apply', '-f', '-'],

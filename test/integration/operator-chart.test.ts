@@ -17,6 +17,7 @@ import {
 import {
   createNamespace,
   eventually,
+  hasAdmissionPolicies,
   installCrds,
   KUBECTL,
   kubeconfig,
@@ -26,9 +27,17 @@ import {
 } from '../support/kube.ts';
 import { applyRelease } from '../support/resources.ts';
 
-const CLUSTER_SCOPED = new Set(['CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
+const CLUSTER_SCOPED = new Set([
+  'CustomResourceDefinition',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 const CRDS = ['staticexportreleases.staticexport.dev', 'agentjobs.staticexport.dev'];
-const VALUES = { operator: { apiBaseUrl: 'https://api.example.com' } };
+/** Below Kubernetes 1.30 (CI's oldest-Kubernetes step) the chart installs only without its admission policies. */
+let admissionPolicies = false;
+let VALUES: object = {};
 const namespaces: string[] = [];
 // A name no other test installs: its cluster-scoped objects must not exist yet ("created").
 const DRY_RUN_RELEASE = 'opchart-dry-run';
@@ -82,6 +91,11 @@ const printerColumns = async () =>
 
 beforeAll(async () => {
   await installCrds();
+  admissionPolicies = await hasAdmissionPolicies();
+  VALUES = {
+    operator: { apiBaseUrl: 'https://api.example.com' },
+    ...(admissionPolicies ? {} : { admissionPolicy: { enabled: false } }),
+  };
 });
 
 afterAll(async () => {
@@ -134,6 +148,10 @@ describe('helm install, upgrade, uninstall', () => {
       expect(await canI('update', `leases.coordination.k8s.io/${fullname}`, ['-n', ns])).toBe('yes');
       expect(await canI('delete', 'secrets', ['-n', ns])).toBe('no');
       expect(await canI('update', 'leases.coordination.k8s.io/other', ['-n', ns])).toBe('no');
+      const policies = ['workloads', 'flux-helmreleases', 'argo-applications', 'secrets-configmaps'].map(
+        (p) => `validatingadmissionpolicy/${ns}-${fullname}-${p}`,
+      );
+      if (admissionPolicies) await kubectlOk(['get', ...policies]);
       const deployment = JSON.parse(await kubectlOk(['get', 'deployment', fullname, '-n', ns, '-o', 'json']));
       expect(deployment.status.availableReplicas).toBe(2);
 
@@ -157,13 +175,38 @@ describe('helm install, upgrade, uninstall', () => {
       expect(uninstalled.stdout + uninstalled.stderr).toMatch(/kept due to the resource policy/i);
       for (const crd of CRDS) await kubectlOk(['get', 'crd', crd]);
       await kubectlOk(['get', 'ser', 'survivor', '-n', ns]);
-      await eventually('the Deployment and ClusterRole gone', async () => {
+      await eventually('the Deployment, ClusterRole and admission policies gone', async () => {
         const left = await kubectl(['get', `deployment/${fullname}`, '-n', ns]);
         const role = await kubectl(['get', `clusterrole/${fullname}`]);
-        return left.code !== 0 && role.code !== 0;
+        const policy = admissionPolicies
+          ? await kubectl(['get', '--ignore-not-found', '-o', 'name', ...policies])
+          : undefined;
+        return left.code !== 0 && role.code !== 0 && (policy?.stdout.trim() ?? '') === '';
       });
     });
   }
+});
+
+describe('below Kubernetes 1.30', () => {
+  it('the chart refuses to install with its admission policy, saying what to set', async ({ skip }) => {
+    if (admissionPolicies) return skip('this API server has ValidatingAdmissionPolicy v1');
+    const ns = await namespace('opchart-old');
+    for (const name of Object.keys(HELMS) as HelmName[]) {
+      const refused = await helmIn(name, ns, [
+        'install',
+        'seo-old',
+        OPERATOR_CHART_DIR,
+        '-f',
+        await valuesFile({ operator: { apiBaseUrl: 'https://api.example.com' }, crds: { enabled: false } }),
+      ]);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(
+        /admissionPolicy\.enabled needs Kubernetes 1\.30 or later \(this is v1\.2\d\./,
+      );
+      expect(refused.stderr).toContain('set admissionPolicy.enabled=false');
+    }
+    expect((await kubectl(['get', 'deployment', '-n', ns, '-o', 'name'])).stdout.trim()).toBe('');
+  });
 });
 
 describe('server-side dry-run of the rendered manifests', () => {

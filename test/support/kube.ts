@@ -85,6 +85,15 @@ export async function createNamespace(prefix: string): Promise<string> {
   return name;
 }
 
+/**
+ * Whether the API server serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicies (1.30+):
+ * below, the operator chart installs only with admissionPolicy.enabled false.
+ */
+export async function hasAdmissionPolicies(): Promise<boolean> {
+  const v1 = await kubectl(['get', '--raw', '/apis/admissionregistration.k8s.io/v1']);
+  return v1.stdout.includes('"validatingadmissionpolicies"');
+}
+
 export async function installCrds(): Promise<void> {
   await kubectlOk(['apply', '--server-side', '--force-conflicts', '-f', join(ROOT, 'crds')]);
   // A CRD created a moment ago may have no status yet, and kubectl wait then fails at once

@@ -29,7 +29,7 @@ metadata:
   name: docs
   namespace: ${QUICKSTART_NS}
 spec:
-  domain: docs.example.com
+  projectId: docs
   apiBaseUrl: ${SIMULATOR_URL}
   credentialsSecretRef:
     name: static-export-simulator
@@ -171,7 +171,9 @@ export function shellBlocks(markdown: string): string[] {
  * `helm` are the repository's, `static-export` runs the CLI from the sources, and each `helm install charts/NAME` gets one values file more than
  * the page shows, `values[NAME]` (what a test cluster needs beside the page: the node's taint).
  */
-export function pageShell(values: Record<string, object>): (block: string) => Promise<RunResult> {
+export function pageShell(
+  values: Record<string, object>,
+): (block: string, input?: string) => Promise<RunResult> {
   const bin = mkdtempSync(join(tmpdir(), 'quickstart-bin-'));
   symlinkSync(KUBECTL, join(bin, 'kubectl'));
   // The CLI as installed (docs/cli.md), here from the sources on the repository's Node 24.
@@ -193,8 +195,9 @@ exec "${HELM}" "$@"
   chmodSync(join(bin, 'helm'), 0o755);
   home ??= mkdtempSync(join(tmpdir(), 'quickstart-home-'));
   const env = { KUBECONFIG: kubeconfig(), HOME: home, PATH: `${bin}:${process.env.PATH ?? ''}` };
-  // -e: a block stops at its first failing command, as the page's reader would.
-  return (block) => run('sh', ['-ec', `cd "$0"\n${block}`, ROOT], undefined, env);
+  // -e: a block stops at its first failing command, as the page's reader would. `input` is what
+  // the reader types or pastes (a key a block reads from standard input).
+  return (block, input) => run('sh', ['-ec', `cd "$0"\n${block}`, ROOT], input, env);
 }
 
 /** The page's port-forward on a free local port; resolves once it forwards, with its base URL. */

@@ -47,7 +47,7 @@ function request(
     },
     credentials: { kind: 'basic', username: USER, password: PASSWORD },
     version: 'sha256-new',
-    author: { name: 'static-export-operator', email: 'static-export-operator@users.noreply.github.com' },
+    author: { name: 'static-export-operator', email: 'static-export-operator@noreply.invalid' },
     message: 'docs: serve sha256-new',
     allowInsecureHttp: true,
     ...rest,
@@ -76,7 +76,7 @@ describe('writeVersion commits the version', () => {
     expect(show(name, 'main', 'deploy/values.yaml')).toBe(VALUES.replace('"sha256-old"', '"sha256-new"'));
     expect(git(name, 'diff', '--name-only', before, 'main')).toBe('deploy/values.yaml\n');
     expect(git(name, 'log', '-1', '--format=%an <%ae>|%cn <%ce>|%B', 'main')).toBe(
-      'static-export-operator <static-export-operator@users.noreply.github.com>|static-export-operator <static-export-operator@users.noreply.github.com>|docs: serve sha256-new\n\n',
+      'static-export-operator <static-export-operator@noreply.invalid>|static-export-operator <static-export-operator@noreply.invalid>|docs: serve sha256-new\n\n',
     );
     expect(git(name, 'rev-parse', 'main~1')).toBe(`${before}\n`);
   });

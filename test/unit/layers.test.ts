@@ -19,6 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'http.ts',
     'domain.ts',
     'project.ts',
+    'api-base-url.ts',
     'gc.ts',
     'tar',
   ],

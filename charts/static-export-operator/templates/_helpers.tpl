@@ -100,6 +100,7 @@ which code path needs each rule; the chart's RBAC test measures it on a real API
 - apiGroups: [""]
   resources: [pods]
   verbs: [list]
+{{- if .Values.rbac.fluxHelmReleases }}
 # spec.target.fluxHelmRelease: the version ConfigMap (created, then server-side applied) and the
 # HelmRelease, read and given the reconcile.fluxcd.io/requestedAt annotation (never its spec).
 - apiGroups: [""]
@@ -108,10 +109,26 @@ which code path needs each rule; the chart's RBAC test measures it on a real API
 - apiGroups: [helm.toolkit.fluxcd.io]
   resources: [helmreleases]
   verbs: [get, patch]
+{{- end }}
+{{- if .Values.rbac.argoApplications }}
 # spec.target.argoApplication: the Application, read and its staticExport.version Helm parameter set.
 - apiGroups: [argoproj.io]
   resources: [applications]
   verbs: [get, patch]
+{{- end }}
+{{- end -}}
+
+{{/* The operator's username, as admission sees its ServiceAccount token. */}}
+{{- define "operator.username" -}}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "operator.serviceAccountName" . }}
+{{- end -}}
+
+{{/*
+CEL: the maps (or objects) `a` and `b` agree on every key but those of `except` (a CEL list): each
+key of one is in the other with an equal value. Map keys have no order in CEL, so both directions.
+*/}}
+{{- define "operator.celSameExcept" -}}
+dyn({{ .a }}).all(k, k in {{ .except }} || (k in dyn({{ .b }}) && dyn({{ .a }})[k] == dyn({{ .b }})[k])) && dyn({{ .b }}).all(k, k in {{ .except }} || k in dyn({{ .a }}))
 {{- end -}}
 
 {{/* The `helm test` objects' labels: not the operator's selector labels (its NetworkPolicy and PDB select those). */}}

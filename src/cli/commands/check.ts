@@ -208,35 +208,62 @@ async function basePathCheck(
   };
 }
 
+const CLUSTER = 'Kubernetes cluster';
+
+/**
+ * The cluster's checks, or with an admin key to check, what kept them from running: no kubeconfig
+ * skips them (the key alone is checked), an unreachable or refusing cluster fails them and its
+ * error is kept for the exit code, after the key's verdict too is shown.
+ */
+async function clusterChecks(
+  flags: CheckFlags,
+  ctx: CliContext,
+  out: Reporter,
+  hasKey: boolean,
+): Promise<{ results: CheckResult[]; failure?: CliError }> {
+  let kube: KubeClient;
+  try {
+    kube = await cliKubeClient(flags, ctx);
+  } catch (error) {
+    if (!hasKey || !(error instanceof CliError)) throw error;
+    const message = `not checked (the CRDs, the operator, RBAC): ${error.message.replace(/\.$/, '')}; pass --kubeconfig to check them too`;
+    return { results: [{ check: CLUSTER, ok: true, skipped: true, message }] };
+  }
+  try {
+    return { results: await checkUntil(kube, flags, out) };
+  } catch (error) {
+    if (!hasKey || !(error instanceof CliError)) throw error;
+    return { results: [{ check: CLUSTER, ok: false, message: error.message }], failure: error };
+  } finally {
+    await kube.close();
+  }
+}
+
 async function runCheck(flags: CheckFlags, ctx: CliContext): Promise<void> {
   const out = new Reporter(ctx, flags.json === true);
   const projectId = projectIdFrom(flags, ctx);
   const basePath = await basePathCheck(flags, projectId);
-  const kube = await cliKubeClient(flags, ctx);
-  try {
-    const hasKey = flags.keyFile !== undefined || Boolean(ctx.env[ENV.apiKey]);
-    const results = [
-      ...(await checkUntil(kube, flags, out)),
-      hasKey
-        ? await probeAdminKey(() => apiClient(flags, ctx, cliLogger(ctx)), projectId)
-        : ADMIN_KEY_SKIPPED,
-      ...(basePath ? [basePath] : []),
-    ];
-    for (const r of results) out.event('check', { ...r });
-    if (out.mode !== 'json')
-      out.resultLines(
-        results.map((r) => `${r.skipped ? 'skip' : r.ok ? 'ok  ' : 'FAIL'}  ${r.check}: ${r.message}`),
-      );
-    const failed = results.filter((r) => !r.ok);
-    if (failed.length > 0) {
-      const waited = flags.wait ? ` after waiting ${formatDuration(flags.wait)} (--wait)` : '';
-      throw new CliError(
-        EXIT.notReady,
-        `the cluster is not ready for static-export${waited}: ${failed.map((r) => `${r.check} ${r.message}`).join('; ')}.`,
-      );
-    }
-  } finally {
-    await kube.close();
+  const hasKey = flags.keyFile !== undefined || Boolean(ctx.env[ENV.apiKey]);
+  const cluster = await clusterChecks(flags, ctx, out, hasKey);
+  const results = [
+    ...cluster.results,
+    hasKey ? await probeAdminKey(() => apiClient(flags, ctx, cliLogger(ctx)), projectId) : ADMIN_KEY_SKIPPED,
+    ...(basePath ? [basePath] : []),
+  ];
+  for (const r of results) out.event('check', { ...r });
+  if (out.mode !== 'json')
+    out.resultLines(
+      results.map((r) => `${r.skipped ? 'skip' : r.ok ? 'ok  ' : 'FAIL'}  ${r.check}: ${r.message}`),
+    );
+  // The cluster's own failure keeps its exit code (6 unreachable, 3 credentials refused, ...).
+  if (cluster.failure) throw cluster.failure;
+  const failed = results.filter((r) => !r.ok);
+  if (failed.length > 0) {
+    const waited = flags.wait ? ` after waiting ${formatDuration(flags.wait)} (--wait)` : '';
+    throw new CliError(
+      EXIT.notReady,
+      `the cluster is not ready for static-export${waited}: ${failed.map((r) => `${r.check} ${r.message}`).join('; ')}.`,
+    );
   }
 }
 
@@ -253,9 +280,11 @@ export function registerCheck(program: Command, ctx: CliContext): void {
           'leader election Lease, or (run with --no-leader-election) one of its pods is Ready. RBAC: you may read ' +
           'the releases of --namespace (status, trigger --wait), and, when you may create SubjectAccessReviews, the ' +
           "operator's ServiceAccount may do what the operator does there. With an admin key (--key-file or " +
-          `${ENV.apiKey}), the key is accepted and static export enabled for its organization (with --project-id, ` +
-          'for that project, through the current API revision): one read of a job id no export has, which starts ' +
-          'nothing. Each failure says what to do. --wait retries the cluster ' +
+          `${ENV.apiKey}), one read of a job id no export has, which starts nothing: the key is accepted, not refused ` +
+          'for the key or its plan (with --project-id through the current API revision; a 404 there does not tell ' +
+          'an unknown project from an unknown job, so the project id is not proven: the first export start proves ' +
+          'it). With a key, the key is checked without a cluster too: no kubeconfig skips the cluster checks, an ' +
+          'unreachable cluster fails them and keeps its exit code. Each failure says what to do. --wait retries the cluster ' +
           'checks until every one passes (or the Kubernetes API answers). Exit 0 when all pass (or are skipped), ' +
           '7 when one fails (a read RBAC forbids included), 3 when the cluster refuses the credentials, 6 when it is unreachable, ' +
           '2 without a kubeconfig, 1 when its answer is refused (over 64 MiB, or a list that never ends).',

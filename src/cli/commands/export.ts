@@ -120,6 +120,9 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
           pageCount: status.pageCount,
           elapsedMs,
         });
+        // A finished job's line is the one after the wait, with the platform's duration: the
+        // time this wait took is another figure for the same job.
+        if (isExportFinished(status)) return;
         out.progress({
           key: progressKey(status, elapsedMs),
           ...(status.progress === undefined ? {} : { percent: status.progress }),

@@ -56,7 +56,7 @@ mirror.yaml:
   tags: [latest]                         # moving tags (default: latest)
   keep: 5                                # newest versions kept per domain (default: all)
   concurrency: 4                         # domains at once (default 4)
-  apiUrl: https://api.example.com        # else --api-url or STATIC_EXPORT_API_URL
+  apiUrl: https://api.mintlify.com       # else --api-url or STATIC_EXPORT_API_URL
   domains:
     - docs.example.com
     - domain: api.example.com

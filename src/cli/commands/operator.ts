@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
+import { PLATFORM_API_BASE_URL, versionedBaseUrlRefusal } from '../../api-base-url.ts';
 import { DEFAULT_BUNDLE_CACHE_ENTRIES } from '../../bundle/cache.ts';
 import { insecureApiBaseUrl } from '../../controllers/api-base-url.ts';
 import { isSshUrl, parseSshUrl } from '../../git/ssh-url.ts';
@@ -66,7 +67,7 @@ function hostPort(value: string): { host: string; port: number } {
 
 function httpUrl(value: string): string {
   if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
-    throw new InvalidArgumentError('expected an absolute http(s) URL such as https://api.example.com.');
+    throw new InvalidArgumentError(`expected an absolute http(s) URL such as ${PLATFORM_API_BASE_URL}.`);
   }
   return value;
 }
@@ -110,12 +111,15 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     );
   }
   const apiBaseUrl = flagOrEnv(flags.apiBaseUrl, ENV.apiUrl, ctx);
-  // Keys go over plain http only to loopback unless allowed: refuse such a URL before starting.
+  // A base URL ending in /v1 would 404 every call, and keys go over plain http only to loopback
+  // unless allowed: refuse such a URL before starting.
   const keyDestinations: [string, string | undefined][] = [
     ['--api-base-url', apiBaseUrl],
     ...(flags.allowedApiBaseUrls ?? []).map((u): [string, string] => ['--allowed-api-base-urls', u]),
   ];
   for (const [flag, url] of keyDestinations) {
+    const versioned = url && versionedBaseUrlRefusal(url, flag);
+    if (versioned) throw usageError(versioned);
     const insecure = url && insecureApiBaseUrl(url, flags.allowInsecureApiBaseUrl ?? false);
     if (insecure) throw usageError(`${flag}: ${insecure}. Use https, or add --allow-insecure-api-base-url.`);
   }

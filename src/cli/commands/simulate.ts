@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { AdminKeyError } from '../../api/errors.ts';
 import { validateAdminKey } from '../../api/keys.ts';
@@ -73,21 +74,20 @@ function publicOrigin(value: string): string {
   return url.origin;
 }
 
-/**
- * `key` if it is an admin key; else a usage error naming where it came from and why. The simulator
- * accepts any key of the admin form: the advice is to choose one, not to fetch one from a dashboard.
- */
+/** What the simulator takes as its admin key: the platform's admin key form, any value. */
+const SIMULATOR_KEY_RULE =
+  'the simulator takes any key of the platform\'s admin key form: "mint_" and at least one more character, ' +
+  'no whitespace, not a public assistant key ("mint_dsc_…"); give none to have one generated';
+
+/** `key` if it is an admin key; else a usage error naming where it came from and the simulator's rule. */
 function checkedKey(key: string, from: string): string {
   try {
     return validateAdminKey(key);
   } catch (error) {
     if (!(error instanceof AdminKeyError)) throw error;
-    // The reason without the client's advice, which is about the platform's dashboard.
-    const reason = error.message.split(': ')[0];
-    throw usageError(
-      `${from}: ${reason}. The simulator accepts any key of the form mint_<letters or digits> (for example ` +
-        'mint_local0123456789): choose one, no dashboard key is needed.',
-    );
+    // validateAdminKey's advice is about the platform's dashboard; this key is the simulator's own.
+    const whitespace = /\s/.test(key) ? ' (it holds whitespace, often a trailing line break)' : '';
+    throw usageError(`${from}: not an admin key${whitespace}: ${SIMULATOR_KEY_RULE}.`);
   }
 }
 
@@ -142,6 +142,14 @@ function followKeyFile(sim: Simulator, keyFile: string, logger: Logger): () => v
   });
 }
 
+/**
+ * The command to suggest: from a clone (src/cli/main.ts) `static-export` is not on the PATH and the
+ * machine's `node` may be older than the project's, so npm's script (silent: --json stays parseable).
+ */
+function invocation(): string {
+  return process.argv[1]?.endsWith(join('src', 'cli', 'main.ts')) ? 'npm run -s cli --' : 'static-export';
+}
+
 async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void> {
   const { startSimulator } = await import('../../simulator/index.ts');
   const adminKey = await adminKeyOf(flags);
@@ -180,9 +188,7 @@ async function runSimulate(flags: SimulateFlags, ctx: CliContext): Promise<void>
         '',
         'Try:',
         `  export STATIC_EXPORT_API_URL=${sim.baseUrl} STATIC_EXPORT_API_KEY=${shownKey ?? `$(cat ${flags.keyFile})`}`,
-        flags.apiRevision === '2'
-          ? '  static-export export --project-id 6520f3a1c9b1a20012ab34ce --out ./site --values-out values.yaml'
-          : '  static-export export --domain docs.example.com --out ./site --values-out values.yaml',
+        `  ${invocation()} export ${flags.apiRevision === '2' ? '--project-id 6520f3a1c9b1a20012ab34ce' : '--domain docs.example.com'} --out ./site --values-out values.yaml`,
         '',
         'Stop with Ctrl-C.',
         '',
@@ -247,10 +253,10 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
     .addOption(
       new Option(
         '--api-revision <n>',
-        "static export API to serve: 1 (the contract's paths, by domain) or 2 (the platform's current ones, by project id); the other's paths answer 404",
+        "static export API to serve: 2 (the platform's current paths, by project id) or 1 (the contract's, by domain); the other's paths answer 404",
       )
         .choices(API_REVISIONS)
-        .default('1'),
+        .default('2'),
     )
     .option(
       '--requests-per-minute <n>',

@@ -7,6 +7,7 @@ import {
   ExportStartLimitError,
   type GeneratedBundle,
   NotFoundError,
+  RevisionUnavailableError,
   type StartedExport,
   startMayHaveCreatedJob,
 } from '../../api/index.ts';
@@ -16,6 +17,8 @@ import {
   type GateVerdict,
   linkArrivedExpired,
   linkDestinationsFor,
+  type ProbeOptions,
+  probeLink,
 } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { readGitCredentials, readSigningKey } from '../../git/credentials.ts';
@@ -24,18 +27,20 @@ import { isSshUrl } from '../../git/ssh-url.ts';
 import { gitUrlAllowed } from '../../git/url-policy.ts';
 import { rollWorkload } from '../../targets/workloads.ts';
 import { secretRefText } from '../credentials.ts';
-import { afterFailure, classifyError, type Failure, failureEvent } from '../failures.ts';
+import { afterFailure, classifyError, type Failure, failure, failureEvent } from '../failures.ts';
 import type { ActionTable, Run } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
   afterPublish,
   afterPublishGateFailed,
   afterServedJobGone,
+  afterServedJobMissing,
   afterStart,
   afterStartBusy,
   afterStartFailed,
   afterStartRefused,
   pinnedJobGone,
+  servedJobConfirmIn,
   servesAlready,
 } from './after-export.ts';
 import { afterOciGateFailed, afterOciPublish, afterOciRewrite } from './after-oci.ts';
@@ -45,7 +50,7 @@ import { ociReference, withinInterval } from './oci.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
 import { judgeNewContent } from './publish-gate.ts';
 import { afterRoll } from './rollout.ts';
-import { exportPollDelayMs } from './schedule.ts';
+import { exportPollDelayMs, medianExportMs } from './schedule.ts';
 import { type PulledSite, pullSite } from './sources/registry-client.ts';
 import { targetOf } from './sources/serving.ts';
 import type { Look } from './sources/source.ts';
@@ -175,6 +180,45 @@ function linkExpiredOnArrival(jobId: string, expiresAt: Date, now: Date): Failur
   };
 }
 
+/** A refused fresh link is asked for again this soon: the served one's lifetime runs meanwhile. */
+const LINK_RETRY_MS = 60_000;
+
+/**
+ * The link if its first byte can be read; else, once, a fresh one straight from the platform (the
+ * one handed out may be another release's, cached for the group) if that one can be read.
+ */
+async function liveLink(
+  bundle: GeneratedBundle,
+  fresh: () => Promise<GeneratedBundle>,
+  probeOptions: ProbeOptions,
+): Promise<{ bundle: GeneratedBundle } | { refused: unknown }> {
+  const { signal } = probeOptions;
+  const probe = async (b: GeneratedBundle) => {
+    try {
+      await probeLink(b.bundleUrl, probeOptions);
+      return undefined;
+    } catch (e) {
+      if (signal?.aborted) throw e;
+      return e;
+    }
+  };
+  if ((await probe(bundle)) === undefined) return { bundle };
+  const again = await fresh();
+  const refused = await probe(again);
+  return refused === undefined ? { bundle: again } : { refused };
+}
+
+/** A fresh link that failed its one-byte read: not written; the served one stays, and renewal is tried again soon. */
+function linkRefused(jobId: string, status: Status, error: unknown): Failure {
+  const expires = status.current?.expiresAt;
+  return failure(
+    'LinkRefused',
+    `The fresh bundle link of export job ${jobId} failed a one-byte read before it was written (${error instanceof Error ? error.message : String(error)}), twice: it was not written${expires ? `, and the link written stays (it expires at ${expires})` : ''}. A fresh link is asked for again in a minute. If this lasts, the bundle host refuses the platform's links, or the operator cannot reach it (its egress to the bundle host)`,
+    false,
+    LINK_RETRY_MS,
+  );
+}
+
 /**
  * At most this many start requests per hour meet a job of the project already active (409): each
  * may count against the organization's hour, so a 409 is waited out at least an hour's share.
@@ -186,9 +230,7 @@ const BUSY_PROBES_PER_HOUR = 3;
  * 60 / BUSY_PROBES_PER_HOUR minutes.
  */
 export function busyWaitMs(status: Status): number {
-  const took = [...(status.exportDurationsSeconds ?? [])].sort((a, b) => a - b);
-  const median = took.length ? (took[Math.floor((took.length - 1) / 2)] ?? 0) * 1000 : 0;
-  return Math.max(3_600_000 / BUSY_PROBES_PER_HOUR, median);
+  return Math.max(3_600_000 / BUSY_PROBES_PER_HOUR, medianExportMs(status) ?? 0);
 }
 
 /** Publishes a job's bundle: new content (downloaded, verified, gated), a pin, a renewal or a repair. */
@@ -212,13 +254,28 @@ async function publish(
   try {
     bundle = await visit.link(action.jobId, () => client.exportLink(job, { signal }));
   } catch (e) {
-    if (!(e instanceof NotFoundError) || action.mode === 'NewContent' || signal?.aborted) throw e;
-    return servedJobGone(look, action, run, e);
+    // No such endpoint is not a purged job: the revision's own reason says to move the release.
+    const purged = e instanceof NotFoundError && !(e instanceof RevisionUnavailableError);
+    if (!purged || action.mode === 'NewContent' || signal?.aborted) throw e;
+    return servedJobGone(look, action, run, e, tun);
   }
   // A link that arrives expired would be written, fail every download and be renewed in a loop:
   // refused, and asked for again later.
   if (linkArrivedExpired(bundle.expiresAt, o.now))
     return run.fail(status, linkExpiredOnArrival(action.jobId, bundle.expiresAt, o.now), bundle.expiresAt);
+  // A renewed or repaired link is tried before it replaces the one served (new content's link was
+  // just downloaded from): a dead one is never written.
+  // The link leads to a public address or the admin API's own host, unless opted out.
+  const destinations = linkDestinationsFor(client.baseUrl, options.download?.allowPrivateLinks === true);
+  if (action.mode === 'Renew' || action.mode === 'Repair') {
+    const live = await liveLink(bundle, () => client.exportLink(job, { signal }), {
+      destinations,
+      ...(signal ? { signal } : {}),
+    });
+    if ('refused' in live)
+      return run.fail(status, linkRefused(action.jobId, status, live.refused), live.refused);
+    bundle = live.bundle;
+  }
   let version = status.current?.version ?? '';
   let pageCount: number | undefined;
   let verdict: GateVerdict = { ok: true };
@@ -230,8 +287,7 @@ async function publish(
       renewUrl: async () => (await client.exportLink(job, { signal })).bundleUrl,
       ...(signal ? { signal } : {}),
       ...(options.download?.deadlineMs ? { deadlineMs: options.download.deadlineMs } : {}),
-      // The link leads to a public address or the admin API's own host, unless opted out.
-      destinations: linkDestinationsFor(client.baseUrl, options.download?.allowPrivateLinks === true),
+      destinations,
     });
     assertVersion(fetched.version, action.expectVersion);
     version = fetched.version;
@@ -281,20 +337,31 @@ async function publish(
 }
 
 /**
- * The job of the served or pinned version is gone (purged): unpinned, the release exports anew;
- * pinned, only the user can choose another version, and the pods keep what they have.
+ * The job of the served or pinned version answered 404. Confirmed once more a while later (see
+ * afterServedJobMissing), it is gone (purged): unpinned, the release exports anew; pinned, only
+ * the user can choose another version, and the pods keep what they have.
  */
 async function servedJobGone(
   look: Look,
   action: Of<'publish'>,
   run: ReleaseRun,
   notFound: NotFoundError,
+  tun: Tunables,
 ): Promise<ReconcileResult> {
   const release = meant(look, run);
+  const { now } = look.observed;
+  // The served job's 404 is asked once more (a pin of another job from history is not served yet).
+  const served = run.record.status.current?.jobId === action.jobId;
+  const confirmIn = served ? servedJobConfirmIn(run.record.status, now, tun) : 0;
+  if (confirmIn === undefined) {
+    await run.commit(afterServedJobMissing({ now, release }));
+    return { requeueAfterMs: tun.jobGoneConfirmMs };
+  }
+  if (confirmIn > 0) return { requeueAfterMs: confirmIn };
   const pinned = release.spec.pinnedVersion;
   if (pinned)
     return run.fail(run.record.status, pinnedJobGone(run.record.status, pinned, action.jobId), notFound);
-  await run.commit(afterServedJobGone({ now: look.observed.now, release }));
+  await run.commit(afterServedJobGone({ now, release }));
   return { requeueAfterMs: 0 };
 }
 

@@ -131,7 +131,10 @@ export function servesAlready(status: Status, version: string): boolean {
 }
 
 export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): Folded {
-  const base = release.status ?? {};
+  const found = release.status ?? {};
+  // New content published (or found served already): the exports failing in a row are over.
+  const { exportFailures: _, ...cleared } = found;
+  const base = out.mode === 'NewContent' ? cleared : found;
   const finishedExport =
     out.mode === 'NewContent' && base.export
       ? { ...base.export, state: 'completed', finishedAt: now.toISOString() }
@@ -204,20 +207,44 @@ export function afterPublish({ release, now }: Snapshot, out: PublishOutcome): F
 }
 
 /**
- * The served version's job no longer exists on the platform (purged), so its link cannot be
- * renewed: the job is forgotten and the release exports anew (through its start budget); the
- * pods keep what they have meanwhile.
+ * The platform answered 404 for the served job's link. A purged job does not come back, but a 404
+ * can be passing (a replica or store that does not have the job yet): the first one is noted, and
+ * only a second one, asked a while later, makes the job gone (servedJobConfirmedGone).
+ */
+export function afterServedJobMissing({ release, now }: Snapshot): Folded {
+  const base = release.status ?? {};
+  return {
+    status: { ...base, current: { ...base.current, jobMissingSince: now.toISOString() } },
+    events: [],
+  };
+}
+
+/** How long until a noted 404 of the served job may be confirmed; 0: confirmed now, undefined: none noted. */
+export function servedJobConfirmIn(status: Status, now: Date, tun: Tunables): number | undefined {
+  const since = status.current?.jobMissingSince;
+  if (since === undefined) return undefined;
+  return Math.max(0, Date.parse(since) + tun.jobGoneConfirmMs - now.getTime());
+}
+
+/**
+ * The served version's job no longer exists on the platform (purged, a 404 confirmed), so its link
+ * cannot be renewed: the job is forgotten and the release exports anew, ahead of the scheduled
+ * starts of its start budget group (startReason JobVanished); the pods keep what they have
+ * meanwhile, and the Warning says until when a new pod can still download it.
  */
 export function afterServedJobGone({ release }: Snapshot): Folded {
   const base = release.status ?? {};
-  const { jobId, projectId: _, ...current } = base.current ?? {};
+  const { jobId, projectId: _, jobMissingSince: __, ...current } = base.current ?? {};
+  const expires = current.expiresAt
+    ? ` The link written expires at ${current.expiresAt}: a pod started after that cannot download the site until the new export is published.`
+    : '';
   return {
     status: { ...base, current },
     events: [
       {
         type: 'Warning',
         reason: 'ExportVanished',
-        note: `Export job ${jobId} of the served version ${current.version} no longer exists on the platform, so its link cannot be renewed; exporting again`,
+        note: `Export job ${jobId} of the served version ${current.version} no longer exists on the platform, so its link cannot be renewed; exporting again, ahead of the scheduled starts.${expires}`,
       },
     ],
   };
@@ -281,6 +308,7 @@ export function afterPublishGateFailed(
   tun: Tunables = DEFAULT_TUNABLES,
 ): Folded & { requeueAfterMs?: number } {
   const base = release.status ?? {};
+  // One more export in a row without a publish: while nothing is served, the retry backs off.
   const s: Status = {
     ...base,
     export: {
@@ -289,6 +317,7 @@ export function afterPublishGateFailed(
       finishedAt: now.toISOString(),
       publishGateFailure: rejected.message,
     },
+    exportFailures: (base.exportFailures ?? 0) + 1,
   };
   return gateRefused(
     release,

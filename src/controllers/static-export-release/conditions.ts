@@ -13,7 +13,7 @@ import { withConditions } from '../conditions.ts';
 import { type Failure, failureConditions } from '../failures.ts';
 import type { Status } from './model.ts';
 import { named, rolloutStalledMessage } from './rollout.ts';
-import { inFlight } from './schedule.ts';
+import { inFlight, TIMED_OUT } from './schedule.ts';
 import { specExportPending } from './start-reason.ts';
 import { gitWriteBackCondition } from './write-back.ts';
 
@@ -28,6 +28,16 @@ const stillServing = (s: Status) =>
 const exportFailed: ReadyCheck = (_, s) =>
   s.export?.state === 'failed' && s.export.finishedAt
     ? { status: 'False', reason: 'ExportFailed', message: s.export.message ?? 'The last export failed' }
+    : undefined;
+
+/** The last export passed its deadline without finishing (exportDeadline): it counts as failed. */
+const exportTimedOut: ReadyCheck = (_, s) =>
+  s.export?.state === TIMED_OUT && s.export.finishedAt
+    ? {
+        status: 'False',
+        reason: 'ExportTimedOut',
+        message: s.export.message ?? 'The last export did not finish within its deadline',
+      }
     : undefined;
 
 /** The image seen last under the tag failed the publish gate. */
@@ -74,6 +84,7 @@ const serving: ReadyCheck = (release, s) => {
 /** Ready's checks, first say first: a failure wins over a stalled rollout, which wins over serving. */
 const READY_CHECKS: readonly ReadyCheck[] = [
   exportFailed,
+  exportTimedOut,
   imageRefused,
   exportRefused,
   rolloutStalled,

@@ -129,16 +129,31 @@ export interface Folded {
 }
 
 export interface Tunables {
-  /** After a failed export with nothing served yet, try again after this long. */
+  /**
+   * After a failed export with nothing served yet, try again after this long; each further export
+   * in a row that ends without a publish doubles it (up to the site's interval or an hour).
+   */
   exportRetryMs: number;
   /**
    * After a start whose answer was never recorded, wait this long before starting again: the
    * admin API has no idempotency key, so a job it may have started is left to finish first.
    */
   startOutcomeWaitMs: number;
+  /** An export not finished after this long counts as failed, while no export duration of the site is recorded. */
+  exportDeadlineMs: number;
+  /** With durations recorded, the deadline is a multiple of their median, but never shorter than this. */
+  exportDeadlineFloorMs: number;
+  /** A 404 for the served job's link is asked again this much later before the job counts as purged. */
+  jobGoneConfirmMs: number;
 }
 
-export const DEFAULT_TUNABLES: Tunables = { exportRetryMs: 5 * 60_000, startOutcomeWaitMs: 10 * 60_000 };
+export const DEFAULT_TUNABLES: Tunables = {
+  exportRetryMs: 5 * 60_000,
+  startOutcomeWaitMs: 10 * 60_000,
+  exportDeadlineMs: 2 * 3_600_000,
+  exportDeadlineFloorMs: 30 * 60_000,
+  jobGoneConfirmMs: 60_000,
+};
 
 /**
  * What the platform's rules read: the observations, and the status as classified (a start mark

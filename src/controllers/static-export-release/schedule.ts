@@ -26,21 +26,82 @@ export function exportPollDelayMs(s: Status, now: Date): number | undefined {
   return nextPollDelayMs(exportObservations(s, now), now.getTime());
 }
 
+const HOUR_MS = 3_600_000;
+/** An export may take this many times the site's median before it counts as failed. */
+export const EXPORT_DEADLINE_MEDIANS = 4;
+/** What status.export.state says of an export that passed its deadline (exportDeadline). */
+export const TIMED_OUT = 'timedOut';
+
+/** The median of this site's recorded export durations (ms), if any are recorded. */
+export function medianExportMs(s: Status): number | undefined {
+  const took = [...(s.exportDurationsSeconds ?? [])].sort((a, b) => a - b);
+  const mid = took[Math.floor((took.length - 1) / 2)];
+  return mid === undefined ? undefined : mid * 1000;
+}
+
+/**
+ * When the export in flight counts as failed (ms): a job the platform never ends, or reports in a
+ * state this client does not know, would be polled for ever and hold up the release's interval and
+ * triggers. EXPORT_DEADLINE_MEDIANS times the site's median export, at least the floor; without a
+ * recorded duration, the default.
+ */
+export function exportDeadline(s: Status, tun: Tunables): number | undefined {
+  const started = s.export?.startedAt;
+  if (started === undefined) return undefined;
+  const median = medianExportMs(s);
+  const allowed =
+    median === undefined
+      ? tun.exportDeadlineMs
+      : Math.max(tun.exportDeadlineFloorMs, EXPORT_DEADLINE_MEDIANS * median);
+  return Date.parse(started) + allowed;
+}
+
+/** The last export ended without a publish (failed, timed out, refused by the gate) and nothing is served. */
+function failedWithNothingServed(s: Status): boolean {
+  const ended = s.export?.state === 'failed' || s.export?.state === TIMED_OUT;
+  return (ended || s.export?.publishGateFailure !== undefined) && !s.current?.version;
+}
+
+/**
+ * How long after a failed export a release serving nothing tries again: the retry delay, doubled
+ * for each export in a row that ended without a publish (status.exportFailures), at most the
+ * site's interval or an hour, whichever is shorter. A broken site then spends a few starts an
+ * hour of its organization's budget, not twelve.
+ */
+export function retryDelayMs(release: StaticExportRelease, tun: Tunables): number {
+  const failures = Math.max(1, release.status?.exportFailures ?? 1);
+  const interval = (release.spec.interval ? parseDuration(release.spec.interval) : undefined) ?? HOUR_MS;
+  const cap = Math.max(tun.exportRetryMs, Math.min(interval, HOUR_MS));
+  // 2^failures overflows nothing: past the cap's exponent it is the cap.
+  return Math.min(cap, tun.exportRetryMs * 2 ** Math.min(failures - 1, 30));
+}
+
 /** When the next export is due on its own (interval or retry after failure), if ever. */
 export function nextExportDue(release: StaticExportRelease, tun: Tunables): number | undefined {
   const s = release.status ?? {};
   const started = s.export?.startedAt ? Date.parse(s.export.startedAt) : undefined;
   if (started === undefined) return undefined;
   const interval = release.spec.interval ? parseDuration(release.spec.interval) : undefined;
-  const failedWithNothingServed =
-    (s.export?.state === 'failed' || s.export?.publishGateFailure !== undefined) && !s.current?.version;
   const candidates = [
     interval === undefined ? undefined : started + interval,
-    failedWithNothingServed && s.export?.finishedAt
-      ? Date.parse(s.export.finishedAt) + tun.exportRetryMs
+    failedWithNothingServed(s) && s.export?.finishedAt
+      ? Date.parse(s.export.finishedAt) + retryDelayMs(release, tun)
       : undefined,
   ].filter((t): t is number => t !== undefined);
   return candidates.length ? Math.min(...candidates) : undefined;
+}
+
+/**
+ * How often this release asks for an export start on its own now (ms): its interval, or, while
+ * it serves nothing and its exports fail, its retry delay when that is shorter. What the start
+ * budget's demand (its overcommit) should count for it; undefined: only when triggered.
+ */
+export function startDemandIntervalMs(release: StaticExportRelease, tun: Tunables): number | undefined {
+  if (release.spec.pinnedVersion) return undefined;
+  const interval = release.spec.interval ? parseDuration(release.spec.interval) : undefined;
+  if (!failedWithNothingServed(release.status ?? {})) return interval;
+  const retry = retryDelayMs(release, tun);
+  return interval === undefined ? retry : Math.min(interval, retry);
 }
 
 /** Until the next work due on its own: the link's renewal or the next export (a pinned release has none). */

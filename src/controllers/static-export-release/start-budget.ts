@@ -10,7 +10,7 @@
 // In memory, per process; the releases' status records what a restarted operator needs (their
 // starts, refused ones too, and a 429's hold), and each release's recorded starts count in the
 // group it is in now, whichever key recorded them.
-import { parseDuration, type StaticExportRelease } from '../../crd/index.ts';
+import type { StaticExportRelease } from '../../crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../project.ts';
 import type { Reservation } from '../skeleton.ts';
 
@@ -545,13 +545,16 @@ export function withoutRecordedStart(recent: readonly string[] | undefined, at: 
 }
 
 /**
- * What its group's budget knows of a release: a pinned one exports nothing on its own, no demand.
- * `shareKey`: the export it shares with other releases.
+ * What its group's budget knows of a release. `interval`: how often it asks for a start on its own
+ * (schedule.ts `startDemandIntervalMs`: its interval, a failing site's shorter retry delay, none
+ * when pinned); `shareKey`: the export it shares with other releases.
  */
-export function memberOf(release: StaticExportRelease, shareKey?: string): Member {
+export function memberOf(
+  release: StaticExportRelease,
+  interval: number | undefined,
+  shareKey?: string,
+): Member {
   const { spec, status } = release;
-  const interval =
-    spec.interval === undefined || spec.pinnedVersion ? undefined : parseDuration(spec.interval);
   const last = status?.export?.startedAt;
   const share = spec.startBudget?.startsPerHour;
   return {

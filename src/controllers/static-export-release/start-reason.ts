@@ -47,6 +47,14 @@ function requestPending(release: StaticExportRelease, s: Status): boolean {
   );
 }
 
+/**
+ * A start that goes ahead of the scheduled ones in its start budget group's queue: one asked for
+ * by hand, and the replacement of a purged served job (its link cannot be renewed, so new pods
+ * fail once it expires: it cannot wait its turn like an interval).
+ */
+export const goesFirst = (reason: StartReason | undefined): boolean =>
+  reason === 'Requested' || reason === 'JobVanished';
+
 /** Why the release exports now, if it does (it reads the stored status, as the ladder found it). */
 export function startReason(release: StaticExportRelease, now: Date, tun: Tunables): StartReason | undefined {
   const s = release.status ?? {};

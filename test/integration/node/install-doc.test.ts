@@ -2,9 +2,11 @@
 // (issue 32's proof), with the image pushed to the registry the node pulls from (its step 1) and
 // the CRDs left to the suite (one values file more on each helm install, as in quickstart.test.ts):
 // the operator installed, rolled out and `static-export check`ed; the namespace, the admin key
-// Secret and examples/static-export-release.yaml applied; the site chart installed. The admin API
-// it names (https://api.example.com) does not exist here, so the release is reported not Ready and
-// the site waits for its values Secret; and the release list is read once, not watched (-w).
+// Secret (the key pasted on standard input) and examples/static-export-release.yaml applied; the
+// site chart installed. The page names the platform's real admin API, which no test may reach: the
+// run puts an address that cannot resolve (.invalid) in its place, so the release is reported not
+// Ready and the site waits for its values Secret; and the release list is read once, not watched (-w).
+// Offered beside `check`, `helm test` of the operator chart runs as the page's comment says.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ON_REAL_NODE } from '../../../scripts/control-plane/node.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
@@ -23,7 +25,7 @@ const blocks = shellBlocks(path);
 
 describe("docs/install.md's path on the real node, as written", () => {
   let why: string | undefined;
-  let shell: (block: string) => Promise<RunResult>;
+  let shell: (block: string, input?: string) => Promise<RunResult>;
 
   beforeAll(async () => {
     why = await realNodeUnavailable();
@@ -56,13 +58,21 @@ describe("docs/install.md's path on the real node, as written", () => {
     if (why) return skip(why);
     expect(blocks).toHaveLength(3);
     const [operator = '', release = '', site = ''] = blocks;
-    const installed = await shell(operator);
+    expect(operator).toContain('--set operator.apiBaseUrl=https://api.mintlify.com\n');
+    const installed = await shell(
+      operator.replace('https://api.mintlify.com', 'https://api.example.invalid'),
+    );
     expect(installed.code, `${installed.stdout}\n${installed.stderr}`).toBe(0);
     expect(installed.stdout).toMatch(/successfully rolled out/);
     expect(installed.stdout).toMatch(/ok\s+operator: .*Lease/);
+    const helmTest = /^# or, without the CLI: (helm test .*)$/m.exec(operator)?.[1] ?? '';
+    const tested = await shell(helmTest);
+    expect(tested.code, `${tested.stdout}\n${tested.stderr}`).toBe(0);
+    expect(tested.stdout).toMatch(/Phase:\s+Succeeded/);
 
     expect(release).toContain(' -o wide -w ');
-    const applied = await shell(release.replace(' -o wide -w ', ' -o wide '));
+    // The key as a reader pastes it, line break included (the block drops it).
+    const applied = await shell(release.replace(' -o wide -w ', ' -o wide '), 'mint_installdoc0123456789\n');
     expect(applied.code, `${applied.stdout}\n${applied.stderr}`).toBe(0);
     expect(applied.stdout).toMatch(/^NAME\s+READY\s+STATUS\s+AGE\s+VERSION\s+RENEWAL\b/m);
     const seen = await eventually('the operator reports on the release', async () => {
@@ -70,6 +80,16 @@ describe("docs/install.md's path on the real node, as written", () => {
       return r.status?.conditions?.find((c) => c.type === 'Ready');
     });
     expect(seen.status).not.toBe('True');
+    const key = await kubectl([
+      'get',
+      'secret',
+      'docs-admin-key',
+      '-n',
+      QUICKSTART_NS,
+      '-o',
+      'jsonpath={.data.apiKey}',
+    ]);
+    expect(Buffer.from(key.stdout, 'base64').toString()).toBe('mint_installdoc0123456789');
 
     const sited = await shell(site);
     expect(sited.code, `${sited.stdout}\n${sited.stderr}`).toBe(0);

@@ -121,7 +121,7 @@ describe('StaticExportRelease', () => {
   const h = useOperatorSuite({
     namespaces: ['once-ser'],
     sim: { exportDurationMs: 300 },
-    operator: { startOutcomeWaitMs: 8_000 },
+    operator: { tunables: { startOutcomeWaitMs: 8_000 } },
   });
   const policy = `deny-export-job-id-${Math.random().toString(36).slice(2, 8)}`;
 

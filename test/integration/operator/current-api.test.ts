@@ -6,7 +6,7 @@
 // second start.
 import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventsFor } from '../../support/kube.ts';
+import { eventsFor, kubectlOk } from '../../support/kube.ts';
 import { useOperatorSuite } from '../../support/operator-suite.ts';
 import { applyRelease, untilRelease } from '../../support/resources.ts';
 
@@ -15,7 +15,9 @@ const project = (n: number) => `6520f3a1c9b1a20012ab${String(n).padStart(4, '0')
 
 const h = useOperatorSuite({
   namespaces: ['current'],
-  sim: { apiRevision: 2, exportDurationMs: 500, linkTtlSeconds: 30 },
+  sim: { apiRevision: 2, exportDurationMs: 500, linkTtlSeconds: 30, unknownProjects: [project(30)] },
+  // A served job's 404 is confirmed by a second one this much later (a minute by default).
+  operator: { tunables: { jobGoneConfirmMs: 3_000 } },
 });
 
 const release = (name: string, projectId: string, spec: Record<string, unknown> = {}) =>
@@ -29,6 +31,14 @@ const calls = (projectId: string) =>
     .filter((r) => r.path.startsWith(`/v1/static-export/${projectId}/`))
     .map((r) => `${r.endpoint} ${r.status}`);
 const starts = (projectId: string) => calls(projectId).filter((c) => c.startsWith('start '));
+
+/** The bundle link in the release's values Secret (the chart's `bundleUrl` key). */
+async function linkIn(name: string): Promise<string> {
+  const s = JSON.parse(await kubectlOk(['get', 'secret', `${name}-values`, '-n', h.ns, '-o', 'json'])) as {
+    data: Record<string, string>;
+  };
+  return Buffer.from(s.data.bundleUrl ?? '', 'base64').toString();
+}
 
 const waitFor = (name: string, what: string, test: (r: StaticExportRelease) => boolean, ms?: number) =>
   untilRelease(h.ns, name, what, test, ms);
@@ -124,6 +134,28 @@ describe('a release of the current export API', () => {
     }
   });
 
+  it("a single 404 for the served job's link is asked again, not taken for a purge: renewed, no start", async () => {
+    const p = project(9);
+    await release('blip', p);
+    const served = await waitFor('blip', 'published', readyReason('Published'));
+    h.sim.configure({ faults: [`status@${p}:404:1:1`] });
+    try {
+      const renewed = await waitFor(
+        'blip',
+        'renewed',
+        (r) => r.status?.current?.renewedAt !== undefined,
+        60_000,
+      );
+      expect(calls(p)).toContain('status 404');
+      expect(renewed.status?.current?.jobId).toBe(served.status?.current?.jobId);
+      expect(renewed.status?.current?.jobMissingSince).toBeUndefined();
+      expect(starts(p)).toEqual(['start 202']);
+      expect((await eventsFor(h.ns, 'blip')).map((e) => e.reason)).not.toContain('ExportVanished');
+    } finally {
+      h.sim.configure({ faults: [] });
+    }
+  });
+
   it('a recorded job the platform purged: unpinned, one budgeted start; pinned, PinnedJobGone and no start', async () => {
     const [free, pinned] = [project(7), project(8)];
     await release('purged', free);
@@ -131,8 +163,9 @@ describe('a release of the current export API', () => {
     const first = await waitFor('purged', 'published', readyReason('Published'));
     const served = await waitFor('pinned', 'published', readyReason('Published'));
     await release('pinned', pinned, { pinnedVersion: served.status?.current?.version });
-    // Each job is gone for its next read: the renewal (at 20 s of a 30 s link) meets a 404.
-    h.sim.configure({ faults: [`status@${free}:404:1:1`, `status@${pinned}:404:1`] });
+    // Each job is gone for its next reads: the renewal (at 20 s of a 30 s link) meets a 404, and
+    // so does the second look that confirms it.
+    h.sim.configure({ faults: [`status@${free}:404:1:2`, `status@${pinned}:404:1`] });
     try {
       const [again, stuck] = await Promise.all([
         waitFor(
@@ -144,7 +177,8 @@ describe('a release of the current export API', () => {
         ),
         waitFor('pinned', 'PinnedJobGone', readyReason('PinnedJobGone'), 60_000),
       ]);
-      expect((await eventsFor(h.ns, 'purged')).map((e) => e.reason)).toContain('ExportVanished');
+      const vanished = (await eventsFor(h.ns, 'purged')).find((e) => e.reason === 'ExportVanished');
+      expect(vanished?.note).toMatch(/The link written expires at \d{4}-\d\d-\d\dT/);
       expect(again.status?.current?.jobId).not.toBe(first.status?.current?.jobId);
       expect(condition(stuck, 'Stalled')?.status).toBe('True');
       expect(condition(stuck, 'Ready')?.message).toMatch(/pods keep serving what they have/);
@@ -154,5 +188,52 @@ describe('a release of the current export API', () => {
     } finally {
       h.sim.configure({ faults: [] });
     }
+  });
+
+  it('an unknown project: ProjectNotFound, Stalled, one start and no retry loop; acted on when the spec names a project', async () => {
+    const [wrong, right] = [project(30), project(31)];
+    await release('typo', wrong);
+    const stalled = await waitFor('typo', 'ProjectNotFound', readyReason('ProjectNotFound'));
+    expect(condition(stalled, 'Stalled')).toMatchObject({ status: 'True', reason: 'ProjectNotFound' });
+    expect(condition(stalled, 'Ready')?.message).toMatch(/spec\.projectId/);
+    // Not a transient outage: no backoff loop of starts (ApiUnavailable retried within seconds).
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect(starts(wrong)).toEqual(['start 404']);
+    await release('typo', right);
+    await waitFor('typo', 'published', readyReason('Published'));
+    expect(starts(right)).toEqual(['start 202']);
+  });
+
+  it('a renewed link that is dead before its expiresAt is not written: LinkRefused, the old link stays; renewed once the bucket serves again', async () => {
+    const p = project(32);
+    await release('deadlink', p);
+    const served = await waitFor('deadlink', 'published', readyReason('Published'));
+    const written = await linkIn('deadlink');
+    // Every download of this project's jobs is refused as an object store refuses a dead link.
+    h.sim.configure({ faults: [`download@${p}:403:1`] });
+    try {
+      const refused = await waitFor('deadlink', 'LinkRefused', readyReason('LinkRefused'), 40_000);
+      expect(condition(refused, 'Ready')?.message).toMatch(
+        new RegExp(
+          `the link written stays \\(it expires at ${served.status?.current?.expiresAt?.replace(/\./g, '\\.')}\\)`,
+        ),
+      );
+      expect(refused.status?.current?.expiresAt).toBe(served.status?.current?.expiresAt);
+      expect(await linkIn('deadlink')).toBe(written);
+      // Two fresh links asked for (the handed-out one and one straight from the platform), each tried once.
+      const tried = h.sim.requests.filter((r) => r.endpoint === 'download' && r.status === 403);
+      expect(tried.length).toBeGreaterThanOrEqual(2);
+      expect(starts(p)).toEqual(['start 202']);
+    } finally {
+      h.sim.configure({ faults: [] });
+    }
+    const renewed = await waitFor(
+      'deadlink',
+      'renewed',
+      (r) => r.status?.current?.renewedAt !== undefined,
+      90_000,
+    );
+    expect(await linkIn('deadlink')).not.toBe(written);
+    expect(readyReason('Published')(renewed)).toBe(true);
   });
 });

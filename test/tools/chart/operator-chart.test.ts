@@ -314,6 +314,113 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     expect([...granted].sort()).toEqual([...checked, ...optional].sort());
   });
 
+  it('leaves out the Flux rules with rbac.fluxHelmReleases false and the Argo CD rule with rbac.argoApplications false, in Roles too', async () => {
+    const resourcesOf = (role: KubeObject | undefined) =>
+      ((role?.rules ?? []) as { resources: string[] }[]).flatMap((r) => r.resources);
+    const operatorRoles = (objects: KubeObject[]) =>
+      objects.filter(
+        (o) =>
+          (o.kind === 'ClusterRole' || o.kind === 'Role') && o.metadata.name === 'seo-static-export-operator',
+      );
+    const [all] = operatorRoles((await render(helm)).objects);
+    expect(resourcesOf(all)).toEqual(expect.arrayContaining(['helmreleases', 'configmaps', 'applications']));
+    for (const watchNamespaces of [[], ['docs', 'blog']]) {
+      const withoutFlux = operatorRoles(
+        (await render(helm, { watchNamespaces, rbac: { fluxHelmReleases: false } })).objects,
+      );
+      const withoutArgo = operatorRoles(
+        (await render(helm, { watchNamespaces, rbac: { argoApplications: false } })).objects,
+      );
+      const neither = operatorRoles(
+        (await render(helm, { watchNamespaces, rbac: { fluxHelmReleases: false, argoApplications: false } }))
+          .objects,
+      );
+      expect(withoutFlux.length).toBe(Math.max(1, watchNamespaces.length));
+      for (const role of withoutFlux) {
+        expect(resourcesOf(role)).not.toContain('helmreleases');
+        // The version ConfigMap is the Flux target's only use of ConfigMaps.
+        expect(resourcesOf(role)).not.toContain('configmaps');
+        expect(resourcesOf(role)).toContain('applications');
+      }
+      for (const role of withoutArgo) {
+        expect(resourcesOf(role)).not.toContain('applications');
+        expect(resourcesOf(role)).toEqual(expect.arrayContaining(['helmreleases', 'configmaps']));
+      }
+      // What is left is exactly what every release needs (check's list) and nothing of either target.
+      for (const role of neither)
+        expect(role.rules).toEqual(
+          ((all?.rules ?? []) as { resources: string[] }[]).filter(
+            (r) => !r.resources.some((res) => ['helmreleases', 'configmaps', 'applications'].includes(res)),
+          ),
+        );
+    }
+  });
+
+  it('confines the operator ServiceAccount with four admission policies, each bound and matched to its username', async () => {
+    const { objects } = await render(helm, { serviceAccount: { name: 'op' } });
+    const policies = ofKind(objects, 'ValidatingAdmissionPolicy');
+    const names = ['workloads', 'flux-helmreleases', 'argo-applications', 'secrets-configmaps'].map(
+      (s) => `${NS}-seo-static-export-operator-${s}`,
+    );
+    expect(policies.map((p) => p.metadata.name)).toEqual(names);
+    expect(ofKind(objects, 'ValidatingAdmissionPolicyBinding').map((b) => [b.metadata.name, b.spec])).toEqual(
+      names.map((n) => [n, { policyName: n, validationActions: ['Deny'] }]),
+    );
+    for (const p of policies) {
+      expect(p.spec.failurePolicy).toBe('Fail');
+      expect(p.spec.matchConditions).toEqual([
+        {
+          name: 'operator-service-account',
+          expression: `request.userInfo.username == "system:serviceaccount:${NS}:op"`,
+        },
+      ]);
+    }
+    expect(
+      policies.map((p) => [
+        p.spec.matchConstraints.resourceRules[0].resources,
+        p.spec.matchConstraints.resourceRules[0].operations,
+      ]),
+    ).toEqual([
+      [['deployments', 'statefulsets'], ['UPDATE']],
+      [['helmreleases'], ['UPDATE']],
+      [['applications'], ['UPDATE']],
+      [
+        ['secrets', 'configmaps'],
+        ['CREATE', 'UPDATE'],
+      ],
+    ]);
+    const off = await render(helm, { admissionPolicy: { enabled: false } });
+    expect(off.objects.map((o) => o.kind)).not.toContain('ValidatingAdmissionPolicy');
+    expect(off.objects.map((o) => o.kind)).not.toContain('ValidatingAdmissionPolicyBinding');
+  });
+
+  it('below Kubernetes 1.30 refuses to install without the admission policy, unless admissionPolicy.enabled is false', async () => {
+    const at = (version: string, values: object = {}, apiVersions: string[] = []) =>
+      helmTemplate(helm, values, 'seo', {
+        chart: OPERATOR_CHART_DIR,
+        namespace: NS,
+        extra: ['--kube-version', version, ...apiVersions.flatMap((v) => ['--api-versions', v])],
+      });
+    for (const version of ['1.27.0', '1.29.4']) {
+      const refused = await at(version);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain(
+        `admissionPolicy.enabled needs Kubernetes 1.30 or later (this is v${version})`,
+      );
+      expect(refused.stderr).toContain('set admissionPolicy.enabled=false');
+      const off = await at(version, { admissionPolicy: { enabled: false } });
+      expect(off.code, off.stderr).toBe(0);
+      expect(off.objects.map((o) => o.kind)).toContain('ClusterRole');
+      expect(off.objects.map((o) => o.kind)).not.toContain('ValidatingAdmissionPolicy');
+    }
+    // A cluster (or --api-versions) listing the kind is believed over the version.
+    const listed = await at('1.29.4', {}, ['admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(ofKind(listed.objects, 'ValidatingAdmissionPolicy')).toHaveLength(4);
+    const current = await at('1.30.0');
+    expect(current.code, current.stderr).toBe(0);
+  });
+
   it('aggregates reading releases into the view role and writing them into edit, unless opted out', async () => {
     const roles = ofKind((await render(helm)).objects, 'ClusterRole');
     const view = roles.find((r) => r.metadata.name === 'seo-static-export-operator-view');
@@ -478,6 +585,14 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
     [{ unknown: true }, /unknown|additional propert/i],
     [{ image: { digest: 'sha256:abc' } }, /digest/],
     [{ operator: { apiBaseUrl: 'api.example.com' } }, /apiBaseUrl/],
+    [
+      { operator: { apiBaseUrl: 'https://api.mintlify.com/v1' } },
+      /must not end in \/v1 .*https:\/\/api\.mintlify\.com$/m,
+    ],
+    [
+      { operator: { allowedApiBaseUrls: ['https://proxy.example.com/v1/'] } },
+      /allowedApiBaseUrls must not end in \/v1/,
+    ],
     [{ operator: { allowedGitUrls: ['git@github.com:acme/gitops.git'] } }, /allowedGitUrls/],
     [{ operator: { allowedGitUrls: ['https://bot:t0ken@github.com/acme/gitops.git'] } }, /allowedGitUrls/],
     [{ operator: { logLevel: 'verbose' } }, /logLevel/],

@@ -122,7 +122,7 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
       '--port=8080',
       '--key-file=/var/run/static-export-simulator/adminKey',
       `--public-url=http://${NAME}.${NS}.svc`,
-      '--api-revision=1',
+      '--api-revision=2',
       '--export-duration=5s',
       '--link-ttl=15m',
       '--requests-per-minute=100',
@@ -154,13 +154,13 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
         linkTtl: '2m',
         requestsPerMinute: 0,
         logLevel: 'debug',
-        apiRevision: 2,
+        apiRevision: 1,
       },
       'sim',
     );
     const c = container(objects);
-    expect(c.args).toContain('--api-revision=2');
-    expect(container((await render(helm, {})).objects).args).toContain('--api-revision=1');
+    expect(c.args).toContain('--api-revision=1');
+    expect(container((await render(helm, {})).objects).args).toContain('--api-revision=2');
     expect(c.args).toContain('--public-url=http://sim-static-export-simulator.docs.svc:8080');
     expect(c.args).toContain('--docs=/var/run/static-export-simulator-docs');
     expect(c.env).toContainEqual({ name: 'STATIC_EXPORT_LOG_LEVEL', value: 'debug' });
@@ -198,11 +198,11 @@ describe.each(Object.keys(HELMS) as HelmName[])('%s', (helm) => {
         '--timeout=90s',
       ]),
     );
-    expect(pod.spec.containers[0].args).toContain('--domain=docs.example.com');
-    // Revision 2 knows no domains: the test pod exports a project.
-    const v2 = findObject((await render(helm, { apiRevision: 2 })).tests, 'Pod').spec.containers[0].args;
-    expect(v2).toContain('--project-id=helm-test');
-    expect(v2.some((a: string) => a.startsWith('--domain'))).toBe(false);
+    // Revision 2, the default, knows no domains: the test pod exports a project.
+    expect(pod.spec.containers[0].args).toContain('--project-id=helm-test');
+    expect(pod.spec.containers[0].args.some((a: string) => a.startsWith('--domain'))).toBe(false);
+    const v1 = findObject((await render(helm, { apiRevision: 1 })).tests, 'Pod').spec.containers[0].args;
+    expect(v1).toContain('--domain=docs.example.com');
     expect((await render(helm, { tests: { enabled: false, timeoutSeconds: 90 } })).tests).toEqual([]);
   });
 });
@@ -222,8 +222,9 @@ function localArgs(
 }
 
 /** The status of an admin request with `key`: 404 (no such job) when the key is accepted, 401 when not. */
+/** The status of a job no export has, in the chart's default revision (2: by project). */
 async function statusWith(baseUrl: string, key: string): Promise<number> {
-  const res = await fetch(`${baseUrl}/v1/static-export/jobs/none`, {
+  const res = await fetch(`${baseUrl}/v1/static-export/docs/jobs/000000000000000000000000`, {
     headers: { authorization: `Bearer ${key}` },
   });
   await res.arrayBuffer();

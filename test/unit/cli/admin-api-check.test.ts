@@ -2,7 +2,7 @@
 // unreachable API (those run through the CLI against the simulator in check.test.ts).
 import { describe, expect, it } from 'vitest';
 import { AdminApiClient } from '../../../src/api/client.ts';
-import { RateLimitedError, ServerError } from '../../../src/api/errors.ts';
+import { RateLimitedError, RevisionUnavailableError, ServerError } from '../../../src/api/errors.ts';
 import { adminKeyCheck, probeAdminKey } from '../../../src/cli/admin-api-check.ts';
 import { startSimulator } from '../../../src/simulator/index.ts';
 
@@ -33,6 +33,23 @@ describe('adminKeyCheck', () => {
     expect(limited.message).toContain('not proven: The admin API rate limit was hit');
   });
 
+  it('fails, proving nothing of the key, when the server lacks the probed revision (a 404 naming no resource)', () => {
+    const missing = (projectId?: string) =>
+      adminKeyCheck(
+        new RevisionUnavailableError('No such endpoint', { operation: 'getExport', status: 404 }),
+        projectId,
+      );
+    expect(missing()).toEqual({
+      check: 'admin API key',
+      ok: false,
+      message:
+        "not proven: the admin API has no contract's (by domain) static export API (404 naming no resource): check with --project-id, as releases with spec.projectId use it, or check --api-url",
+    });
+    expect(missing('acme').message).toContain(
+      'has no current (by project id) static export API (404 naming no resource): check without --project-id',
+    );
+  });
+
   it('fails when the server lacks the revision probed, naming the one to use, in both directions', async () => {
     const [v1, v2] = await Promise.all([startSimulator(), startSimulator({ apiRevision: 2 })]);
     try {
@@ -40,10 +57,10 @@ describe('adminKeyCheck', () => {
         new AdminApiClient({ baseUrl: sim.baseUrl, apiKey: sim.adminKey, retry: { attempts: 1 } });
       const projectAtV1 = await probeAdminKey(clientOf(v1), 'acme');
       expect(projectAtV1.ok).toBe(false);
-      expect(projectAtV1.message).toMatch(/has no revision 2 of the static export API.*spec\.domain/);
+      expect(projectAtV1.message).toMatch(/has no current \(by project id\) static export API.*spec\.domain/);
       const domainAtV2 = await probeAdminKey(clientOf(v2));
       expect(domainAtV2.ok).toBe(false);
-      expect(domainAtV2.message).toMatch(/has no revision 1 of the static export API.*--project-id/);
+      expect(domainAtV2.message).toMatch(/has no contract's \(by domain\) static export API.*--project-id/);
       // The revision the server has still passes.
       expect((await probeAdminKey(clientOf(v2), 'acme')).ok).toBe(true);
     } finally {

@@ -1,6 +1,8 @@
 // fetch, export and mirror through the real CLI: download deadline, exit codes of network
 // failures, file modes under a strict umask, destinations it did not create, and the caps.
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -39,6 +41,30 @@ describe('fetch: deadline and network failures', () => {
     } finally {
       await drip.close();
     }
+  });
+
+  it('--retries n attempts again n times: --retries 2 is three attempts, as the help says', async () => {
+    let requests = 0;
+    const server = createServer((_req, res) => {
+      requests += 1;
+      res.writeHead(503).end();
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const result = await runCli(['fetch', '--dest', join(work, 'unavailable'), '--retries', '2'], {
+        STATIC_EXPORT_BUNDLE_URL: `http://127.0.0.1:${port}/bundle.tar.gz`,
+      });
+      expect(result.code, result.stderr).not.toBe(0);
+      expect(requests).toBe(3);
+      expect(result.stderr).toContain('failed after 3 attempts');
+    } finally {
+      server.close();
+    }
+    const { stdout: help } = await runCli(['fetch', '--help']);
+    expect(help.replace(/\s+/g, ' ')).toContain(
+      'attempts again after a failed download attempt, up to n times in a row',
+    );
   });
 
   it('exits 6 when the bundle server refuses connections', async () => {

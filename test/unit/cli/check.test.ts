@@ -105,7 +105,10 @@ describe('static-export check', () => {
     const env = (key: string) => ({ STATIC_EXPORT_API_URL: sim.baseUrl, STATIC_EXPORT_API_KEY: key });
     const accepted = await runCli(['check', '--kubeconfig', api.kubeconfig], env(sim.adminKey));
     expect(accepted.code).toBe(0);
-    expect(accepted.stdout).toContain('ok    admin API key: accepted; static export enabled');
+    // What the 404 proves, and that it names no site.
+    expect(accepted.stdout).toContain(
+      'ok    admin API key: accepted: a read of a job no export has answered 404, not 401 (key) or 403 (plan without static export); it checks no site',
+    );
     expect(sim.requests.slice(before).map((r) => `${r.method} ${r.path}`)).toEqual([
       'GET /v1/static-export/jobs/se_0000000000000000',
     ]);
@@ -148,6 +151,40 @@ describe('static-export check', () => {
     expect(noUrl.stderr).toContain('--api-url is required');
   });
 
+  it('checks the key without a cluster: no kubeconfig skips the cluster checks, an unreachable one fails them with its exit code', async () => {
+    const env = { STATIC_EXPORT_API_URL: sim.baseUrl, STATIC_EXPORT_API_KEY: sim.adminKey };
+    const before = sim.requests.length;
+    const none = await runCli(['check', '--kubeconfig', '/nonexistent/kubeconfig'], env);
+    expect(none.code, none.stderr).toBe(0);
+    expect(none.stdout).toBe(
+      'skip  Kubernetes cluster: not checked (the CRDs, the operator, RBAC): --kubeconfig /nonexistent/kubeconfig cannot be read: it does not exist; pass --kubeconfig to check them too\n' +
+        'ok    admin API key: accepted: a read of a job no export has answered 404, not 401 (key) or 403 (plan without static export); it checks no site (no read names a domain): the first export start does\n',
+    );
+    expect(sim.requests.length).toBe(before + 1);
+
+    const refused = await runCli(['check', '--kubeconfig', '/nonexistent/kubeconfig', '--json'], {
+      ...env,
+      STATIC_EXPORT_API_KEY: 'mint_revoked0123456789abcdef01234',
+    });
+    expect(refused.code).toBe(7);
+    expect(jsonEvents(refused.stdout, 'check').map((e) => [e.check, e.ok])).toEqual([
+      ['Kubernetes cluster', true],
+      ['admin API key', false],
+    ]);
+
+    const down = await runCli(
+      ['check', '--kubeconfig', fakeKubeconfig('http://127.0.0.1:1', FAKE_KUBE_TOKEN)],
+      env,
+    );
+    expect(down.code).toBe(6);
+    expect(down.stdout).toMatch(
+      /^FAIL {2}Kubernetes cluster: the Kubernetes API at http:\/\/127\.0\.0\.1:1 /,
+    );
+    expect(down.stdout).toContain('ok    admin API key: accepted');
+    // Without a key there is nothing to check but the cluster: its error, as before.
+    expect((await runCli(['check', '--kubeconfig', '/nonexistent/kubeconfig'], {})).code).toBe(2);
+  });
+
   it("with --project-id, probes the key with the current revision's GET of a job no project has, and explains its 401 and 403", async () => {
     api.routes = { ...healthy };
     const v2 = await startSimulator({
@@ -161,9 +198,11 @@ describe('static-export check', () => {
         runCli(['check', '--kubeconfig', api.kubeconfig, ...args], vars);
       const accepted = await probe(['--project-id', 'acme'], env());
       expect(accepted.code, accepted.stderr).toBe(0);
+      // A 404 there answers an unknown project too: the project id is reported as not proven.
       expect(accepted.stdout).toContain(
-        'ok    admin API key: accepted for project acme; static export enabled (a read proves no write permission',
+        "ok    admin API key: accepted: a read of a job no export has in project acme answered 404, not 401 or 403; not proven: that project acme is in the key's organization with static export enabled",
       );
+      expect(accepted.stdout).toContain('the first export start proves both (404: unknown project)');
       expect(v2.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
         'GET /v1/static-export/acme/jobs/000000000000000000000000',
       ]);

@@ -74,6 +74,8 @@ describe('static-export export', () => {
     expect((await fetch(values.staticExport.bundleUrl, { method: 'HEAD' })).status).toBe(200);
     // Non-TTY progress: plain lines with percentages on stderr.
     expect(result.stderr).toMatch(/\d+%.*running/);
+    // One duration for the job: the completion line's, not also the wait's on a last progress line.
+    expect(result.stderr.match(/completed\b.*\d+s/g)).toEqual([expect.stringMatching(/^completed in \d+s$/)]);
     expectNoSecrets(result.stdout + result.stderr);
   });
 
@@ -358,6 +360,20 @@ describe('static-export export', () => {
     );
     expectUsage(result, '--api-url');
     expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('exits 2 for the published base URL ending in /v1, naming the URL to use, before any request', async () => {
+    const before = sim.requests.length;
+    for (const env of [{ ...api, STATIC_EXPORT_API_URL: `${sim.baseUrl}/v1` }, api]) {
+      const args = ['export', '--domain', 'docs.example.com'];
+      const result = await runCli(env === api ? [...args, '--api-url', `${sim.baseUrl}/v1/`] : args, env);
+      expectUsage(
+        result,
+        '--api-url must not end in /v1: the client adds /v1/... (and /v2/agent/...) itself',
+      );
+      expect(result.stderr).toContain('e.g. https://api.mintlify.com');
+    }
+    expect(sim.requests.length).toBe(before);
   });
 
   it('exits 2 naming --api-url when no API URL is configured', async () => {
@@ -680,6 +696,12 @@ describe('static-export operator', () => {
       '--allowed-api-base-urls',
     ],
     [['operator', '--allowed-api-base-urls', 'ftp://a.example.com'], '--allowed-api-base-urls'],
+    // The platform's published server URL ends in /v1, which the client adds itself.
+    [['operator', '--api-base-url', 'https://api.mintlify.com/v1'], '--api-base-url must not end in /v1'],
+    [
+      ['operator', '--allowed-api-base-urls', 'https://a.example.com,https://b.example.com/v1/'],
+      '--allowed-api-base-urls must not end in /v1',
+    ],
     // Git tokens likewise, loopback included; an SSH URL with a password, or no host.
     [['operator', '--allowed-git-urls', 'http://127.0.0.1:3000/acme/gitops.git'], '--allowed-git-urls'],
     [
@@ -725,8 +747,8 @@ describe('static-export simulate', () => {
     expect(code).toBe(0);
   });
 
-  it("serves the platform's current static export API with --api-revision 2, the contract's no longer", async () => {
-    const child = spawn(NODE, [MAIN, 'simulate', '--api-revision', '2', '--export-duration', '0s'], {
+  it("serves the platform's current static export API by default (--api-revision 2), the contract's no longer", async () => {
+    const child = spawn(NODE, [MAIN, 'simulate', '--export-duration', '0s'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let output = '';
@@ -736,7 +758,8 @@ describe('static-export simulate', () => {
     await vi.waitFor(() => expect(output).toContain('Stop with Ctrl-C.'), { timeout: 15_000 });
     const baseUrl = /listening on (\S+)/.exec(output)?.[1] ?? '';
     const adminKey = /Admin key: (\S+)/.exec(output)?.[1] ?? '';
-    expect(output).toContain('static-export export --project-id ');
+    // From a clone static-export is not on the PATH: the banner names npm's script, silent for --json.
+    expect(output).toContain('  npm run -s cli -- export --project-id ');
     const headers = { authorization: `Bearer ${adminKey}` };
     const started = await fetch(`${baseUrl}/v1/static-export/6520f3a1c9b1a20012ab34ce/jobs`, {
       method: 'POST',
@@ -776,15 +799,23 @@ describe('static-export simulate', () => {
     expect(code).toBe(0);
   });
 
-  it('refuses a key file holding no admin key, naming the flag and the file, without printing its content (exit 2)', async () => {
+  it('refuses a key file holding no admin key, naming the flag, the file and its own key rule, without printing its content (exit 2)', async () => {
     const keyFile = join(work, 'not-a-key');
     await writeFile(keyFile, 'dsc_public 0123456789\n');
     const r = await runCli(['simulate', '--key-file', keyFile]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`--key-file ${keyFile}: The admin API key contains whitespace`);
-    expect(r.stderr).toContain('The simulator accepts any key of the form mint_');
+    expect(r.stderr).toContain(`--key-file ${keyFile}: not an admin key (it holds whitespace`);
     expect(r.stderr).not.toContain('dashboard settings');
     expect(r.stderr + r.stdout).not.toContain('dsc_public');
+  });
+
+  it("refuses --key notmint with the simulator's own key rule, not the platform dashboard's (exit 2)", async () => {
+    const r = await runCli(['simulate', '--key', 'notmint']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'error: --key: not an admin key: the simulator takes any key of the platform\'s admin key form: "mint_" and at ' +
+        'least one more character, no whitespace, not a public assistant key ("mint_dsc_…"); give none to have one generated.\n',
+    );
   });
 
   it('takes its key from --key-file without printing it, and signs bundle links for --public-url', async () => {
@@ -795,6 +826,8 @@ describe('static-export simulate', () => {
       [
         MAIN,
         'simulate',
+        '--api-revision',
+        '1',
         '--json',
         '--export-duration',
         '0s',

@@ -111,6 +111,15 @@ describe('runtime validation gives the same messages as the API server', () => {
     [{ interval: '9999999999999999h' }, /^interval: spec\.interval must be from 1m to 8760h \(365 days\)$/],
     [{ interval: 'daily' }, /^interval: spec\.interval must be a duration/],
     [{ apiBaseUrl: 'api.example.com' }, /^apiBaseUrl: spec\.apiBaseUrl must be an absolute http\(s\) URL/],
+    // The platform publishes its server with /v1; the client adds it, so every call would be /v1/v1/...
+    [
+      { apiBaseUrl: 'https://api.mintlify.com/v1' },
+      /^apiBaseUrl: spec\.apiBaseUrl must not end in \/v1: .*e\.g\. https:\/\/api\.mintlify\.com$/,
+    ],
+    [
+      { apiBaseUrl: 'https://proxy.example.com/mintlify/v2/' },
+      /^apiBaseUrl: spec\.apiBaseUrl must not end in \/v1/,
+    ],
     [
       { publishGate: { maxPageDrop: '150%' } },
       /^publishGate\.maxPageDrop: spec\.publishGate\.maxPageDrop must be a percentage such as "50%"/,
@@ -133,6 +142,23 @@ describe('runtime validation gives the same messages as the API server', () => {
     ],
   ])('refuses %j', (override, message) => {
     expect(messages({ ...base, ...override })).toEqual([expect.stringMatching(message)]);
+  });
+
+  it.each(['https://api.mintlify.com', 'https://api.mintlify.com/', 'https://v1.example.com/platform-v1'])(
+    'takes the base URL %s: only a path ending in a version is refused',
+    (apiBaseUrl) => {
+      expect(messages({ ...base, apiBaseUrl })).toEqual([]);
+    },
+  );
+
+  it('refuses an AgentJob apiBaseUrl ending in /v1 as the release does', () => {
+    const r = agentJobSpecSchema.safeParse({
+      projectId: 'p',
+      prompt: 'x',
+      credentialsSecretRef: { name: 'k' },
+      apiBaseUrl: 'https://api.mintlify.com/v1/',
+    });
+    expect(r.error?.issues.map((i) => i.message)).toEqual([expect.stringMatching(/must not end in \/v1/)]);
   });
 
   it('refuses an empty AgentJob prompt', () => {

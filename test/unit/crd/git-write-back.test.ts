@@ -25,6 +25,12 @@ describe('spec.gitWriteBack', () => {
     });
   });
 
+  it('authors commits by default at a reserved domain no one can register a login or mailbox at', () => {
+    // users.noreply.github.com addresses credit the commits to whoever holds that GitHub login.
+    expect(DEFAULT_GIT_AUTHOR.email).toBe('static-export-operator@noreply.invalid');
+    expect(DEFAULT_GIT_AUTHOR.email.endsWith('.invalid')).toBe(true);
+  });
+
   it('takes every optional field', () => {
     expect(
       messages({

@@ -46,3 +46,21 @@ describe('docs/cli.md', () => {
     expect(documented).toEqual(Object.values(EXIT).sort((a, b) => a - b));
   });
 });
+
+describe('docs/cli.md defaults', () => {
+  it("are the ones each command's --help shows (a size as 2GiB, not its bytes)", () => {
+    const differ: string[] = [];
+    for (const { path, command } of all) {
+      const rows = sectionRows(PAGE, title(path));
+      for (const o of command.options.filter((x) => x.long && !x.hidden && x.defaultValue !== undefined)) {
+        const row = rows.find((r) => codeSpans(r[0] ?? '')[0] === o.flags);
+        const documented = codeSpans(row?.[1] ?? '')[0];
+        if (documented === undefined) continue;
+        const shown = o.defaultValueDescription ?? String(o.defaultValue);
+        if (shown !== documented)
+          differ.push(`${title(path)} ${o.long}: --help ${shown}, docs ${documented}`);
+      }
+    }
+    expect(differ).toEqual([]);
+  });
+});

@@ -1,10 +1,27 @@
 // The exportInFlight rung and the two answers of its poll that take more than a line: the job's
 // state (jobPolled) and the job gone (jobVanished).
 import { completedDurationMs, observe, withDuration } from '../../../api/poll-schedule.ts';
+import { formatDuration } from '../../../crd/index.ts';
 import { failed, none } from '../decision.ts';
 import { recordedJob } from '../export-site.ts';
-import { type Decision, type ExportPoll, type PlatformCase, type Rule, rule, type Status } from '../model.ts';
-import { exportObservations, exportPollDelayMs, inFlight, JOIN_WAIT_MS, nextExportDue } from '../schedule.ts';
+import {
+  type Decision,
+  type EventNote,
+  type ExportPoll,
+  type PlatformCase,
+  type Rule,
+  rule,
+  type Status,
+} from '../model.ts';
+import {
+  exportDeadline,
+  exportObservations,
+  exportPollDelayMs,
+  inFlight,
+  JOIN_WAIT_MS,
+  nextExportDue,
+  TIMED_OUT,
+} from '../schedule.ts';
 import { startOrWait } from './join-or-start.ts';
 
 /**
@@ -32,10 +49,12 @@ type JobAnswer = Extract<ExportPoll, { kind: 'job' }>;
 
 /**
  * The platform answered about the job in flight: its progress is recorded; completed, it is
- * published; failed, the next export waits for its interval or retry; else it is polled again.
+ * published; failed, or still not done at its deadline (exportDeadline), the next export waits for
+ * its interval or retry; else it is polled again.
  */
-export function jobPolled({ o, status, tun }: PlatformCase, jobId: string, poll: JobAnswer): Decision {
-  const { release, now } = o;
+export function jobPolled(c: PlatformCase, jobId: string, poll: JobAnswer): Decision {
+  const { o, status, tun } = c;
+  const { now } = o;
   const seen = observe(exportObservations(status, now), poll, now.getTime());
   const polled = {
     ...status.export,
@@ -70,17 +89,49 @@ export function jobPolled({ o, status, tun }: PlatformCase, jobId: string, poll:
       ],
     };
   }
-  if (poll.state === 'failed') {
-    const message = `Export job ${jobId} failed${poll.error ? `: ${poll.error}` : ''}`;
-    const s: Status = { ...status, export: { ...polled, finishedAt: now.toISOString(), message } };
-    const due = nextExportDue({ ...release, status: s }, tun);
-    return none(s, due === undefined ? undefined : due - now.getTime(), [
-      { type: 'Warning', reason: 'ExportFailed', note: message },
-    ]);
+  if (poll.state === 'failed')
+    return ended(c, polled, 'failed', `Export job ${jobId} failed${poll.error ? `: ${poll.error}` : ''}`);
+  // queued, running, or a state this client does not know yet: polled again, until its deadline.
+  const deadline = exportDeadline(status, tun) ?? Number.POSITIVE_INFINITY;
+  if (now.getTime() >= deadline) {
+    const allowed = formatDuration(deadline - Date.parse(status.export?.startedAt ?? ''));
+    const message = `Export job ${jobId} did not finish within ${allowed} (the platform still reports it ${poll.state}): counted as failed`;
+    return ended(c, polled, TIMED_OUT, message, 'ExportTimedOut');
   }
-  // queued, running, or a state this client does not know yet: keep polling.
   const s = { ...status, export: polled };
-  return none(s, exportPollDelayMs(s, now));
+  const next = Math.min(exportPollDelayMs(s, now) ?? Number.POSITIVE_INFINITY, deadline - now.getTime());
+  return none(s, Number.isFinite(next) ? next : undefined);
+}
+
+/**
+ * The export ended without content (the platform's `failed`, or its deadline passed): one more
+ * export in a row without a publish; the next waits for its interval or its retry, which backs
+ * off with each such export while nothing is served (the message says when).
+ */
+function ended(
+  { o, status, tun }: PlatformCase,
+  polled: NonNullable<Status['export']>,
+  state: string,
+  why: string,
+  reason: EventNote['reason'] = 'ExportFailed',
+): Decision {
+  const { release, now } = o;
+  const failures = (status.exportFailures ?? 0) + 1;
+  const counted: Status = {
+    ...status,
+    export: { ...polled, state, finishedAt: now.toISOString() },
+    exportFailures: failures,
+  };
+  const due = nextExportDue({ ...release, status: counted }, tun);
+  const retry =
+    status.current?.version || due === undefined
+      ? ''
+      : `; tried again at ${new Date(due).toISOString()} (${failures} in a row without a publish: each doubles the wait, up to an hour or spec.interval)`;
+  const message = `${why}${retry}`;
+  const s: Status = { ...counted, export: { ...counted.export, message } };
+  return none(s, due === undefined ? undefined : due - now.getTime(), [
+    { type: 'Warning', reason, note: message },
+  ]);
 }
 
 /**

@@ -21,7 +21,7 @@ import {
 import { JOIN_WAIT_MS, nextExportDue } from '../schedule.ts';
 import type { SharedExport } from '../shared-exports.ts';
 import type { BudgetView, Overcommit, StartAsk } from '../start-budget.ts';
-import { startReason } from '../start-reason.ts';
+import { goesFirst, startReason } from '../start-reason.ts';
 import { renewLink } from './renew-link.ts';
 
 /**
@@ -84,7 +84,7 @@ type Waiting = NonNullable<Status['waiting']>;
 const SIBLING_LOOK_MS = 5 * 60_000;
 
 /**
- * Its place in its group's queue: a manual request first, else when its start came due (a
+ * Its place in its group's queue: a manual request or a purged served job's replacement first, else when its start came due (a
  * scheduled one from its last start, which an overcommitted group stretches to its fair interval).
  */
 export function startAsk(release: StaticExportRelease, now: Date, tun: Tunables): StartAsk {
@@ -101,7 +101,7 @@ export function startAsk(release: StaticExportRelease, now: Date, tun: Tunables)
   const created = release.metadata.creationTimestamp;
   if (reason === 'Initial' && created !== undefined)
     return { dueAt: at(new Date(created).getTime()), requested: false };
-  return { dueAt: now.getTime(), requested: reason === 'Requested' };
+  return { dueAt: now.getTime(), requested: goesFirst(reason) };
 }
 
 /**

@@ -7,7 +7,8 @@ import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../.
 import { readCredentials } from '../../credentials.ts';
 import { type Loaded, pollJob } from '../../skeleton.ts';
 import { siteKey } from '../export-site.ts';
-import type { ExportPoll, PlatformObserved } from '../model.ts';
+import { DEFAULT_TUNABLES, type ExportPoll, type PlatformObserved } from '../model.ts';
+import { startDemandIntervalMs } from '../schedule.ts';
 import { ShareVisit } from '../share-visit.ts';
 import { memberKey, shareKey } from '../shared-exports.ts';
 import { BudgetVisit, budgetGroup, memberOf } from '../start-budget.ts';
@@ -126,7 +127,9 @@ class PlatformExport implements Source {
     }
     await budgetSeeded;
     const group = budgetGroup(spec.startBudget?.group, client.keyId);
-    return { budget: new BudgetVisit(budgets, memberKey(release), group, memberOf(release, share)) };
+    // A site whose exports fail asks at its retry delay, not its interval: that is its demand.
+    const demand = startDemandIntervalMs(release, this.ctx.options.tunables ?? DEFAULT_TUNABLES);
+    return { budget: new BudgetVisit(budgets, memberKey(release), group, memberOf(release, demand, share)) };
   }
 
   /**

@@ -20,7 +20,7 @@ describe('jobPolled', () => {
       { kind: 'job', state: 'failed', error: 'boom' },
       { kind: 'none' },
       ['ExportFailed'],
-      'Export job se_2 failed: boom',
+      'Export job se_2 failed: boom; tried again at 2026-11-22T12:05:00.000Z (1 in a row without a publish: each doubles the wait, up to an hour or spec.interval)',
     ],
     [
       'running: polled again',

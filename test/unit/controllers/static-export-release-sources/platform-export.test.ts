@@ -1,12 +1,15 @@
 // The platform source: what it observes of the job in flight, the group and the target for each
 // state of a release, and what its start does with the answer.
-import { describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AdminApiClient,
   type ExportStatus,
   type GeneratedBundle,
   NetworkError,
   NotFoundError,
+  RevisionUnavailableError,
   ServerError,
   type StartedExport,
 } from '../../../../src/api/index.ts';
@@ -30,6 +33,10 @@ function account(answers: Answers = {}) {
   const refuse = () => Promise.reject(new Error('not expected'));
   const client = {
     identity: 'acct',
+    // The admin API on the bundle host's loopback address: links to it pass the destination policy.
+    get baseUrl() {
+      return bucket.base;
+    },
     // The contract's revision (jobs named by id): a read is its GET, a link its bundle call.
     readExport: async (jobId: string) => {
       calls.push(`getExport ${jobId}`);
@@ -46,6 +53,24 @@ function account(answers: Answers = {}) {
   } as unknown as AdminApiClient;
   return { client, calls };
 }
+
+/**
+ * The bundle host, on loopback: a link whose signature is `live` serves its first byte (206), any
+ * other is refused as an object store refuses a dead link (403). `reads` counts the requests.
+ */
+const bucket = { base: '', reads: [] as string[] };
+const server = createServer((req, res) => {
+  bucket.reads.push(req.headers.range ?? '');
+  const live = new URL(req.url ?? '/', 'http://x').searchParams.get('sig')?.startsWith('live');
+  res.writeHead(live ? 206 : 403, live ? { 'content-range': 'bytes 0-0/100' } : {});
+  res.end(live ? 'x' : '');
+});
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  bucket.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+const link = (sig: string) => `${bucket.base}/se_1.tar.gz?sig=${sig}`;
 
 const exporting: Status = { export: { jobId: 'se_2', state: 'running', startedAt: at(-MIN) } };
 const serverError = () => new ServerError('boom', { operation: 'getExport', status: 500 });
@@ -165,15 +190,17 @@ describe('the platform source acts', () => {
     expect(done.flight).toBeUndefined();
   });
 
-  it('renews the served link: a fresh one written to the values Secret, nothing downloaded', async () => {
-    const link = 'https://files.example.com/se_1.tar.gz?sig=new';
+  it('renews the served link: a fresh one, its first byte read, written to the values Secret, nothing downloaded', async () => {
+    const live = link('live-1');
     const expiresAt = new Date(NOW.getTime() + 60 * MIN);
+    const reads = bucket.reads.length;
     const done = await decideAndAct(release({ status: servingV1({}, { renewalTime: at(-MIN) }) }), {
-      generateBundle: async () => ({ jobId: 'se_1', bundleUrl: link, expiresAt }),
+      generateBundle: async () => ({ jobId: 'se_1', bundleUrl: live, expiresAt }),
     });
     expect(done.d.action).toEqual({ kind: 'publish', mode: 'Renew', jobId: 'se_1' });
     expect(done.calls).toEqual(['generateBundle se_1']);
-    expect(done.created[0]?.data?.bundleUrl).toBe(Buffer.from(link).toString('base64'));
+    expect(bucket.reads.slice(reads)).toEqual(['bytes=0-0']);
+    expect(done.created[0]?.data?.bundleUrl).toBe(Buffer.from(live).toString('base64'));
     expect(done.committed[0]?.status.current).toMatchObject({
       version: V1,
       expiresAt: expiresAt.toISOString(),
@@ -183,11 +210,10 @@ describe('the platform source acts', () => {
   });
 
   it('refuses a link that arrives (nearly) expired: nothing written, BundleInvalid, asked again later', async () => {
-    const link = 'https://files.example.com/se_1.tar.gz?sig=stale';
     const done = await decideAndAct(release({ status: servingV1({}, { renewalTime: at(-MIN) }) }), {
       generateBundle: async () => ({
         jobId: 'se_1',
-        bundleUrl: link,
+        bundleUrl: link('stale'),
         expiresAt: new Date(NOW.getTime() + 1_000),
       }),
     });
@@ -200,5 +226,101 @@ describe('the platform source acts', () => {
     });
     expect(done.failed[0]?.failure.message).toMatch(/already expired or within two seconds when it arrived/);
     expect(JSON.stringify(done.failed)).not.toContain('sig=stale');
+  });
+  describe('a renewed link that is dead before its expiresAt', () => {
+    const renewing = release({ status: servingV1({}, { renewalTime: at(-MIN), expiresAt: at(9 * MIN) }) });
+    const answers = (...sigs: string[]) => ({
+      generateBundle: async () => ({
+        jobId: 'se_1',
+        bundleUrl: link(sigs.shift() ?? 'none'),
+        expiresAt: new Date(NOW.getTime() + 60 * MIN),
+      }),
+    });
+
+    it('is not written: one fresh link straight from the platform replaces it when that one is live', async () => {
+      const done = await decideAndAct(renewing, answers('dead-1', 'live-3'));
+      expect(done.calls).toEqual(['generateBundle se_1', 'generateBundle se_1']);
+      expect(done.created[0]?.data?.bundleUrl).toBe(Buffer.from(link('live-3')).toString('base64'));
+      expect(done.committed[0]?.events.map((e) => e.reason)).toEqual(['LinkRenewed']);
+    });
+
+    it("dead twice: nothing written, LinkRefused naming the served link's expiry, renewal asked again in a minute", async () => {
+      const done = await decideAndAct(renewing, answers('dead-2', 'dead-3'));
+      expect(done.created).toHaveLength(0);
+      expect(done.committed).toEqual([]);
+      expect(done.failed).toHaveLength(1);
+      expect(done.failed[0]?.failure).toMatchObject({
+        reason: 'LinkRefused',
+        stalled: false,
+        retryAfterMs: MIN,
+      });
+      expect(done.failed[0]?.failure.message).toMatch(
+        /failed a one-byte read before it was written \(.*answered 403 to a one-byte read.*\), twice: it was not written, and the link written stays \(it expires at 2026-11-22T12:09:00.000Z\)/,
+      );
+      expect(done.result).toEqual({ requeueAfterMs: MIN });
+      expect(JSON.stringify(done.failed)).not.toContain('sig=');
+    });
+  });
+
+  describe("the served job's link answers 404", () => {
+    const gone = () =>
+      Promise.reject(new NotFoundError('no such job', { operation: 'generateBundle', status: 404 }));
+    const due = servingV1({}, { renewalTime: at(-MIN), expiresAt: at(9 * MIN) });
+
+    it('once: noted, the job kept, asked again a minute later; no new export yet', async () => {
+      const done = await decideAndAct(release({ status: due }), { generateBundle: gone });
+      expect(done.calls).toEqual(['generateBundle se_1']);
+      expect(done.committed).toHaveLength(1);
+      expect(done.committed[0]?.status.current).toMatchObject({
+        jobId: 'se_1',
+        jobMissingSince: NOW.toISOString(),
+      });
+      expect(done.committed[0]?.events).toEqual([]);
+      expect(done.result).toEqual({ requeueAfterMs: 60_000 });
+    });
+
+    it('again a minute later: the job is dropped, and the Warning says when the link written expires', async () => {
+      const noted = servingV1(
+        {},
+        { renewalTime: at(-2 * MIN), expiresAt: at(9 * MIN), jobMissingSince: at(-MIN) },
+      );
+      const done = await decideAndAct(release({ status: noted }), { generateBundle: gone });
+      expect(done.committed[0]?.status.current?.jobId).toBeUndefined();
+      expect(done.committed[0]?.status.current?.jobMissingSince).toBeUndefined();
+      expect(done.committed[0]?.events).toEqual([
+        expect.objectContaining({ type: 'Warning', reason: 'ExportVanished' }),
+      ]);
+      expect(done.committed[0]?.events[0]?.note).toContain(`The link written expires at ${at(9 * MIN)}`);
+    });
+
+    it('again sooner (another wake): not confirmed yet, looked at again when the minute is over', async () => {
+      const noted = servingV1({}, { renewalTime: at(-2 * MIN), jobMissingSince: at(-20_000) });
+      const done = await decideAndAct(release({ status: noted }), { generateBundle: gone });
+      expect(done.committed).toEqual([]);
+      expect(done.result).toEqual({ requeueAfterMs: 40_000 });
+    });
+
+    it('a fresh link after the first 404 clears the note', async () => {
+      const noted = servingV1({}, { renewalTime: at(-2 * MIN), jobMissingSince: at(-MIN) });
+      const done = await decideAndAct(release({ status: noted }), {
+        generateBundle: async () => ({
+          jobId: 'se_1',
+          bundleUrl: link('live-2'),
+          expiresAt: new Date(NOW.getTime() + 60 * MIN),
+        }),
+      });
+      expect(done.committed[0]?.status.current).toMatchObject({ jobId: 'se_1' });
+      expect(done.committed[0]?.status.current?.jobMissingSince).toBeUndefined();
+    });
+
+    it("no such endpoint (the revision is gone) is not a purged job: the served job stays, the error is the revision's", async () => {
+      const done = await decideAndAct(release({ status: due }), {
+        generateBundle: () =>
+          Promise.reject(
+            new RevisionUnavailableError('no such endpoint', { operation: 'generateBundle', status: 404 }),
+          ),
+      }).catch((e: unknown) => e);
+      expect(done).toBeInstanceOf(RevisionUnavailableError);
+    });
   });
 });
