@@ -1,5 +1,6 @@
 // spec.gitWriteBack end to end: the real control plane, the operator in this process, the
-// simulator, and a real Git server on loopback (git http-backend behind basic auth). Each published
+// simulator, and real Git servers on loopback (git http-backend behind basic auth; sshd through
+// git-shell with a deploy key). Each published
 // version lands in Git as one commit changing only the field; a restart or identical content adds
 // none; a refused push, a wrong token or a repository the operator was not given leave the site
 // serving and Ready True, their reason in the GitWriteBack condition. No token and no link ever
@@ -19,11 +20,16 @@ import {
   requestExport,
   untilRelease,
 } from '../../support/resources.ts';
+import { SshGitServer, sshKeygen } from '../../support/ssh-git-server.ts';
 import { argoHealth, kstatus } from '../../support/status-tools.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const TOKEN = 'glpat-write-back-token-7f3a9c';
 const server = new GitServer(tempDir('git-server-'), { username: 'docs-bot', password: TOKEN });
+// The same over SSH: Debian's sshd through git-shell, a deploy key, its host key in known_hosts.
+const sshd = new SshGitServer();
+const deployKey = sshKeygen(sshd.dir, 'deploy');
+sshd.authorize(deployKey.public);
 const VALUES = `# The docs site (self-hosted)
 staticExport:
   enabled: true
@@ -41,16 +47,24 @@ const h = useOperatorSuite({
     for (const name of ['site', 'guarded', 'wrong-token', 'argo', 'doomed'])
       server.createRepo(name, { 'deploy/values.yaml': VALUES, 'README.md': '# GitOps\n' });
     server.protect('guarded', 'main', 'GH006: Protected branch update failed for refs/heads/main.');
+    await sshd.start();
+    sshd.repos.createRepo('over-ssh', { 'deploy/values.yaml': VALUES });
   },
   // Plain http on loopback: the test's Git server has no certificate.
   operator: () => ({
     gitUrls: {
-      allowed: ['site', 'guarded', 'wrong-token', 'argo', 'doomed'].map((n) => server.url(n)),
+      allowed: [
+        ...['site', 'guarded', 'wrong-token', 'argo', 'doomed'].map((n) => server.url(n)),
+        sshd.url('over-ssh'),
+      ],
       allowInsecure: true,
     },
   }),
 });
-afterAll(() => server.stop());
+afterAll(async () => {
+  await server.stop();
+  await sshd.stop();
+});
 
 const git = (repo: string, ...args: string[]) => runGit(args, { cwd: server.gitDir(repo) });
 const head = (repo: string) => git(repo, 'rev-parse', 'refs/heads/main').trim();
@@ -221,6 +235,31 @@ describe('Git write-back', () => {
     expect(condition(r, 'GitWriteBack')?.message).toContain('--allowed-git-urls');
     expect(condition(r, 'Ready')?.status).toBe('True');
     expect(server.seen.some((s) => s.url.includes('not-listed'))).toBe(false);
+  });
+
+  it('over SSH with a Flux SSH Secret as it is (identity, identity.pub, known_hosts): committed, GitWriteBack True, the key nowhere', async () => {
+    await applySecret(h.ns, 'flux-ssh', {
+      identity: deployKey.private,
+      'identity.pub': deployKey.public,
+      known_hosts: sshd.knownHosts(),
+    });
+    await applyRelease(h.ns, 'over-ssh', {
+      gitWriteBack: {
+        url: sshd.url('over-ssh'),
+        path: 'deploy/values.yaml',
+        secretRef: { name: 'flux-ssh' },
+      },
+    });
+    const r = await waitFor('over-ssh', 'committed', (x) => !!x.status?.current?.gitCommit);
+    const repo = sshd.repos.gitDir('over-ssh');
+    expect(r.status?.current?.gitCommit).toBe(runGit(['rev-parse', 'refs/heads/main'], { cwd: repo }).trim());
+    expect(runGit(['show', 'main:deploy/values.yaml'], { cwd: repo })).toContain(
+      r.status?.current?.version ?? '-',
+    );
+    expect(condition(r, 'GitWriteBack')).toMatchObject({ status: 'True', reason: 'Committed' });
+    expect(r.status?.current?.gitTarget).toContain(`ssh://root@127.0.0.1:${sshd.port}/`);
+    const seen = JSON.stringify([r.status, await eventsFor(h.ns, 'over-ssh'), h.logs]);
+    expect(seen).not.toContain(deployKey.private.split('\n')[1]);
   });
 
   it("Argo CD's override file is created beside the Application's source, with the version as a string parameter", async () => {
