@@ -28,7 +28,7 @@ const VALUES = '# the docs site\nstaticExport:\n  enabled: true\n  version: "sha
 type Shape = 'history' | 'head';
 
 /** fast-import input: the big files first (head) or rewritten commit after commit (history). */
-async function buildRepository(shape: Shape): Promise<string> {
+export async function buildRepository(shape: Shape): Promise<string> {
   const bare = join(CACHE, `${shape}.git`);
   if (existsSync(join(bare, 'bench-complete'))) return bare;
   rmSync(bare, { recursive: true, force: true });

@@ -18,6 +18,7 @@ const BENCHES: Record<string, () => Promise<BenchModule>> = {
   git: () => import('../bench/git-write-back.ts'),
   startup: () => import('../bench/startup.ts'),
   'git-hostile': () => import('../bench/git-hostile.ts'),
+  'git-ssh': () => import('../bench/git-ssh.ts'),
 };
 
 const requested = process.argv.slice(2);

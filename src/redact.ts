@@ -111,6 +111,11 @@ function redactTail(tail: string | undefined): string {
 // Every pattern below needs one of these: a token without them is returned as it is, unsearched.
 const MAY_HIDE = /[/?#@%]/;
 
+/** An ssh:// URL's user (`git@`) names an account, not a credential: kept unless it holds a password. */
+function sshUser(scheme: string, userinfo: string): string {
+  return /^ssh:\/\/$/i.test(scheme) && !userinfo.includes(':') ? userinfo : '[REDACTED]@';
+}
+
 function scrubToken(token: string): string {
   if (!MAY_HIDE.test(token)) return token;
   let text = token.replaceAll('\\/', '/');
@@ -119,7 +124,7 @@ function scrubToken(token: string): string {
   let clean = text.replace(
     SCHEME_URL,
     (_, scheme: string, userinfo: string | undefined, host: string, path: string, tail: string | undefined) =>
-      `${scheme}${userinfo ? '[REDACTED]@' : ''}${host}${redactPath(path)}${redactTail(tail)}`,
+      `${scheme}${userinfo ? sshUser(scheme, userinfo) : ''}${host}${redactPath(path)}${redactTail(tail)}`,
   );
   if (clean === text) {
     clean = text

@@ -1,5 +1,5 @@
 // What `static-export status` says of a release, read from its status alone: the Ready condition,
-// what is served, the link's expiry and renewal, the last publish and the rollout.
+// what is served, the link's expiry and renewal, the last publish, the rollout and the Git write-back.
 import type { StaticExportRelease } from '../crd/static-export-release.ts';
 import type { Condition } from '../runtime/conditions.ts';
 import { terminalSafe } from '../terminal-text.ts';
@@ -23,6 +23,8 @@ interface ReleaseSummary {
   linkRenewalTime?: string;
   /** Complete, RollingOut (Syncing with onNewContent Sync) or Stalled, for the last roll or sync. */
   rollout?: 'Complete' | 'RollingOut' | 'Syncing' | 'Stalled';
+  /** spec.gitWriteBack's condition: its reason (Committed, WriteBackPending or the failure's). */
+  gitWriteBack?: { status: string; reason: string; message: string };
   suspended: boolean;
 }
 
@@ -42,6 +44,7 @@ export function summarize(r: StaticExportRelease): ReleaseSummary {
   const current = r.status?.current;
   const observed = r.status?.observedGeneration ?? -1;
   const rollout = rolloutState(r);
+  const git = condition(r, 'GitWriteBack');
   return {
     namespace: r.metadata.namespace ?? '',
     name: r.metadata.name ?? '',
@@ -58,6 +61,7 @@ export function summarize(r: StaticExportRelease): ReleaseSummary {
     ...(current?.expiresAt ? { linkExpiresAt: current.expiresAt } : {}),
     ...(current?.renewalTime ? { linkRenewalTime: current.renewalTime } : {}),
     ...(rollout ? { rollout } : {}),
+    ...(git ? { gitWriteBack: { status: git.status, reason: git.reason, message: git.message } } : {}),
     suspended: r.spec.suspend === true,
   };
 }
@@ -94,8 +98,13 @@ const COLUMNS = [
   'LINK EXPIRES',
   'RENEWAL',
   'ROLLOUT',
+  'GIT',
   'MESSAGE',
 ];
+
+/** A failed write-back's message joins Ready's: the site serves, but Git does not hold the version. */
+const message = (s: ReleaseSummary) =>
+  s.gitWriteBack?.status === 'False' ? `${s.message}; Git: ${s.gitWriteBack.message}` : s.message;
 
 /** A `kubectl get`-style table, one row per release; whoever writes status controls no cell's shape. */
 export function formatTable(rows: readonly ReleaseSummary[], now: Date): string {
@@ -110,7 +119,8 @@ export function formatTable(rows: readonly ReleaseSummary[], now: Date): string 
       relative(s.linkExpiresAt, now),
       relative(s.linkRenewalTime, now),
       s.rollout ?? '-',
-      s.message,
+      s.gitWriteBack?.reason ?? '-',
+      message(s),
     ].map(terminalSafe),
   );
   const widths = COLUMNS.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));

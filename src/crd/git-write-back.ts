@@ -27,7 +27,12 @@ export const PLACEHOLDER = String.raw`\{\{\s*\.(${NAMES})\s*\}\}`;
 // budget allows (a rule looking at each '{{…}}' apart costs more than twice the budget).
 const TEMPLATE_PATTERN = String.raw`^([^{]|\{[^{]|${PLACEHOLDER})*\{?$`;
 
-const URL_MESSAGE = `${F}.url must be an https:// URL of the repository such as https://github.com/acme/gitops.git (http:// only where the operator allows it): SSH (ssh://… or git@host:path) is not supported yet, use the HTTPS URL with a token in ${F}.secretRef`;
+/** Git's scp-like SSH form `user@host:path` (src/git/ssh-url.ts reads it). */
+export const SCP_LIKE_PATTERN = String.raw`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^\s?#]+$`;
+const URL_MESSAGE = `${F}.url must be the repository's https:// URL such as https://github.com/acme/gitops.git (http:// only where the operator allows it) or its SSH URL such as ssh://git@github.com/acme/gitops.git or git@github.com:acme/gitops.git`;
+const SSH_PASSWORD_MESSAGE = `${F}.url must not hold a password (ssh://user:password@): the SSH key goes in the Secret named by ${F}.secretRef (keys identity and known_hosts)`;
+// An ssh:// URL's userinfo with a ':' (a password).
+const SSH_PASSWORD = '^[sS][sS][hH]://[^/?#@]*:[^/?#@]*@';
 const USERINFO_MESSAGE = `${F}.url must not hold credentials (user:token@): credentials go in the Secret named by ${F}.secretRef (keys username and password)`;
 const URL_QUERY_MESSAGE = `${F}.url must not have a query or fragment (?… or #…): name the repository only`;
 const URL_CHARS_MESSAGE = `${F}.url must not contain spaces, control characters or backslashes: write the repository's https:// URL as its server shows it`;
@@ -43,7 +48,9 @@ const repositoryUrl = withCel(
     .string()
     .max(2048)
     .refine(
-      (v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol) && new URL(v).hostname !== '',
+      (v) =>
+        new RegExp(SCP_LIKE_PATTERN).test(v) ||
+        (URL.canParse(v) && /^(https?|ssh):$/.test(new URL(v).protocol) && new URL(v).hostname !== ''),
       URL_MESSAGE,
     )
     .refine(
@@ -56,14 +63,16 @@ const repositoryUrl = withCel(
         ),
       USERINFO_MESSAGE,
     )
+    .refine((v) => !new RegExp(SSH_PASSWORD).test(v), SSH_PASSWORD_MESSAGE)
     .refine((v) => !/[?#]/.test(v), URL_QUERY_MESSAGE)
     .refine((v) => !new RegExp(URL_CHARS).test(v), URL_CHARS_MESSAGE),
   [
     {
-      rule: "isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",
+      rule: `self.matches(r'${SCP_LIKE_PATTERN}') || (isURL(self) && url(self).getScheme() in ['http', 'https', 'ssh'] && url(self).getHostname() != '')`,
       message: URL_MESSAGE,
     },
     { rule: `!self.matches(r'${USERINFO}')`, message: USERINFO_MESSAGE },
+    { rule: `!self.matches(r'${SSH_PASSWORD}')`, message: SSH_PASSWORD_MESSAGE },
     { rule: `!self.matches(r'[?#]')`, message: URL_QUERY_MESSAGE },
     { rule: `!self.matches(r'${URL_CHARS}')`, message: URL_CHARS_MESSAGE },
   ],
@@ -168,7 +177,7 @@ export const gitWriteBackSchema = withCel(
   z
     .object({
       url: repositoryUrl.describe(
-        `HTTPS URL of the Git repository to commit to; it must be on the operator's --allowed-git-urls list (plain http:// also needs --allow-insecure-git-url). SSH is not supported yet.`,
+        `URL of the Git repository to commit to: https://host/owner/repository.git, or over SSH ssh://git@host[:port]/owner/repository.git or git@host:owner/repository.git (shown and compared as ssh://git@host/owner/repository). It must be on the operator's --allowed-git-urls list (plain http:// also needs --allow-insecure-git-url).`,
       ),
       branch: branchName(`${F}.branch`)
         .optional()
@@ -196,7 +205,23 @@ export const gitWriteBackSchema = withCel(
         })
         .optional()
         .describe(
-          "Secret with the HTTPS credentials, as Flux's GitRepository reads them: keys username and password (a token). Absent: anonymous (a server that takes pushes without credentials).",
+          "Secret with the credentials, in Flux's GitRepository format: for https:// keys username and password (a token) and optionally ca.crt (a private CA); for SSH keys identity (the private key; password: its passphrase) and known_hosts (required: host keys are always verified). Other keys are refused. Absent: anonymous over HTTPS (a server that takes pushes without credentials).",
+        ),
+      signingKey: z
+        .object({
+          secretRef: z
+            .object({
+              name: objectName(`${F}.signingKey.secretRef.name`).describe(
+                'Name of a Secret in the namespace of the StaticExportRelease.',
+              ),
+            })
+            .describe(
+              'Secret with the SSH private key as key identity (ed25519 or RSA; password: its passphrase).',
+            ),
+        })
+        .optional()
+        .describe(
+          "Sign each commit with an SSH key (a gpgsig SSH signature, as git -c gpg.format=ssh commit -S makes), for branches that require signed commits; named as Flux's ImageUpdateAutomation names its signing key. OpenPGP keys (Flux's git.asc) are not supported.",
         ),
       author: z
         .object({

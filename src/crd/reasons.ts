@@ -35,6 +35,7 @@ export const FAILURE_REASONS = [
   'GitNonFastForward',
   'GitRedirected',
   'GitUnreachable',
+  'GitHostKeyUnknown',
   'GitUnsupported',
   // Both kinds: credentials, the admin API, the spec, the target
   'SecretNotFound',
@@ -73,6 +74,9 @@ export const CONDITION_REASONS = [
   'Syncing',
   'WaitingForStartBudget',
   'ExportBusy',
+  // GitWriteBack (spec.gitWriteBack), besides its failure reasons
+  'Committed',
+  'WriteBackPending',
   // AgentJob
   'Creating',
   'Running',

@@ -2,8 +2,9 @@
 // library's simple-get one, for three guarantees: credentials go only to the repository's own
 // origin; a redirect is never followed (simple-get follows it, and a token would follow a
 // redirect to the new host's scheme, port or host); every response is bounded in time and size.
+import { rootCertificates } from 'node:tls';
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from 'isomorphic-git';
-import { HttpAgent } from '../http.ts';
+import { connectionFailure, errorCode, HttpAgent } from '../http.ts';
 import { GitFailure } from './types.ts';
 
 export interface GitHttpLimits {
@@ -39,11 +40,20 @@ export const GIT_HTTP_LIMITS: GitHttpLimits = {
   maxPushAnswerBytes: 64 * 1024,
 };
 
+/** TLS errors that a private CA (the Secret's `ca.crt`) would resolve. */
+const UNTRUSTED = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+]);
+
 /**
  * A transport for one repository: `origin` gets `authorization`, every other URL is refused;
  * `signal` aborts every request (isomorphic-git passes none to a fetch). A response over its bound
  * calls `refuse` with the failure: isomorphic-git reads some bodies through a reader that takes an
- * error for the body's end, so the caller must stop the call and report it.
+ * error for the body's end, so the caller must stop the call and report it. `caCert` (PEM) is
+ * trusted besides the public roots, for this transport's connections only.
  */
 export function gitHttpClient(
   origin: string,
@@ -51,8 +61,12 @@ export function gitHttpClient(
   limits: GitHttpLimits,
   signal: AbortSignal,
   refuse: (failure: GitFailure) => void,
+  caCert?: string,
 ): HttpClient & { close(): void } {
-  const agent = new HttpAgent(limits);
+  const agent = new HttpAgent({
+    ...limits,
+    ...(caCert === undefined ? {} : { tls: { ca: [...rootCertificates, caCert].join('\n') } }),
+  });
   return {
     close: () => agent.close(),
     async request(req: GitHttpRequest): Promise<GitHttpResponse> {
@@ -66,7 +80,17 @@ export function gitHttpClient(
       const headers: Record<string, string> = { ...(req.headers ?? {}) };
       if (authorization) headers.authorization = authorization;
       const body = req.body ? Buffer.concat(await collect(req.body)) : undefined;
-      const res = await agent.request(url.href, { method: req.method ?? 'GET', headers, body, signal });
+      const res = await agent
+        .request(url.href, { method: req.method ?? 'GET', headers, body, signal })
+        .catch((error: unknown) => {
+          const code = errorCode(error) ?? '';
+          if (!UNTRUSTED.has(code)) throw error;
+          const repository = `${url.origin}${url.pathname.replace(/\/(info\/refs|git-upload-pack|git-receive-pack)$/, '')}`;
+          throw new GitFailure(
+            'GitUnreachable',
+            `${repository} ${connectionFailure(error)}: ${caCert === undefined ? 'if a private CA signed it, put that CA (PEM) in the Secret as ca.crt, as for Flux' : "the Secret's ca.crt did not sign it: put the CA that did there"}`,
+          );
+        });
       if (res.statusCode >= 300 && res.statusCode < 400) {
         res.body.destroy();
         throw new GitFailure('GitRedirected', redirectMessage(url, res.headers.location));
@@ -94,8 +118,8 @@ function redirectMessage(from: URL, location: string | undefined): string {
   return `${from.origin} redirected to ${where}; redirects are not followed (credentials never follow one): set url to the repository's own address`;
 }
 
-/** What a response to `url` may hold, and what it is called when it holds more. */
-function responseBound(url: URL, limits: GitHttpLimits): { max: number; what: string; why: string } {
+/** What a response to `url` may hold, and what it is called when it holds more (the SSH transport's stand-in URLs too). */
+export function responseBound(url: URL, limits: GitHttpLimits): { max: number; what: string; why: string } {
   if (url.pathname.endsWith('/info/refs'))
     return {
       max: limits.maxRefsBytes,
@@ -118,14 +142,15 @@ function responseBound(url: URL, limits: GitHttpLimits): { max: number; what: st
 const mib = (bytes: number) =>
   bytes >= 1024 * 1024 ? `${Math.round(bytes / 1024 / 1024)} MiB` : `${Math.round(bytes / 1024)} KiB`;
 
-async function collect(body: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
+export async function collect(body: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
   const chunks: Uint8Array[] = [];
   for await (const chunk of body) chunks.push(chunk);
   return chunks;
 }
 
-async function* bounded(
-  body: AsyncIterable<Uint8Array>,
+/** `body`, failing (and calling `refuse`) once it passes its bound. */
+export async function* bounded(
+  body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   bound: { max: number; what: string; why: string },
   origin: string,
   refuse: (failure: GitFailure) => void,

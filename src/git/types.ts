@@ -2,7 +2,7 @@
 // builds a WriteVersionRequest from spec.gitWriteBack and turns the outcome into status and events.
 
 export interface GitTarget {
-  /** https://host/owner/repo(.git); never with userinfo. */
+  /** https://host/owner/repo(.git), ssh://[user@]host[:port]/path or user@host:path; no password in it. */
   url: string;
   /** undefined: the remote's default branch (its HEAD symref). */
   branch?: string;
@@ -14,8 +14,14 @@ export interface GitTarget {
   field: string;
 }
 
-/** Flux's GitRepository HTTPS Secret keys (`username`, `password`). */
-export type GitCredentials = { kind: 'none' } | { kind: 'basic'; username: string; password: string };
+/**
+ * What Flux's GitRepository Secret holds: `username`/`password` for HTTPS, `identity` (its
+ * passphrase in `password`) and `known_hosts` for SSH; `ca.crt` trusted for this repository's HTTPS.
+ */
+export type GitCredentials =
+  | { kind: 'none'; caCert?: string }
+  | { kind: 'basic'; username: string; password: string; caCert?: string }
+  | { kind: 'ssh'; identity: string; passphrase?: string; knownHosts: string };
 
 export interface WriteVersionRequest {
   target: GitTarget;
@@ -25,6 +31,8 @@ export interface WriteVersionRequest {
   /** Already rendered (renderCommitMessage). */
   message: string;
   allowInsecureHttp: boolean;
+  /** Sign each commit with this SSH key (gpgsig, as `git -c gpg.format=ssh commit -S`). */
+  signingKey?: { identity: string; passphrase?: string };
   /** Aborting rejects the call with the signal's reason; nothing is pushed after that. */
   signal?: AbortSignal;
   /** The whole call's deadline once the repository's lock is held; default GIT_TIMEOUT_MS. */
@@ -48,7 +56,9 @@ export type GitFailureReason =
   | 'GitRedirected'
   /** Connection refused, DNS, timeout, 5xx, or a server that does not speak Git's smart HTTP. */
   | 'GitUnreachable'
-  /** ssh or another scheme, plain http without allowInsecureHttp, or a branch tip too large to fetch. */
+  /** SSH: known_hosts lists no key for the host, or not the key it presented (nothing was sent). */
+  | 'GitHostKeyUnknown'
+  /** Another scheme, plain http without allowInsecureHttp, credentials unfit for the URL, or a branch tip too large to fetch. */
   | 'GitUnsupported';
 
 export type WriteVersionOutcome =

@@ -8,13 +8,15 @@ import {
   type UrlPolicy,
   urlRefusal,
 } from '../controllers/url-allow-list.ts';
+import { isSshUrl, normalizeSshUrl, sshUrlForm } from './ssh-url.ts';
 
 /**
  * A repository URL as it is compared: origin and path, without trailing slashes or `.git`
- * (Git servers serve `/owner/repo` and `/owner/repo.git` as the same repository).
+ * (Git servers serve `/owner/repo` and `/owner/repo.git` as the same repository); an SSH URL as
+ * `ssh://user@host[:port]/path` (the scp-like `user@host:path` rewritten so).
  */
 export function normalizeGitUrl(url: string): string | undefined {
-  return normalizeHttpUrl(url)?.replace(/\.git$/, '');
+  return (isSshUrl(url) ? normalizeSshUrl(url) : normalizeHttpUrl(url))?.replace(/\.git$/, '');
 }
 
 const GIT_URLS: AllowList = {
@@ -36,7 +38,8 @@ export type GitUrlCheck = { allowed: true } | { allowed: false; reason: 'GitUrlR
  * for spec.apiBaseUrl: write-back stays off until the operator is given the repositories.
  */
 export function gitUrlAllowed(url: string, policy: UrlPolicy): GitUrlCheck {
-  const message = urlRefusal(url, 'spec.gitWriteBack.url', policy, GIT_URLS);
+  // The scp-like form is no URL the allow-list can parse: it is compared as its ssh:// form.
+  const message = urlRefusal(sshUrlForm(url), 'spec.gitWriteBack.url', policy, GIT_URLS);
   return message === undefined ? { allowed: true } : { allowed: false, reason: 'GitUrlRefused', message };
 }
 

@@ -6,7 +6,7 @@ import type * as nodeFs from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import git, { Errors, type TreeEntry } from 'isomorphic-git';
+import git, { Errors, type HttpClient, type TreeEntry } from 'isomorphic-git';
 import { isRepositoryPath } from '../crd/git-write-back.ts';
 import { describeUrl, registerSecret, scrub } from '../redact.ts';
 import { wait } from '../timers.ts';
@@ -17,6 +17,9 @@ import { decodeFile, encodeFile } from './file-bytes.ts';
 import { GIT_HTTP_LIMITS, type GitHttpLimits, gitHttpClient } from './http-transport.ts';
 import { PACK_LIMITS, type PackLimits, packCheckingFs } from './pack-bounds.ts';
 import { withRepositoryLock } from './repository-lock.ts';
+import { sshCommitSigner } from './signing.ts';
+import { gitSshClient } from './ssh-transport.ts';
+import { describeSshRemote, isSshUrl, normalizeSshUrl, parseSshUrl } from './ssh-url.ts';
 import { GitFailure, type WriteVersionOutcome, type WriteVersionRequest } from './types.ts';
 import { setYamlField } from './yaml-edit.ts';
 
@@ -46,21 +49,26 @@ export async function writeVersion(
   limits: GitHttpLimits = GIT_HTTP_LIMITS,
   packLimits: PackLimits = PACK_LIMITS,
 ): Promise<WriteVersionOutcome> {
-  if (req.credentials.kind === 'basic') {
-    registerSecret(req.credentials.password);
-    registerSecret(basicAuth(req.credentials));
+  const c = req.credentials;
+  if (c.kind === 'basic') {
+    registerSecret(c.password);
+    registerSecret(basicAuth(c));
   }
+  if (c.kind === 'ssh') for (const secret of [c.identity, c.passphrase]) registerSecret(secret);
+  for (const secret of [req.signingKey?.identity, req.signingKey?.passphrase]) registerSecret(secret);
   const redact = redactor(req.credentials);
   try {
-    const url = checkedUrl(req);
+    const remote = checkedRemote(req, limits);
     checkPath(req.target.path);
     return await withRepositoryLock(ONE_AT_A_TIME, req.signal, () =>
-      writeLocked(req, url, limits, packLimits, redact),
+      writeLocked(req, remote, packLimits, redact),
     );
   } catch (error) {
     if (req.signal?.aborted) throw req.signal.reason;
-    const failure =
-      error instanceof GitFailure ? error : classify(error, describeUrl(req.target.url), [], redact);
+    const repository = isSshUrl(req.target.url)
+      ? (normalizeSshUrl(req.target.url) ?? '[invalid URL]')
+      : describeUrl(req.target.url);
+    const failure = error instanceof GitFailure ? error : classify(error, repository, [], redact);
     // Server text was redacted before it was cut; the whole message once more, as everywhere.
     const message = scrub(redact(failure.message, Number.POSITIVE_INFINITY));
     return { outcome: 'Failed', reason: failure.reason, message };
@@ -71,14 +79,55 @@ function basicAuth(credentials: { username: string; password: string }): string 
   return `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`;
 }
 
-function checkedUrl(req: WriteVersionRequest): URL {
-  const raw = req.target.url;
-  if (/^[\w.-]+@[\w.-]+:/.test(raw) || raw.startsWith('ssh://') || raw.startsWith('git+ssh://')) {
+/** A repository as the engine reaches it, over HTTPS or SSH. */
+interface Remote {
+  /** As messages name it: origin and path, or ssh://user@host[:port]/path. */
+  repository: string;
+  /** The URL isomorphic-git is given; over SSH a stand-in whose path names the service. */
+  url: string;
+  /** The transport of one call: `signal` aborts its requests, `refuse` hears of a response over its bound. */
+  transport(signal: AbortSignal, refuse: (failure: GitFailure) => void): HttpClient & { close(): void };
+}
+
+/** The stand-in URL isomorphic-git is given for an SSH remote: the SSH transport reads its path only. */
+const SSH_BRIDGE_URL = 'https://ssh.invalid/repository';
+
+function checkedRemote(req: WriteVersionRequest, limits: GitHttpLimits): Remote {
+  const c = req.credentials;
+  if (isSshUrl(req.target.url)) {
+    const remote = parseSshUrl(req.target.url);
+    if (!remote)
+      throw new GitFailure(
+        'GitUnsupported',
+        'url is not an SSH URL Git reads: use ssh://git@host[:port]/owner/repository.git or git@host:owner/repository.git, without a password',
+      );
+    if (c.kind !== 'ssh')
+      throw new GitFailure(
+        'GitUnsupported',
+        `${describeSshRemote(remote)} is an SSH URL: it needs the keys identity (a private key the repository accepts as a deploy key) and known_hosts in the Secret named by spec.gitWriteBack.secretRef, as Flux's SSH Secrets have them; or use the repository's https:// URL`,
+      );
+    return {
+      repository: describeSshRemote(remote),
+      url: SSH_BRIDGE_URL,
+      transport: (signal, refuse) => gitSshClient(remote, c, limits, signal, refuse),
+    };
+  }
+  if (c.kind === 'ssh')
     throw new GitFailure(
       'GitUnsupported',
-      'ssh is not supported yet: use the repository\'s https:// URL with a token (keys "username" and "password" in the Secret)',
+      `the Secret named by spec.gitWriteBack.secretRef holds an SSH key (identity), but url is ${describeUrl(req.target.url)}: use the repository's ssh:// (or git@host:path) URL, or put username and password in the Secret`,
     );
-  }
+  const url = checkedUrl(req);
+  const authorization = c.kind === 'basic' ? basicAuth(c) : undefined;
+  return {
+    repository: describeUrl(url.href),
+    url: url.href,
+    transport: (signal, refuse) => gitHttpClient(url.origin, authorization, limits, signal, refuse, c.caCert),
+  };
+}
+
+function checkedUrl(req: WriteVersionRequest): URL {
+  const raw = req.target.url;
   let url: URL;
   try {
     url = new URL(raw);
@@ -125,8 +174,7 @@ interface Head {
 
 async function writeLocked(
   req: WriteVersionRequest,
-  url: URL,
-  limits: GitHttpLimits,
+  remote: Remote,
   packLimits: PackLimits,
   redact: Redact,
 ): Promise<WriteVersionOutcome> {
@@ -135,17 +183,17 @@ async function writeLocked(
   // A response over its bound ends the call with that failure.
   const refused = new AbortController();
   const signal = AbortSignal.any([...(req.signal ? [req.signal] : []), deadline, refused.signal]);
-  const repository = describeUrl(url.href);
-  const authorization = req.credentials.kind === 'basic' ? basicAuth(req.credentials) : undefined;
-  const http = gitHttpClient(url.origin, authorization, limits, signal, (failure) => refused.abort(failure));
+  const { repository } = remote;
+  const http = remote.transport(signal, (failure) => refused.abort(failure));
   const gitdir = await mkdtemp(join(tmpdir(), 'git-write-back-'));
-  const fs = packCheckingFs(packLimits, url.origin);
+  const fs = packCheckingFs(packLimits, repository);
   const cache = {};
   const context = { fs, http, gitdir, cache, remote: 'origin', signal };
   try {
     await git.init({ fs, gitdir, bare: true });
     // A remote's fetch refspec is what isomorphic-git's fetch maps the fetched ref through.
-    await git.addRemote({ fs, gitdir, remote: 'origin', url: url.href });
+    await git.addRemote({ fs, gitdir, remote: 'origin', url: remote.url });
+    const onSign = req.signingKey ? await sshCommitSigner(req.signingKey) : undefined;
     for (let attempt = 1; ; attempt++) {
       const head = await fetchHead(context, req, repository);
       signal.throwIfAborted();
@@ -162,6 +210,8 @@ async function writeLocked(
         tree,
         parent: [head.commit],
         ref: LOCAL_REF,
+        // isomorphic-git calls onSign only when given a signingKey: the key itself stays with the signer.
+        ...(onSign ? { onSign, signingKey: 'ssh' } : {}),
       });
       signal.throwIfAborted();
       const remoteLines: string[] = [];
@@ -214,7 +264,7 @@ async function writeLocked(
 
 type Context = {
   fs: typeof nodeFs;
-  http: ReturnType<typeof gitHttpClient>;
+  http: HttpClient;
   gitdir: string;
   cache: object;
   remote: string;

@@ -9,11 +9,15 @@ import type { Status as JobStatus } from '../../src/controllers/agent-job/decide
 import * as exportFolds from '../../src/controllers/static-export-release/after-export.ts';
 import type { Status } from '../../src/controllers/static-export-release/model.ts';
 import {
+  withWriteBackFailure,
+  writeBackFailure,
+} from '../../src/controllers/static-export-release/write-back.ts';
+import {
   type AgentJob,
   type StaticExportRelease,
   staticExportReleaseSpecSchema,
 } from '../../src/crd/index.ts';
-import { decided as decide, jobDecided as decideJob, folded } from '../support/committed.ts';
+import { committed, decided as decide, jobDecided as decideJob, folded } from '../support/committed.ts';
 import { ROOT } from '../support/kube.ts';
 import { ARGOCD_HEALTH_SCRIPT, argoHealth, luaLiteral } from '../support/status-tools.ts';
 
@@ -82,6 +86,21 @@ const exportFailed = decide({
   poll: { kind: 'job', state: 'failed', error: 'renderer crashed' },
 }).status;
 
+// Serving, but the version could not be committed to Git: GitWriteBack False, Ready still True.
+const GIT = { gitWriteBack: { url: 'https://git.example.com/acme/gitops.git', path: 'values.yaml' } };
+const writeBackFailed = committed(
+  release(served, GIT),
+  {
+    status: withWriteBackFailure(
+      served,
+      writeBackFailure(served, 'GitAuthRefused', 'git.example.com/acme/gitops refused the credentials'),
+      1,
+      NOW,
+    ),
+  },
+  NOW,
+).status;
+
 const running: JobStatus = { observedGeneration: 1, jobId: 'aj_1', state: 'active', createdAt: at(-1_000) };
 const remote = (status: string) => ({ id: 'aj_1', status, createdAt: at(-1_000), prLink: null });
 const jobRunning = decideJob({
@@ -137,6 +156,7 @@ describe('Argo CD health check (Lua 5.1)', () => {
       'Degraded',
       'ExportFailed: Export job se_2 failed: renderer crashed',
     ],
+    ['… serving, its Git write-back failed', release(writeBackFailed, GIT), 'Healthy', `Serving ${V1}`],
     ['… suspended', release(served, { suspend: true }), 'Suspended', 'spec.suspend is true'],
     ['AgentJob without status', job(), 'Progressing', 'Waiting for the operator'],
     ['… running', job(jobRunning), 'Progressing', 'Agent job aj_1 is active'],

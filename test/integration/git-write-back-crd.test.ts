@@ -43,6 +43,23 @@ describe('spec.gitWriteBack on the API server', () => {
     });
   });
 
+  it('accepts SSH URLs in both forms, and a signing key', async () => {
+    for (const [name, url] of [
+      ['ssh', 'ssh://git@git.internal:2222/srv/git/gitops.git'],
+      ['scp', 'git@github.com:acme/gitops.git'],
+    ]) {
+      const r = await apply(
+        release(`${name}-url`, {
+          ...REPO,
+          url,
+          secretRef: { name: 'ssh' },
+          signingKey: { secretRef: { name: 'sign' } },
+        }),
+      );
+      expect(r.stderr, url).toBe('');
+    }
+  });
+
   it('accepts every optional field, placeholders with and without spaces', async () => {
     const r = await apply(
       release('full', {
@@ -61,11 +78,15 @@ describe('spec.gitWriteBack on the API server', () => {
 
   const refused: [string, Obj, RegExp][] = [
     [
-      'an ssh URL',
-      { url: 'ssh://git@github.com/acme/gitops.git' },
-      /spec\.gitWriteBack\.url must be an https:\/\/ URL .*SSH .* is not supported yet, use the HTTPS URL with a token in spec\.gitWriteBack\.secretRef/,
+      'a git:// URL',
+      { url: 'git://github.com/acme/gitops.git' },
+      /spec\.gitWriteBack\.url must be the repository's https:\/\/ URL .* or its SSH URL such as ssh:\/\/git@github\.com\/acme\/gitops\.git or git@github\.com:acme\/gitops\.git/,
     ],
-    ['an scp-style URL', { url: 'git@github.com:acme/gitops.git' }, /SSH .* is not supported yet/],
+    [
+      'a password in an ssh URL',
+      { url: 'ssh://git:s3cr3t@github.com/acme/gitops.git' },
+      /spec\.gitWriteBack\.url must not hold a password \(ssh:\/\/user:password@\)/,
+    ],
     [
       'credentials in the URL',
       { url: 'https://bot:s3cr3t-t0ken@github.com/acme/gitops.git' },

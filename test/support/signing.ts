@@ -1,6 +1,6 @@
 // Keys and the real cosign CLI for the signature tests: key pairs as a user makes them with
 // openssl, and `cosign verify --key` run offline as inside an air gap.
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ProcessResult, runProcess } from '../../scripts/run-process.ts';
 
@@ -92,4 +92,60 @@ export function cosignVerify(
     'json',
     reference,
   ]);
+}
+
+/**
+ * A private CA (ca.pem, ca-key.pem) and a server certificate it signed for `names` (cert.pem,
+ * key.pem), all in `dir`, made with openssl as a company CA would: returns `dir`.
+ */
+export async function caSignedCert(dir: string, names = ['IP:127.0.0.1', 'DNS:localhost']): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const at = (f: string) => join(dir, f);
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  await openssl([
+    'req',
+    '-x509',
+    ...ec,
+    '-days',
+    '1',
+    '-subj',
+    '/CN=Test Company CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+    '-keyout',
+    at('ca-key.pem'),
+    '-out',
+    at('ca.pem'),
+  ]);
+  await openssl([
+    'req',
+    ...ec,
+    '-subj',
+    '/CN=git.internal',
+    '-keyout',
+    at('key.pem'),
+    '-out',
+    at('server.csr'),
+  ]);
+  await writeFile(at('ext.cnf'), `subjectAltName=${names.join(',')}\nextendedKeyUsage=serverAuth\n`);
+  await openssl([
+    'x509',
+    '-req',
+    '-in',
+    at('server.csr'),
+    '-CA',
+    at('ca.pem'),
+    '-CAkey',
+    at('ca-key.pem'),
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    at('ext.cnf'),
+    '-out',
+    at('cert.pem'),
+  ]);
+  return dir;
 }

@@ -360,7 +360,7 @@ describe('writeVersion fails with a reason and no secret', () => {
       expect(outcome).toEqual({
         outcome: 'Failed',
         reason: 'GitUnreachable',
-        message: `${untrusted.url('x')} presented a self-signed TLS certificate [DEPTH_ZERO_SELF_SIGNED_CERT]`,
+        message: `${untrusted.url('x')} presented a self-signed TLS certificate [DEPTH_ZERO_SELF_SIGNED_CERT]: if a private CA signed it, put that CA (PEM) in the Secret as ca.crt, as for Flux`,
       });
       expect(untrusted.seen).toEqual([]);
     } finally {

@@ -98,6 +98,11 @@ describe('scrub', () => {
       '"https://[REDACTED]@git.example.com/x"',
     ],
     [
+      "an ssh:// URL's user (an account, not a credential), but not a password",
+      'push to ssh://git@github.com/acme/docs.git and ssh://git:hunter2@git.example.com/x',
+      'push to ssh://git@github.com/acme/docs.git and ssh://[REDACTED]@git.example.com/x',
+    ],
+    [
       'userinfo without a scheme',
       'proxy bot:hunter2@proxy.example.com:3128/',
       'proxy [REDACTED]@proxy.example.com:3128/',

@@ -7,6 +7,7 @@ import { DEFAULT_API_REQUESTS_PER_MINUTE } from '../../api/request-limiter.ts';
 import { PLATFORM_API_BASE_URL, versionedBaseUrlRefusal } from '../../api-base-url.ts';
 import { DEFAULT_BUNDLE_CACHE_ENTRIES } from '../../bundle/cache.ts';
 import { insecureApiBaseUrl } from '../../controllers/api-base-url.ts';
+import { isSshUrl, parseSshUrl } from '../../git/ssh-url.ts';
 import { insecureGitUrl } from '../../git/url-policy.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../project.ts';
 import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../../trigger/contract.ts';
@@ -72,9 +73,9 @@ function httpUrl(value: string): string {
 }
 
 function gitRepositoryUrl(value: string): string {
-  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+  if (!isSshUrl(value) && (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))) {
     throw new InvalidArgumentError(
-      'expected the https:// URL of a Git repository such as https://github.com/acme/gitops.git (SSH is not supported yet).',
+      'expected the URL of a Git repository: https://github.com/acme/gitops.git, ssh://git@github.com/acme/gitops.git or git@github.com:acme/gitops.git (no password in it).',
     );
   }
   return value;
@@ -123,6 +124,14 @@ async function runOperator(flags: OperatorFlags, ctx: CliContext): Promise<void>
     if (insecure) throw usageError(`${flag}: ${insecure}. Use https, or add --allow-insecure-api-base-url.`);
   }
   for (const url of flags.allowedGitUrls ?? []) {
+    // An SSH URL's user is no secret (git@), a password is.
+    if (isSshUrl(url)) {
+      if (!parseSshUrl(url))
+        throw usageError(
+          "--allowed-git-urls: an SSH entry is not ssh://user@host[:port]/path or user@host:path, or holds a password: list it without one; the key goes in the release's spec.gitWriteBack.secretRef Secret.",
+        );
+      continue;
+    }
     // Checked here, not in the option's parser: commander's message would repeat the value.
     const u = new URL(url);
     if (u.username || u.password)
@@ -269,8 +278,8 @@ export function registerOperator(program: Command, ctx: CliContext): void {
     )
     .option(
       '--allowed-git-urls <list>',
-      'comma-separated https URLs of the Git repositories releases may commit to (spec.gitWriteBack.url, ' +
-        'compared without .git and trailing slashes); tokens are sent nowhere else (default: none, write-back off)',
+      'comma-separated https:// or SSH URLs of the Git repositories releases may commit to (spec.gitWriteBack.url, ' +
+        'compared without .git and trailing slashes, git@host:path as ssh://git@host/path); credentials are sent nowhere else (default: none, write-back off)',
       list(gitRepositoryUrl),
     )
     .option(

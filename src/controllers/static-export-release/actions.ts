@@ -21,12 +21,13 @@ import {
   probeLink,
 } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
-import { readGitCredentials } from '../../git/credentials.ts';
+import { readGitCredentials, readSigningKey } from '../../git/credentials.ts';
 import { renderCommitMessage } from '../../git/message.ts';
+import { isSshUrl } from '../../git/ssh-url.ts';
 import { gitUrlAllowed } from '../../git/url-policy.ts';
 import { rollWorkload } from '../../targets/workloads.ts';
 import { secretRefText } from '../credentials.ts';
-import { classifyError, type Failure, failure } from '../failures.ts';
+import { afterFailure, classifyError, type Failure, failure, failureEvent } from '../failures.ts';
 import type { ActionTable, Run } from '../skeleton.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
@@ -54,7 +55,7 @@ import { type PulledSite, pullSite } from './sources/registry-client.ts';
 import { targetOf } from './sources/serving.ts';
 import type { Look } from './sources/source.ts';
 import { withoutRecordedStart } from './start-budget.ts';
-import { afterWriteBack, writeBackFailure } from './write-back.ts';
+import { afterWriteBack, withWriteBackFailure, writeBackFailure } from './write-back.ts';
 
 export type ReleaseRun = Run<StaticExportRelease, Status>;
 type Of<K extends Action['kind']> = Extract<Action, { kind: K }>;
@@ -472,16 +473,34 @@ async function writeBack(
   const status = run.record.status;
   const version = status.current?.version;
   if (!g || !version) return {};
-  const allowed = gitUrlAllowed(g.url, options.gitUrls ?? { allowed: [], allowInsecure: false });
-  if (!allowed.allowed)
-    return run.fail(status, writeBackFailure(status, allowed.reason, allowed.message), allowed.reason);
+  // Recorded in GitWriteBack, not Ready: the site serves the version all the same.
+  const failed = async (f: Failure): Promise<ReconcileResult> => {
+    options.logger.warn({ release: `${namespace}/${release.metadata.name}`, reason: f.reason }, f.message);
+    const recorded = withWriteBackFailure(status, f, release.metadata.generation, o.now);
+    await run.commit({ status: recorded, events: [failureEvent(f)] });
+    return afterFailure(f);
+  };
   const namespace = release.metadata.namespace ?? '';
-  const read = await readGitCredentials(options.kube, namespace, g.secretRef, options.reads?.secrets);
+  const allowed = gitUrlAllowed(g.url, options.gitUrls ?? { allowed: [], allowInsecure: false });
+  if (!allowed.allowed) return failed(writeBackFailure(status, allowed.reason, allowed.message));
+  const transport = isSshUrl(g.url) ? 'ssh' : 'https';
+  const read = await readGitCredentials(
+    options.kube,
+    namespace,
+    g.secretRef,
+    options.reads?.secrets,
+    transport,
+  );
   if ('failure' in read)
-    return run.fail(
-      status,
+    return failed(
       writeBackFailure(status, read.failure.reason, read.failure.message, read.failure.retryAfterMs),
-      read.failure.reason,
+    );
+  const signing = g.signingKey
+    ? await readSigningKey(options.kube, namespace, g.signingKey.secretRef, options.reads?.secrets)
+    : undefined;
+  if (signing && 'failure' in signing)
+    return failed(
+      writeBackFailure(status, signing.failure.reason, signing.failure.message, signing.failure.retryAfterMs),
     );
   const site = o.source === 'registry' ? o.oci.repository : siteName(release.spec);
   // Loaded on the first write-back: isomorphic-git and its inflater cost the operator about 4 MB of
@@ -506,10 +525,10 @@ async function writeBack(
       release: `${namespace}/${release.metadata.name}`,
     }),
     allowInsecureHttp: options.gitUrls?.allowInsecure ?? false,
+    ...(signing ? { signingKey: signing.key } : {}),
     ...(run.signal ? { signal: run.signal } : {}),
   });
-  if (outcome.outcome === 'Failed')
-    return run.fail(status, writeBackFailure(status, outcome.reason, outcome.message), outcome.reason);
+  if (outcome.outcome === 'Failed') return failed(writeBackFailure(status, outcome.reason, outcome.message));
   await run.commit(afterWriteBack({ now: o.now, release }, outcome));
   // The foot of the ladder is looked at again: the rollout under way is watched on.
   return { requeueAfterMs: 0 };

@@ -1,5 +1,5 @@
 // The conditions of a StaticExportRelease: Ready (the first of an ordered list of named checks that
-// has something to say), Reconciling/Stalled per kstatus, and Exporting.
+// has something to say), Reconciling/Stalled per kstatus, Exporting, and GitWriteBack.
 import { parseDuration, type StaticExportRelease } from '../../crd/index.ts';
 import type { ConditionReason } from '../../crd/reasons.ts';
 import {
@@ -15,6 +15,7 @@ import type { Status } from './model.ts';
 import { named, rolloutStalledMessage } from './rollout.ts';
 import { inFlight, TIMED_OUT } from './schedule.ts';
 import { specExportPending } from './start-reason.ts';
+import { gitWriteBackCondition } from './write-back.ts';
 
 type Ready = Omit<ConditionInput<ConditionReason>, 'type'>;
 /** One reading of Ready: what it says, or undefined when it has nothing to say. */
@@ -161,15 +162,20 @@ export function releaseConditions(
   const generation = release.metadata.generation;
   if (release.metadata.deletionTimestamp) return status;
   if (release.spec.suspend) return withConditions(status, [absent(RECONCILING)], generation, now);
-  if (f) return withFailure(status, f, generation, now);
+  if (f) return withFailure(release, status, f, now);
   return withHealthy(release, status, now);
 }
 
 /** Ready/Stalled for a failure; the served version (if any) stays in `current`. The spec was seen. */
-function withFailure(status: Status, f: Failure, generation: number | undefined, now: Date): Status {
+function withFailure(release: StaticExportRelease, status: Status, f: Failure, now: Date): Status {
+  const generation = release.metadata.generation;
   return withConditions(
     generation === undefined ? status : { ...status, observedGeneration: generation },
-    [...failureConditions(f, reconcilingOf(status)), exportingCondition(status)],
+    [
+      ...failureConditions(f, reconcilingOf(status)),
+      exportingCondition(status),
+      gitWriteBackCondition(release, status),
+    ],
     generation,
     now,
   );
@@ -199,6 +205,7 @@ function withHealthy(release: StaticExportRelease, status: Status, now: Date): S
         reconciling: reconcilingOf(status),
       }),
       exportingCondition(status),
+      gitWriteBackCondition(release, status),
     ],
     generation,
     now,

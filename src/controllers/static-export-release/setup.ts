@@ -45,9 +45,10 @@ export function setupReleases(w: Wiring, options: ReleaseSetupOptions): Controll
       .filter((n): n is string => n !== undefined)
       .map((n) => `${r.metadata.namespace}/${n}`);
   });
-  releases.addIndex(
-    GIT_SECRET,
-    refIndex<Release>((r) => r.spec.gitWriteBack?.secretRef?.name),
+  releases.addIndex(GIT_SECRET, (r) =>
+    [r.spec.gitWriteBack?.secretRef?.name, r.spec.gitWriteBack?.signingKey?.secretRef.name]
+      .filter((n): n is string => n !== undefined)
+      .map((n) => `${r.metadata.namespace}/${n}`),
   );
   releases.addIndex(
     VALUES_SECRET,

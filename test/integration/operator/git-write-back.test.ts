@@ -1,8 +1,10 @@
 // spec.gitWriteBack end to end: the real control plane, the operator in this process, the
-// simulator, and a real Git server on loopback (git http-backend behind basic auth). Each published
+// simulator, and real Git servers on loopback (git http-backend behind basic auth; sshd through
+// git-shell with a deploy key). Each published
 // version lands in Git as one commit changing only the field; a restart or identical content adds
 // none; a refused push, a wrong token or a repository the operator was not given leave the site
-// serving, with a reason of their own. No token and no link ever reach Git, status, events or logs.
+// serving and Ready True, their reason in the GitWriteBack condition. No token and no link ever
+// reach Git, status, events or logs.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,10 +20,16 @@ import {
   requestExport,
   untilRelease,
 } from '../../support/resources.ts';
+import { SshGitServer, sshKeygen } from '../../support/ssh-git-server.ts';
+import { argoHealth, kstatus } from '../../support/status-tools.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const TOKEN = 'glpat-write-back-token-7f3a9c';
 const server = new GitServer(tempDir('git-server-'), { username: 'docs-bot', password: TOKEN });
+// The same over SSH: Debian's sshd through git-shell, a deploy key, its host key in known_hosts.
+const sshd = new SshGitServer();
+const deployKey = sshKeygen(sshd.dir, 'deploy');
+sshd.authorize(deployKey.public);
 const VALUES = `# The docs site (self-hosted)
 staticExport:
   enabled: true
@@ -39,16 +47,24 @@ const h = useOperatorSuite({
     for (const name of ['site', 'guarded', 'wrong-token', 'argo', 'doomed'])
       server.createRepo(name, { 'deploy/values.yaml': VALUES, 'README.md': '# GitOps\n' });
     server.protect('guarded', 'main', 'GH006: Protected branch update failed for refs/heads/main.');
+    await sshd.start();
+    sshd.repos.createRepo('over-ssh', { 'deploy/values.yaml': VALUES });
   },
   // Plain http on loopback: the test's Git server has no certificate.
   operator: () => ({
     gitUrls: {
-      allowed: ['site', 'guarded', 'wrong-token', 'argo', 'doomed'].map((n) => server.url(n)),
+      allowed: [
+        ...['site', 'guarded', 'wrong-token', 'argo', 'doomed'].map((n) => server.url(n)),
+        sshd.url('over-ssh'),
+      ],
       allowInsecure: true,
     },
   }),
 });
-afterAll(() => server.stop());
+afterAll(async () => {
+  await server.stop();
+  await sshd.stop();
+});
 
 const git = (repo: string, ...args: string[]) => runGit(args, { cwd: server.gitDir(repo) });
 const head = (repo: string) => git(repo, 'rev-parse', 'refs/heads/main').trim();
@@ -120,6 +136,7 @@ describe('Git write-back', () => {
     expect(events.map((e) => e.reason)).toContain('Committed');
     expect(events.find((e) => e.reason === 'Committed')?.note).toContain(r.status?.current?.gitCommit);
     expect(condition(r, 'Ready')?.reason).toBe('Published');
+    expect(condition(r, 'GitWriteBack')).toMatchObject({ status: 'True', reason: 'Committed' });
     // The link went to the values Secret only: never into Git.
     expect(await servedValues('site')).toContain('bundleUrl');
     const history = git('site', 'log', '-p', '--all');
@@ -157,18 +174,23 @@ describe('Git write-back', () => {
     expect(fileAt('site', 'deploy/values.yaml')).toBe(VALUES.replace('"none yet"', `"${version}"`));
   });
 
-  it("a protected branch refuses: GitBranchProtected with the server's words, Stalled, and the site keeps serving the version", async () => {
+  it("a protected branch refuses: GitWriteBack False (GitBranchProtected, the server's words) while Ready stays True, nothing Stalled, and the site keeps serving the version", async () => {
     const count = commits('guarded');
     await applyRelease(h.ns, 'guarded', writeBackTo('guarded'));
     const r = await waitFor(
       'guarded',
       'refused',
-      (x) => condition(x, 'Ready')?.reason === 'GitBranchProtected',
+      (x) => condition(x, 'GitWriteBack')?.reason === 'GitBranchProtected',
     );
     const version = r.status?.current?.version ?? '';
-    expect(condition(r, 'Ready')?.message).toContain('Protected branch update failed');
-    expect(condition(r, 'Ready')?.message).toContain(`The site keeps serving it`);
-    expect(condition(r, 'Stalled')?.status).toBe('True');
+    expect(condition(r, 'GitWriteBack')?.status).toBe('False');
+    expect(condition(r, 'GitWriteBack')?.message).toContain('Protected branch update failed');
+    expect(condition(r, 'GitWriteBack')?.message).toContain(`The site keeps serving it`);
+    expect(condition(r, 'Ready')).toMatchObject({ status: 'True', reason: 'Published' });
+    expect(condition(r, 'Stalled')).toBeUndefined();
+    // What Flux and Argo CD make of it: the site is served, so Current and Healthy.
+    expect((await kstatus([r]))[0]?.status).toBe('Current');
+    expect((await argoHealth(r)).status).toBe('Healthy');
     expect(r.status?.current?.gitCommit).toBeUndefined();
     expect(await servedValues('guarded')).toContain(version);
     expect(commits('guarded')).toBe(count);
@@ -186,8 +208,9 @@ describe('Git write-back', () => {
     const r = await waitFor(
       'wrong-token',
       'refused',
-      (x) => condition(x, 'Ready')?.reason === 'GitAuthRefused',
+      (x) => condition(x, 'GitWriteBack')?.reason === 'GitAuthRefused',
     );
+    expect(condition(r, 'Ready')?.status).toBe('True');
     const seen = JSON.stringify([
       r.status,
       await eventsFor(h.ns, 'wrong-token'),
@@ -204,9 +227,39 @@ describe('Git write-back', () => {
     await applyRelease(h.ns, 'elsewhere', {
       gitWriteBack: { url: server.url('not-listed'), path: 'values.yaml', secretRef: { name: 'absent' } },
     });
-    const r = await waitFor('elsewhere', 'refused', (x) => condition(x, 'Ready')?.reason === 'GitUrlRefused');
-    expect(condition(r, 'Ready')?.message).toContain('--allowed-git-urls');
+    const r = await waitFor(
+      'elsewhere',
+      'refused',
+      (x) => condition(x, 'GitWriteBack')?.reason === 'GitUrlRefused',
+    );
+    expect(condition(r, 'GitWriteBack')?.message).toContain('--allowed-git-urls');
+    expect(condition(r, 'Ready')?.status).toBe('True');
     expect(server.seen.some((s) => s.url.includes('not-listed'))).toBe(false);
+  });
+
+  it('over SSH with a Flux SSH Secret as it is (identity, identity.pub, known_hosts): committed, GitWriteBack True, the key nowhere', async () => {
+    await applySecret(h.ns, 'flux-ssh', {
+      identity: deployKey.private,
+      'identity.pub': deployKey.public,
+      known_hosts: sshd.knownHosts(),
+    });
+    await applyRelease(h.ns, 'over-ssh', {
+      gitWriteBack: {
+        url: sshd.url('over-ssh'),
+        path: 'deploy/values.yaml',
+        secretRef: { name: 'flux-ssh' },
+      },
+    });
+    const r = await waitFor('over-ssh', 'committed', (x) => !!x.status?.current?.gitCommit);
+    const repo = sshd.repos.gitDir('over-ssh');
+    expect(r.status?.current?.gitCommit).toBe(runGit(['rev-parse', 'refs/heads/main'], { cwd: repo }).trim());
+    expect(runGit(['show', 'main:deploy/values.yaml'], { cwd: repo })).toContain(
+      r.status?.current?.version ?? '-',
+    );
+    expect(condition(r, 'GitWriteBack')).toMatchObject({ status: 'True', reason: 'Committed' });
+    expect(r.status?.current?.gitTarget).toContain(`ssh://root@127.0.0.1:${sshd.port}/`);
+    const seen = JSON.stringify([r.status, await eventsFor(h.ns, 'over-ssh'), h.logs]);
+    expect(seen).not.toContain(deployKey.private.split('\n')[1]);
   });
 
   it("Argo CD's override file is created beside the Application's source, with the version as a string parameter", async () => {

@@ -32,6 +32,7 @@ describe('the PrometheusRule', () => {
             exportFailingFor: '2h',
             linkExpiresWithinSeconds: 600,
             rolloutStalledFor: '30s',
+            gitWriteBackFailingFor: '1h',
             budgetExhaustedFor: '1m',
             operatorAbsentFor: '15m',
           },
@@ -41,7 +42,7 @@ describe('the PrometheusRule', () => {
       const rules = await writeRuleFile(dir, values);
       const r = await runProcess(promtool, ['check', 'rules', '--lint-fatal', rules]);
       expect(r.code, r.stdout + r.stderr).toBe(0);
-      expect(r.stdout).toContain('SUCCESS: 9 rules found');
+      expect(r.stdout).toContain('SUCCESS: 10 rules found');
     }
   });
 

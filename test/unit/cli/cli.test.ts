@@ -702,9 +702,13 @@ describe('static-export operator', () => {
       ['operator', '--allowed-api-base-urls', 'https://a.example.com,https://b.example.com/v1/'],
       '--allowed-api-base-urls must not end in /v1',
     ],
-    // Git tokens likewise, loopback included; SSH repositories are not supported yet.
+    // Git tokens likewise, loopback included; an SSH URL with a password, or no host.
     [['operator', '--allowed-git-urls', 'http://127.0.0.1:3000/acme/gitops.git'], '--allowed-git-urls'],
-    [['operator', '--allowed-git-urls', 'git@github.com:acme/gitops.git'], '--allowed-git-urls'],
+    [
+      ['operator', '--allowed-git-urls', 'ssh://git:hunter2@github.com/acme/gitops.git'],
+      '--allowed-git-urls',
+    ],
+    [['operator', '--allowed-git-urls', 'ftp://github.com/acme/gitops.git'], '--allowed-git-urls'],
   ])('exits 2 naming the flag for %j, before touching the cluster', async (args, flag) => {
     expectUsage(await runCli(args, {}), flag);
   });
@@ -716,6 +720,12 @@ describe('static-export operator', () => {
     );
     expectUsage(r, '--allowed-git-urls: an entry holds credentials');
     expect(r.stderr).not.toMatch(/bot|ghp_T0ken/);
+    const ssh = await runCli(
+      ['operator', '--allowed-git-urls', 'ssh://git:hunter2@github.com/acme/gitops.git'],
+      {},
+    );
+    expectUsage(ssh, '--allowed-git-urls: an SSH entry');
+    expect(ssh.stderr).not.toContain('hunter2');
   });
 });
 

@@ -53,10 +53,29 @@ describe('the table', () => {
     const table = formatTable([summarize(servedRelease('docs', 'docs'))], now);
     const [head, row] = table.split('\n');
     expect(head).toMatch(
-      /^NAMESPACE\s+NAME\s+READY\s+REASON\s+VERSION\s+PUBLISHED\s+LINK EXPIRES\s+RENEWAL\s+ROLLOUT\s+MESSAGE$/,
+      /^NAMESPACE\s+NAME\s+READY\s+REASON\s+VERSION\s+PUBLISHED\s+LINK EXPIRES\s+RENEWAL\s+ROLLOUT\s+GIT\s+MESSAGE$/,
     );
     expect(row).toMatch(
-      /^docs\s+docs\s+True\s+Published\s+sha256-abababababab\s+1h ago\s+in 1h\s+in 20m\s+Complete\s+Serving sha256-/,
+      /^docs\s+docs\s+True\s+Published\s+sha256-abababababab\s+1h ago\s+in 1h\s+in 20m\s+Complete\s+-\s+Serving sha256-/,
+    );
+  });
+
+  it("shows a failed Git write-back beside a Ready release: its reason in GIT, its message after Ready's", () => {
+    const r = servedRelease('docs', 'docs');
+    r.status?.conditions?.push({
+      type: 'GitWriteBack',
+      status: 'False',
+      reason: 'GitAuthRefused',
+      message: 'git.example.com/acme/gitops refused the credentials',
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    });
+    expect(summarize(r)).toMatchObject({
+      ready: 'True',
+      gitWriteBack: { status: 'False', reason: 'GitAuthRefused' },
+    });
+    const [, row] = formatTable([summarize(r)], new Date('2026-01-01T01:00:00Z')).split('\n');
+    expect(row).toMatch(
+      /\sComplete\s+GitAuthRefused\s+Serving sha256-\w+; Git: git.example.com\/acme\/gitops refused/,
     );
   });
 

@@ -48,15 +48,30 @@ describe('spec.gitWriteBack', () => {
   });
 
   it.each([
-    ['an ssh:// URL', 'ssh://git@github.com/acme/gitops.git'],
-    ['an scp-style URL', 'git@github.com:acme/gitops.git'],
     ['a git:// URL', 'git://github.com/acme/gitops.git'],
     ['a relative path', 'acme/gitops'],
+    ['an scp-style URL without a user', 'github.com:acme/gitops.git'],
+    ['an ssh:// URL without a host', 'ssh:///acme/gitops.git'],
   ])('refuses %s, naming what is supported', (_what, url) => {
     expect(messages({ ...repo, url })).toEqual([
       expect.stringMatching(
-        /^url: spec\.gitWriteBack\.url must be an https:\/\/ URL .*SSH \(ssh:\/\/… or git@host:path\) is not supported yet, use the HTTPS URL with a token in spec\.gitWriteBack\.secretRef$/,
+        /^url: spec\.gitWriteBack\.url must be the repository's https:\/\/ URL .* or its SSH URL such as ssh:\/\/git@github\.com\/acme\/gitops\.git or git@github\.com:acme\/gitops\.git$/,
       ),
+    ]);
+  });
+
+  it.each([
+    ['an ssh:// URL', 'ssh://git@github.com/acme/gitops.git'],
+    ['an ssh:// URL with a port', 'ssh://git@git.internal:2222/srv/git/gitops.git'],
+    ['an scp-style URL', 'git@github.com:acme/gitops.git'],
+  ])('accepts %s', (_what, url) => {
+    expect(messages({ ...repo, url })).toEqual([]);
+  });
+
+  it('refuses a password in an ssh:// URL, pointing at the Secret, without repeating it', () => {
+    const found = messages({ ...repo, url: 'ssh://git:hunter2@github.com/acme/gitops.git' });
+    expect(found).toEqual([
+      'url: spec.gitWriteBack.url must not hold a password (ssh://user:password@): the SSH key goes in the Secret named by spec.gitWriteBack.secretRef (keys identity and known_hosts)',
     ]);
   });
 

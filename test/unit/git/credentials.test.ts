@@ -1,7 +1,11 @@
 // A release's Git Secret (Flux GitRepository keys) read through the operator's Secret reading path.
 import { describe, expect, it } from 'vitest';
 import type { SecretReads } from '../../../src/controllers/credentials.ts';
-import { gitCredentialsFromSecret, readGitCredentials } from '../../../src/git/credentials.ts';
+import {
+  gitCredentialsFromSecret,
+  readGitCredentials,
+  readSigningKey,
+} from '../../../src/git/credentials.ts';
 import { scrub } from '../../../src/redact.ts';
 import { KubeApiError, type KubeClient } from '../../../src/runtime/kube-client.ts';
 
@@ -63,34 +67,80 @@ describe('gitCredentialsFromSecret', () => {
     });
   });
 
-  it("refuses a Flux SSH Secret, saying SSH is not supported yet and what to use, without the key's value", () => {
-    const r = gitCredentialsFromSecret('docs/flux-ssh', {
-      identity: b64(SSH_KEY),
-      'identity.pub': b64('ssh-ed25519 AAAA'),
-      known_hosts: b64('github.com ssh-ed25519 AAAA'),
+  const FLUX_SSH = {
+    identity: b64(SSH_KEY),
+    'identity.pub': b64('ssh-ed25519 AAAA'),
+    known_hosts: b64('github.com ssh-ed25519 AAAA'),
+  };
+
+  it("reads a Flux SSH Secret for an SSH URL: identity, known_hosts, password as the key's passphrase", () => {
+    expect(gitCredentialsFromSecret('docs/flux-ssh', FLUX_SSH, 'ssh')).toEqual({
+      credentials: { kind: 'ssh', identity: SSH_KEY, knownHosts: 'github.com ssh-ed25519 AAAA' },
     });
+    const withPassphrase = { ...FLUX_SSH, password: b64('open sesame') };
+    expect(gitCredentialsFromSecret('docs/flux-ssh', withPassphrase, 'ssh')).toMatchObject({
+      credentials: { kind: 'ssh', passphrase: 'open sesame' },
+    });
+    expect(scrub(`key ${SSH_KEY}`)).not.toContain('b3BlbnNz');
+  });
+
+  it('refuses an SSH Secret without known_hosts: host keys are always verified', () => {
+    const { known_hosts: _, ...noKnownHosts } = FLUX_SSH;
+    const r = gitCredentialsFromSecret('docs/flux-ssh', noKnownHosts, 'ssh');
+    expect(r).toEqual({
+      failure: {
+        reason: 'GitSecretInvalid',
+        message: expect.stringMatching(
+          /^Secret docs\/flux-ssh named in spec\.gitWriteBack\.secretRef has no key known_hosts \(keys: identity, identity\.pub\): host keys are always verified, so nothing is sent without it/,
+        ),
+      },
+    });
+    expect(JSON.stringify(r)).not.toMatch(/OPENSSH|b3BlbnNz/);
+  });
+
+  it('refuses a Secret without identity for an SSH URL, naming the keys needed', () => {
+    const r = gitCredentialsFromSecret('docs/gitops', { username: b64('bot'), password: b64(TOKEN) }, 'ssh');
+    expect('failure' in r && r.failure.message).toMatch(
+      /has no key identity \(keys: username, password\): an SSH URL needs keys identity .* and known_hosts/,
+    );
+    expect(JSON.stringify(r)).not.toContain(TOKEN);
+  });
+
+  it("refuses a Flux SSH Secret for an https:// URL, saying to use the SSH URL, without the key's value", () => {
+    const r = gitCredentialsFromSecret('docs/flux-ssh', FLUX_SSH);
     expect(r).toEqual({
       failure: {
         reason: 'GitSecretInvalid',
         message:
-          "Secret docs/flux-ssh named in spec.gitWriteBack.secretRef holds SSH keys (identity, identity.pub, known_hosts): SSH is not supported yet. Use the repository's https:// URL in spec.gitWriteBack.url and put keys username and password (an access token with write access to the repository) in the Secret",
+          "Secret docs/flux-ssh named in spec.gitWriteBack.secretRef holds SSH keys (identity, identity.pub, known_hosts) but spec.gitWriteBack.url is an https:// URL: use the repository's SSH URL (ssh://git@host/owner/repository.git or git@host:owner/repository.git), or put keys username and password (an access token with write access to the repository) in the Secret",
       },
     });
     expect(JSON.stringify(r)).not.toMatch(/OPENSSH|b3BlbnNz|AAAA/);
   });
 
-  it('refuses a bearerToken Secret, saying bearer tokens are not supported yet', () => {
-    const r = gitCredentialsFromSecret('docs/gitops', { bearerToken: b64(TOKEN) });
-    expect(r).toEqual({
-      failure: {
-        reason: 'GitSecretInvalid',
-        message: expect.stringMatching(
-          /holds a bearerToken: bearer tokens are not supported yet\. Put keys username and password/,
-        ),
-      },
-    });
-    expect(JSON.stringify(r)).not.toContain(TOKEN);
-  });
+  it.each([['https' as const], ['ssh' as const]])(
+    'refuses any key Flux format does not have (%s), naming it: bearerToken says what to do instead',
+    (transport) => {
+      const r = gitCredentialsFromSecret('docs/gitops', { ...FLUX_SSH, bearerToken: b64(TOKEN) }, transport);
+      expect(r).toEqual({
+        failure: {
+          reason: 'GitSecretInvalid',
+          message: expect.stringMatching(
+            /holds "bearerToken", which write-back does not read: bearer tokens are not supported, put the token in password \(with a username\) instead\. Remove it: the keys read are Flux's GitRepository keys username, password, identity, identity\.pub, known_hosts, ca\.crt$/,
+          ),
+        },
+      });
+      expect(JSON.stringify(r)).not.toContain(TOKEN);
+      const other = gitCredentialsFromSecret(
+        'docs/gitops',
+        { token: b64(TOKEN), 'tls.key': b64('k') },
+        transport,
+      );
+      expect('failure' in other && other.failure.message).toContain(
+        'holds "token", "tls.key", which write-back does not read',
+      );
+    },
+  );
 
   it('uses username and password when a Secret holds them beside SSH keys', () => {
     const r = gitCredentialsFromSecret('docs/both', {
@@ -133,5 +183,25 @@ describe('readGitCredentials', () => {
   it('passes on what the Secret gives: a refusal for a missing key', async () => {
     const r = await readGitCredentials(kube, 'docs', { name: 'gitops' }, secretsOf({ 'docs/gitops': {} }));
     expect('failure' in r && r.failure.message).toMatch(/has no key username \(keys: none\)/);
+  });
+});
+
+describe('readSigningKey', () => {
+  it('reads identity (password its passphrase) from the signing key Secret', async () => {
+    const secrets = secretsOf({ 'docs/signing': { identity: b64(SSH_KEY), password: b64('pass phrase') } });
+    expect(await readSigningKey(kube, 'docs', { name: 'signing' }, secrets)).toEqual({
+      key: { identity: SSH_KEY, passphrase: 'pass phrase' },
+    });
+  });
+
+  it("refuses Flux's OpenPGP git.asc by name, saying what to use instead, without its value", async () => {
+    const secrets = secretsOf({
+      'docs/signing': { 'git.asc': b64('-----BEGIN PGP PRIVATE KEY BLOCK-----') },
+    });
+    const r = await readSigningKey(kube, 'docs', { name: 'signing' }, secrets);
+    expect('failure' in r && r.failure.message).toMatch(
+      /^Secret docs\/signing named in spec\.gitWriteBack\.signingKey\.secretRef holds git\.asc \(an OpenPGP key, as Flux signs with\): OpenPGP signing is not supported; put an SSH private key/,
+    );
+    expect(JSON.stringify(r)).not.toContain('PGP PRIVATE');
   });
 });

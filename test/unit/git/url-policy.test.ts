@@ -61,12 +61,42 @@ describe('gitUrlAllowed', () => {
     expect(check.allowed === false && check.message).not.toMatch(/bot|ghp_T0kenValue/);
   });
 
-  it('refuses what is not an http(s) URL', () => {
+  it('refuses what is not an http(s) or SSH URL', () => {
     const check = gitUrlAllowed(
-      'ssh://github.com/acme/gitops.git',
-      policy(['ssh://github.com/acme/gitops.git']),
+      'git://github.com/acme/gitops.git',
+      policy(['git://github.com/acme/gitops.git']),
     );
     expect(check.allowed === false && check.message).toMatch(/not an absolute http\(s\) URL/);
+  });
+
+  it('allows a listed SSH repository in either form, with or without .git, the port 22 or the user git implied', () => {
+    const listed = policy(['git@github.com:acme/gitops.git']);
+    for (const url of [
+      'git@github.com:acme/gitops.git',
+      'ssh://git@github.com/acme/gitops.git',
+      'ssh://github.com:22/acme/gitops',
+    ])
+      expect(gitUrlAllowed(url, listed)).toEqual({ allowed: true });
+  });
+
+  it('refuses an SSH repository on another host, port, user or path, naming it in its ssh:// form', () => {
+    const listed = policy(['ssh://git@github.com/acme/gitops.git']);
+    for (const url of [
+      'git@gitlab.com:acme/gitops.git',
+      'ssh://git@github.com:2222/acme/gitops.git',
+      'deploy@github.com:acme/gitops.git',
+      'git@github.com:acme/other.git',
+    ]) {
+      const check = gitUrlAllowed(url, listed);
+      expect(check.allowed, url).toBe(false);
+      expect(check.allowed === false && check.message).toContain(
+        '(allowed: ssh://git@github.com/acme/gitops)',
+      );
+    }
+    const scp = gitUrlAllowed('git@gitlab.com:acme/gitops.git', listed);
+    expect(scp.allowed === false && scp.message).toContain(
+      'spec.gitWriteBack.url ssh://git@gitlab.com/acme/gitops is not',
+    );
   });
 
   it('answers by the policy asked with, not an earlier answer for the same URL', () => {
@@ -91,7 +121,9 @@ describe('helpers', () => {
 
   it('normalizeGitUrl drops user info, query, trailing slashes and .git', () => {
     expect(normalizeGitUrl('https://u:p@Git.Example.com/a/b.git/?x=1#f')).toBe('https://git.example.com/a/b');
-    expect(normalizeGitUrl('git@github.com:a/b.git')).toBeUndefined();
+    expect(normalizeGitUrl('git@github.com:a/b.git')).toBe('ssh://git@github.com/a/b');
+    expect(normalizeGitUrl('ssh://Git.Example.com:2222/a/b.git/')).toBe('ssh://git@git.example.com:2222/a/b');
+    expect(normalizeGitUrl('ssh://git:pw@github.com/a/b.git')).toBeUndefined();
   });
 
   it('insecureGitUrl says why an http entry needs the flag', () => {

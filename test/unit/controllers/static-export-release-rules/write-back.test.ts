@@ -1,13 +1,17 @@
 // spec.gitWriteBack at the foot of the ladder: the served version goes to Git once, after the
 // workloads were told; a renewal keeps its commit, a new version or another place writes again.
 import { describe, expect, it } from 'vitest';
+import type { Failure } from '../../../../src/controllers/failures.ts';
 import { afterPublish } from '../../../../src/controllers/static-export-release/after-export.ts';
+import { releaseConditions } from '../../../../src/controllers/static-export-release/conditions.ts';
 import { choose } from '../../../../src/controllers/static-export-release/decide.ts';
 import {
   afterWriteBack,
   gitTargetText,
+  withWriteBackFailure,
   writeBackFailure,
 } from '../../../../src/controllers/static-export-release/write-back.ts';
+import type { Condition } from '../../../../src/runtime/conditions.ts';
 import { MIN, NOW, observed, release, servingV1, V1, V2 } from '../../../support/release-fixtures.ts';
 import { ociRelease } from './oci.ts';
 
@@ -106,5 +110,63 @@ describe('writeBackFailure', () => {
 
   it("a missing Secret is looked for again as soon as the Secret's reader says", () => {
     expect(writeBackFailure(servingV1(), 'GitSecretInvalid', 'no Secret', 30_000).retryAfterMs).toBe(30_000);
+  });
+});
+
+describe('the GitWriteBack condition (Ready keeps saying what is served)', () => {
+  const conditionsOf = (r: ReturnType<typeof release>, status = r.status ?? {}, f?: Failure) =>
+    releaseConditions(r, status, f, NOW).conditions ?? [];
+  const of = (list: Condition[], type: string) => list.find((c) => c.type === type);
+
+  it('a failed write-back sets GitWriteBack False with its reason; Ready stays True (Published), nothing Stalled', () => {
+    const r = withGit();
+    const f = writeBackFailure(servingV1(), 'GitAuthRefused', 'HTTP 401');
+    const failed = withWriteBackFailure(servingV1(), f, 1, NOW);
+    const list = conditionsOf(r, failed);
+    expect(of(list, 'Ready')).toMatchObject({ status: 'True', reason: 'Published' });
+    expect(of(list, 'Stalled')).toBeUndefined();
+    expect(of(list, 'GitWriteBack')).toMatchObject({ status: 'False', reason: 'GitAuthRefused' });
+    expect(of(list, 'GitWriteBack')?.message).toContain('The site keeps serving it');
+  });
+
+  it('the failure stays across other status writes until the version is written; then True, naming the commit', () => {
+    const r = withGit();
+    const f = writeBackFailure(servingV1(), 'GitUnreachable', 'timed out');
+    const failed = { ...withWriteBackFailure(servingV1(), f, 1, NOW) };
+    // Another write (a renewal, a rollout step) derives the conditions again.
+    expect(of(conditionsOf(r, failed), 'GitWriteBack')?.reason).toBe('GitUnreachable');
+    const commit = 'e'.repeat(40);
+    const done = {
+      ...failed,
+      current: { ...failed.current, version: V1, gitCommit: commit, gitTarget: written(r) },
+    };
+    expect(of(conditionsOf(r, done), 'GitWriteBack')).toMatchObject({ status: 'True', reason: 'Committed' });
+    expect(of(conditionsOf(r, done), 'GitWriteBack')?.message).toContain(commit);
+  });
+
+  it('a failure of something else (the export) leaves GitWriteBack as it was', () => {
+    const r = withGit();
+    const failed = withWriteBackFailure(
+      servingV1(),
+      writeBackFailure(servingV1(), 'GitPathMissing', 'no file'),
+      1,
+      NOW,
+    );
+    const exportFailure: Failure = { reason: 'ApiUnavailable', message: 'down', stalled: false };
+    const list = conditionsOf(r, failed, exportFailure);
+    expect(of(list, 'Ready')?.reason).toBe('ApiUnavailable');
+    expect(of(list, 'GitWriteBack')?.reason).toBe('GitPathMissing');
+  });
+
+  it('Unknown while the version waits to be written; absent without spec.gitWriteBack', () => {
+    expect(of(conditionsOf(withGit()), 'GitWriteBack')).toMatchObject({
+      status: 'Unknown',
+      reason: 'WriteBackPending',
+    });
+    expect(of(conditionsOf(withGit({})), 'GitWriteBack')).toMatchObject({
+      status: 'Unknown',
+      reason: 'WriteBackPending',
+    });
+    expect(of(conditionsOf(release({ status: servingV1() })), 'GitWriteBack')).toBeUndefined();
   });
 });
