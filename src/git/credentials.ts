@@ -119,18 +119,22 @@ export async function readGitCredentials(
     `${FIELD} does not exist: create it with ${transport === 'ssh' ? SSH_KEYS : KEYS}`,
     secrets,
   );
-  if ('failure' in read) {
-    // A missing Secret is looked for again soon (retryAfterMs); other problems wait for a change.
-    const { message, retryAfterMs } = read.failure;
-    return {
-      failure: {
-        reason: 'GitSecretInvalid',
-        message,
-        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-      },
-    };
-  }
+  if ('failure' in read) return { failure: secretUnreadable(read.failure) };
   return gitCredentialsFromSecret(`${namespace}/${secretRef.name}`, read.data, transport);
+}
+
+/**
+ * A Git Secret that could not be read, as write-back's failure: a missing one is looked for again
+ * soon (its retryAfterMs); other problems wait for a change.
+ */
+function secretUnreadable({
+  message,
+  retryAfterMs,
+}: {
+  message: string;
+  retryAfterMs?: number;
+}): GitSecretInvalid {
+  return { reason: 'GitSecretInvalid', message, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
 }
 
 /** The key commits are signed with (spec.gitWriteBack.signingKey.secretRef): `identity`, `password` its passphrase. */
@@ -154,16 +158,7 @@ export async function readSigningKey(
       message: `Secret ${namespace}/${secretRef.name} named in ${field} ${why}`,
     },
   });
-  if ('failure' in read) {
-    const { message, retryAfterMs } = read.failure;
-    return {
-      failure: {
-        reason: 'GitSecretInvalid',
-        message,
-        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-      },
-    };
-  }
+  if ('failure' in read) return { failure: secretUnreadable(read.failure) };
   const value = (key: string) => {
     const raw = read.data[key];
     return raw === undefined ? undefined : Buffer.from(raw, 'base64').toString('utf8').trim();

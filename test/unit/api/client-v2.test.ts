@@ -15,6 +15,7 @@ import {
 } from '../../../src/api/index.ts';
 import { scrub } from '../../../src/redact.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { rejectionOf } from '../../support/rejection.ts';
 import { download, untar } from '../simulator/helpers.ts';
 
 const FAST_RETRY = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 3000 };
@@ -32,15 +33,8 @@ function client(sim: Simulator, apiKey = sim.adminKey): AdminApiClient {
   return c;
 }
 
-async function caught(promise: Promise<unknown>): Promise<AdminApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof AdminApiError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
+/** The admin API error a call failed with (the test fails if it succeeded). */
+const caught = (promise: Promise<unknown>) => rejectionOf(promise, AdminApiError);
 
 /** The admin API requests the current revision's simulator received since `since`, as `METHOD path`. */
 const requestsSince = (since: number) =>

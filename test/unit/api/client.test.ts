@@ -19,6 +19,7 @@ import {
   UnauthorizedError,
 } from '../../../src/api/index.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { rejectionOf } from '../../support/rejection.ts';
 import { call } from '../simulator/helpers.ts';
 
 const FAST_RETRY = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 3000 };
@@ -37,15 +38,8 @@ function requestsTo(endpoint: string, since: number): number {
   return sim.requests.slice(since).filter((r) => r.endpoint === endpoint).length;
 }
 
-async function caught(promise: Promise<unknown>): Promise<AdminApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof AdminApiError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
+/** The admin API error a call failed with (the test fails if it succeeded). */
+const caught = (promise: Promise<unknown>) => rejectionOf(promise, AdminApiError);
 
 async function untilCompleted(c: AdminApiClient, jobId: string) {
   for (let i = 0; i < 100; i++) {

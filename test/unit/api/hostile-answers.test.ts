@@ -17,6 +17,7 @@ import {
 } from '../../../src/api/index.ts';
 import { MAX_SERVER_DELAY_MS } from '../../../src/api/rate-limits.ts';
 import { EXIT, exitCodeFor } from '../../../src/cli/exit-codes.ts';
+import { rejectionOf } from '../../support/rejection.ts';
 import { runCli } from '../../support/run-cli.ts';
 import { json, stubServer } from './stub.ts';
 
@@ -44,15 +45,8 @@ afterAll(async () => {
   await stub.close();
 });
 
-async function caught(promise: Promise<unknown>): Promise<AdminApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof AdminApiError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
+/** The admin API error a call failed with (the test fails if it succeeded). */
+const caught = (promise: Promise<unknown>) => rejectionOf(promise, AdminApiError);
 
 const completed = (extra: Record<string, unknown>) => ({
   jobId: JOB,

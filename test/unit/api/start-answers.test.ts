@@ -17,6 +17,7 @@ import {
   startMayHaveCreatedJob,
 } from '../../../src/api/index.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { rejectionOf } from '../../support/rejection.ts';
 
 const RETRY = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 3000 };
 
@@ -36,15 +37,8 @@ function client(sim: Simulator, onCall?: (status: CallStatus) => void, requestMs
   return c;
 }
 
-async function caught(promise: Promise<unknown>): Promise<AdminApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof AdminApiError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
+/** The admin API error a call failed with (the test fails if it succeeded). */
+const caught = (promise: Promise<unknown>) => rejectionOf(promise, AdminApiError);
 
 const startsSince = (sim: Simulator, since: number) =>
   sim.requests.slice(since).filter((r) => r.endpoint === 'start').length;

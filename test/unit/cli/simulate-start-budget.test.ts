@@ -16,6 +16,7 @@ import {
   ServerError,
   startMayHaveCreatedJob,
 } from '../../../src/api/index.ts';
+import { rejectionOf } from '../../support/rejection.ts';
 import { MAIN, NODE } from '../../support/run-cli.ts';
 
 const KEY = 'mint_firstkeyoftheorg00000';
@@ -36,15 +37,8 @@ function client(apiKey: string, maxRetryAfterMs = 0): AdminApiClient {
   return c;
 }
 
-async function caught(promise: Promise<unknown>): Promise<AdminApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof AdminApiError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
+/** The admin API error a call failed with (the test fails if it succeeded). */
+const caught = (promise: Promise<unknown>) => rejectionOf(promise, AdminApiError);
 
 beforeAll(async () => {
   child = spawn(
