@@ -1,5 +1,6 @@
 import { type Failure, failureEvent } from '../../failures.ts';
 import { type PlatformCase, type Rule, rule, type Status, type Tunables } from '../model.ts';
+import { untilRenewalOr } from '../schedule.ts';
 import { renewLink } from './renew-link.ts';
 
 type StartMark = NonNullable<Status['start']>;
@@ -27,9 +28,6 @@ export const startOutcomeUnknown: Rule<PlatformCase> = rule('startOutcomeUnknown
   const mark = status.start;
   if (!mark) return undefined;
   const at = retryAt(mark, tun);
-  // The renewal renewLink makes below once due (a job served, its renewal time recorded).
-  const renewalTime = status.current?.jobId ? status.current.renewalTime : undefined;
-  const wakeAt = renewalTime === undefined ? at : Math.min(at, Date.parse(renewalTime));
   const f: Failure = {
     reason: 'StartOutcomeUnknown',
     message:
@@ -37,7 +35,7 @@ export const startOutcomeUnknown: Rule<PlatformCase> = rule('startOutcomeUnknown
       'connection or could not record the answer). The admin API has no idempotency key, so it does not start ' +
       `another one before ${new Date(at).toISOString()}`,
     stalled: false,
-    retryAfterMs: Math.max(0, wakeAt - o.now.getTime()),
+    retryAfterMs: untilRenewalOr(status, at - o.now.getTime(), o.now),
   };
   const held: Status = { ...status, start: { ...mark, phase: 'OutcomeUnknown' } };
   const events = mark.phase === 'Starting' ? [failureEvent(f)] : [];
