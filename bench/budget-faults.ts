@@ -7,24 +7,38 @@
 // 13:50 the pipeline runs wild for 20 minutes (over its share, it takes every slot that frees, just
 // before the clusters would); at 14:00, during the hold the clusters' 429s cause, cluster a's
 // leader changes (a new process: fresh budgets, seeded from the releases'
-// status as setup.ts does). Each release's reconcile runs as the operator's (decideOn, claim, the
-// start and publish as actions.ts performs them), through the production client against the
-// simulator in revision 2 on a virtual clock. Reported: the hourly 429s the operators met, the
-// most starts (jobs created) in any sliding hour of the organization, exports per release most over
-// fewest, and the slots lost or double-spent: every operator's count of the past hour compared
-// with the start requests it sent in that hour, at every reconcile.
+// status as setup.ts does). All day, some starts create their job and then answer 502, 504 or drop
+// the connection (as a gateway may), a few meet the per-minute limit's 429 (the client waits out its
+// Retry-After: 1 s, of real time: the virtual clock stands still meanwhile), and cluster a's
+// site-9 is broken (every export of its project ends failed); at 11:10 the platform purges the job
+// cluster b's site-0 serves. Each release's reconcile runs as the operator's (decideOn, claim, the
+// start and publish as actions.ts performs them, a failure's retry as the work queue's), through
+// the production client against the simulator in revision 2 on a virtual clock. Reported: the
+// hourly 429s the operators met, the most starts (jobs created) in any sliding hour of the
+// organization, exports per release most over fewest, the slots lost or double-spent (every
+// operator's count of the past hour compared with the start requests it sent in that hour, at
+// every reconcile), the broken site's starts and the minutes a served link had expired while it was
+// still the one written.
 import {
   AdminApiClient,
   ExportBusyError,
   ExportStartLimitError,
+  NotFoundError,
+  RevisionUnavailableError,
   startMayHaveCreatedJob,
 } from '../src/api/index.ts';
+import { secretRefText } from '../src/controllers/credentials.ts';
+import { afterFailure, classifyError, type Failure } from '../src/controllers/failures.ts';
 import { busyWaitMs } from '../src/controllers/static-export-release/actions.ts';
 import {
   afterPublish,
+  afterServedJobGone,
+  afterServedJobMissing,
   afterStart,
   afterStartBusy,
+  afterStartFailed,
   afterStartRefused,
+  servedJobConfirmIn,
 } from '../src/controllers/static-export-release/after-export.ts';
 import { exportTarget, jobRef, recordedJob } from '../src/controllers/static-export-release/export-site.ts';
 import {
@@ -36,6 +50,7 @@ import { claim, decideOn } from '../src/controllers/static-export-release/reconc
 import {
   exportPollDelayMs,
   startDemandIntervalMs,
+  untilRenewalOr,
 } from '../src/controllers/static-export-release/schedule.ts';
 import { ShareVisit } from '../src/controllers/static-export-release/share-visit.ts';
 import {
@@ -50,10 +65,12 @@ import {
   budgetGroup,
   memberOf,
   StartBudgets,
+  withoutRecordedStart,
 } from '../src/controllers/static-export-release/start-budget.ts';
 import { seedFrom } from '../src/controllers/static-export-release/start-budget-seed.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
+import { backoff } from '../src/timers.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -62,6 +79,7 @@ const START = Date.parse('2026-01-01T00:00:00Z');
 const ROTATE_AT = START + 8 * HOUR;
 const WILD_AT = START + 13 * HOUR + 50 * MIN;
 const LEADER_CHANGE_AT = START + 14 * HOUR;
+const PURGE_AT = START + 11 * HOUR + 10 * MIN;
 const TUN = DEFAULT_TUNABLES;
 const NEW_KEY = 'mint_rotated0123456789abcdef';
 
@@ -85,7 +103,19 @@ interface Site {
   release: StaticExportRelease;
   nextAt: number | undefined;
   exports: number;
+  /** When its start requests went out. */
+  starts: number[];
+  /** Failed reconciles in a row: the work queue's per-key backoff. */
+  failures: number;
+  /** Time the link written had expired while it was still the one written, summed. */
+  lapseMs: number;
+  /** When it published new content, and when the served job's 404 was confirmed (ExportVanished). */
+  published: number[];
+  vanishedAt?: number;
 }
+
+/** What a reconcile asks of the work queue: a delay, nothing (wait for a change), or its backoff. */
+type Next = number | undefined | 'backoff';
 
 function release(ns: string, name: string, projectId: string, basePath?: string): StaticExportRelease {
   return {
@@ -125,6 +155,7 @@ class FaultyDay {
     this.ops = [this.operator('a', 5), this.operator('b', 3)];
     const [a, b] = this.ops as [Operator, Operator];
     for (let i = 0; i < 10; i++) this.site(a, release('a', `site-${i}`, project('aa', i)));
+    // Its every export ends failed (`start@<project>:fail:1`): it must back off, not eat the hour.
     for (let i = 0; i < 2; i++) this.site(b, release('b', `site-${i}`, project('bb', i)));
     for (let i = 0; i < 3; i++)
       for (const stage of ['staging', 'production'])
@@ -148,7 +179,16 @@ class FaultyDay {
   }
 
   private site(op: Operator, r: StaticExportRelease): void {
-    this.sites.push({ op, release: r, nextAt: START, exports: 0 });
+    this.sites.push({
+      op,
+      release: r,
+      nextAt: START,
+      exports: 0,
+      starts: [],
+      failures: 0,
+      lapseMs: 0,
+      published: [],
+    });
   }
 
   private wake(member: string): void {
@@ -176,6 +216,7 @@ class FaultyDay {
         },
       },
       { at: LEADER_CHANGE_AT, run: () => this.leaderChange(this.ops[0] as Operator) },
+      { at: PURGE_AT, run: async () => this.purge(this.purged) },
     ];
     for (let h = 0; h < 24; h++)
       events.push({ at: START + h * HOUR + 30 * MIN, run: () => this.pipeline(2) });
@@ -195,11 +236,54 @@ class FaultyDay {
       if (next.nextAt > this.sim.now()) this.sim.advanceTime(next.nextAt - this.sim.now());
       this.reconciling = memberKey(next.release);
       this.woken = false;
-      const after = await this.reconcile(next);
+      const after = await this.queued(next);
       next.nextAt = this.woken ? this.sim.now() : after === undefined ? undefined : this.sim.now() + after;
       this.reconciling = undefined;
       this.audit(next.op, next.release);
     }
+  }
+
+  /** The reconcile and the work queue's answer to it: a failure is retried with its per-key backoff. */
+  private async queued(s: Site): Promise<number | undefined> {
+    let next: Next;
+    try {
+      next = await this.reconcile(s);
+    } catch (e) {
+      next = this.failed(classifyError(e, secretRefText(s.release)));
+    }
+    if (next !== 'backoff') {
+      s.failures = 0;
+      return next;
+    }
+    return backoff(s.failures++, { base: 1_000, max: 5 * MIN });
+  }
+
+  /** As the skeleton's fail: the failure's own delay, the work queue's backoff, or a wait for a change. */
+  private failed(f: Failure): Next {
+    const result = afterFailure(f);
+    return result.backoff ? 'backoff' : result.requeueAfterMs;
+  }
+
+  /** The site whose served job the platform purges. */
+  get purged(): Site {
+    return this.sites.find((x) => memberKey(x.release) === 'b/site-0') as Site;
+  }
+
+  /** The platform forgets the job the site serves: its link's renewal meets 404. */
+  private purge(s: Site): void {
+    const jobId = s.release.status?.current?.jobId;
+    if (jobId === undefined || !this.sim.purgeExportJob(jobId))
+      throw new Error(
+        `bench: ${memberKey(s.release)} serves no job to purge at ${new Date(this.sim.now()).toISOString()}`,
+      );
+  }
+
+  /** Stores a status, noting how long the link written had expired when it is replaced. */
+  private commit(s: Site, status: StaticExportRelease['status']): void {
+    const was = s.release.status?.current?.expiresAt;
+    const is = status?.current?.expiresAt;
+    if (was !== undefined && is !== was) s.lapseMs += Math.max(0, this.sim.now() - Date.parse(was));
+    s.release = { ...s.release, status };
   }
 
   /** The pipeline's exports of its own projects: `n` starts now, with the organization's key. */
@@ -241,7 +325,7 @@ class FaultyDay {
     op.lost = Math.max(op.lost, counted - sent);
   }
 
-  private async reconcile(s: Site): Promise<number | undefined> {
+  private async reconcile(s: Site): Promise<Next> {
     const { op } = s;
     const { client } = op;
     const now = new Date(this.sim.now());
@@ -283,10 +367,12 @@ class FaultyDay {
           const sent = () => {
             reservation?.sent();
             op.sent.push(this.sim.now());
+            s.starts.push(this.sim.now());
           };
           return await this.start(s, look, now, sent);
         }
         if (d.action.kind === 'publish') return await this.publish(s, look, d.action, now);
+        if (d.failure) return this.failed(d.failure);
         return d.requeueAfterMs;
       } finally {
         reservation?.release();
@@ -296,20 +382,12 @@ class FaultyDay {
     }
   }
 
-  private async start(
-    s: Site,
-    { visit, budget }: Look,
-    now: Date,
-    sent: () => void,
-  ): Promise<number | undefined> {
+  private async start(s: Site, { visit, budget }: Look, now: Date, sent: () => void): Promise<Next> {
     const snapshot = { now, release: s.release };
     try {
       const started = await s.op.client.startExport(exportTarget(s.release.spec));
       sent();
-      s.release = {
-        ...s.release,
-        status: afterStart(snapshot, started.jobId, started.status ?? 'queued').status,
-      };
+      this.commit(s, afterStart(snapshot, started.jobId, started.status ?? 'queued').status);
       visit?.started(started.jobId, now.toISOString());
       return exportPollDelayMs(s.release.status ?? {}, now) ?? 0;
     } catch (e) {
@@ -318,19 +396,31 @@ class FaultyDay {
         visit?.close();
         const waitMs = busyWaitMs(s.release.status ?? {});
         budget?.busy(now.getTime() + waitMs);
-        s.release = { ...s.release, status: afterStartBusy(snapshot, waitMs).status };
-        return waitMs;
+        this.commit(s, afterStartBusy(snapshot, waitMs).status);
+        return untilRenewalOr(s.release.status ?? {}, waitMs, now);
       }
       if (e instanceof ExportStartLimitError && budget) {
         sent();
         s.op.refused429++;
         visit?.close();
         const until = budget.refused(e.retryAfterMs);
-        s.release = { ...s.release, status: afterStartRefused(snapshot, until).status };
-        return until - now.getTime();
+        this.commit(s, afterStartRefused(snapshot, until).status);
+        return untilRenewalOr(s.release.status ?? {}, until - now.getTime(), now);
       }
-      if (startMayHaveCreatedJob(e)) sent();
-      throw e;
+      // As actions.ts startRefused: an answer that may follow the job's creation keeps its mark
+      // and its slot (StartOutcomeUnknown); anything else started nothing and gives both back.
+      const mayHaveStarted = startMayHaveCreatedJob(e);
+      if (mayHaveStarted) sent();
+      visit?.startFailed();
+      const marked = s.release.status?.start?.since;
+      const status = afterStartFailed(s.release.status ?? {}, mayHaveStarted);
+      this.commit(
+        s,
+        mayHaveStarted || marked === undefined || !status.recentStarts
+          ? status
+          : { ...status, recentStarts: withoutRecordedStart(status.recentStarts, marked) },
+      );
+      return this.failed(classifyError(e, secretRefText(s.release)));
     }
   }
 
@@ -340,19 +430,42 @@ class FaultyDay {
     action: Extract<Action, { kind: 'publish' }>,
     now: Date,
   ): Promise<number> {
-    const bundle = await (visit as ShareVisit).link(action.jobId, () =>
-      s.op.client.exportLink(jobRef(action)),
-    );
-    if (action.mode === 'NewContent') s.exports++;
+    const snapshot = { now, release: s.release };
+    let bundle: Awaited<ReturnType<AdminApiClient['exportLink']>>;
+    try {
+      bundle = await (visit as ShareVisit).link(action.jobId, () => s.op.client.exportLink(jobRef(action)));
+    } catch (e) {
+      // As actions.ts servedJobGone (no pins here): the first 404 is noted, a second one a while
+      // later makes the job gone, and the release exports anew ahead of the scheduled starts.
+      const purged = e instanceof NotFoundError && !(e instanceof RevisionUnavailableError);
+      if (!purged || action.mode === 'NewContent') throw e;
+      const served = s.release.status?.current?.jobId === action.jobId;
+      const confirmIn = served ? servedJobConfirmIn(s.release.status ?? {}, now, TUN) : 0;
+      if (confirmIn === undefined) {
+        this.commit(s, afterServedJobMissing(snapshot).status);
+        return TUN.jobGoneConfirmMs;
+      }
+      if (confirmIn > 0) return confirmIn;
+      s.vanishedAt ??= now.getTime();
+      this.commit(s, afterServedJobGone(snapshot).status);
+      return 0;
+    }
+    if (action.mode === 'NewContent') {
+      s.exports++;
+      s.published.push(now.getTime());
+    }
     const version =
       action.mode === 'NewContent'
         ? `v-${action.jobId.slice(0, 12)}`
         : (s.release.status?.current?.version ?? '');
-    const folded = afterPublish(
-      { now, release: s.release },
-      { mode: action.mode, ...recordedJob(action), version, expiresAt: bundle.expiresAt, wrote: true },
-    );
-    s.release = { ...s.release, status: folded.status };
+    const folded = afterPublish(snapshot, {
+      mode: action.mode,
+      ...recordedJob(action),
+      version,
+      expiresAt: bundle.expiresAt,
+      wrote: true,
+    });
+    this.commit(s, folded.status);
     return 0;
   }
 }
@@ -368,8 +481,37 @@ function busiestHour(times: number[]): number {
   return most;
 }
 
+/** A seeded source for the simulator's fault draws (mulberry32): every run meets the same faults. */
+function seeded(seed: number): () => number {
+  let t = seed;
+  return () => {
+    t = (t + 0x6d2b79f5) | 0;
+    let r = Math.imul(t ^ (t >>> 15), 1 | t);
+    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
+    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const BROKEN = project('aa', 9);
+const FAULTS = [
+  `start@${BROKEN}:fail:1`,
+  // Few: the client waits each out for its Retry-After (1 s) of real time.
+  'start:429:0.02:3',
+  'start:created=502:0.02',
+  'start:created=504:0.02',
+  'start:created=reset:0.02',
+];
+
+const minutes = (ms: number) => Math.round(ms / MIN);
+
 export async function runFaultyDay(): Promise<void> {
-  const sim = await startSimulator({ apiRevision: 2, clock: () => START, exportDurationMs: 4 * MIN });
+  const sim = await startSimulator({
+    apiRevision: 2,
+    clock: () => START,
+    exportDurationMs: 4 * MIN,
+    faults: FAULTS,
+    random: seeded(38),
+  });
   const day = new FaultyDay(sim);
   try {
     await day.run();
@@ -378,12 +520,23 @@ export async function runFaultyDay(): Promise<void> {
     await sim.close();
   }
   const starts = sim.requests.filter((q) => q.endpoint === 'start');
-  const created = starts.filter((q) => q.status === 202).map((q) => q.time);
-  const exports = day.sites.map((s) => s.exports);
+  const faulted = (q: (typeof starts)[number], kind: string) =>
+    q.faults?.some((f) => f.split(':')[1] === kind) === true;
+  const createdThen5xx = starts.filter((q) => q.faults?.some((f) => f.includes(':created=')));
+  const created = starts.filter((q) => q.status === 202 || createdThen5xx.includes(q)).map((q) => q.time);
+  const perMinute429 = starts.filter((q) => faulted(q, '429')).length;
+  const broken = day.sites.find((s) => s.release.spec.projectId === BROKEN) as Site;
+  const purged = day.purged;
+  // A link written that had expired by the day's end counts to the end.
+  for (const s of day.sites) {
+    const expires = s.release.status?.current?.expiresAt;
+    if (expires !== undefined) s.lapseMs += Math.max(0, START + DAY - Date.parse(expires));
+  }
+  const exports = day.sites.filter((s) => s !== broken).map((s) => s.exports);
   const most = Math.max(...exports);
   const fewest = Math.min(...exports);
   console.log(
-    "\nA day with faults: cluster a (10 hourly sites, share 5), cluster b (2 hourly sites and 3 projects exported for staging and production, share 3) and a pipeline (2 starts at half past each hour) on one organization; the key rotated at 08:00, the pipeline over its share from 13:50 to 14:10, cluster a's leader changed at 14:00",
+    `\nA day with faults: cluster a (10 hourly sites, share 5), cluster b (2 hourly sites and 3 projects exported for staging and production, share 3) and a pipeline (2 starts at half past each hour) on one organization; the key rotated at 08:00, the pipeline over its share from 13:50 to 14:10, cluster a's leader changed at 14:00; cluster a's site-9 broken (every export fails), cluster b's site-0's served job purged at 11:10; start faults ${FAULTS.slice(1).join(', ')} (counts on the virtual clock)`,
   );
   console.log('| figure | cluster a | cluster b | goal |');
   console.log('|---|---|---|---|');
@@ -394,10 +547,31 @@ export async function runFaultyDay(): Promise<void> {
     `| most double-spent (sent in the past hour, not counted) | ${a.doubleSpent} | ${b.doubleSpent} | 0 |`,
   );
   console.log(`| most lost (counted in the past hour, not sent) | ${a.lost} | ${b.lost} | 0 |`);
+  const lapse = (op: Operator) =>
+    minutes(day.sites.filter((s) => s.op === op).reduce((sum, s) => sum + s.lapseMs, 0));
+  console.log(`| minutes a served link had expired (summed over releases) | ${lapse(a)} | ${lapse(b)} | 0 |`);
+  console.log(
+    `starts answered after the job was created (502, 504, reset): ${createdThen5xx.length}; per-minute 429s: ${perMinute429} (each retried by the client after its Retry-After)`,
+  );
+  console.log(
+    `broken site (a/site-9): ${broken.starts.length} start requests in the day, most in any sliding hour ${busiestHour(broken.starts)} (goal: backs off, far below 12), status.exportFailures ${broken.release.status?.exportFailures ?? 0} at the end`,
+  );
+  const replaced = purged.published.find((t) => t >= (purged.vanishedAt ?? Number.POSITIVE_INFINITY));
+  const replacementStart = purged.starts.find((t) => t >= (purged.vanishedAt ?? Number.POSITIVE_INFINITY));
+  // Starts of its cluster's other releases between the confirmation and the replacement's start.
+  const ahead = day.sites
+    .filter((s) => s.op === purged.op && s !== purged)
+    .flatMap((s) => s.starts)
+    .filter((t) => t >= (purged.vanishedAt ?? 0) && t < (replacementStart ?? 0)).length;
+  console.log(
+    purged.vanishedAt === undefined
+      ? 'purged job: its 404 was never confirmed (the release moved on before renewing it)'
+      : `purged job (b/site-0): gone confirmed at +${minutes(purged.vanishedAt - PURGE_AT)} min after the purge, replacement started +${replacementStart === undefined ? '-' : minutes(replacementStart - purged.vanishedAt)} min later (the group's next free slot; starts of the cluster's other releases before it: ${ahead}) and published +${replaced === undefined ? '-' : minutes(replaced - purged.vanishedAt)} min after that; its served link expired for ${minutes(purged.lapseMs)} min (goal 0)`,
+  );
   console.log(
     `organization: ${created.length} jobs created, most in any sliding hour ${busiestHour(created)} (goal at most 10); start requests ${starts.length}, 409s ${starts.filter((q) => q.status === 409).length}, 429s ${starts.filter((q) => q.status === 429).length}`,
   );
   console.log(
-    `exports per release, most over fewest: ${most}/${fewest} = ${fewest === 0 ? 'inf' : (most / fewest).toFixed(2)} (goal at most 1.5)`,
+    `exports per release (the broken one aside), most over fewest: ${most}/${fewest} = ${fewest === 0 ? 'inf' : (most / fewest).toFixed(2)} (goal at most 1.5)`,
   );
 }

@@ -105,6 +105,8 @@ export class ExportJobs {
   private readonly options: ExportJobsOptions;
   private workRoot = '';
   private lastMtimeSec = 0;
+  /** Renders of purged jobs, still awaited before the scratch space goes. */
+  private readonly purgedRenders: Promise<void>[] = [];
 
   constructor(options: ExportJobsOptions) {
     this.options = options;
@@ -118,7 +120,7 @@ export class ExportJobs {
   async close(): Promise<void> {
     for (const job of this.jobs.values()) job.timer?.clear();
     // Let renders in flight finish before their scratch space goes away.
-    await Promise.allSettled([...this.jobs.values()].map((j) => j.render));
+    await Promise.allSettled([...this.jobs.values()].map((j) => j.render).concat(this.purgedRenders));
     if (this.workRoot) await rm(this.workRoot, { recursive: true, force: true });
   }
 
@@ -128,6 +130,14 @@ export class ExportJobs {
 
   get(jobId: string): ExportJob | undefined {
     return this.jobs.get(jobId);
+  }
+
+  /** Forgets a job as the platform's retention does: its GETs and bundle calls answer 404 from now on. */
+  purge(jobId: string): boolean {
+    const job = this.jobs.get(jobId);
+    job?.timer?.clear();
+    if (job?.render) this.purgedRenders.push(job.render);
+    return this.jobs.delete(jobId);
   }
 
   async start(order: ExportOrder): Promise<ExportJob> {

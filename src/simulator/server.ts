@@ -98,6 +98,8 @@ export interface Simulator {
   exportJobsStarted(): number;
   agentJobsCreated(projectId?: string): number;
   exportJob(jobId: string): ExportJobSnapshot | undefined;
+  /** Forgets an export job (the platform's retention purged it): its GET answers 404; false if unknown. */
+  purgeExportJob(jobId: string): boolean;
   /** A correctly signed link for a completed job with any expiry (e.g. already expired). */
   signBundleUrl(jobId: string, expiresAtMs: number): string;
 }
@@ -265,6 +267,9 @@ class SimulatorServer implements Simulator {
   }
   exportJob(jobId: string): ExportJobSnapshot | undefined {
     return this.exportJobs.snapshot(jobId);
+  }
+  purgeExportJob(jobId: string): boolean {
+    return this.exportJobs.purge(jobId);
   }
   signBundleUrl(jobId: string, expiresAtMs: number): string {
     return this.sign(jobId, Math.floor(expiresAtMs / 1000));

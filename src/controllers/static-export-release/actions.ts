@@ -50,7 +50,7 @@ import { ociReference, withinInterval } from './oci.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
 import { judgeNewContent } from './publish-gate.ts';
 import { afterRoll } from './rollout.ts';
-import { exportPollDelayMs, medianExportMs } from './schedule.ts';
+import { exportPollDelayMs, medianExportMs, untilRenewalOr } from './schedule.ts';
 import { type PulledSite, pullSite } from './sources/registry-client.ts';
 import { targetOf } from './sources/serving.ts';
 import type { Look } from './sources/source.ts';
@@ -152,13 +152,13 @@ async function startRefused(look: Look, run: ReleaseRun, e: unknown): Promise<Re
     const waitMs = busyWaitMs(run.record.status);
     budget?.busy(o.now.getTime() + waitMs);
     await run.commit(afterStartBusy(snapshot, waitMs));
-    return { requeueAfterMs: waitMs };
+    return { requeueAfterMs: untilRenewalOr(run.record.status, waitMs, o.now) };
   }
   if (e instanceof ExportStartLimitError && budget) {
     visit?.close();
     const until = budget.refused(e.retryAfterMs);
     await run.commit(afterStartRefused(snapshot, until));
-    return { requeueAfterMs: until - o.now.getTime() };
+    return { requeueAfterMs: untilRenewalOr(run.record.status, until - o.now.getTime(), o.now) };
   }
   const mayHaveStarted = startMayHaveCreatedJob(e);
   visit?.startFailed();

@@ -114,6 +114,16 @@ export function untilNextWork(release: StaticExportRelease, now: Date, tun: Tuna
   return times.length ? Math.min(...times) - now.getTime() : undefined;
 }
 
+/**
+ * A wait (a 409's, the hold after a 429, a start in doubt) cut short at the served link's renewal:
+ * the renewal is made during any of them, so the link written does not expire meanwhile.
+ */
+export function untilRenewalOr(status: Status, waitMs: number, now: Date): number {
+  const c = status.current;
+  if (!c?.jobId || !c.renewalTime) return waitMs;
+  return Math.max(0, Math.min(waitMs, Date.parse(c.renewalTime) - now.getTime()));
+}
+
 /** When to renew a link: `renewBefore` ahead of expiry; default (or when too long) a third of its lifetime. */
 export function renewalTime(expiresAt: Date, issuedAt: Date, renewBefore: string | undefined): Date {
   const lifetime = expiresAt.getTime() - issuedAt.getTime();

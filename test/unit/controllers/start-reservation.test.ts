@@ -196,6 +196,39 @@ describe('a reserved start slot', () => {
   });
 });
 
+describe('a start met by a 409 on a release serving a link', () => {
+  it('looks again at the link’s renewal, not after the whole wait: the link written does not expire', async () => {
+    const p = project(40);
+    const other = new AdminApiClient({ baseUrl: sim.baseUrl, apiKey: sim.adminKey });
+    await other.startExport({ projectId: p });
+    await other.close();
+    const now = sim.now();
+    const serving = {
+      ...current('serving', p),
+      status: {
+        current: {
+          version: 'v1',
+          jobId: '6520f3a1c9b1a20012ab0040',
+          projectId: p,
+          expiresAt: new Date(now + 8 * 60_000).toISOString(),
+          renewalTime: new Date(now + 3 * 60_000).toISOString(),
+        },
+      },
+    };
+    const op = operator([serving]);
+    try {
+      const result = await op.reconcile('serving');
+      expect(startsOf(p)).toEqual([202, 409]);
+      expect(op.stored('serving').status?.waiting?.reason).toBe('ExportBusy');
+      // The 409 is waited out 20 minutes; the renewal is due in 3.
+      expect(result.requeueAfterMs).toBeGreaterThan(2 * 60_000);
+      expect(result.requeueAfterMs).toBeLessThanOrEqual(3 * 60_000);
+    } finally {
+      await op.close();
+    }
+  });
+});
+
 describe('releases of one project with different base paths', () => {
   it("wait for each other's job without a start request, naming the other", async () => {
     const p = project(30);

@@ -73,6 +73,21 @@ describe('simulator, static export revision 2', () => {
     for (const link of links) expect((await download(link)).status).toBe(200);
   });
 
+  it('forgets a purged job: its GET and its links answer 404, the project starts again', async () => {
+    const jobId = await finishedJob('purged');
+    const path = `${jobs('purged')}/${jobId}`;
+    const link = String((await call(sim, 'GET', path)).json.bundleUrl);
+    expect((await download(link)).status).toBe(200);
+    expect(sim.purgeExportJob(jobId)).toBe(true);
+    const gone = await call(sim, 'GET', path);
+    expect(gone.status).toBe(404);
+    expect(gone.json.error).toMatch(/not found/);
+    expect((await download(link)).status).toBe(404);
+    expect(sim.exportJob(jobId)).toBeUndefined();
+    expect(sim.purgeExportJob(jobId)).toBe(false);
+    expect((await call(sim, 'POST', jobs('purged'))).status).toBe(202);
+  });
+
   it('names the download <subdomain>-export-<YYYY-MM-DD>.tar.gz', async () => {
     const day = new Date(sim.now()).toISOString().slice(0, 10);
     const jobId = await finishedJob('acme');

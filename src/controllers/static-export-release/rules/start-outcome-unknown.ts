@@ -1,5 +1,7 @@
 import { type Failure, failureEvent } from '../../failures.ts';
 import { type PlatformCase, type Rule, rule, type Status, type Tunables } from '../model.ts';
+import { untilRenewalOr } from '../schedule.ts';
+import { renewLink } from './renew-link.ts';
 
 type StartMark = NonNullable<Status['start']>;
 
@@ -17,9 +19,12 @@ export function withoutExpiredStart(status: Status, now: Date, tun: Tunables): S
 
 /**
  * First of all, whatever else is wrong now: a start that may have been sent is not repeated before
- * the wait is over (the admin API has no idempotency key). Told once, when first found.
+ * the wait is over (the admin API has no idempotency key). Told once, when first found. The served
+ * link is renewed meanwhile when due (a renewal starts nothing): else a wait begun near the renewal
+ * time lets it expire.
  */
-export const startOutcomeUnknown: Rule<PlatformCase> = rule('startOutcomeUnknown', ({ o, status, tun }) => {
+export const startOutcomeUnknown: Rule<PlatformCase> = rule('startOutcomeUnknown', (c) => {
+  const { o, status, tun } = c;
   const mark = status.start;
   if (!mark) return undefined;
   const at = retryAt(mark, tun);
@@ -30,12 +35,11 @@ export const startOutcomeUnknown: Rule<PlatformCase> = rule('startOutcomeUnknown
       'connection or could not record the answer). The admin API has no idempotency key, so it does not start ' +
       `another one before ${new Date(at).toISOString()}`,
     stalled: false,
-    retryAfterMs: at - o.now.getTime(),
+    retryAfterMs: untilRenewalOr(status, at - o.now.getTime(), o.now),
   };
-  return {
-    action: { kind: 'none' },
-    status: { ...status, start: { ...mark, phase: 'OutcomeUnknown' } },
-    events: mark.phase === 'Starting' ? [failureEvent(f)] : [],
-    failure: f,
-  };
+  const held: Status = { ...status, start: { ...mark, phase: 'OutcomeUnknown' } };
+  const events = mark.phase === 'Starting' ? [failureEvent(f)] : [];
+  const renewal = renewLink.apply({ ...c, status: held });
+  if (renewal) return { ...renewal, events: [...events, ...renewal.events] };
+  return { action: { kind: 'none' }, status: held, events, failure: f };
 });

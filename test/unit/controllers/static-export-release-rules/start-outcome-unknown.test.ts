@@ -32,3 +32,36 @@ describe('withoutExpiredStart', () => {
     expect(withoutExpiredStart(status, NOW, DEFAULT_TUNABLES).start !== undefined).toBe(kept);
   });
 });
+
+describe('startOutcomeUnknown while a link is served', () => {
+  const serving = (renewalInMs: number, jobId: string | null = 'job-1'): Status => ({
+    ...marked('OutcomeUnknown', MIN),
+    current: {
+      version: 'v1',
+      ...(jobId === null ? {} : { jobId }),
+      expiresAt: at(renewalInMs + 5 * MIN),
+      renewalTime: at(renewalInMs),
+    },
+  });
+
+  it('renews the served link when due, keeping the mark (a renewal starts nothing)', () => {
+    const d = startOutcomeUnknown.apply(platformCase(release({ status: serving(0) })));
+    expect(d?.action).toMatchObject({ kind: 'publish', mode: 'Renew', jobId: 'job-1' });
+    expect(d?.failure).toBeUndefined();
+    expect(d?.status.start).toEqual({ phase: 'OutcomeUnknown', since: at(-MIN) });
+  });
+
+  it('wakes for a renewal due before the wait is over', () => {
+    const d = startOutcomeUnknown.apply(platformCase(release({ status: serving(3 * MIN) })));
+    expect(d?.action.kind).toBe('none');
+    expect(d?.failure?.retryAfterMs).toBe(3 * MIN);
+  });
+
+  it('waits the whole wait when the renewal is later, or no job is served (its link cannot be renewed)', () => {
+    for (const status of [serving(wait), serving(-MIN, null)]) {
+      const d = startOutcomeUnknown.apply(platformCase(release({ status })));
+      expect(d?.action.kind).toBe('none');
+      expect(d?.failure?.retryAfterMs).toBe(wait - MIN);
+    }
+  });
+});
