@@ -58,7 +58,8 @@ describe('spec.apiBaseUrl', () => {
 
     // The same with the key Secret present: still refused, the key goes nowhere.
     await applyRelease(h.ns, 'foreign', { apiBaseUrl: recorderUrl });
-    await applyRelease(h.ns, 'foreign-2', { apiBaseUrl: `${recorderUrl}/v1` });
+    // A path under it is no way around the list (a version path like /v1 is refused at apply).
+    await applyRelease(h.ns, 'foreign-2', { apiBaseUrl: `${recorderUrl}/admin` });
     await eventually('foreign-2: ApiBaseUrlNotAllowed', async () => {
       const r = condition((await getRelease(h.ns, 'foreign-2')).status?.conditions as Condition[], 'Ready');
       return r?.reason === 'ApiBaseUrlNotAllowed';
