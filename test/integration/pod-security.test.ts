@@ -80,7 +80,7 @@ const CASES: { what: string; chart: string; release: string; values: object }[] 
   {
     what: 'operator chart, two replicas, the trigger receiver',
     chart: OPERATOR_CHART_DIR,
-    release: 'seo',
+    release: 'psa-operator',
     // The suite's CRDs are installed already (and owned by no release).
     values: {
       crds: { enabled: false },
@@ -115,7 +115,7 @@ const CASES: { what: string; chart: string; release: string; values: object }[] 
     what: 'operator chart with openshift (ids left to the cluster)',
     chart: OPERATOR_CHART_DIR,
     // Another name: the first one's ClusterRole is cluster-scoped.
-    release: 'seo-openshift',
+    release: 'psa-operator-openshift',
     values: {
       crds: { enabled: false },
       operator: { apiBaseUrl: 'https://api.example.com' },
