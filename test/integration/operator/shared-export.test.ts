@@ -15,7 +15,12 @@ const h = useOperatorSuite({
   // Long enough to apply a second release while the first one's export runs.
   sim: { exportDurationMs: 4_000 },
   // The simulator by another name: the same key there is another account (never shared with).
-  operator: (sim) => ({ allowedApiBaseUrls: [otherAccountUrl(sim.baseUrl)] }),
+  // The other account's API (localhost) hands out links to the simulator's 127.0.0.1: not its own
+  // host, so a private mirror's opt-in lets the operator follow them.
+  operator: (sim) => ({
+    allowedApiBaseUrls: [otherAccountUrl(sim.baseUrl)],
+    download: { allowPrivateLinks: true },
+  }),
   adminKeySecret: null,
 });
 const prod = () => h.namespaces[0];
