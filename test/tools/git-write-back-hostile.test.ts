@@ -87,7 +87,8 @@ describe('a repository built to inflate: that write fails GitUnsupported, nothin
     expect(outcome).toMatchObject({ outcome: 'Failed', reason: 'GitUnsupported' });
     if (outcome.outcome !== 'Failed') return;
     expect(outcome.message).toMatch(why);
-    expect(outcome.message).toContain(`${server.origin} sent a branch tip that`);
+    // Named by its repository (origin and path), as every write-back message names it since SSH.
+    expect(outcome.message).toContain(`${server.url(name)} sent a branch tip that`);
     expect(head(name)).toBe(before);
     // The same server's ordinary repository is still written: only that release failed.
     const fine = `fine-${count}`;
