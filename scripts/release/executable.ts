@@ -38,6 +38,9 @@ export async function buildExecutable(root: string, version: string, outDir: str
       // keepNames: error classes keep their names in messages.
       minify: true,
       keepNames: true,
+      // ssh2 loads cpu-features in a try (only to order its ciphers) and runs without it; the package
+      // is a native addon whose build allowScripts denies, so it has nothing to bundle.
+      external: ['cpu-features'],
       // No package.json travels with the binary; import.meta does not exist in CommonJS (the
       // simulator's default docs directory is resolved from it: beside the binary, so pass --docs).
       define: {
