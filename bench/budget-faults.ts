@@ -65,7 +65,6 @@ import {
   budgetGroup,
   memberOf,
   StartBudgets,
-  withoutRecordedStart,
 } from '../src/controllers/static-export-release/start-budget.ts';
 import { seedFrom } from '../src/controllers/static-export-release/start-budget-seed.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
@@ -412,14 +411,7 @@ class FaultyDay {
       const mayHaveStarted = startMayHaveCreatedJob(e);
       if (mayHaveStarted) sent();
       visit?.startFailed();
-      const marked = s.release.status?.start?.since;
-      const status = afterStartFailed(s.release.status ?? {}, mayHaveStarted);
-      this.commit(
-        s,
-        mayHaveStarted || marked === undefined || !status.recentStarts
-          ? status
-          : { ...status, recentStarts: withoutRecordedStart(status.recentStarts, marked) },
-      );
+      this.commit(s, afterStartFailed(s.release.status ?? {}, mayHaveStarted));
       return this.failed(classifyError(e, secretRefText(s.release)));
     }
   }

@@ -54,7 +54,6 @@ import { exportPollDelayMs, medianExportMs, untilRenewalOr } from './schedule.ts
 import { type PulledSite, pullSite } from './sources/registry-client.ts';
 import { targetOf } from './sources/serving.ts';
 import type { Look } from './sources/source.ts';
-import { withoutRecordedStart } from './start-budget.ts';
 import { afterWriteBack, withWriteBackFailure, writeBackFailure } from './write-back.ts';
 
 export type ReleaseRun = Run<StaticExportRelease, Status>;
@@ -162,13 +161,11 @@ async function startRefused(look: Look, run: ReleaseRun, e: unknown): Promise<Re
   }
   const mayHaveStarted = startMayHaveCreatedJob(e);
   visit?.startFailed();
-  const marked = run.record.status.start?.since;
-  const status = afterStartFailed(run.record.status, mayHaveStarted);
-  const counted =
-    mayHaveStarted || marked === undefined || !status.recentStarts
-      ? status
-      : { ...status, recentStarts: withoutRecordedStart(status.recentStarts, marked) };
-  return run.fail(counted, classifyError(e, secretRefText(o.release)), e);
+  return run.fail(
+    afterStartFailed(run.record.status, mayHaveStarted),
+    classifyError(e, secretRefText(o.release)),
+    e,
+  );
 }
 
 function linkExpiredOnArrival(jobId: string, expiresAt: Date, now: Date): Failure {

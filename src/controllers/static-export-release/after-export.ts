@@ -16,6 +16,7 @@ import {
   type Tunables,
 } from './model.ts';
 import { renewalTime, untilNextWork } from './schedule.ts';
+import { withoutRecordedStart } from './start-budget.ts';
 import { requestsOf } from './start-reason.ts';
 
 type ExportRecord = NonNullable<Status['export']>;
@@ -99,12 +100,14 @@ export function afterStartRefused({ release, now }: Snapshot, until: number): Fo
 
 /**
  * The start call failed: if it may have reached the platform the mark stays (the next reconcile
- * reports StartOutcomeUnknown and waits); if it certainly did not, the mark goes.
+ * reports StartOutcomeUnknown and waits); if it certainly did not, the mark goes, and so does the
+ * start recorded with it (nothing was sent: the budget must not count it).
  */
 export function afterStartFailed(status: Status, mayHaveStarted: boolean): Status {
   if (mayHaveStarted) return status;
-  const { start: _, ...rest } = status;
-  return rest;
+  const { start, ...rest } = status;
+  if (start === undefined || !rest.recentStarts) return rest;
+  return { ...rest, recentStarts: withoutRecordedStart(rest.recentStarts, start.since) };
 }
 
 interface PublishOutcome {
