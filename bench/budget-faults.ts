@@ -7,7 +7,7 @@
 // 13:50 the pipeline runs wild for 20 minutes (over its share, it takes every slot that frees, just
 // before the clusters would); at 14:00, during the hold the clusters' 429s cause, cluster a's
 // leader changes (a new process: fresh budgets, seeded from the releases'
-// status as setup.ts does). All day, some starts create their job and then answer 502, 504 or drop
+// status as release-setup.ts does). All day, some starts create their job and then answer 502, 504 or drop
 // the connection (as a gateway may), a few meet the per-minute limit's 429 (the client waits out its
 // Retry-After: 1 s, of real time: the virtual clock stands still meanwhile), and cluster a's
 // site-9 is broken (every export of its project ends failed); at 11:10 the platform purges the job
@@ -45,8 +45,8 @@ import {
   type Action,
   DEFAULT_TUNABLES,
   type PlatformObserved,
-} from '../src/controllers/static-export-release/model.ts';
-import { claim, decideOn } from '../src/controllers/static-export-release/reconciler.ts';
+} from '../src/controllers/static-export-release/release-model.ts';
+import { claim, decideOn } from '../src/controllers/static-export-release/release-reconciler.ts';
 import {
   exportPollDelayMs,
   startDemandIntervalMs,

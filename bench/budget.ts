@@ -2,7 +2,7 @@
 // of the platform's current export API (10 starts per organization per hour), with intervals that
 // together want more starts than that. Each release's reconcile loop runs as the operator's: observe
 // (the recorded job polled through its share visit), decide with the budget's view and claim
-// (reconciler.ts `decideOn` and `claim`), then the start or publish as actions.ts performs it,
+// (release-reconciler.ts `decideOn` and `claim`), then the start or publish as actions.ts performs it,
 // folded back into status (after-export.ts), the next look at the decision's
 // requeue (or the action's), a budget or share-group wake looking at once. Every call goes through
 // the production client to the simulator in revision 2, whose clock the loop advances to each next
@@ -10,7 +10,7 @@
 // Nothing is asserted; the goals: no 429, at most 10 starts in any sliding hour, no site starved,
 // exports per site most over fewest at most 1.5.
 import { AdminApiClient, ExportBusyError, ExportStartLimitError, NotFoundError } from '../src/api/index.ts';
-import type { Reservation } from '../src/controllers/skeleton.ts';
+import type { Reservation } from '../src/controllers/reconciler-base.ts';
 import { busyWaitMs } from '../src/controllers/static-export-release/actions.ts';
 import {
   afterPublish,
@@ -25,8 +25,8 @@ import {
   DEFAULT_TUNABLES,
   type Folded,
   type PlatformObserved,
-} from '../src/controllers/static-export-release/model.ts';
-import { claim, decideOn } from '../src/controllers/static-export-release/reconciler.ts';
+} from '../src/controllers/static-export-release/release-model.ts';
+import { claim, decideOn } from '../src/controllers/static-export-release/release-reconciler.ts';
 import {
   exportPollDelayMs,
   startDemandIntervalMs,

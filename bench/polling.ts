@@ -1,5 +1,5 @@
 // Admin API calls spent polling one export, and how late its completion is seen: the operator's
-// own decisions (decide.ts and the schedule of src/api/poll-schedule.ts, status carried from one
+// own decisions (decide-release.ts and the schedule of src/api/poll-schedule.ts, status carried from one
 // poll to the next as the reconciler writes it) against the platform's sample, which polls every
 // 10 s. Both talk to the simulator through the production client; the simulator runs on a virtual
 // clock that the pollers advance, so a 30-minute export takes a moment. Exports of 20 s, 2, 10
@@ -14,8 +14,8 @@
 // with durations that are multiples of 10 s its lag is always 0: its best case, not its average.
 import { AdminApiClient } from '../src/api/index.ts';
 import { afterStart } from '../src/controllers/static-export-release/after-export.ts';
-import { decide } from '../src/controllers/static-export-release/decide.ts';
-import type { Status } from '../src/controllers/static-export-release/model.ts';
+import { decide } from '../src/controllers/static-export-release/decide-release.ts';
+import type { Status } from '../src/controllers/static-export-release/release-model.ts';
 import { exportPollDelayMs } from '../src/controllers/static-export-release/schedule.ts';
 import { exportPoll } from '../src/controllers/static-export-release/sources/platform-export.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';

@@ -1,5 +1,5 @@
 // Workload rolls per site per day with each spec.rollout.onLinkRenewal (None, Rollout): the release
-// controller's own decisions (decide.ts and the after-* folds, status carried from one reconcile to
+// controller's own decisions (decide-release.ts and the after-* folds, status carried from one reconcile to
 // the next as the reconciler writes it) against the simulator through the production client, on a
 // virtual clock that the loop advances to each requeue, so a week takes a moment (figures are per
 // day, over 7 days). Links live 15 minutes (the simulator's default) or 24 hours; renewal is the
@@ -8,8 +8,8 @@
 // site and completes each rollout at once. A roll is a decision to roll the workloads, by reason.
 import { AdminApiClient } from '../src/api/index.ts';
 import { afterPublish, afterStart } from '../src/controllers/static-export-release/after-export.ts';
-import { decide } from '../src/controllers/static-export-release/decide.ts';
-import type { Status } from '../src/controllers/static-export-release/model.ts';
+import { decide } from '../src/controllers/static-export-release/decide-release.ts';
+import type { Status } from '../src/controllers/static-export-release/release-model.ts';
 import { afterRoll } from '../src/controllers/static-export-release/rollout.ts';
 import { inFlight } from '../src/controllers/static-export-release/schedule.ts';
 import { exportPoll } from '../src/controllers/static-export-release/sources/platform-export.ts';

@@ -1,4 +1,4 @@
-// The operator process: composes both controllers (each wires itself in its setup.ts) behind
+// The operator process: composes both controllers (each wires itself in its *-setup.ts) behind
 // leader election, with the admin API clients, events, metrics, health endpoints and the trigger.
 
 import { hostname } from 'node:os';
@@ -23,13 +23,13 @@ import { Metrics } from '../runtime/metrics.ts';
 import type { WorkQueueOptions } from '../runtime/work-queue.ts';
 import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../trigger/contract.ts';
 import { startTriggerReceiver } from '../trigger/receiver.ts';
-import { setupAgentJobs } from './agent-job/setup.ts';
+import { setupAgentJobs } from './agent-job/agent-job-setup.ts';
 import { registerBudgetMetrics } from './budget-metrics.ts';
 import { ApiClients } from './credentials.ts';
 import { registerReleaseMetrics } from './release-metrics.ts';
-import { DEFAULT_TUNABLES, type Tunables } from './static-export-release/model.ts';
 import type { BundleDownloadSettings } from './static-export-release/options.ts';
-import { setupReleases } from './static-export-release/setup.ts';
+import { DEFAULT_TUNABLES, type Tunables } from './static-export-release/release-model.ts';
+import { setupReleases } from './static-export-release/release-setup.ts';
 import { StartBudgets } from './static-export-release/start-budget.ts';
 import type { EventSink } from './types.ts';
 import type { UrlPolicy } from './url-allow-list.ts';

@@ -9,7 +9,7 @@ import { type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import type { Metrics } from '../runtime/metrics.ts';
 import type { WorkQueueOptions } from '../runtime/work-queue.ts';
 import type { OwnedObject } from '../targets/owned.ts';
-import type { CachedReads } from './skeleton.ts';
+import type { CachedReads } from './reconciler-base.ts';
 
 type Lifecycle = Pick<Informer<KubeObject>, 'start' | 'stop' | 'hasSynced'>;
 type Made = Lifecycle & Pick<Informer<KubeObject>, 'resource' | 'list'>;

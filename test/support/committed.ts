@@ -6,16 +6,16 @@ import {
   type Observed as JobObserved,
   jobConditions,
   decide as jobDecide,
-} from '../../src/controllers/agent-job/decide.ts';
+} from '../../src/controllers/agent-job/decide-agent-job.ts';
 import type { Failure } from '../../src/controllers/failures.ts';
-import { releaseConditions } from '../../src/controllers/static-export-release/conditions.ts';
-import { decide } from '../../src/controllers/static-export-release/decide.ts';
+import { decide } from '../../src/controllers/static-export-release/decide-release.ts';
+import { releaseConditions } from '../../src/controllers/static-export-release/release-conditions.ts';
 import type {
   Decision,
   Observed,
   Status,
   Tunables,
-} from '../../src/controllers/static-export-release/model.ts';
+} from '../../src/controllers/static-export-release/release-model.ts';
 import type { AgentJob, StaticExportRelease } from '../../src/crd/index.ts';
 
 /** `step` (a decision or a fold's outcome) as written for `release` at `now`. */

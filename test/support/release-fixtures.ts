@@ -9,7 +9,7 @@ import {
   type RegistryCase,
   type RegistryObserved,
   type Status,
-} from '../../src/controllers/static-export-release/model.ts';
+} from '../../src/controllers/static-export-release/release-model.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../src/crd/index.ts';
 
 export const NOW = new Date('2026-11-22T12:00:00Z');

@@ -28,7 +28,7 @@ import { gitUrlAllowed } from '../../git/url-policy.ts';
 import { rollWorkload } from '../../targets/workloads.ts';
 import { secretRefText } from '../credentials.ts';
 import { afterFailure, classifyError, type Failure, failure, failureEvent } from '../failures.ts';
-import type { ActionTable, Run } from '../skeleton.ts';
+import type { ActionTable, Run } from '../reconciler-base.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
   afterPublish,
@@ -45,10 +45,10 @@ import {
 } from './after-export.ts';
 import { afterOciGateFailed, afterOciPublish, afterOciRewrite } from './after-oci.ts';
 import { exportTarget, jobRef, recordedJob, siteName } from './export-site.ts';
-import type { Action, Status, Tunables } from './model.ts';
 import { ociReference, withinInterval } from './oci.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
 import { judgeNewContent } from './publish-gate.ts';
+import type { Action, Status, Tunables } from './release-model.ts';
 import { afterRoll } from './rollout.ts';
 import { exportPollDelayMs, medianExportMs, untilRenewalOr } from './schedule.ts';
 import { type PulledSite, pullSite } from './sources/registry-client.ts';

@@ -3,7 +3,7 @@
 // publish gate's refusal; a job gone). `served` and `gateRefused` serve after-oci.ts too.
 import { HISTORY_LIMIT, type StaticExportRelease } from '../../crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../project.ts';
-import { clampDelay } from '../decision.ts';
+import { clampDelay } from '../decision-shape.ts';
 import type { Failure } from '../failures.ts';
 import { recordedJob, siteName, startedProject } from './export-site.ts';
 import {
@@ -14,7 +14,7 @@ import {
   type Snapshot,
   type Status,
   type Tunables,
-} from './model.ts';
+} from './release-model.ts';
 import { renewalTime, untilNextWork } from './schedule.ts';
 import { withoutRecordedStart } from './start-budget.ts';
 import { requestsOf } from './start-reason.ts';

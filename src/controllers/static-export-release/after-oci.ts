@@ -1,7 +1,7 @@
 // Folding the outcome of a registry pull or rewrite back into status (pure).
 import { gateRefused, served } from './after-export.ts';
-import type { Folded, RegistryObserved, Status } from './model.ts';
 import { ociReference, untilNextCheck } from './oci.ts';
+import type { Folded, RegistryObserved, Status } from './release-model.ts';
 
 /** What the registry folds read: the release, the clock, and the source it follows. */
 type RegistrySnapshot = Pick<RegistryObserved, 'now' | 'release' | 'oci'>;

@@ -3,7 +3,7 @@
 // nothing expires and nothing is renewed.
 import { parseDuration, REQUESTED_AT_ANNOTATION, type StaticExportRelease } from '../../crd/index.ts';
 import type { Failure } from '../failures.ts';
-import type { OciSource, Status } from './model.ts';
+import type { OciSource, Status } from './release-model.ts';
 
 function ociSource(release: StaticExportRelease): OciSource | undefined {
   return release.spec.source?.oci;

@@ -1,11 +1,11 @@
-// What the StaticExportRelease reconciler is built with (setup.ts passes it), and what it lends its
+// What the StaticExportRelease reconciler is built with (release-setup.ts passes it), and what it lends its
 // sources.
 import type { BundleCache, BundleLimits } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
 import type { LabelledWorkloads } from '../../targets/workloads.ts';
-import type { ReconcilerDeps } from '../skeleton.ts';
+import type { ReconcilerDeps } from '../reconciler-base.ts';
 import type { UrlPolicy } from '../url-allow-list.ts';
-import type { Tunables } from './model.ts';
+import type { Tunables } from './release-model.ts';
 import type { SharedExports } from './shared-exports.ts';
 import type { StartBudgets } from './start-budget.ts';
 

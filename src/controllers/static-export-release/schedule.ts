@@ -2,7 +2,7 @@
 // own (interval, retry), the link's renewal. Pure functions of the release's status and the clock.
 import { type ExportObservations, nextPollDelayMs } from '../../api/poll-schedule.ts';
 import { parseDuration, type StaticExportRelease } from '../../crd/index.ts';
-import type { Status, Tunables } from './model.ts';
+import type { Status, Tunables } from './release-model.ts';
 
 /** An export was started (or joined) and has not finished. */
 export const inFlight = (s: Status) => Boolean(s.export?.jobId && !s.export.finishedAt);

@@ -3,7 +3,7 @@
 // ends: every call made on the group goes through it. Deciding reads the group's flight; the
 // reconciler's claim step, right after, reserves the start decided (with its budget's slot).
 import type { AdminApiClient, GeneratedBundle } from '../../api/index.ts';
-import type { Reservation } from '../skeleton.ts';
+import type { Reservation } from '../reconciler-base.ts';
 import { jobRef } from './export-site.ts';
 import type { SharedExport, SharedExports } from './shared-exports.ts';
 import type { BudgetVisit } from './start-budget.ts';

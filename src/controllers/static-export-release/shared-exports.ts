@@ -5,7 +5,7 @@
 // and indexed by key (no scan over releases); after a restart it is rebuilt from the job ids the
 // releases keep in status. A project's groups of other base paths are siblings: the platform allows
 // one active job per project, so a sibling's export in flight is waited for, not met with a 409.
-// Decisions stay in decide.ts: this only holds what was observed.
+// Decisions stay in decide-release.ts: this only holds what was observed.
 import { createHash } from 'node:crypto';
 import type { ExportStatus, GeneratedBundle } from '../../api/index.ts';
 import { NotFoundError } from '../../api/index.ts';

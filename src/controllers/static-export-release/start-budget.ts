@@ -12,7 +12,7 @@
 // group it is in now, whichever key recorded them.
 import type { StaticExportRelease } from '../../crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../project.ts';
-import type { Reservation } from '../skeleton.ts';
+import type { Reservation } from '../reconciler-base.ts';
 
 const HOUR_MS = 3_600_000;
 /** A 429 blocks the group at least this long (a Retry-After shorter than this, or none). */

@@ -5,7 +5,7 @@ import {
   REQUESTED_AT_ANNOTATION,
   type StaticExportRelease,
 } from '../../crd/index.ts';
-import type { StartReason, Status, Tunables } from './model.ts';
+import type { StartReason, Status, Tunables } from './release-model.ts';
 import { nextExportDue } from './schedule.ts';
 
 /** The spec generation the last export was started for (statuses from before it was recorded: observedGeneration). */

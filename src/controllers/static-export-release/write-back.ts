@@ -6,9 +6,9 @@ import type { StaticExportRelease } from '../../crd/index.ts';
 import type { ConditionReason } from '../../crd/reasons.ts';
 import type { GitFailureReason, WriteVersionOutcome } from '../../git/types.ts';
 import { absent, type ConditionChange } from '../../runtime/conditions.ts';
-import { withConditions } from '../conditions.ts';
+import { withConditions } from '../documented-conditions.ts';
 import { type Failure, failure } from '../failures.ts';
-import type { Folded, Snapshot, Status } from './model.ts';
+import type { Folded, Snapshot, Status } from './release-model.ts';
 
 export const GIT_WRITE_BACK = 'GitWriteBack';
 

@@ -4,9 +4,9 @@
 // whose answer could not be recorded is reported and waited out instead of repeated.
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { AgentJobReconciler } from '../../../src/controllers/agent-job/reconciler.ts';
+import { AgentJobReconciler } from '../../../src/controllers/agent-job/agent-job-reconciler.ts';
 import { ApiClients } from '../../../src/controllers/credentials.ts';
-import { StatusRecord } from '../../../src/controllers/effects.ts';
+import { StatusRecord } from '../../../src/controllers/status-record.ts';
 import { type AgentJob, type AgentJobStatus, AJ_PLURAL, GROUP_VERSION } from '../../../src/crd/index.ts';
 import { createLogger } from '../../../src/log.ts';
 import { KubeApiError, type KubeClient, resourcePath } from '../../../src/runtime/kube-client.ts';

@@ -6,6 +6,7 @@ import {
   ServerError,
   TimeoutError,
 } from '../../../src/api/index.ts';
+import { createFailure } from '../../../src/controllers/agent-job/agent-job-reconciler.ts';
 import {
   afterCreateFailed,
   afterCreate as afterCreateFold,
@@ -13,8 +14,7 @@ import {
   type Observed,
   type RemoteJob,
   type Status,
-} from '../../../src/controllers/agent-job/decide.ts';
-import { createFailure } from '../../../src/controllers/agent-job/reconciler.ts';
+} from '../../../src/controllers/agent-job/decide-agent-job.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
 import type { AgentJob } from '../../../src/crd/index.ts';
 import { jobDecided as decide, jobCommitted } from '../../support/committed.ts';

@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { failure, nextStep } from '../../../src/controllers/failures.ts';
 import * as ociFolds from '../../../src/controllers/static-export-release/after-oci.ts';
-import type { Status } from '../../../src/controllers/static-export-release/model.ts';
 import { ociCheckDue } from '../../../src/controllers/static-export-release/oci.ts';
+import type { Status } from '../../../src/controllers/static-export-release/release-model.ts';
 import { REQUESTED_AT_ANNOTATION, staticExportReleaseSpecSchema } from '../../../src/crd/index.ts';
 import { decided as decide, folded } from '../../support/committed.ts';
 import {

@@ -5,7 +5,7 @@ import type {
   Observed,
   PlatformObserved,
   Status,
-} from '../../../src/controllers/static-export-release/model.ts';
+} from '../../../src/controllers/static-export-release/release-model.ts';
 import {
   afterRoll,
   desiredAnnotations,

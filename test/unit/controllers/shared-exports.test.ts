@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ExportStatus, GeneratedBundle } from '../../../src/api/index.ts';
 import { NotFoundError } from '../../../src/api/index.ts';
-import type { Status } from '../../../src/controllers/static-export-release/model.ts';
+import type { Status } from '../../../src/controllers/static-export-release/release-model.ts';
 import { JOIN_WAIT_MS } from '../../../src/controllers/static-export-release/schedule.ts';
 import { SharedExports, shareKey } from '../../../src/controllers/static-export-release/shared-exports.ts';
 import { REQUESTED_AT_ANNOTATION } from '../../../src/crd/index.ts';

@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AdminApiClient, ExportStartLimitError } from '../../../src/api/index.ts';
 import { ApiClients } from '../../../src/controllers/credentials.ts';
-import { StaticExportReleaseReconciler } from '../../../src/controllers/static-export-release/reconciler.ts';
+import { StaticExportReleaseReconciler } from '../../../src/controllers/static-export-release/release-reconciler.ts';
 import { SharedExports } from '../../../src/controllers/static-export-release/shared-exports.ts';
 import { budgetGroup, StartBudgets } from '../../../src/controllers/static-export-release/start-budget.ts';
 import { seedFrom } from '../../../src/controllers/static-export-release/start-budget-seed.ts';
@@ -276,7 +276,7 @@ describe('a restart after the platform refused a start (429)', () => {
     const refusedUntil = Date.parse(recorded.status?.waiting?.refusedUntil ?? '');
     expect(refusedUntil).toBeGreaterThan(Date.now() + 30 * 60_000);
 
-    // The next leader: fresh budgets seeded from the releases' status, as setup.ts does.
+    // The next leader: fresh budgets seeded from the releases' status, as release-setup.ts does.
     const budgets = new StartBudgets();
     const after = operator([recorded, second], { budgets });
     try {

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { type Failure, nextStep, RetryableError } from '../../../src/controllers/failures.ts';
 import * as exportFolds from '../../../src/controllers/static-export-release/after-export.ts';
-import { DEFAULT_TUNABLES, type Status } from '../../../src/controllers/static-export-release/model.ts';
 import { judgeNewContent } from '../../../src/controllers/static-export-release/publish-gate.ts';
+import {
+  DEFAULT_TUNABLES,
+  type Status,
+} from '../../../src/controllers/static-export-release/release-model.ts';
 import { exportPollDelayMs, renewalTime } from '../../../src/controllers/static-export-release/schedule.ts';
 import { REQUESTED_AT_ANNOTATION } from '../../../src/crd/index.ts';
 import { decided as decide, folded } from '../../support/committed.ts';

@@ -3,10 +3,10 @@
 // following the spec, and Flux's reconcile request annotation. (The same states through the real
 // kstatus library and the Argo CD health check: test/integration/operator/status-conventions.test.ts.)
 import { describe, expect, it } from 'vitest';
-import type { Status as JobStatus } from '../../../src/controllers/agent-job/decide.ts';
+import type { Status as JobStatus } from '../../../src/controllers/agent-job/decide-agent-job.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
 import * as exportFolds from '../../../src/controllers/static-export-release/after-export.ts';
-import type { Status } from '../../../src/controllers/static-export-release/model.ts';
+import type { Status } from '../../../src/controllers/static-export-release/release-model.ts';
 import { type AgentJob, RECONCILE_REQUEST_ANNOTATION } from '../../../src/crd/index.ts';
 import type { Workload } from '../../../src/targets/workloads.ts';
 import { decided as decide, jobDecided as decideJob, folded } from '../../support/committed.ts';

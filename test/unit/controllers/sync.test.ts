@@ -1,8 +1,8 @@
 // spec.rollout.onNewContent Sync: nothing rolls; the operator records the version handed to the pods'
 // content sync sidecars and reports when every ready pod serves it, or why not.
 import { describe, expect, it } from 'vitest';
-import type { Status } from '../../../src/controllers/static-export-release/model.ts';
-import { syncUnderWay } from '../../../src/controllers/static-export-release/sync.ts';
+import { syncUnderWay } from '../../../src/controllers/static-export-release/content-sync.ts';
+import type { Status } from '../../../src/controllers/static-export-release/release-model.ts';
 import { podContent } from '../../../src/targets/pod-content.ts';
 import type { Workload } from '../../../src/targets/workloads.ts';
 import { decided as decide } from '../../support/committed.ts';

@@ -3,7 +3,7 @@
 // conditions it computes for each thing a release can have under way (an export running, each wait
 // before a start, a rollout, a sync).
 import { describe, expect, it } from 'vitest';
-import { releaseConditions } from '../../../src/controllers/static-export-release/conditions.ts';
+import { releaseConditions } from '../../../src/controllers/static-export-release/release-conditions.ts';
 import { type StaticExportRelease, staticExportReleaseCrd } from '../../../src/crd/static-export-release.ts';
 import { codeSpans, readRepoFile, sectionRows } from '../../support/markdown.ts';
 import { release } from '../../support/release-fixtures.ts';

@@ -1,5 +1,5 @@
-import { none } from '../decision.ts';
-import { type Observed, type Rule, rule } from '../model.ts';
+import { none } from '../release-decisions.ts';
+import { type Observed, type Rule, rule } from '../release-model.ts';
 
 /** Being deleted: nothing more is done (the values Secret goes with it, by owner reference). */
 export const deleting: Rule<{ o: Observed }> = rule('deleting', ({ o: { release } }) =>

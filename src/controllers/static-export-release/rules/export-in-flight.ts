@@ -2,8 +2,8 @@
 // state (jobPolled) and the job gone (jobVanished).
 import { completedDurationMs, observe, withDuration } from '../../../api/poll-schedule.ts';
 import { formatDuration } from '../../../crd/index.ts';
-import { failed, none } from '../decision.ts';
 import { recordedJob } from '../export-site.ts';
+import { failed, none } from '../release-decisions.ts';
 import {
   type Decision,
   type EventNote,
@@ -12,7 +12,7 @@ import {
   type Rule,
   rule,
   type Status,
-} from '../model.ts';
+} from '../release-model.ts';
 import {
   exportDeadline,
   exportObservations,

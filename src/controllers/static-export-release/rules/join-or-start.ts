@@ -6,8 +6,8 @@
 import type { StaticExportRelease } from '../../../crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../../project.ts';
 import { withExport } from '../after-export.ts';
-import { awaiting, none, start } from '../decision.ts';
 import { siteName, startedProject } from '../export-site.ts';
+import { awaiting, none, start } from '../release-decisions.ts';
 import {
   type Decision,
   type EventNote,
@@ -17,7 +17,7 @@ import {
   type StartReason,
   type Status,
   type Tunables,
-} from '../model.ts';
+} from '../release-model.ts';
 import { JOIN_WAIT_MS, nextExportDue } from '../schedule.ts';
 import type { SharedExport } from '../shared-exports.ts';
 import type { BudgetView, Overcommit, StartAsk } from '../start-budget.ts';

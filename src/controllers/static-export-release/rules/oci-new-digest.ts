@@ -1,5 +1,5 @@
-import { type RegistryCase, type Rule, rule } from '../model.ts';
 import { refused, servedDigest } from '../oci.ts';
+import { type RegistryCase, type Rule, rule } from '../release-model.ts';
 
 /** The tag names a digest not served (and not refused under this spec): it is pulled. */
 export const ociNewDigest: Rule<RegistryCase> = rule('ociNewDigest', ({ o, status }) => {

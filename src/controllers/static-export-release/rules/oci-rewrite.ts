@@ -1,4 +1,4 @@
-import { type RegistryCase, type Rule, rule } from '../model.ts';
+import { type RegistryCase, type Rule, rule } from '../release-model.ts';
 
 /** The target no longer holds the served reference: written again from status. */
 export const ociRewrite: Rule<RegistryCase> = rule('ociRewrite', ({ o, status }) =>

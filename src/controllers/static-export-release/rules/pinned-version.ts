@@ -1,7 +1,7 @@
 import type { Failure } from '../../failures.ts';
-import { failed } from '../decision.ts';
 import { recordedJob } from '../export-site.ts';
-import { type PlatformCase, type Rule, rule } from '../model.ts';
+import { failed } from '../release-decisions.ts';
+import { type PlatformCase, type Rule, rule } from '../release-model.ts';
 
 /**
  * spec.pinnedVersion names a version not served now: the job of that version (from history) is

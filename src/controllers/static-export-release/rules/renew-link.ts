@@ -1,5 +1,5 @@
 import { recordedJob } from '../export-site.ts';
-import { type PlatformCase, type Rule, rule } from '../model.ts';
+import { type PlatformCase, type Rule, rule } from '../release-model.ts';
 
 /** The served link reached its renewal time: a fresh one for the served job. */
 export const renewLink: Rule<PlatformCase> = rule('renewLink', ({ o, status }) => {

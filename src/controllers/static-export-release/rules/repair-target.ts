@@ -1,5 +1,5 @@
 import { recordedJob } from '../export-site.ts';
-import { type PlatformCase, type Rule, rule } from '../model.ts';
+import { type PlatformCase, type Rule, rule } from '../release-model.ts';
 
 /** The target no longer holds the served version: the link is never stored, so restoring it takes a fresh one. */
 export const repairTarget: Rule<PlatformCase> = rule('repairTarget', ({ o, status }) => {

@@ -1,5 +1,5 @@
 import { type Failure, failureEvent } from '../../failures.ts';
-import { type PlatformCase, type Rule, rule, type Status, type Tunables } from '../model.ts';
+import { type PlatformCase, type Rule, rule, type Status, type Tunables } from '../release-model.ts';
 import { untilRenewalOr } from '../schedule.ts';
 import { renewLink } from './renew-link.ts';
 

@@ -1,5 +1,5 @@
-import { none } from '../decision.ts';
-import { type Observed, type Rule, rule } from '../model.ts';
+import { none } from '../release-decisions.ts';
+import { type Observed, type Rule, rule } from '../release-model.ts';
 
 /**
  * Suspended: this spec is seen (kstatus must not wait on it); nothing is under way any more (its

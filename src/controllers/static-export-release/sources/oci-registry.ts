@@ -4,9 +4,9 @@
 import type { StaticExportRelease } from '../../../crd/index.ts';
 import { secretRefText } from '../../credentials.ts';
 import { classifyError } from '../../failures.ts';
-import type { Loaded } from '../../skeleton.ts';
-import type { OciCheck, OciSource, RegistryObserved } from '../model.ts';
+import type { Loaded } from '../../reconciler-base.ts';
 import { ociCheckDue } from '../oci.ts';
+import type { OciCheck, OciSource, RegistryObserved } from '../release-model.ts';
 import { memberKey } from '../shared-exports.ts';
 import { type OpenedRegistry, openRegistry, resolveTag } from './registry-client.ts';
 import { serving, targetProblem } from './serving.ts';

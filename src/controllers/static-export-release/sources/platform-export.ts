@@ -5,9 +5,9 @@
 import type { AdminApiClient, ExportStatus } from '../../../api/index.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../../crd/index.ts';
 import { readCredentials } from '../../credentials.ts';
-import { type Loaded, pollJob } from '../../skeleton.ts';
+import { type Loaded, pollJob } from '../../reconciler-base.ts';
 import { siteKey } from '../export-site.ts';
-import { DEFAULT_TUNABLES, type ExportPoll, type PlatformObserved } from '../model.ts';
+import { DEFAULT_TUNABLES, type ExportPoll, type PlatformObserved } from '../release-model.ts';
 import { startDemandIntervalMs } from '../schedule.ts';
 import { ShareVisit } from '../share-visit.ts';
 import { memberKey, shareKey } from '../shared-exports.ts';

@@ -8,7 +8,7 @@ import type { RegistryClient } from '../../../oci/registry.ts';
 import type { KubeClient } from '../../../runtime/kube-client.ts';
 import { readSecretKey, type SecretReads } from '../../credentials.ts';
 import { type Failure, failure } from '../../failures.ts';
-import type { RegistryObserved } from '../model.ts';
+import type { RegistryObserved } from '../release-model.ts';
 
 export interface OpenedRegistry {
   client: RegistryClient;

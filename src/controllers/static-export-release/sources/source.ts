@@ -3,9 +3,9 @@
 // names, as targetFor does for targets: the reconciler names no source. A source only observes; the
 // actions (actions.ts) call through what its look opened.
 import type { StaticExportRelease } from '../../../crd/index.ts';
-import type { Loaded } from '../../skeleton.ts';
-import type { Observed } from '../model.ts';
+import type { Loaded } from '../../reconciler-base.ts';
 import type { ReleaseReconcilerOptions } from '../options.ts';
+import type { Observed } from '../release-model.ts';
 import type { ShareVisit } from '../share-visit.ts';
 import type { BudgetVisit } from '../start-budget.ts';
 import { ociRegistry } from './oci-registry.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Failure } from '../../../../src/controllers/static-export-release/../failures.ts';
-import type { ExportPoll, Status } from '../../../../src/controllers/static-export-release/model.ts';
+import type { ExportPoll, Status } from '../../../../src/controllers/static-export-release/release-model.ts';
 import { exportInFlight } from '../../../../src/controllers/static-export-release/rules/export-in-flight.ts';
 import { at, platformCase, release, servingV1 } from '../../../support/release-fixtures.ts';
 

@@ -4,7 +4,10 @@
 // export past its deadline counts as failed.
 import { describe, expect, it } from 'vitest';
 import * as exportFolds from '../../../../src/controllers/static-export-release/after-export.ts';
-import { DEFAULT_TUNABLES, type Status } from '../../../../src/controllers/static-export-release/model.ts';
+import {
+  DEFAULT_TUNABLES,
+  type Status,
+} from '../../../../src/controllers/static-export-release/release-model.ts';
 import { startDemandIntervalMs } from '../../../../src/controllers/static-export-release/schedule.ts';
 import { decided as decide, folded } from '../../../support/committed.ts';
 import { at, MIN, NOW, observed, release, V1, V2 } from '../../../support/release-fixtures.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ExportPoll } from '../../../../src/controllers/static-export-release/model.ts';
+import type { ExportPoll } from '../../../../src/controllers/static-export-release/release-model.ts';
 import { jobPolled } from '../../../../src/controllers/static-export-release/rules/export-in-flight.ts';
 import { at, platformCase, release } from '../../../support/release-fixtures.ts';
 

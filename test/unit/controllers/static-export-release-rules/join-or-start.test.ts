@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Status } from '../../../../src/controllers/static-export-release/model.ts';
+import type { Status } from '../../../../src/controllers/static-export-release/release-model.ts';
 import { joinOrStart } from '../../../../src/controllers/static-export-release/rules/join-or-start.ts';
 import { JOIN_WAIT_MS } from '../../../../src/controllers/static-export-release/schedule.ts';
 import type { SharedExport } from '../../../../src/controllers/static-export-release/shared-exports.ts';

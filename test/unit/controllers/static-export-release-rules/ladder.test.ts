@@ -6,7 +6,7 @@ import {
   choose,
   PLATFORM_RULES,
   REGISTRY_RULES,
-} from '../../../../src/controllers/static-export-release/decide.ts';
+} from '../../../../src/controllers/static-export-release/decide-release.ts';
 import { at, MIN, observed, release, servingV1 } from '../../../support/release-fixtures.ts';
 import { ociRelease } from './oci.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { failure } from '../../../../src/controllers/static-export-release/../failures.ts';
-import type { OciCheck } from '../../../../src/controllers/static-export-release/model.ts';
+import type { OciCheck } from '../../../../src/controllers/static-export-release/release-model.ts';
 import { ociCheckFailed } from '../../../../src/controllers/static-export-release/rules/oci-check-failed.ts';
 import { registryCase } from '../../../support/release-fixtures.ts';
 import { D1, ociRelease } from './oci.ts';

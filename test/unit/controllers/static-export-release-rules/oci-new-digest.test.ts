@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { OciCheck, Status } from '../../../../src/controllers/static-export-release/model.ts';
+import type { OciCheck, Status } from '../../../../src/controllers/static-export-release/release-model.ts';
 import { ociNewDigest } from '../../../../src/controllers/static-export-release/rules/oci-new-digest.ts';
 import { registryCase } from '../../../support/release-fixtures.ts';
 import { D1, D2, ociRelease, servingD1 } from './oci.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Status } from '../../../../src/controllers/static-export-release/model.ts';
+import type { Status } from '../../../../src/controllers/static-export-release/release-model.ts';
 import { ociRewrite } from '../../../../src/controllers/static-export-release/rules/oci-rewrite.ts';
 import { registryCase } from '../../../support/release-fixtures.ts';
 import { ociRelease, servingD1 } from './oci.ts';

@@ -1,5 +1,5 @@
 // A registry-source release for the registry rules' tests.
-import type { Status } from '../../../../src/controllers/static-export-release/model.ts';
+import type { Status } from '../../../../src/controllers/static-export-release/release-model.ts';
 import { at, MIN, release } from '../../../support/release-fixtures.ts';
 
 export const REPO = 'registry.internal:5000/docs/site';

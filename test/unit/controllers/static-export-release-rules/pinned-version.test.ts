@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Status } from '../../../../src/controllers/static-export-release/model.ts';
+import type { Status } from '../../../../src/controllers/static-export-release/release-model.ts';
 import { pinnedVersion } from '../../../../src/controllers/static-export-release/rules/pinned-version.ts';
 import { platformCase, release, servingV1, V1, V2 } from '../../../support/release-fixtures.ts';
 

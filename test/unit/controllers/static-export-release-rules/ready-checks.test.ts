@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readyCondition } from '../../../../src/controllers/static-export-release/conditions.ts';
-import type { Status } from '../../../../src/controllers/static-export-release/model.ts';
+import { readyCondition } from '../../../../src/controllers/static-export-release/release-conditions.ts';
+import type { Status } from '../../../../src/controllers/static-export-release/release-model.ts';
 import { at, release, servingV1 } from '../../../support/release-fixtures.ts';
 
 const failedExport = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Status } from '../../../../src/controllers/static-export-release/model.ts';
+import type { Status } from '../../../../src/controllers/static-export-release/release-model.ts';
 import { repairTarget } from '../../../../src/controllers/static-export-release/rules/repair-target.ts';
 import { platformCase, release, servingV1 } from '../../../support/release-fixtures.ts';
 

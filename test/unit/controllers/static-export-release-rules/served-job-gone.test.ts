@@ -2,7 +2,7 @@
 // link expires, so it goes ahead of the scheduled starts of its start budget group, as a request does.
 import { describe, expect, it } from 'vitest';
 import { afterServedJobGone } from '../../../../src/controllers/static-export-release/after-export.ts';
-import { DEFAULT_TUNABLES } from '../../../../src/controllers/static-export-release/model.ts';
+import { DEFAULT_TUNABLES } from '../../../../src/controllers/static-export-release/release-model.ts';
 import { startAsk } from '../../../../src/controllers/static-export-release/rules/join-or-start.ts';
 import { StartBudgets } from '../../../../src/controllers/static-export-release/start-budget.ts';
 import { at, MIN, NOW, release, servingV1 } from '../../../support/release-fixtures.ts';

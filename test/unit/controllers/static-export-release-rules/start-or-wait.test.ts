@@ -9,9 +9,9 @@ import {
   afterStartRefused,
   pinnedJobGone,
 } from '../../../../src/controllers/static-export-release/after-export.ts';
-import { choose } from '../../../../src/controllers/static-export-release/decide.ts';
-import type { Status } from '../../../../src/controllers/static-export-release/model.ts';
-import { DEFAULT_TUNABLES } from '../../../../src/controllers/static-export-release/model.ts';
+import { choose } from '../../../../src/controllers/static-export-release/decide-release.ts';
+import type { Status } from '../../../../src/controllers/static-export-release/release-model.ts';
+import { DEFAULT_TUNABLES } from '../../../../src/controllers/static-export-release/release-model.ts';
 import {
   startAsk,
   startOrWait,

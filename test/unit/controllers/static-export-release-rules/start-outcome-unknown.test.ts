@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TUNABLES, type Status } from '../../../../src/controllers/static-export-release/model.ts';
+import {
+  DEFAULT_TUNABLES,
+  type Status,
+} from '../../../../src/controllers/static-export-release/release-model.ts';
 import {
   startOutcomeUnknown,
   withoutExpiredStart,

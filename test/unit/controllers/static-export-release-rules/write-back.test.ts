@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Failure } from '../../../../src/controllers/failures.ts';
 import { afterPublish } from '../../../../src/controllers/static-export-release/after-export.ts';
-import { releaseConditions } from '../../../../src/controllers/static-export-release/conditions.ts';
-import { choose } from '../../../../src/controllers/static-export-release/decide.ts';
+import { choose } from '../../../../src/controllers/static-export-release/decide-release.ts';
+import { releaseConditions } from '../../../../src/controllers/static-export-release/release-conditions.ts';
 import {
   afterWriteBack,
   gitTargetText,

@@ -1,9 +1,9 @@
 // What a source's tests lend it: a Kubernetes API that holds no object (every read a 404, each
 // recorded; what is created is kept), a registry of share groups, and a reconcile whose writes and
 // failures are recorded; then the steps the reconciler takes on a look (decide, claim, act).
-import type { Decision } from '../../../../src/controllers/decision.ts';
+import type { Decision } from '../../../../src/controllers/decision-shape.ts';
 import { afterFailure, type Failure } from '../../../../src/controllers/failures.ts';
-import type { Loaded, Reservation } from '../../../../src/controllers/skeleton.ts';
+import type { Loaded, Reservation } from '../../../../src/controllers/reconciler-base.ts';
 import {
   type ReleaseRun,
   releaseActions,
@@ -13,8 +13,8 @@ import {
   DEFAULT_TUNABLES,
   type Folded,
   type Status,
-} from '../../../../src/controllers/static-export-release/model.ts';
-import { claim, decideOn } from '../../../../src/controllers/static-export-release/reconciler.ts';
+} from '../../../../src/controllers/static-export-release/release-model.ts';
+import { claim, decideOn } from '../../../../src/controllers/static-export-release/release-reconciler.ts';
 import { SharedExports } from '../../../../src/controllers/static-export-release/shared-exports.ts';
 import type {
   Look,

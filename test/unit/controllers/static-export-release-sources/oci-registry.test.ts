@@ -3,7 +3,7 @@
 // that is due meets a missing Secret or a refused connection.
 import { describe, expect, it } from 'vitest';
 import { failure } from '../../../../src/controllers/failures.ts';
-import type { RegistryObserved } from '../../../../src/controllers/static-export-release/model.ts';
+import type { RegistryObserved } from '../../../../src/controllers/static-export-release/release-model.ts';
 import { closeLook, sourceFor } from '../../../../src/controllers/static-export-release/sources/source.ts';
 import type { StaticExportRelease } from '../../../../src/crd/index.ts';
 import { release } from '../../../support/release-fixtures.ts';

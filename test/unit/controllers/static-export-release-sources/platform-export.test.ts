@@ -14,7 +14,10 @@ import {
   type StartedExport,
 } from '../../../../src/api/index.ts';
 import { failure } from '../../../../src/controllers/failures.ts';
-import type { PlatformObserved, Status } from '../../../../src/controllers/static-export-release/model.ts';
+import type {
+  PlatformObserved,
+  Status,
+} from '../../../../src/controllers/static-export-release/release-model.ts';
 import { shareKey } from '../../../../src/controllers/static-export-release/shared-exports.ts';
 import { closeLook, sourceFor } from '../../../../src/controllers/static-export-release/sources/source.ts';
 import type { StaticExportRelease } from '../../../../src/crd/index.ts';

@@ -9,9 +9,9 @@ import {
   progressConditions,
   RECONCILING,
 } from '../../runtime/conditions.ts';
-import { withConditions } from '../conditions.ts';
+import { withConditions } from '../documented-conditions.ts';
 import { type Failure, failureConditions } from '../failures.ts';
-import type { Status } from './model.ts';
+import type { Status } from './release-model.ts';
 import { named, rolloutStalledMessage } from './rollout.ts';
 import { inFlight, TIMED_OUT } from './schedule.ts';
 import { specExportPending } from './start-reason.ts';

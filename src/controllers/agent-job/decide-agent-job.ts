@@ -10,8 +10,8 @@ import {
 import { type AgentJob, type AgentJobStatus, RECONCILE_REQUEST_ANNOTATION } from '../../crd/index.ts';
 import type { ConditionReason } from '../../crd/reasons.ts';
 import { type Progress, progressConditions } from '../../runtime/conditions.ts';
-import { withConditions } from '../conditions.ts';
-import { type Decision as DecisionOf, failed, none } from '../decision.ts';
+import { type Decision as DecisionOf, failed, none } from '../decision-shape.ts';
+import { withConditions } from '../documented-conditions.ts';
 import { type Failure, failureConditions, failureEvent } from '../failures.ts';
 import type { EventNote, JobPoll as Poll } from '../types.ts';
 

@@ -3,9 +3,9 @@
 // else given back on every path).
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Decision } from '../../../src/controllers/decision.ts';
+import type { Decision } from '../../../src/controllers/decision-shape.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
-import { type ActionTable, Reconciler } from '../../../src/controllers/skeleton.ts';
+import { type ActionTable, Reconciler } from '../../../src/controllers/reconciler-base.ts';
 import { KubeApiError, type KubeClient } from '../../../src/runtime/kube-client.ts';
 
 interface Obj {

@@ -1,10 +1,10 @@
 // What a StaticExportRelease's decision reads and returns. `Observed` says which source the release
 // follows (the platform's export jobs or a registry's tag), so each source's rules see only what is
-// theirs; a rule is one rung of the ladder in decide.ts.
+// theirs; a rule is one rung of the ladder in decide-release.ts.
 import type { AdminApiClient } from '../../api/index.ts';
 import type { StaticExportRelease, StaticExportReleaseStatus } from '../../crd/index.ts';
 import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
-import type { Decision as DecisionOf } from '../decision.ts';
+import type { Decision as DecisionOf } from '../decision-shape.ts';
 import type { Failure } from '../failures.ts';
 import type { EventNote } from '../types.ts';
 import type { Roll } from './rollout.ts';

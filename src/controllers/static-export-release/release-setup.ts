@@ -14,7 +14,7 @@ import { VALUES_SECRET_LABEL, WORKLOAD_KINDS } from '../../targets/workloads.ts'
 import type { Wiring } from '../wiring.ts';
 import { siteKey } from './export-site.ts';
 import type { ReleaseReconcilerOptions } from './options.ts';
-import { StaticExportReleaseReconciler } from './reconciler.ts';
+import { StaticExportReleaseReconciler } from './release-reconciler.ts';
 import { SharedExports } from './shared-exports.ts';
 import { seedStartBudgets } from './start-budget-seed.ts';
 

@@ -10,8 +10,7 @@ import type { KubeObject } from '../runtime/informer.ts';
 import { isConflict, isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
 import type { OwnedObject } from '../targets/owned.ts';
 import { type ApiClients, readCredentials, secretRefText, type UsesCredentials } from './credentials.ts';
-import type { Decision } from './decision.ts';
-import { emitEvents, StatusRecord } from './effects.ts';
+import type { Decision } from './decision-shape.ts';
 import {
   afterFailure,
   classifyError,
@@ -20,6 +19,7 @@ import {
   invalidSpec,
   nextStep,
 } from './failures.ts';
+import { emitEvents, StatusRecord } from './status-record.ts';
 import type { EventNote, EventRegarding, EventSink, JobPoll, ReconcileResult } from './types.ts';
 
 export interface ReconcilerDeps {

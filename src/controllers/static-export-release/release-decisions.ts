@@ -1,10 +1,10 @@
 // The shapes of decision the rules return, built one way everywhere: `none` and `failed` as both
 // controllers build them, a wait for another release's start, and the start marked before its call.
-import { none } from '../decision.ts';
-import type { Decision, StartReason, Status } from './model.ts';
+import { none } from '../decision-shape.ts';
+import type { Decision, StartReason, Status } from './release-model.ts';
 import { withRecordedStart } from './start-budget.ts';
 
-export { failed, none } from '../decision.ts';
+export { failed, none } from '../decision-shape.ts';
 
 /** Another release's start is awaited: nothing is said until its outcome; looked at again after `ms`. */
 export const awaiting = (status: Status, ms: number): Decision => ({ ...none(status, ms), pending: true });

@@ -3,7 +3,7 @@ import { type AgentJob, AJ_PLURAL, GROUP_VERSION } from '../../crd/index.ts';
 import { type Controller, ignoreStatusOnly, referrerKeys, refIndex } from '../../runtime/controller.ts';
 import type { KubeObject } from '../../runtime/informer.ts';
 import type { Wiring } from '../wiring.ts';
-import { AgentJobReconciler, type AgentJobReconcilerOptions } from './reconciler.ts';
+import { AgentJobReconciler, type AgentJobReconcilerOptions } from './agent-job-reconciler.ts';
 
 type Job = AgentJob & KubeObject;
 

@@ -1,5 +1,5 @@
 // observe -> decide -> act for one AgentJob, on the shared skeleton. Effects only; decisions live
-// in decide.ts.
+// in decide-agent-job.ts.
 import { AGENT_JOB_FINAL_STATUSES, RateLimitedError } from '../../api/index.ts';
 import { type AgentJob, AJ_PLURAL, agentJobSpecSchema, GROUP_VERSION } from '../../crd/index.ts';
 import { secretRefText } from '../credentials.ts';
@@ -11,7 +11,7 @@ import {
   Reconciler,
   type ReconcilerDeps,
   type Run,
-} from '../skeleton.ts';
+} from '../reconciler-base.ts';
 import type { ReconcileResult } from '../types.ts';
 import {
   type Action,
@@ -25,7 +25,7 @@ import {
   type RemoteJob,
   type Status,
   waitingForBudget,
-} from './decide.ts';
+} from './decide-agent-job.ts';
 
 export interface AgentJobReconcilerOptions extends ReconcilerDeps {
   /** Resolves once the shared budget counts the jobs created before this process started. */

@@ -6,7 +6,9 @@
 // test/unit/controllers/static-export-release-rules/ladder.test.ts pins it.
 
 import type { Failure } from '../failures.ts';
-import { failed, none } from './decision.ts';
+import { syncStep } from './content-sync.ts';
+import { untilNextCheck, withCheck } from './oci.ts';
+import { failed, none } from './release-decisions.ts';
 import {
   type Chosen,
   DEFAULT_TUNABLES,
@@ -20,8 +22,7 @@ import {
   type Rule,
   type Status,
   type Tunables,
-} from './model.ts';
-import { untilNextCheck, withCheck } from './oci.ts';
+} from './release-model.ts';
 import { rolloutStep } from './rollout.ts';
 import { blocked } from './rules/blocked.ts';
 import { deleting } from './rules/deleting.ts';
@@ -37,7 +38,6 @@ import { startOutcomeUnknown, withoutExpiredStart } from './rules/start-outcome-
 import { suspended } from './rules/suspended.ts';
 import { untilNextWork } from './schedule.ts';
 import { requestsOf } from './start-reason.ts';
-import { syncStep } from './sync.ts';
 import { writeBackDue } from './write-back.ts';
 
 /**
