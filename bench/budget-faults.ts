@@ -29,7 +29,13 @@ import {
 } from '../src/api/index.ts';
 import { secretRefText } from '../src/controllers/credentials.ts';
 import { afterFailure, classifyError, type Failure } from '../src/controllers/failures.ts';
-import { busyWaitMs } from '../src/controllers/static-export-release/actions.ts';
+import {
+  BudgetVisit,
+  budgetGroup,
+  memberOf,
+  StartBudgets,
+} from '../src/controllers/static-export-release/budget/start-budget.ts';
+import { seedFrom } from '../src/controllers/static-export-release/budget/start-budget-seed.ts';
 import {
   afterPublish,
   afterServedJobGone,
@@ -39,8 +45,14 @@ import {
   afterStartFailed,
   afterStartRefused,
   servedJobConfirmIn,
-} from '../src/controllers/static-export-release/after-export.ts';
-import { exportTarget, jobRef, recordedJob } from '../src/controllers/static-export-release/export-site.ts';
+} from '../src/controllers/static-export-release/export/after-export.ts';
+import {
+  exportTarget,
+  jobRef,
+  recordedJob,
+} from '../src/controllers/static-export-release/export/export-site.ts';
+import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
+import { busyWaitMs } from '../src/controllers/static-export-release/release-actions.ts';
 import {
   type Action,
   DEFAULT_TUNABLES,
@@ -52,21 +64,13 @@ import {
   startDemandIntervalMs,
   untilRenewalOr,
 } from '../src/controllers/static-export-release/schedule.ts';
-import { ShareVisit } from '../src/controllers/static-export-release/share-visit.ts';
+import { ShareVisit } from '../src/controllers/static-export-release/share/share-visit.ts';
 import {
   memberKey,
   SharedExports,
   shareKey,
-} from '../src/controllers/static-export-release/shared-exports.ts';
-import { exportPoll } from '../src/controllers/static-export-release/sources/platform-export.ts';
+} from '../src/controllers/static-export-release/share/shared-exports.ts';
 import type { Look } from '../src/controllers/static-export-release/sources/source.ts';
-import {
-  BudgetVisit,
-  budgetGroup,
-  memberOf,
-  StartBudgets,
-} from '../src/controllers/static-export-release/start-budget.ts';
-import { seedFrom } from '../src/controllers/static-export-release/start-budget-seed.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
 import { backoff } from '../src/timers.ts';

@@ -11,15 +11,26 @@
 // exports per site most over fewest at most 1.5.
 import { AdminApiClient, ExportBusyError, ExportStartLimitError, NotFoundError } from '../src/api/index.ts';
 import type { Reservation } from '../src/controllers/reconciler-base.ts';
-import { busyWaitMs } from '../src/controllers/static-export-release/actions.ts';
+import {
+  BudgetVisit,
+  budgetGroup,
+  memberOf,
+  StartBudgets,
+} from '../src/controllers/static-export-release/budget/start-budget.ts';
 import {
   afterPublish,
   afterServedJobGone,
   afterStart,
   afterStartBusy,
   afterStartRefused,
-} from '../src/controllers/static-export-release/after-export.ts';
-import { exportTarget, jobRef, recordedJob } from '../src/controllers/static-export-release/export-site.ts';
+} from '../src/controllers/static-export-release/export/after-export.ts';
+import {
+  exportTarget,
+  jobRef,
+  recordedJob,
+} from '../src/controllers/static-export-release/export/export-site.ts';
+import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
+import { busyWaitMs } from '../src/controllers/static-export-release/release-actions.ts';
 import {
   type Action,
   DEFAULT_TUNABLES,
@@ -31,20 +42,13 @@ import {
   exportPollDelayMs,
   startDemandIntervalMs,
 } from '../src/controllers/static-export-release/schedule.ts';
-import { ShareVisit } from '../src/controllers/static-export-release/share-visit.ts';
+import { ShareVisit } from '../src/controllers/static-export-release/share/share-visit.ts';
 import {
   memberKey,
   SharedExports,
   shareKey,
-} from '../src/controllers/static-export-release/shared-exports.ts';
-import { exportPoll } from '../src/controllers/static-export-release/sources/platform-export.ts';
+} from '../src/controllers/static-export-release/share/shared-exports.ts';
 import type { Look } from '../src/controllers/static-export-release/sources/source.ts';
-import {
-  BudgetVisit,
-  budgetGroup,
-  memberOf,
-  StartBudgets,
-} from '../src/controllers/static-export-release/start-budget.ts';
 import { parseDuration, type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../src/project.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';

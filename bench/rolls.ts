@@ -7,12 +7,12 @@
 // change or change every 6 hours (4 of the 24 exports carry new content). One Deployment serves the
 // site and completes each rollout at once. A roll is a decision to roll the workloads, by reason.
 import { AdminApiClient } from '../src/api/index.ts';
-import { afterPublish, afterStart } from '../src/controllers/static-export-release/after-export.ts';
 import { decide } from '../src/controllers/static-export-release/decide-release.ts';
+import { afterPublish, afterStart } from '../src/controllers/static-export-release/export/after-export.ts';
+import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
 import type { Status } from '../src/controllers/static-export-release/release-model.ts';
-import { afterRoll } from '../src/controllers/static-export-release/rollout.ts';
+import { afterRoll } from '../src/controllers/static-export-release/rollout/rollout.ts';
 import { inFlight } from '../src/controllers/static-export-release/schedule.ts';
-import { exportPoll } from '../src/controllers/static-export-release/sources/platform-export.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
 import { startSimulator } from '../src/simulator/index.ts';
 import type { Workload } from '../src/targets/workloads.ts';

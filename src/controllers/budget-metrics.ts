@@ -4,7 +4,7 @@
 import { Gauge } from 'prom-client';
 import type { Metrics } from '../runtime/metrics.ts';
 import type { ApiClients } from './credentials.ts';
-import type { StartBudgets } from './static-export-release/start-budget.ts';
+import type { StartBudgets } from './static-export-release/budget/start-budget.ts';
 
 export function registerBudgetMetrics(metrics: Metrics, clients: ApiClients, budgets: StartBudgets): void {
   const p = metrics.prefix;

@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Status as JobStatus } from '../../src/controllers/agent-job/decide-agent-job.ts';
-import * as exportFolds from '../../src/controllers/static-export-release/after-export.ts';
+import * as exportFolds from '../../src/controllers/static-export-release/export/after-export.ts';
 import type { Status } from '../../src/controllers/static-export-release/release-model.ts';
 import {
   withWriteBackFailure,
   writeBackFailure,
-} from '../../src/controllers/static-export-release/write-back.ts';
+} from '../../src/controllers/static-export-release/write-back/write-back.ts';
 import {
   type AgentJob,
   type StaticExportRelease,

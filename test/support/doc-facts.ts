@@ -7,7 +7,7 @@ import { buildProgram } from '../../src/cli/main.ts';
 import { registerBudgetMetrics } from '../../src/controllers/budget-metrics.ts';
 import type { ApiClients } from '../../src/controllers/credentials.ts';
 import { registerReleaseMetrics } from '../../src/controllers/release-metrics.ts';
-import { StartBudgets } from '../../src/controllers/static-export-release/start-budget.ts';
+import { StartBudgets } from '../../src/controllers/static-export-release/budget/start-budget.ts';
 import { Metrics } from '../../src/runtime/metrics.ts';
 import { readRepoFile, repoFiles } from './markdown.ts';
 

@@ -3,11 +3,23 @@
 // a pin's spec seen; a tag's check recorded), then the first rule of its source's ladder that
 // applies decides, else `settle` (the foot, at the end of this file: the workloads roll or are
 // watched). The rules' order is the behaviour:
-// test/unit/controllers/static-export-release-rules/ladder.test.ts pins it.
+// test/unit/controllers/static-export-release/ladder.test.ts pins it.
 
 import type { Failure } from '../failures.ts';
-import { syncStep } from './content-sync.ts';
-import { untilNextCheck, withCheck } from './oci.ts';
+import { blocked } from './common-rules/blocked.ts';
+import { deleting } from './common-rules/deleting.ts';
+import { suspended } from './common-rules/suspended.ts';
+import { exportInFlight } from './export/export-in-flight.ts';
+import { joinOrStart, overcommitEvent, withoutWaitOver } from './export/join-or-start.ts';
+import { pinnedVersion } from './export/pinned-version.ts';
+import { startOutcomeUnknown, withoutExpiredStart } from './export/start-outcome-unknown.ts';
+import { requestsOf } from './export/start-reason.ts';
+import { renewLink } from './link/renew-link.ts';
+import { repairTarget } from './link/repair-target.ts';
+import { ociCheckFailed } from './registry/oci-check-failed.ts';
+import { ociNewDigest } from './registry/oci-new-digest.ts';
+import { ociRewrite } from './registry/oci-rewrite.ts';
+import { untilNextCheck, withCheck } from './registry/registry-schedule.ts';
 import { failed, none } from './release-decisions.ts';
 import {
   type Chosen,
@@ -23,22 +35,10 @@ import {
   type Status,
   type Tunables,
 } from './release-model.ts';
-import { rolloutStep } from './rollout.ts';
-import { blocked } from './rules/blocked.ts';
-import { deleting } from './rules/deleting.ts';
-import { exportInFlight } from './rules/export-in-flight.ts';
-import { joinOrStart, overcommitEvent, withoutWaitOver } from './rules/join-or-start.ts';
-import { ociCheckFailed } from './rules/oci-check-failed.ts';
-import { ociNewDigest } from './rules/oci-new-digest.ts';
-import { ociRewrite } from './rules/oci-rewrite.ts';
-import { pinnedVersion } from './rules/pinned-version.ts';
-import { renewLink } from './rules/renew-link.ts';
-import { repairTarget } from './rules/repair-target.ts';
-import { startOutcomeUnknown, withoutExpiredStart } from './rules/start-outcome-unknown.ts';
-import { suspended } from './rules/suspended.ts';
+import { syncStep } from './rollout/content-sync.ts';
+import { rolloutStep } from './rollout/rollout.ts';
 import { untilNextWork } from './schedule.ts';
-import { requestsOf } from './start-reason.ts';
-import { writeBackDue } from './write-back.ts';
+import { writeBackDue } from './write-back/write-back.ts';
 
 /**
  * Deleted or suspended, nothing more; a start in doubt is waited out before anything else; a

@@ -11,11 +11,11 @@ import {
 } from '../../runtime/conditions.ts';
 import { withConditions } from '../documented-conditions.ts';
 import { type Failure, failureConditions } from '../failures.ts';
+import { specExportPending } from './export/start-reason.ts';
 import type { Status } from './release-model.ts';
-import { named, rolloutStalledMessage } from './rollout.ts';
+import { named, rolloutStalledMessage } from './rollout/rollout.ts';
 import { inFlight, TIMED_OUT } from './schedule.ts';
-import { specExportPending } from './start-reason.ts';
-import { gitWriteBackCondition } from './write-back.ts';
+import { gitWriteBackCondition } from './write-back/write-back.ts';
 
 type Ready = Omit<ConditionInput<ConditionReason>, 'type'>;
 /** One reading of Ready: what it says, or undefined when it has nothing to say. */

@@ -7,9 +7,9 @@ import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
 import type { Decision as DecisionOf } from '../decision-shape.ts';
 import type { Failure } from '../failures.ts';
 import type { EventNote } from '../types.ts';
-import type { Roll } from './rollout.ts';
-import type { SharedExport } from './shared-exports.ts';
-import type { BudgetView, StartAsk } from './start-budget.ts';
+import type { BudgetView, StartAsk } from './budget/start-budget.ts';
+import type { Roll } from './rollout/rollout.ts';
+import type { SharedExport } from './share/shared-exports.ts';
 
 export type Status = StaticExportReleaseStatus;
 export type { EventNote };

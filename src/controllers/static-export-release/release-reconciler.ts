@@ -1,5 +1,5 @@
 // observe -> decide -> act for one StaticExportRelease, on the shared skeleton. The release's source
-// (sources/) observes; decide-release.ts decides on it (its rules in rules/), reading the share group's
+// (sources/) observes; decide-release.ts decides on it (its rules in the feature folders), reading the share group's
 // flight as it is at that moment; the claim step reserves the start decided; the action table
 // (actions.ts) performs the action. The reconciler names no source.
 import {
@@ -10,11 +10,11 @@ import {
 } from '../../crd/index.ts';
 import type { Failure } from '../failures.ts';
 import { type Loaded, Reconciler, type Reservation } from '../reconciler-base.ts';
-import { type ReleaseActions, releaseActions } from './actions.ts';
 import { choose } from './decide-release.ts';
-import type { ReleaseReconcilerOptions } from './options.ts';
+import { type ReleaseActions, releaseActions } from './release-actions.ts';
 import { releaseConditions } from './release-conditions.ts';
 import { type Action, DEFAULT_TUNABLES, type Decision, type Status, type Tunables } from './release-model.ts';
+import type { ReleaseReconcilerOptions } from './release-options.ts';
 import { closeLook, type Look, type SourceContext, sourceFor } from './sources/source.ts';
 
 export class StaticExportReleaseReconciler extends Reconciler<StaticExportRelease, Status, Look, Action> {

@@ -12,11 +12,11 @@ import {
 import type { KubeObject } from '../../runtime/informer.ts';
 import { VALUES_SECRET_LABEL, WORKLOAD_KINDS } from '../../targets/workloads.ts';
 import type { Wiring } from '../wiring.ts';
-import { siteKey } from './export-site.ts';
-import type { ReleaseReconcilerOptions } from './options.ts';
+import { seedStartBudgets } from './budget/start-budget-seed.ts';
+import { siteKey } from './export/export-site.ts';
+import type { ReleaseReconcilerOptions } from './release-options.ts';
 import { StaticExportReleaseReconciler } from './release-reconciler.ts';
-import { SharedExports } from './shared-exports.ts';
-import { seedStartBudgets } from './start-budget-seed.ts';
+import { SharedExports } from './share/shared-exports.ts';
 
 type Release = StaticExportRelease & KubeObject;
 

@@ -12,7 +12,7 @@ import { operatorNeeds } from '../../../src/cli/rbac-checks.ts';
 import { registerBudgetMetrics } from '../../../src/controllers/budget-metrics.ts';
 import { ApiClients } from '../../../src/controllers/credentials.ts';
 import { registerReleaseMetrics } from '../../../src/controllers/release-metrics.ts';
-import { StartBudgets } from '../../../src/controllers/static-export-release/start-budget.ts';
+import { StartBudgets } from '../../../src/controllers/static-export-release/budget/start-budget.ts';
 import { createLogger } from '../../../src/log.ts';
 import { Metrics } from '../../../src/runtime/metrics.ts';
 import {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isExportFinished, NotFoundError } from '../../../src/api/index.ts';
 import { registerBudgetMetrics } from '../../../src/controllers/budget-metrics.ts';
 import { ApiClients } from '../../../src/controllers/credentials.ts';
-import { StartBudgets } from '../../../src/controllers/static-export-release/start-budget.ts';
+import { StartBudgets } from '../../../src/controllers/static-export-release/budget/start-budget.ts';
 import { createLogger } from '../../../src/log.ts';
 import { Metrics } from '../../../src/runtime/metrics.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Status as JobStatus } from '../../../src/controllers/agent-job/decide-agent-job.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
-import * as exportFolds from '../../../src/controllers/static-export-release/after-export.ts';
+import * as exportFolds from '../../../src/controllers/static-export-release/export/after-export.ts';
 import type { Status } from '../../../src/controllers/static-export-release/release-model.ts';
 import { type AgentJob, RECONCILE_REQUEST_ANNOTATION } from '../../../src/crd/index.ts';
 import type { Workload } from '../../../src/targets/workloads.ts';

@@ -4,9 +4,9 @@ import type { StaticExportRelease } from '../../../crd/index.ts';
 import { type Target, targetFor } from '../../../targets/target.ts';
 import { findWorkloads } from '../../../targets/workloads.ts';
 import { type Failure, failure, TARGET_RECHECK_MS } from '../../failures.ts';
-import { syncUnderWay } from '../content-sync.ts';
-import type { ReleaseReconcilerOptions } from '../options.ts';
 import type { Observed, Status } from '../release-model.ts';
+import type { ReleaseReconcilerOptions } from '../release-options.ts';
+import { syncUnderWay } from '../rollout/content-sync.ts';
 
 type Options = Pick<ReleaseReconcilerOptions, 'kube' | 'reads' | 'labelledWorkloads'>;
 

@@ -4,13 +4,13 @@
 // actions (actions.ts) call through what its look opened.
 import type { StaticExportRelease } from '../../../crd/index.ts';
 import type { Loaded } from '../../reconciler-base.ts';
-import type { ReleaseReconcilerOptions } from '../options.ts';
+import type { BudgetVisit } from '../budget/start-budget.ts';
+import { platformExport } from '../export/platform-export.ts';
+import { ociRegistry } from '../registry/oci-registry.ts';
+import type { OpenedRegistry } from '../registry/registry-client.ts';
 import type { Observed } from '../release-model.ts';
-import type { ShareVisit } from '../share-visit.ts';
-import type { BudgetVisit } from '../start-budget.ts';
-import { ociRegistry } from './oci-registry.ts';
-import { platformExport } from './platform-export.ts';
-import type { OpenedRegistry } from './registry-client.ts';
+import type { ReleaseReconcilerOptions } from '../release-options.ts';
+import type { ShareVisit } from '../share/share-visit.ts';
 
 export interface Source {
   /** Whether following it calls the admin API: the skeleton reads the release's key first. */
