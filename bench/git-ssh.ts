@@ -10,8 +10,8 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { GitCredentials } from '../src/git/types.ts';
 import { writeVersion } from '../src/git/write-version.ts';
-import { GitServer, runGit } from '../test/support/git-server.ts';
-import { SshGitServer, sshKeygen } from '../test/support/ssh-git-server.ts';
+import { GitServer, runGit } from '../test/support/servers/git-server.ts';
+import { SshGitServer, sshKeygen } from '../test/support/servers/ssh-git-server.ts';
 import { BUILD, buildCli } from './build.ts';
 import { buildRepository, mib, PASSWORD, USER } from './git-write-back.ts';
 

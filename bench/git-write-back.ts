@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { writeVersion } from '../src/git/write-version.ts';
-import { GitServer, runGit } from '../test/support/git-server.ts';
+import { GitServer, runGit } from '../test/support/servers/git-server.ts';
 import { BUILD, buildCli } from './build.ts';
 
 const COMMITS = 10_000;

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gitCredentialsFromSecret } from '../../src/git/credentials.ts';
 import type { GitCredentials, WriteVersionRequest } from '../../src/git/types.ts';
 import { writeVersion } from '../../src/git/write-version.ts';
-import { GitServer, runGit } from '../support/git-server.ts';
-import { caSignedCert } from '../support/signing.ts';
+import { GitServer, runGit } from '../support/servers/git-server.ts';
 import { tempDir } from '../support/temp.ts';
+import { caSignedCert } from '../support/tools/signing.ts';
 
 const USER = 'writer';
 const PASSWORD = 'token-private-ca-0123456789';

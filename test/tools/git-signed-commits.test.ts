@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WriteVersionRequest } from '../../src/git/types.ts';
 import { writeVersion } from '../../src/git/write-version.ts';
-import { GitServer, runGit } from '../support/git-server.ts';
-import { type SshKeyPair, sshKeygen } from '../support/ssh-git-server.ts';
+import { GitServer, runGit } from '../support/servers/git-server.ts';
+import { type SshKeyPair, sshKeygen } from '../support/servers/ssh-git-server.ts';
 import { tempDir } from '../support/temp.ts';
 
 const USER = 'writer';

@@ -10,8 +10,8 @@ import { gitCredentialsFromSecret } from '../../src/git/credentials.ts';
 import { GIT_HTTP_LIMITS } from '../../src/git/http-transport.ts';
 import type { GitCredentials, WriteVersionOutcome, WriteVersionRequest } from '../../src/git/types.ts';
 import { writeVersion } from '../../src/git/write-version.ts';
-import { runGit } from '../support/git-server.ts';
-import { SshGitServer, type SshKeyPair, sshKeygen } from '../support/ssh-git-server.ts';
+import { runGit } from '../support/servers/git-server.ts';
+import { SshGitServer, type SshKeyPair, sshKeygen } from '../support/servers/ssh-git-server.ts';
 import { tempDir } from '../support/temp.ts';
 
 const VALUES = `# values for the docs site

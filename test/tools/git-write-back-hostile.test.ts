@@ -12,8 +12,8 @@ import {
   manyFilesRepo,
   manyRefsRepo,
   zeroFilledRepo,
-} from '../support/git-packs.ts';
-import { GitServer, runGit } from '../support/git-server.ts';
+} from '../support/fixtures/git-packs.ts';
+import { GitServer, runGit } from '../support/servers/git-server.ts';
 import { tempDir } from '../support/temp.ts';
 
 const USER = 'writer';

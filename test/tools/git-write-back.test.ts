@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GitTarget, WriteVersionOutcome, WriteVersionRequest } from '../../src/git/types.ts';
 import { writeVersion } from '../../src/git/write-version.ts';
-import { GitServer, runGit } from '../support/git-server.ts';
-import { selfSignedCert } from '../support/signing.ts';
+import { GitServer, runGit } from '../support/servers/git-server.ts';
 import { tempDir } from '../support/temp.ts';
+import { selfSignedCert } from '../support/tools/signing.ts';
 
 const USER = 'writer';
 const PASSWORD = 'token-s3cr3t-value-0123456789';

@@ -17,7 +17,7 @@ import {
 } from '../../../../src/controllers/agent-job/decide-agent-job.ts';
 import type { Failure } from '../../../../src/controllers/failures.ts';
 import type { AgentJob } from '../../../../src/crd/index.ts';
-import { jobDecided as decide, jobCommitted } from '../../../support/committed.ts';
+import { jobDecided as decide, jobCommitted } from '../../../support/fixtures/committed.ts';
 
 /** The create's outcome for the job `o` observed, as written. */
 const afterCreate = (o: Observed, status: Status, created: RemoteJob) => {

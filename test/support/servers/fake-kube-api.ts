@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { tempDir } from './temp.ts';
+import { tempDir } from '../temp.ts';
 
 export const FAKE_KUBE_TOKEN = 'kube-token-0123456789abcdef0123456789';
 

@@ -2,9 +2,9 @@
 // SIGKILL; its JSON log lines are collected for assertions.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { localOperatorArgs } from '../../scripts/operator-args.ts';
+import { localOperatorArgs } from '../../../scripts/operator-args.ts';
+import { tempDir } from '../temp.ts';
 import { kubeconfig, ROOT } from './kube.ts';
-import { tempDir } from './temp.ts';
 
 export interface OperatorProcessOptions {
   namespaces: string[];

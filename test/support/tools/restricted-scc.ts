@@ -1,5 +1,5 @@
 // What OpenShift's restricted-v2 SCC does to a pod admitted into a namespace, as a Helm post-renderer
-// (helm install --post-renderer test/support/restricted-scc.sh): every pod runs as the namespace's
+// (helm install --post-renderer test/support/tools/restricted-scc.sh): every pod runs as the namespace's
 // arbitrary uid with group 0 and that uid as fsGroup, whatever the image's USER says. The charts
 // with `openshift` set no ids, so nothing here conflicts with theirs; an id they set would be
 // overwritten here, where the SCC would refuse the pod: the chart tests check they set none.

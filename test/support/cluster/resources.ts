@@ -1,7 +1,7 @@
 // The resources tests apply, built one way: a StaticExportRelease or AgentJob with the usual
 // defaults (credentials in the `admin-key` Secret, values in `<name>-values`), and their getters.
 import { stringify } from 'yaml';
-import type { AgentJob, StaticExportRelease } from '../../src/crd/index.ts';
+import type { AgentJob, StaticExportRelease } from '../../../src/crd/index.ts';
 import { eventsFor, eventually, kubectlOk } from './kube.ts';
 
 export const ADMIN_KEY_SECRET = 'admin-key';

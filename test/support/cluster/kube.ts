@@ -6,9 +6,9 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { tempDir } from './temp.ts';
+import { tempDir } from '../temp.ts';
 
-export const ROOT = resolve(import.meta.dirname, '..', '..');
+export const ROOT = resolve(import.meta.dirname, '..', '..', '..');
 export const KUBECTL = join(ROOT, '.tools', 'bin', 'kubectl');
 export const HELM = join(ROOT, '.tools', 'bin', 'helm');
 

@@ -6,8 +6,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runProcess } from '../../scripts/run-process.ts';
-import { goTool } from './go-tools.ts';
+import { runProcess } from '../../../scripts/run-process.ts';
+import { goTool } from '../tools/go-tools.ts';
 
 export { goTool };
 

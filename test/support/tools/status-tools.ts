@@ -1,9 +1,9 @@
 // What other tools make of our objects' status, run for real: Flux's kstatus library (through the
-// small Go checker in test/support/kstatus-check, built by scripts/go-tools/build.sh) and the Argo CD
+// small Go checker in test/support/tools/kstatus-check, built by scripts/go-tools/build.sh) and the Argo CD
 // health check (examples/argocd/health.lua) in a Lua 5.1 interpreter, as Argo CD runs it.
 import { join } from 'node:path';
+import { ROOT, run } from '../cluster/kube.ts';
 import { goTool } from './go-tools.ts';
-import { ROOT, run } from './kube.ts';
 
 export interface KstatusResult {
   kind: string;

@@ -4,9 +4,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { ControlPlane, processesUsing } from '../../scripts/control-plane/control-plane.ts';
-import { testKubeVersion } from '../../scripts/control-plane/kube-versions.ts';
-import { nodeLeftovers } from '../../scripts/control-plane/node.ts';
+import { ControlPlane, processesUsing } from '../../../scripts/control-plane/control-plane.ts';
+import { testKubeVersion } from '../../../scripts/control-plane/kube-versions.ts';
+import { nodeLeftovers } from '../../../scripts/control-plane/node.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -2,7 +2,7 @@
 // openssl, and `cosign verify --key` run offline as inside an air gap.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ProcessResult, runProcess } from '../../scripts/run-process.ts';
+import { type ProcessResult, runProcess } from '../../../scripts/run-process.ts';
 
 export async function openssl(args: string[]): Promise<void> {
   const result = await runProcess('openssl', args);

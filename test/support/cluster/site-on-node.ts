@@ -3,11 +3,11 @@
 // name) and the static-export image on the node; then a release Ready and the chart installed in
 // existing-Secret mode, rolled by the operator to the release's version, and its Service's address.
 
-import { NODE_IP, ON_REAL_NODE } from '../../scripts/control-plane/node.ts';
-import { builtImage } from '../../scripts/image/built.ts';
-import type { StaticExportRelease } from '../../src/crd/index.ts';
-import type { SimulatorOptions } from '../../src/simulator/index.ts';
-import { CHART_DIR, helmInstall, merge } from './chart.ts';
+import { NODE_IP, ON_REAL_NODE } from '../../../scripts/control-plane/node.ts';
+import { builtImage } from '../../../scripts/image/built.ts';
+import type { StaticExportRelease } from '../../../src/crd/index.ts';
+import type { SimulatorOptions } from '../../../src/simulator/index.ts';
+import { CHART_DIR, helmInstall, merge } from '../tools/chart.ts';
 import { eventually, kubectl, kubectlOk } from './kube.ts';
 import { type OperatorSuite, useOperatorSuite } from './operator-suite.ts';
 import { realNode, statusOf } from './real-node.ts';

@@ -4,9 +4,9 @@
 // process or drive reconcilers themselves), the Secret with the admin key, and at the end the
 // check that the key never reached the operator's logs. The file keeps only what is its own.
 import { afterAll, beforeAll, expect } from 'vitest';
-import { KubeClient } from '../../src/runtime/kube-client.ts';
-import { type Simulator, type SimulatorOptions, startSimulator } from '../../src/simulator/index.ts';
-import { type GITOPS_CRDS, installGitopsCrd } from './gitops.ts';
+import { KubeClient } from '../../../src/runtime/kube-client.ts';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../../src/simulator/index.ts';
+import { type GITOPS_CRDS, installGitopsCrd } from '../tools/gitops.ts';
 import { createNamespace, installCrds, kubeconfig, kubectl } from './kube.ts';
 import { type Harness, type HarnessOptions, startHarness } from './operator.ts';
 import { ADMIN_KEY_SECRET, applySecret } from './resources.ts';

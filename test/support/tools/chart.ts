@@ -17,8 +17,8 @@ import {
   runInitContainer as runInitContainerIn,
   type SecretData,
   startNginx as startNginxIn,
-} from '../../scripts/site-local.ts';
-import { kubeconfig } from './kube.ts';
+} from '../../../scripts/site-local.ts';
+import { kubeconfig } from '../cluster/kube.ts';
 
 export {
   containerEnv,
@@ -31,11 +31,11 @@ export {
   podSpec,
   type RunningNginx,
   type SecretData,
-} from '../../scripts/site-local.ts';
+} from '../../../scripts/site-local.ts';
 
 const run = promisify(execFile);
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const CHART_DIR = join(ROOT, 'charts/static-export-site');
 export const OPERATOR_CHART_DIR = join(ROOT, 'charts/static-export-operator');
 export const SIMULATOR_CHART_DIR = join(ROOT, 'charts/static-export-simulator');

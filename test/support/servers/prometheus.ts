@@ -6,8 +6,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { freePort } from './chart.ts';
-import { goTool } from './go-tools.ts';
+import { freePort } from '../tools/chart.ts';
+import { goTool } from '../tools/go-tools.ts';
 
 export interface ScrapeJob {
   job: string;

@@ -5,9 +5,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import type { StaticExportRelease } from '../../src/crd/index.ts';
+import type { StaticExportRelease } from '../../../src/crd/index.ts';
+import { eventually, kubectlOk, ROOT } from '../cluster/kube.ts';
 import { goTool } from './go-tools.ts';
-import { eventually, kubectlOk, ROOT } from './kube.ts';
 
 export const GITOPS_CRDS = {
   helmRelease: { tool: 'flux-helmrelease-crd', name: 'helmreleases.helm.toolkit.fluxcd.io' },

@@ -3,9 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runProcess } from '../../scripts/run-process.ts';
+import { runProcess } from '../../../scripts/run-process.ts';
 
-const GO_TOOLS = fileURLToPath(new URL('../../scripts/go-tools/', import.meta.url));
+const GO_TOOLS = fileURLToPath(new URL('../../../scripts/go-tools/', import.meta.url));
 
 /** Path of a tool from tools.env (built on first use: minutes on a fresh machine, then cached). */
 export async function goTool(name: string): Promise<string> {

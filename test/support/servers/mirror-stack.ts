@@ -4,8 +4,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RegistryClient } from '../../src/oci/registry.ts';
-import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
+import { RegistryClient } from '../../../src/oci/registry.ts';
+import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { startRegistry, type TestRegistry } from './registry.ts';
 
 export interface MirrorStack {

@@ -1,8 +1,8 @@
 // Spawns the real CLI entry with the project's Node 24, as a user or an init container would.
 import { fileURLToPath } from 'node:url';
-import { type ProcessResult, runProcess } from '../../scripts/run-process.ts';
+import { type ProcessResult, runProcess } from '../../../scripts/run-process.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const NODE = `${ROOT}node_modules/.bin/node`;
 export const MAIN = `${ROOT}src/cli/main.ts`;
 

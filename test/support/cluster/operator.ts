@@ -1,16 +1,16 @@
 // An operator under test: the real controllers in this process (or a child process, for kill
 // tests), a simulator over loopback HTTP, and log capture to check that no secret leaks.
 import { Writable } from 'node:stream';
-import { type RunningOperator, startOperator } from '../../src/controllers/manager.ts';
-import { createLogger } from '../../src/log.ts';
+import { type RunningOperator, startOperator } from '../../../src/controllers/manager.ts';
+import { createLogger } from '../../../src/log.ts';
 import {
   DEFAULT_DOCS_DIR,
   type Simulator,
   type SimulatorOptions,
   startSimulator,
-} from '../../src/simulator/index.ts';
+} from '../../../src/simulator/index.ts';
+import { sampleDocsCopy, tempDir } from '../temp.ts';
 import { kubeconfig } from './kube.ts';
-import { sampleDocsCopy, tempDir } from './temp.ts';
 
 export interface Harness {
   sim: Simulator;

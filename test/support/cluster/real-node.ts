@@ -6,8 +6,8 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import { ControlPlane } from '../../scripts/control-plane/control-plane.ts';
-import { nodeUnavailable } from '../../scripts/control-plane/node.ts';
+import { ControlPlane } from '../../../scripts/control-plane/control-plane.ts';
+import { nodeUnavailable } from '../../../scripts/control-plane/node.ts';
 
 /** The first start on a fresh machine builds the kubelet (about 5 minutes on two cores). */
 export const REAL_NODE_START_TIMEOUT_MS = 20 * 60_000;

@@ -1,5 +1,5 @@
 // Drives the simulator's export endpoints over raw HTTP so bundle tests do not depend on the API client.
-import type { Simulator } from '../../src/simulator/index.ts';
+import type { Simulator } from '../../../src/simulator/index.ts';
 
 export interface ExportedBundle {
   jobId: string;
