@@ -80,8 +80,10 @@ export class GitServer {
   }
 
   async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+    const { server } = this;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   url(name: string): string {
@@ -90,6 +92,25 @@ export class GitServer {
 
   gitDir(name: string): string {
     return join(this.root, `${name}.git`);
+  }
+
+  /** The real git run in repository `name`; stdout as text. */
+  git(name: string, ...args: string[]): string {
+    return runGit(args, { cwd: this.gitDir(name) });
+  }
+
+  /** The commit `branch` of repository `name` points at. */
+  head(name: string, branch = 'main'): string {
+    return this.git(name, 'rev-parse', `refs/heads/${branch}`).trim();
+  }
+
+  private made = 0;
+
+  /** A new repository `site-N` whose main holds one commit of `files`; its name. */
+  newRepo(files: Record<string, string | Buffer>): string {
+    const name = `site-${++this.made}`;
+    this.createRepo(name, files);
+    return name;
   }
 
   /** A bare repository whose `branch` holds one commit of `files`. */
