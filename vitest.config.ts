@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import StableSequencer from './test/support/sequencer.ts';
+import StableSequencer from './test/support/cluster/sequencer.ts';
 
 // Three tiers, named for what they need: `unit` nothing but Node (loopback HTTP is fine; seconds),
 // `tools` the real tools beside Node (helm, nginx, Chromium, the Distribution registry, cosign,
@@ -7,7 +7,7 @@ import StableSequencer from './test/support/sequencer.ts';
 // plane, started once by the global setup (or STATIC_EXPORT_TEST_KUBECONFIG).
 export default defineConfig({
   test: {
-    reporters: ['default', './test/support/summary-reporter.ts'],
+    reporters: ['default', './test/support/reporting/summary-reporter.ts'],
     sequence: { sequencer: StableSequencer },
     projects: [
       {
@@ -21,7 +21,7 @@ export default defineConfig({
         test: {
           name: 'tools',
           include: ['test/tools/**/*.test.ts'],
-          globalSetup: ['test/support/go-tools-setup.ts'],
+          globalSetup: ['test/support/tools/go-tools-setup.ts'],
           testTimeout: 30_000,
         },
       },
@@ -29,7 +29,10 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/support/go-tools-setup.ts', 'test/support/control-plane-setup.ts'],
+          globalSetup: [
+            'test/support/tools/go-tools-setup.ts',
+            'test/support/cluster/control-plane-setup.ts',
+          ],
           testTimeout: 120_000,
           hookTimeout: 300_000,
           fileParallelism: false,

@@ -11,88 +11,46 @@
 // the connection (as a gateway may), a few meet the per-minute limit's 429 (the client waits out its
 // Retry-After: 1 s, of real time: the virtual clock stands still meanwhile), and cluster a's
 // site-9 is broken (every export of its project ends failed); at 11:10 the platform purges the job
-// cluster b's site-0 serves. Each release's reconcile runs as the operator's (decideOn, claim, the
-// start and publish as actions.ts performs them, a failure's retry as the work queue's), through
+// cluster b's site-0 serves. Each release's reconcile runs as the operator's (budget-day.ts; a
+// failure's retry as the work queue's), through
 // the production client against the simulator in revision 2 on a virtual clock. Reported: the
 // hourly 429s the operators met, the most starts (jobs created) in any sliding hour of the
 // organization, exports per release most over fewest, the slots lost or double-spent (every
 // operator's count of the past hour compared with the start requests it sent in that hour, at
 // every reconcile), the broken site's starts and the minutes a served link had expired while it was
 // still the one written.
-import {
-  AdminApiClient,
-  ExportBusyError,
-  ExportStartLimitError,
-  NotFoundError,
-  RevisionUnavailableError,
-  startMayHaveCreatedJob,
-} from '../src/api/index.ts';
+import { AdminApiClient } from '../src/api/index.ts';
 import { secretRefText } from '../src/controllers/credentials.ts';
 import { afterFailure, classifyError, type Failure } from '../src/controllers/failures.ts';
-import {
-  BudgetVisit,
-  budgetGroup,
-  memberOf,
-  StartBudgets,
-} from '../src/controllers/static-export-release/budget/start-budget.ts';
+import { budgetGroup, StartBudgets } from '../src/controllers/static-export-release/budget/start-budget.ts';
 import { seedFrom } from '../src/controllers/static-export-release/budget/start-budget-seed.ts';
-import {
-  afterPublish,
-  afterServedJobGone,
-  afterServedJobMissing,
-  afterStart,
-  afterStartBusy,
-  afterStartFailed,
-  afterStartRefused,
-  servedJobConfirmIn,
-} from '../src/controllers/static-export-release/export/after-export.ts';
-import {
-  exportTarget,
-  jobRef,
-  recordedJob,
-} from '../src/controllers/static-export-release/export/export-site.ts';
-import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
-import { busyWaitMs } from '../src/controllers/static-export-release/release-actions.ts';
-import {
-  type Action,
-  DEFAULT_TUNABLES,
-  type PlatformObserved,
-} from '../src/controllers/static-export-release/release-model.ts';
-import { claim, decideOn } from '../src/controllers/static-export-release/release-reconciler.ts';
-import {
-  exportPollDelayMs,
-  startDemandIntervalMs,
-  untilRenewalOr,
-} from '../src/controllers/static-export-release/schedule.ts';
-import { ShareVisit } from '../src/controllers/static-export-release/share/share-visit.ts';
-import {
-  memberKey,
-  SharedExports,
-  shareKey,
-} from '../src/controllers/static-export-release/share/shared-exports.ts';
-import type { Look } from '../src/controllers/static-export-release/sources/source.ts';
-import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
+import { memberKey, SharedExports } from '../src/controllers/static-export-release/share/shared-exports.ts';
+import type { StaticExportRelease } from '../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
 import { backoff } from '../src/timers.ts';
+import {
+  busiestHour,
+  DAY,
+  dayRelease,
+  HOUR,
+  MIN,
+  publishLink,
+  type Reconciling,
+  reconcileRelease,
+  START,
+  startExport,
+} from './budget-day.ts';
 
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
-const START = Date.parse('2026-01-01T00:00:00Z');
 const ROTATE_AT = START + 8 * HOUR;
 const WILD_AT = START + 13 * HOUR + 50 * MIN;
 const LEADER_CHANGE_AT = START + 14 * HOUR;
 const PURGE_AT = START + 11 * HOUR + 10 * MIN;
-const TUN = DEFAULT_TUNABLES;
 const NEW_KEY = 'mint_rotated0123456789abcdef';
 
 /** One cluster's operator: its client (the key its Secret holds now), budgets and share groups. */
-interface Operator {
+interface Operator extends Reconciling {
   name: string;
   share: number;
-  client: AdminApiClient;
-  budgets: StartBudgets;
-  shared: SharedExports;
   /** When its start requests went out (any answer but a refusal of the request itself). */
   sent: number[];
   refused429: number;
@@ -120,27 +78,8 @@ interface Site {
 /** What a reconcile asks of the work queue: a delay, nothing (wait for a change), or its backoff. */
 type Next = number | undefined | 'backoff';
 
-function release(ns: string, name: string, projectId: string, basePath?: string): StaticExportRelease {
-  return {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'StaticExportRelease',
-    metadata: {
-      name,
-      namespace: ns,
-      uid: `${ns}-${name}`,
-      generation: 1,
-      creationTimestamp: new Date(START).toISOString(),
-    },
-    spec: staticExportReleaseSpecSchema.parse({
-      projectId,
-      ...(basePath === undefined ? {} : { basePath }),
-      interval: '1h',
-      credentialsSecretRef: { name: 'key' },
-      target: { valuesSecret: { name: `values-${name}` } },
-    }),
-    status: {},
-  };
-}
+const release = (ns: string, name: string, projectId: string, basePath?: string) =>
+  dayRelease(ns, name, { projectId, interval: '1h', ...(basePath === undefined ? {} : { basePath }) });
 
 const project = (prefix: string, n: number) => `6520f3a1c9b1a20012${prefix}${String(n).padStart(4, '0')}`;
 
@@ -328,153 +267,39 @@ class FaultyDay {
     op.lost = Math.max(op.lost, counted - sent);
   }
 
-  private async reconcile(s: Site): Promise<Next> {
+  private reconcile(s: Site): Promise<Next> {
     const { op } = s;
-    const { client } = op;
     const now = new Date(this.sim.now());
-    const r = s.release;
-    const member = memberKey(r);
-    const key = shareKey(client.identity, r.spec);
-    const visit = new ShareVisit(
-      op.shared,
-      member,
-      client.identity,
-      key,
-      `${client.identity}\u0000${r.spec.projectId}`,
-    );
-    const budget = new BudgetVisit(
-      op.budgets,
-      member,
-      budgetGroup(undefined, client.keyId),
-      memberOf(r, startDemandIntervalMs(r, DEFAULT_TUNABLES), key),
-    );
-    try {
-      const observed: PlatformObserved = { source: 'platform', now, release: r, client };
-      let polled = false;
-      const exp = r.status?.export;
-      if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
-        visit.adopt(exp.jobId, exp.startedAt ?? now.toISOString());
-        const answer = await visit.poll(client, {
-          jobId: exp.jobId,
-          ...(exp.projectId ? { projectId: exp.projectId } : {}),
+    return reconcileRelease(op, s.release, now, async (claimed) => {
+      const d = claimed.decision;
+      s.release = { ...s.release, status: d.status };
+      if (d.action.kind === 'start') {
+        const started = await startExport(op.client, s.release, claimed, now, () => {
+          op.sent.push(this.sim.now());
+          s.starts.push(this.sim.now());
         });
-        observed.poll = answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' };
-        polled = answer.polled;
-      }
-      const look: Look = { observed, visit, polled, budget };
-      const d = decideOn(look, TUN);
-      const reservation = claim(look, d);
-      try {
-        s.release = { ...r, status: d.status };
-        if (d.action.kind === 'start') {
-          const sent = () => {
-            reservation?.sent();
-            op.sent.push(this.sim.now());
-            s.starts.push(this.sim.now());
-          };
-          return await this.start(s, look, now, sent);
+        if (started.kind === 'failed') {
+          this.commit(s, started.status);
+          return this.failed(classifyError(started.error, secretRefText(s.release)));
         }
-        if (d.action.kind === 'publish') return await this.publish(s, look, d.action, now);
-        if (d.failure) return this.failed(d.failure);
-        return d.requeueAfterMs;
-      } finally {
-        reservation?.release();
+        if (started.kind === 'refused') op.refused429++;
+        this.commit(s, started.folded.status);
+        return started.nextMs;
       }
-    } finally {
-      visit.close();
-    }
-  }
-
-  private async start(s: Site, { visit, budget }: Look, now: Date, sent: () => void): Promise<Next> {
-    const snapshot = { now, release: s.release };
-    try {
-      const started = await s.op.client.startExport(exportTarget(s.release.spec));
-      sent();
-      this.commit(s, afterStart(snapshot, started.jobId, started.status ?? 'queued').status);
-      visit?.started(started.jobId, now.toISOString());
-      return exportPollDelayMs(s.release.status ?? {}, now) ?? 0;
-    } catch (e) {
-      if (e instanceof ExportBusyError) {
-        sent();
-        visit?.close();
-        const waitMs = busyWaitMs(s.release.status ?? {});
-        budget?.busy(now.getTime() + waitMs);
-        this.commit(s, afterStartBusy(snapshot, waitMs).status);
-        return untilRenewalOr(s.release.status ?? {}, waitMs, now);
+      if (d.action.kind === 'publish') {
+        const published = await publishLink(op.client, s.release, claimed, d.action, now);
+        if (published.kind === 'published' && d.action.mode === 'NewContent') {
+          s.exports++;
+          s.published.push(now.getTime());
+        }
+        if (published.kind === 'gone') s.vanishedAt ??= now.getTime();
+        if (published.folded) this.commit(s, published.folded.status);
+        return published.nextMs;
       }
-      if (e instanceof ExportStartLimitError && budget) {
-        sent();
-        s.op.refused429++;
-        visit?.close();
-        const until = budget.refused(e.retryAfterMs);
-        this.commit(s, afterStartRefused(snapshot, until).status);
-        return untilRenewalOr(s.release.status ?? {}, until - now.getTime(), now);
-      }
-      // As actions.ts startRefused: an answer that may follow the job's creation keeps its mark
-      // and its slot (StartOutcomeUnknown); anything else started nothing and gives both back.
-      const mayHaveStarted = startMayHaveCreatedJob(e);
-      if (mayHaveStarted) sent();
-      visit?.startFailed();
-      this.commit(s, afterStartFailed(s.release.status ?? {}, mayHaveStarted));
-      return this.failed(classifyError(e, secretRefText(s.release)));
-    }
-  }
-
-  private async publish(
-    s: Site,
-    { visit }: Look,
-    action: Extract<Action, { kind: 'publish' }>,
-    now: Date,
-  ): Promise<number> {
-    const snapshot = { now, release: s.release };
-    let bundle: Awaited<ReturnType<AdminApiClient['exportLink']>>;
-    try {
-      bundle = await (visit as ShareVisit).link(action.jobId, () => s.op.client.exportLink(jobRef(action)));
-    } catch (e) {
-      // As actions.ts servedJobGone (no pins here): the first 404 is noted, a second one a while
-      // later makes the job gone, and the release exports anew ahead of the scheduled starts.
-      const purged = e instanceof NotFoundError && !(e instanceof RevisionUnavailableError);
-      if (!purged || action.mode === 'NewContent') throw e;
-      const served = s.release.status?.current?.jobId === action.jobId;
-      const confirmIn = served ? servedJobConfirmIn(s.release.status ?? {}, now, TUN) : 0;
-      if (confirmIn === undefined) {
-        this.commit(s, afterServedJobMissing(snapshot).status);
-        return TUN.jobGoneConfirmMs;
-      }
-      if (confirmIn > 0) return confirmIn;
-      s.vanishedAt ??= now.getTime();
-      this.commit(s, afterServedJobGone(snapshot).status);
-      return 0;
-    }
-    if (action.mode === 'NewContent') {
-      s.exports++;
-      s.published.push(now.getTime());
-    }
-    const version =
-      action.mode === 'NewContent'
-        ? `v-${action.jobId.slice(0, 12)}`
-        : (s.release.status?.current?.version ?? '');
-    const folded = afterPublish(snapshot, {
-      mode: action.mode,
-      ...recordedJob(action),
-      version,
-      expiresAt: bundle.expiresAt,
-      wrote: true,
+      if (d.failure) return this.failed(d.failure);
+      return d.requeueAfterMs;
     });
-    this.commit(s, folded.status);
-    return 0;
   }
-}
-
-/** The most times in any window [t, t + 1 h). */
-function busiestHour(times: number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (j < sorted.length && (sorted[j] ?? 0) < (sorted[i] ?? 0) + HOUR) j++;
-    most = Math.max(most, j - i);
-  }
-  return most;
 }
 
 /** A seeded source for the simulator's fault draws (mulberry32): every run meets the same faults. */

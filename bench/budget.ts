@@ -1,67 +1,36 @@
 // The start budget (issue 31) over a virtual day: 20 sites, each its own project, on one admin key
 // of the platform's current export API (10 starts per organization per hour), with intervals that
-// together want more starts than that. Each release's reconcile loop runs as the operator's: observe
-// (the recorded job polled through its share visit), decide with the budget's view and claim
-// (release-reconciler.ts `decideOn` and `claim`), then the start or publish as actions.ts performs it,
-// folded back into status (after-export.ts), the next look at the decision's
-// requeue (or the action's), a budget or share-group wake looking at once. Every call goes through
-// the production client to the simulator in revision 2, whose clock the loop advances to each next
-// look, so the day takes a moment. No target and no download: a version is derived from the job id.
+// together want more starts than that. Each release's reconcile runs as the operator's
+// (budget-day.ts), the next look at the decision's requeue (or the action's), a budget or
+// share-group wake looking at once. Every call goes through the production client to the simulator
+// in revision 2, whose clock the loop advances to each next look, so the day takes a moment.
 // Nothing is asserted; the goals: no 429, at most 10 starts in any sliding hour, no site starved,
 // exports per site most over fewest at most 1.5.
-import { AdminApiClient, ExportBusyError, ExportStartLimitError, NotFoundError } from '../src/api/index.ts';
-import type { Reservation } from '../src/controllers/reconciler-base.ts';
-import {
-  BudgetVisit,
-  budgetGroup,
-  memberOf,
-  StartBudgets,
-} from '../src/controllers/static-export-release/budget/start-budget.ts';
-import {
-  afterPublish,
-  afterServedJobGone,
-  afterStart,
-  afterStartBusy,
-  afterStartRefused,
-} from '../src/controllers/static-export-release/export/after-export.ts';
-import {
-  exportTarget,
-  jobRef,
-  recordedJob,
-} from '../src/controllers/static-export-release/export/export-site.ts';
-import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
-import { busyWaitMs } from '../src/controllers/static-export-release/release-actions.ts';
-import {
-  type Action,
-  DEFAULT_TUNABLES,
-  type Folded,
-  type PlatformObserved,
-} from '../src/controllers/static-export-release/release-model.ts';
-import { claim, decideOn } from '../src/controllers/static-export-release/release-reconciler.ts';
-import {
-  exportPollDelayMs,
-  startDemandIntervalMs,
-} from '../src/controllers/static-export-release/schedule.ts';
-import { ShareVisit } from '../src/controllers/static-export-release/share/share-visit.ts';
-import {
-  memberKey,
-  SharedExports,
-  shareKey,
-} from '../src/controllers/static-export-release/share/shared-exports.ts';
-import type { Look } from '../src/controllers/static-export-release/sources/source.ts';
-import { parseDuration, type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
+import { AdminApiClient } from '../src/api/index.ts';
+import { StartBudgets } from '../src/controllers/static-export-release/budget/start-budget.ts';
+import type { Action, Folded } from '../src/controllers/static-export-release/release-model.ts';
+import { memberKey, SharedExports } from '../src/controllers/static-export-release/share/shared-exports.ts';
+import { parseDuration, type StaticExportRelease } from '../src/crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../src/project.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
+import {
+  busiestHour,
+  type Claimed,
+  DAY,
+  dayRelease,
+  HOUR,
+  MIN,
+  publishLink,
+  type Reconciling,
+  reconcileRelease,
+  START,
+  startExport,
+} from './budget-day.ts';
 import { runFaultyDay } from './budget-faults.ts';
 
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
 const EXPORT_MS = 4 * MIN;
 /** 4 sites every 30 minutes, 8 hourly, 8 every 2 hours: 20 starts an hour wanted. */
 const INTERVALS = [...Array(4).fill('30m'), ...Array(8).fill('1h'), ...Array(8).fill('2h')] as string[];
-const START = Date.parse('2026-01-01T00:00:00Z');
-const TUN = DEFAULT_TUNABLES;
 
 interface Site {
   release: StaticExportRelease;
@@ -79,8 +48,7 @@ interface Site {
  */
 class Day {
   readonly sites: Site[];
-  readonly budgets: StartBudgets;
-  readonly shared: SharedExports;
+  readonly op: Reconciling;
   readonly events = new Map<string, number>();
   /** GETs made for a renewal's link (the others poll a job in flight). */
   renewalGets = 0;
@@ -88,15 +56,12 @@ class Day {
   private wokenWhileReconciling = false;
 
   private readonly sim: Simulator;
-  private readonly client: AdminApiClient;
 
   constructor(sim: Simulator, client: AdminApiClient) {
     this.sim = sim;
-    this.client = client;
     const now = () => sim.now();
     const wake = (member: string) => this.wake(member);
-    this.budgets = new StartBudgets({ now, wake });
-    this.shared = new SharedExports({ now, wake });
+    this.op = { client, budgets: new StartBudgets({ now, wake }), shared: new SharedExports({ now, wake }) };
     this.sites = INTERVALS.map((interval, i) => site(i, interval));
   }
 
@@ -126,63 +91,17 @@ class Day {
   }
 
   /** observe -> decide and claim -> act, as the operator's reconcile; the next look's delay. */
-  private async reconcile(s: Site): Promise<number | undefined> {
-    const { client } = this;
+  private reconcile(s: Site): Promise<number | undefined> {
     const now = new Date(this.sim.now());
-    const { release } = s;
-    const member = memberKey(release);
-    const visit = new ShareVisit(
-      this.shared,
-      member,
-      client.identity,
-      shareKey(client.identity, release.spec),
-    );
-    const budget = new BudgetVisit(
-      this.budgets,
-      member,
-      budgetGroup(undefined, client.keyId),
-      memberOf(release, startDemandIntervalMs(release, TUN)),
-    );
-    try {
-      const observed: PlatformObserved = { source: 'platform', now, release, client };
-      let polled = false;
-      const exp = release.status?.export;
-      if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
-        visit.adopt(exp.jobId, exp.startedAt ?? now.toISOString());
-        const answer = await visit.poll(client, {
-          jobId: exp.jobId,
-          ...(exp.projectId === undefined ? {} : { projectId: exp.projectId }),
-        });
-        observed.poll = answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' };
-        polled = answer.polled;
-      }
-      const look: Look = { observed, visit, polled, budget };
-      const d = decideOn(look, TUN);
-      const reservation = claim(look, d);
-      try {
-        this.count(d.events);
-        s.release = { ...release, status: d.status };
-        const acted = await this.act(s, look, d.action, now, reservation);
-        return acted === 'none' ? d.requeueAfterMs : acted;
-      } finally {
-        reservation?.release();
-      }
-    } finally {
-      visit.close();
-    }
-  }
-
-  private async act(
-    s: Site,
-    look: Look,
-    action: Action,
-    now: Date,
-    reservation: Reservation | undefined,
-  ): Promise<number | 'none' | undefined> {
-    if (action.kind === 'start') return this.start(s, look, now, reservation);
-    if (action.kind === 'publish') return this.publish(s, look, action, now);
-    if (action.kind === 'none') return 'none';
-    throw new Error(`unexpected action ${action.kind}`);
+    return reconcileRelease(this.op, s.release, now, async (claimed) => {
+      const d = claimed.decision;
+      this.count(d.events);
+      s.release = { ...s.release, status: d.status };
+      if (d.action.kind === 'start') return this.start(s, claimed, now);
+      if (d.action.kind === 'publish') return this.publish(s, claimed, d.action, now);
+      if (d.action.kind === 'none') return d.requeueAfterMs;
+      throw new Error(`unexpected action ${d.action.kind}`);
+    });
   }
 
   private commit(s: Site, folded: Folded): void {
@@ -193,76 +112,25 @@ class Day {
     this.count(folded.events);
   }
 
-  /** As actions.ts `start`: the call, then its outcome folded; a 409 or 429 keeps the slot spent, holding the project or the group. */
-  private async start(
-    s: Site,
-    { visit, budget }: Look,
-    now: Date,
-    reservation: Reservation | undefined,
-  ): Promise<number | undefined> {
-    const snapshot = { now, release: s.release };
-    try {
-      const started = await this.client.startExport(exportTarget(s.release.spec));
-      reservation?.sent();
-      this.commit(s, afterStart(snapshot, started.jobId, started.status ?? 'queued'));
-      visit?.started(started.jobId, now.toISOString());
-      s.starts.push(now.getTime());
-      return exportPollDelayMs(s.release.status ?? {}, now) ?? 0;
-    } catch (e) {
-      if (e instanceof ExportBusyError) {
-        reservation?.sent();
-        visit?.close();
-        const waitMs = busyWaitMs(s.release.status ?? {});
-        budget?.busy(now.getTime() + waitMs);
-        this.commit(s, afterStartBusy(snapshot, waitMs));
-        return waitMs;
-      }
-      if (e instanceof ExportStartLimitError && budget) {
-        reservation?.sent();
-        visit?.close();
-        const until = budget.refused(e.retryAfterMs);
-        this.commit(s, afterStartRefused(snapshot, until));
-        return until - now.getTime();
-      }
-      throw e;
-    }
+  private async start(s: Site, claimed: Claimed, now: Date): Promise<number> {
+    const started = await startExport(this.op.client, s.release, claimed, now);
+    if (started.kind === 'failed') throw started.error;
+    this.commit(s, started.folded);
+    if (started.kind === 'started') s.starts.push(now.getTime());
+    return started.nextMs;
   }
 
-  /** As actions.ts `publish`, without the download and the target: the link's expiry is what status keeps. */
   private async publish(
     s: Site,
-    { visit }: Look,
+    claimed: Claimed,
     action: Extract<Action, { kind: 'publish' }>,
     now: Date,
   ): Promise<number> {
-    const snapshot = { now, release: s.release };
-    let bundle: Awaited<ReturnType<AdminApiClient['exportLink']>>;
-    try {
-      bundle = await (visit as ShareVisit).link(action.jobId, () => {
-        if (action.mode !== 'NewContent') this.renewalGets++;
-        return this.client.exportLink(jobRef(action));
-      });
-    } catch (e) {
-      if (!(e instanceof NotFoundError) || action.mode === 'NewContent') throw e;
-      this.commit(s, afterServedJobGone(snapshot));
-      return 0;
-    }
-    const version =
-      action.mode === 'NewContent'
-        ? `v-${action.jobId.slice(0, 12)}`
-        : (s.release.status?.current?.version ?? '');
-    this.commit(
-      s,
-      afterPublish(snapshot, {
-        mode: action.mode,
-        ...recordedJob(action),
-        version,
-        expiresAt: bundle.expiresAt,
-        wrote: true,
-        ...(bundle.sizeBytes === undefined ? {} : { sizeBytes: bundle.sizeBytes }),
-      }),
-    );
-    return 0;
+    const published = await publishLink(this.op.client, s.release, claimed, action, now, () => {
+      if (action.mode !== 'NewContent') this.renewalGets++;
+    });
+    if (published.folded) this.commit(s, published.folded);
+    return published.nextMs;
   }
 
   private count(events: readonly { reason: string }[]): void {
@@ -272,38 +140,10 @@ class Day {
 
 function site(i: number, interval: string): Site {
   const n = String(i).padStart(2, '0');
-  const release: StaticExportRelease = {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'StaticExportRelease',
-    metadata: {
-      name: `site-${n}`,
-      namespace: 'docs',
-      uid: `bench-${n}`,
-      generation: 1,
-      creationTimestamp: new Date(START).toISOString(),
-    },
-    spec: staticExportReleaseSpecSchema.parse({
-      projectId: `proj-${n}`,
-      interval,
-      credentialsSecretRef: { name: 'key' },
-      target: { valuesSecret: { name: `values-${n}` } },
-    }),
-    status: {},
-  };
+  const release = dayRelease('docs', `site-${n}`, { projectId: `proj-${n}`, interval });
   const intervalMs = parseDuration(interval);
   if (intervalMs === undefined) throw new Error(`not a duration: ${interval}`);
   return { release, intervalMs, nextAt: START, starts: [], lapseMs: 0 };
-}
-
-/** The most starts in any window [t, t + 1 h). */
-function busiestHour(times: number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (j < sorted.length && (sorted[j] ?? 0) < (sorted[i] ?? 0) + HOUR) j++;
-    most = Math.max(most, j - i);
-  }
-  return most;
 }
 
 /** The longest time without a start: between two, or from the last to the end of the day. */

@@ -22,7 +22,7 @@ import { runProcess } from '../scripts/run-process.ts';
 import { AdminApiClient, isExportFinished } from '../src/api/index.ts';
 import { contentVersion } from '../src/bundle/index.ts';
 import { startSimulator } from '../src/simulator/index.ts';
-import { type TarEntrySpec, tarGz } from '../test/support/tar-fixtures.ts';
+import { type TarEntrySpec, tarGz } from '../test/support/fixtures/tar-fixtures.ts';
 import { buildCli, CLI, ROOT } from './build.ts';
 
 const NODE = join(ROOT, 'node_modules/.bin/node');

@@ -7,8 +7,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deltaBombRepo, manyFilesRepo, manyRefsRepo, zeroFilledRepo } from '../test/support/git-packs.ts';
-import { GitServer, runGit } from '../test/support/git-server.ts';
+import {
+  deltaBombRepo,
+  manyFilesRepo,
+  manyRefsRepo,
+  zeroFilledRepo,
+} from '../test/support/fixtures/git-packs.ts';
+import { GitServer, runGit } from '../test/support/servers/git-server.ts';
 import { buildCli } from './build.ts';
 import { childWrite, idleChild, mib, PASSWORD, USER } from './git-write-back.ts';
 

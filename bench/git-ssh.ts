@@ -10,25 +10,17 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { GitCredentials } from '../src/git/types.ts';
 import { writeVersion } from '../src/git/write-version.ts';
-import { GitServer, runGit } from '../test/support/git-server.ts';
-import { SshGitServer, sshKeygen } from '../test/support/ssh-git-server.ts';
+import { writeRequest } from '../test/support/fixtures/write-request.ts';
+import { GitServer, runGit } from '../test/support/servers/git-server.ts';
+import { SshGitServer, sshKeygen } from '../test/support/servers/ssh-git-server.ts';
 import { BUILD, buildCli } from './build.ts';
 import { buildRepository, mib, PASSWORD, USER } from './git-write-back.ts';
 
 const WRITES = 5;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
-function request(url: string, credentials: GitCredentials, version: string) {
-  return {
-    target: { url, branch: 'main', path: 'deploy/values.yaml', field: 'staticExport.version' },
-    credentials,
-    version,
-    author: { name: 'static-export-operator', email: 'static-export-operator@users.noreply.github.com' },
-    message: `docs: serve ${version}`,
-    allowInsecureHttp: true,
-    timeoutMs: 300_000,
-  };
-}
+const request = (url: string, credentials: GitCredentials, version: string) =>
+  writeRequest(url, credentials, { version, timeoutMs: 300_000 });
 
 async function childWrite(
   req: ReturnType<typeof request>,

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { writeVersion } from '../src/git/write-version.ts';
-import { GitServer, runGit } from '../test/support/git-server.ts';
+import { writeRequest } from '../test/support/fixtures/write-request.ts';
+import { GitServer, runGit } from '../test/support/servers/git-server.ts';
 import { BUILD, buildCli } from './build.ts';
 
 const COMMITS = 10_000;
@@ -78,17 +79,8 @@ export async function buildRepository(shape: Shape): Promise<string> {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 export const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 
-function request(url: string, version: string) {
-  return {
-    target: { url, branch: 'main', path: 'deploy/values.yaml', field: 'staticExport.version' },
-    credentials: { kind: 'basic' as const, username: USER, password: PASSWORD },
-    version,
-    author: { name: 'static-export-operator', email: 'static-export-operator@noreply.invalid' },
-    message: `docs: serve ${version}`,
-    allowInsecureHttp: true,
-    timeoutMs: 300_000,
-  };
-}
+const request = (url: string, version: string) =>
+  writeRequest(url, { kind: 'basic', username: USER, password: PASSWORD }, { version, timeoutMs: 300_000 });
 
 /**
  * One write in a fresh Node process running the compiled engine (`build`: another compilation of

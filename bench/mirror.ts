@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { runProcess } from '../scripts/run-process.ts';
 import { AdminApiClient, isExportFinished } from '../src/api/index.ts';
 import { startSimulator } from '../src/simulator/index.ts';
-import { startRegistry } from '../test/support/registry.ts';
+import { startRegistry } from '../test/support/servers/registry.ts';
 import { buildCli, CLI, ROOT } from './build.ts';
 import { measure, median } from './download.ts';
 

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { NODE_IP, nodePaths, ON_REAL_NODE } from '../scripts/control-plane/node.ts';
 import { DEFAULT_DOCS_DIR } from '../src/simulator/index.ts';
-import { readPageAndAsset, type VersionedReads, writeMarker } from '../test/support/real-node.ts';
+import { readPageAndAsset, type VersionedReads, writeMarker } from '../test/support/cluster/real-node.ts';
 import { ROOT } from './build.ts';
 import { type LocalStack, startLocalStack } from './local-stack.ts';
 

@@ -17,9 +17,14 @@ import {
   type StaticExportRelease,
   staticExportReleaseSpecSchema,
 } from '../../src/crd/index.ts';
-import { committed, decided as decide, jobDecided as decideJob, folded } from '../support/committed.ts';
-import { ROOT } from '../support/kube.ts';
-import { ARGOCD_HEALTH_SCRIPT, argoHealth, luaLiteral } from '../support/status-tools.ts';
+import { ROOT } from '../support/cluster/kube.ts';
+import {
+  committed,
+  decided as decide,
+  jobDecided as decideJob,
+  folded,
+} from '../support/fixtures/committed.ts';
+import { ARGOCD_HEALTH_SCRIPT, argoHealth, luaLiteral } from '../support/tools/status-tools.ts';
 
 const NOW = new Date('2026-11-22T12:00:00Z');
 const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();

@@ -3,6 +3,7 @@
 // never holds the link in clear.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { createNamespace, eventually, kubeconfig, kubectlOk } from '../support/cluster/kube.ts';
 import {
   A_VERSION,
   CHART_DIR,
@@ -11,8 +12,7 @@ import {
   helm,
   helmInstall,
   inlineValues,
-} from '../support/chart.ts';
-import { createNamespace, eventually, kubeconfig, kubectlOk } from '../support/kube.ts';
+} from '../support/tools/chart.ts';
 
 const LINK = 'https://bundles.example.com/se_9/bundle.tar.gz?expires=1900000000&sig=aW50ZWdyYXRpb24';
 const LINK_B64 = Buffer.from(LINK).toString('base64');

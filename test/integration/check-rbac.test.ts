@@ -4,7 +4,6 @@
 // names what a ServiceAccount bound to nothing lacks, and judges the operator's ServiceAccount
 // through SubjectAccessReviews when run by an admin.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { helmTemplate, OPERATOR_CHART_DIR } from '../support/chart.ts';
 import {
   createNamespace,
   eventually,
@@ -15,9 +14,10 @@ import {
   kubectlOk,
   run,
   tokenKubeconfig,
-} from '../support/kube.ts';
-import { applyRelease } from '../support/resources.ts';
-import { runCli } from '../support/run-cli.ts';
+} from '../support/cluster/kube.ts';
+import { applyRelease } from '../support/cluster/resources.ts';
+import { helmTemplate, OPERATOR_CHART_DIR } from '../support/tools/chart.ts';
+import { runCli } from '../support/tools/run-cli.ts';
 
 const RELEASE = 'chk';
 const FULLNAME = `${RELEASE}-static-export-operator`;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPONENTS, ControlPlane, processesUsing } from '../../scripts/control-plane/control-plane.ts';
-import { createNamespace, eventually, kubectl, kubectlOk } from '../support/kube.ts';
+import { createNamespace, eventually, kubectl, kubectlOk } from '../support/cluster/kube.ts';
 
 const deployment = (ns: string, version: string) => `
 apiVersion: apps/v1

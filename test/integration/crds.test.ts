@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { crdObjects } from '../../src/crd/manifests.ts';
-import { createNamespace, installCrds, kubectl, kubectlOk } from '../support/kube.ts';
+import { createNamespace, installCrds, kubectl, kubectlOk } from '../support/cluster/kube.ts';
 
 let ns: string;
 beforeAll(async () => {

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nodeUnavailable } from '../../scripts/control-plane/node.ts';
-import { ROOT, run } from '../support/kube.ts';
-import { REAL_NODE_START_TIMEOUT_MS } from '../support/real-node.ts';
+import { ROOT, run } from '../support/cluster/kube.ts';
+import { REAL_NODE_START_TIMEOUT_MS } from '../support/cluster/real-node.ts';
 
 describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('npm run demo', () => {
   it.each([
@@ -15,7 +15,7 @@ describe.skipIf(process.env.STATIC_EXPORT_TEST_KUBECONFIG)('npm run demo', () =>
   ])(
     '$how: brings the sample release to Ready, serves the site, shows it change after a trigger, then stops everything',
     async ({ flags }) => {
-      // The suite's own real node starts after this file (test/support/sequencer.ts): one per machine.
+      // The suite's own real node starts after this file (test/support/cluster/sequencer.ts): one per machine.
       const onNode = flags.length === 0 && (await nodeUnavailable()) === undefined;
       const r = await run(process.execPath, [`${ROOT}/scripts/demo.ts`, '--once', ...flags]);
       expect(r.stderr).toBe('');

@@ -2,7 +2,7 @@
 // rule refusing with the message zod gives (test/unit/crd/git-write-back.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { createNamespace, installCrds, kubectl, kubectlOk } from '../support/kube.ts';
+import { createNamespace, installCrds, kubectl, kubectlOk } from '../support/cluster/kube.ts';
 
 let ns: string;
 beforeAll(async () => {

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { example, installGitopsCrd, type KubeDoc } from '../support/gitops.ts';
-import { createNamespace, installCrds, kubectl, kubectlOk, ROOT } from '../support/kube.ts';
+import { createNamespace, installCrds, kubectl, kubectlOk, ROOT } from '../support/cluster/kube.ts';
+import { example, installGitopsCrd, type KubeDoc } from '../support/tools/gitops.ts';
 
 let ns: string;
 beforeAll(async () => {

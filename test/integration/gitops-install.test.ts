@@ -6,9 +6,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { A_VERSION, helmTemplate, merge } from '../support/chart.ts';
-import { applyObjects, example, GITOPS_CRDS, installGitopsCrd, type KubeDoc } from '../support/gitops.ts';
-import { createNamespace, kubectl, kubectlOk, ROOT } from '../support/kube.ts';
+import { createNamespace, kubectl, kubectlOk, ROOT } from '../support/cluster/kube.ts';
+import { A_VERSION, helmTemplate, merge } from '../support/tools/chart.ts';
+import {
+  applyObjects,
+  example,
+  GITOPS_CRDS,
+  installGitopsCrd,
+  type KubeDoc,
+} from '../support/tools/gitops.ts';
 
 let namespaces: Record<string, string>;
 

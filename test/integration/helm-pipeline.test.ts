@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
-import { CHART_DIR, type HelmName, helm, scratchDir, valuesFile } from '../support/chart.ts';
-import { decode, getObject } from '../support/gitops.ts';
-import { createNamespace, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
-import { runCli } from '../support/run-cli.ts';
+import { createNamespace, kubeconfig, kubectl, kubectlOk } from '../support/cluster/kube.ts';
 import { sampleDocsCopy } from '../support/temp.ts';
+import { CHART_DIR, type HelmName, helm, scratchDir, valuesFile } from '../support/tools/chart.ts';
+import { decode, getObject } from '../support/tools/gitops.ts';
+import { runCli } from '../support/tools/run-cli.ts';
 
 let sim: Simulator;
 let docs: string;

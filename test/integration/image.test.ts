@@ -26,9 +26,9 @@ import {
   kubectlOk,
   type RunResult,
   run,
-} from '../support/kube.ts';
-import { ADMIN_KEY_SECRET, applyRelease, applySecret, getRelease } from '../support/resources.ts';
-import { exportBundle } from '../support/sim-export.ts';
+} from '../support/cluster/kube.ts';
+import { ADMIN_KEY_SECRET, applyRelease, applySecret, getRelease } from '../support/cluster/resources.ts';
+import { exportBundle } from '../support/servers/sim-export.ts';
 
 const NONROOT = 65532;
 const missing = imageToolsMissing();

@@ -10,8 +10,6 @@ import { argoTarget } from '../../src/targets/argo-application.ts';
 import { fluxTarget } from '../../src/targets/flux-helm-release.ts';
 import { VERSION_ANNOTATION } from '../../src/targets/values-secret.ts';
 import { RENEWED_AT_ANNOTATION, rollWorkload, VALUES_SECRET_LABEL } from '../../src/targets/workloads.ts';
-import { helm, helmInstall, OPERATOR_CHART_DIR } from '../support/chart.ts';
-import { applyObjects, example, installGitopsCrd, type KubeDoc } from '../support/gitops.ts';
 import {
   createNamespace,
   eventually,
@@ -20,8 +18,10 @@ import {
   kubectl,
   kubectlOk,
   tokenKubeconfig,
-} from '../support/kube.ts';
-import { applyRelease, getRelease } from '../support/resources.ts';
+} from '../support/cluster/kube.ts';
+import { applyRelease, getRelease } from '../support/cluster/resources.ts';
+import { helm, helmInstall, OPERATOR_CHART_DIR } from '../support/tools/chart.ts';
+import { applyObjects, example, installGitopsCrd, type KubeDoc } from '../support/tools/gitops.ts';
 
 const RELEASE = 'guard';
 const FULLNAME = `${RELEASE}-static-export-operator`;

@@ -11,16 +11,6 @@ import { stringify } from 'yaml';
 import { auditLogPath } from '../../scripts/control-plane/control-plane.ts';
 import type { StaticExportRelease } from '../../src/crd/index.ts';
 import {
-  findObject,
-  freePort,
-  helm,
-  helmInstall,
-  OPERATOR_CHART_DIR,
-  parseManifests,
-  ROOT,
-} from '../support/chart.ts';
-import { applyObjects, example, installGitopsCrd, type KubeDoc } from '../support/gitops.ts';
-import {
   createNamespace,
   eventually,
   installCrds,
@@ -28,11 +18,27 @@ import {
   kubectl,
   kubectlOk,
   tokenKubeconfig,
-} from '../support/kube.ts';
-import { type Harness, startHarness } from '../support/operator.ts';
-import { applyAgentJob, applyRelease, applySecret, getAgentJob, getRelease } from '../support/resources.ts';
-import { runCli } from '../support/run-cli.ts';
+} from '../support/cluster/kube.ts';
+import { type Harness, startHarness } from '../support/cluster/operator.ts';
+import {
+  applyAgentJob,
+  applyRelease,
+  applySecret,
+  getAgentJob,
+  getRelease,
+} from '../support/cluster/resources.ts';
 import { tempDir } from '../support/temp.ts';
+import {
+  findObject,
+  freePort,
+  helm,
+  helmInstall,
+  OPERATOR_CHART_DIR,
+  parseManifests,
+  ROOT,
+} from '../support/tools/chart.ts';
+import { applyObjects, example, installGitopsCrd, type KubeDoc } from '../support/tools/gitops.ts';
+import { runCli } from '../support/tools/run-cli.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
 const RELEASE = 'seo';

@@ -7,14 +7,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import {
-  HELMS,
-  type HelmName,
-  helm,
-  OPERATOR_CHART_DIR,
-  parseManifests,
-  valuesFile,
-} from '../support/chart.ts';
-import {
   createNamespace,
   eventually,
   hasAdmissionPolicies,
@@ -24,8 +16,16 @@ import {
   kubectl,
   kubectlOk,
   run,
-} from '../support/kube.ts';
-import { applyRelease } from '../support/resources.ts';
+} from '../support/cluster/kube.ts';
+import { applyRelease } from '../support/cluster/resources.ts';
+import {
+  HELMS,
+  type HelmName,
+  helm,
+  OPERATOR_CHART_DIR,
+  parseManifests,
+  valuesFile,
+} from '../support/tools/chart.ts';
 
 const CLUSTER_SCOPED = new Set([
   'CustomResourceDefinition',

@@ -5,6 +5,7 @@
 // itself would wait for nothing). A pod short of the profile is refused there: the namespace enforces.
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { createNamespace, eventually, kubeconfig, kubectl, kubectlOk } from '../support/cluster/kube.ts';
 import {
   CHART_DIR,
   type HelmResult,
@@ -14,8 +15,7 @@ import {
   OPERATOR_CHART_DIR,
   parseManifests,
   SIMULATOR_CHART_DIR,
-} from '../support/chart.ts';
-import { createNamespace, eventually, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
+} from '../support/tools/chart.ts';
 
 /** The profile, at the API server's own version of it; `warn` makes it answer for workloads too. */
 const RESTRICTED = [

@@ -22,8 +22,6 @@ import { executableName } from '../../scripts/release/executable.ts';
 import { KrewPlugin } from '../../scripts/release/krew.ts';
 import { runProcess } from '../../scripts/run-process.ts';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
-import { helm, ROOT } from '../support/chart.ts';
-import { goTool } from '../support/go-tools.ts';
 import {
   createNamespace,
   hasAdmissionPolicies,
@@ -31,11 +29,13 @@ import {
   KUBECTL,
   kubeconfig,
   kubectlOk,
-} from '../support/kube.ts';
-import { startRegistry, type TestRegistry } from '../support/registry.ts';
-import { runRelease } from '../support/run-release.ts';
-import { cosignVerify, runCosign } from '../support/signing.ts';
-import { exportBundle } from '../support/sim-export.ts';
+} from '../support/cluster/kube.ts';
+import { startRegistry, type TestRegistry } from '../support/servers/registry.ts';
+import { exportBundle } from '../support/servers/sim-export.ts';
+import { helm, ROOT } from '../support/tools/chart.ts';
+import { goTool } from '../support/tools/go-tools.ts';
+import { runRelease } from '../support/tools/run-release.ts';
+import { cosignVerify, runCosign } from '../support/tools/signing.ts';
 
 const missing = imageToolsMissing();
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;

@@ -4,9 +4,9 @@
 // key it generated survives `helm upgrade` (the chart looks its Secret up), so a release naming
 // that Secret keeps working; a key set in the values replaces it without touching the pod.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HELMS, type HelmName, helm, SIMULATOR_CHART_DIR, valuesFile } from '../support/chart.ts';
-import { createNamespace, eventually, kubeconfig, kubectl, kubectlOk } from '../support/kube.ts';
-import { INSTALL_SIMULATOR, QUICKSTART_NS, runStep } from '../support/quickstart.ts';
+import { createNamespace, eventually, kubeconfig, kubectl, kubectlOk } from '../support/cluster/kube.ts';
+import { INSTALL_SIMULATOR, QUICKSTART_NS, runStep } from '../support/cluster/quickstart.ts';
+import { HELMS, type HelmName, helm, SIMULATOR_CHART_DIR, valuesFile } from '../support/tools/chart.ts';
 
 const NAME = 'static-export-simulator';
 /** Helm 3's namespace; Helm 4 installs into the quickstart's. */

@@ -7,8 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
 import { KubeApiError, KubeClient, resourcePath } from '../../src/runtime/kube-client.ts';
 import { PodConditionReporter } from '../../src/sync/reporter.ts';
-import { CHART_DIR, helm, helmInstall } from '../support/chart.ts';
-import { createNamespace, eventually, kubeconfig, kubectlOk, tokenKubeconfig } from '../support/kube.ts';
+import {
+  createNamespace,
+  eventually,
+  kubeconfig,
+  kubectlOk,
+  tokenKubeconfig,
+} from '../support/cluster/kube.ts';
+import { CHART_DIR, helm, helmInstall } from '../support/tools/chart.ts';
 
 const RELEASE = 'docs';
 const SA = 'docs-static-export-site-sync';

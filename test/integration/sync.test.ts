@@ -13,12 +13,18 @@ import { RegistryClient } from '../../src/oci/registry.ts';
 import { signManifest } from '../../src/oci/sign.ts';
 import { KubeClient, resourcePath } from '../../src/runtime/kube-client.ts';
 import { type Simulator, startSimulator } from '../../src/simulator/index.ts';
-import { createNamespace, eventually, kubeconfig, kubectlOk, tokenKubeconfig } from '../support/kube.ts';
-import { startRegistry } from '../support/registry.ts';
-import { MAIN, NODE, runCli } from '../support/run-cli.ts';
-import { opensslKeyPair } from '../support/signing.ts';
-import { exportBundle } from '../support/sim-export.ts';
+import {
+  createNamespace,
+  eventually,
+  kubeconfig,
+  kubectlOk,
+  tokenKubeconfig,
+} from '../support/cluster/kube.ts';
+import { startRegistry } from '../support/servers/registry.ts';
+import { exportBundle } from '../support/servers/sim-export.ts';
 import { sampleDocsCopy, tempDir } from '../support/temp.ts';
+import { MAIN, NODE, runCli } from '../support/tools/run-cli.ts';
+import { opensslKeyPair } from '../support/tools/signing.ts';
 
 const SECRET = 'site-values';
 const POD = 'web';

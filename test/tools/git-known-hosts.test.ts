@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hostKeyAlgorithms, hostKeyKnown, knownHost } from '../../src/git/known-hosts.ts';
 import { fingerprint } from '../../src/git/ssh-transport.ts';
-import { sshKeygen } from '../support/ssh-git-server.ts';
+import { sshKeygen } from '../support/servers/ssh-git-server.ts';
 import { tempDir } from '../support/temp.ts';
 
 const dir = tempDir('known-hosts-');

@@ -7,11 +7,12 @@ import { get } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gitCredentialsFromSecret } from '../../src/git/credentials.ts';
-import type { GitCredentials, WriteVersionRequest } from '../../src/git/types.ts';
+import type { GitCredentials } from '../../src/git/types.ts';
 import { writeVersion } from '../../src/git/write-version.ts';
-import { GitServer, runGit } from '../support/git-server.ts';
-import { caSignedCert } from '../support/signing.ts';
+import { writeRequest } from '../support/fixtures/write-request.ts';
+import { GitServer } from '../support/servers/git-server.ts';
 import { tempDir } from '../support/temp.ts';
+import { caSignedCert } from '../support/tools/signing.ts';
 
 const USER = 'writer';
 const PASSWORD = 'token-private-ca-0123456789';
@@ -30,22 +31,14 @@ beforeAll(async () => {
     key: readFileSync(join(dir, 'key.pem'), 'utf8'),
   };
   server = await new GitServer(tempDir('git-https-'), { username: USER, password: PASSWORD, tls }).start();
-  server.createRepo('site', { 'values.yaml': VALUES });
+  server.createRepo('site', { 'deploy/values.yaml': VALUES });
 });
 afterAll(() => server?.stop());
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-function request(credentials: GitCredentials, version = 'sha256-new'): WriteVersionRequest {
-  return {
-    target: { url: server.url('site'), branch: 'main', path: 'values.yaml', field: 'staticExport.version' },
-    credentials,
-    version,
-    author: { name: 'static-export-operator', email: 'static-export-operator@users.noreply.github.com' },
-    message: `docs: serve ${version}`,
-    allowInsecureHttp: false,
-  };
-}
+const request = (credentials: GitCredentials, version = 'sha256-new') =>
+  writeRequest(server.url('site'), credentials, { version });
 
 describe('a private CA (ca.crt)', () => {
   it('is trusted from a Flux-format Secret (username, password, ca.crt): the push lands', async () => {
@@ -57,8 +50,7 @@ describe('a private CA (ca.crt)', () => {
     if (!('credentials' in read)) throw new Error(read.failure.message);
     const outcome = await writeVersion(request(read.credentials));
     expect(outcome).toMatchObject({ outcome: 'Committed' });
-    const head = runGit(['rev-parse', 'refs/heads/main'], { cwd: server.gitDir('site') }).trim();
-    expect(outcome.outcome === 'Committed' && outcome.commit).toBe(head);
+    expect(outcome.outcome === 'Committed' && outcome.commit).toBe(server.head('site'));
   });
 
   it('without it the server is refused before any request carries the token, and the message names ca.crt', async () => {

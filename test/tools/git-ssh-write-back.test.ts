@@ -8,10 +8,11 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gitCredentialsFromSecret } from '../../src/git/credentials.ts';
 import { GIT_HTTP_LIMITS } from '../../src/git/http-transport.ts';
-import type { GitCredentials, WriteVersionOutcome, WriteVersionRequest } from '../../src/git/types.ts';
+import type { GitCredentials, WriteVersionOutcome } from '../../src/git/types.ts';
 import { writeVersion } from '../../src/git/write-version.ts';
-import { runGit } from '../support/git-server.ts';
-import { SshGitServer, type SshKeyPair, sshKeygen } from '../support/ssh-git-server.ts';
+import { writeRequest } from '../support/fixtures/write-request.ts';
+import { sshGitServerSuite } from '../support/servers/git-suite.ts';
+import { sshKeygen } from '../support/servers/ssh-git-server.ts';
 import { tempDir } from '../support/temp.ts';
 
 const VALUES = `# values for the docs site
@@ -19,26 +20,14 @@ staticExport:
   version: "sha256-old"  # written by the operator
 `;
 
-let server: SshGitServer;
-let deployKey: SshKeyPair;
-let otherKey: SshKeyPair;
-let repoCount = 0;
+const server = sshGitServerSuite();
+const keys = tempDir('ssh-keys-');
+const deployKey = sshKeygen(keys, 'deploy');
+const otherKey = sshKeygen(keys, 'other');
+server.authorize(deployKey.public);
 
-beforeAll(async () => {
-  server = new SshGitServer();
-  const keys = tempDir('ssh-keys-');
-  deployKey = sshKeygen(keys, 'deploy');
-  otherKey = sshKeygen(keys, 'other');
-  server.authorize(deployKey.public);
-  await server.start();
-});
-afterAll(() => server?.stop());
-
-function newRepo(files: Record<string, string> = { 'deploy/values.yaml': VALUES }): string {
-  const name = `site-${++repoCount}`;
-  server.repos.createRepo(name, files);
-  return name;
-}
+const newRepo = (files: Record<string, string> = { 'deploy/values.yaml': VALUES }) =>
+  server.repos.newRepo(files);
 
 const ssh = (key = deployKey, knownHosts = server.knownHosts()): GitCredentials => ({
   kind: 'ssh',
@@ -46,24 +35,11 @@ const ssh = (key = deployKey, knownHosts = server.knownHosts()): GitCredentials 
   knownHosts,
 });
 
-function request(name: string, credentials: GitCredentials = ssh()): WriteVersionRequest {
-  return {
-    target: {
-      url: server.url(name),
-      branch: 'main',
-      path: 'deploy/values.yaml',
-      field: 'staticExport.version',
-    },
-    credentials,
-    version: 'sha256-new',
-    author: { name: 'static-export-operator', email: 'static-export-operator@users.noreply.github.com' },
-    message: 'docs: serve sha256-new',
-    allowInsecureHttp: false,
-  };
-}
+const request = (name: string, credentials: GitCredentials = ssh()) =>
+  writeRequest(server.url(name), credentials);
 
-const git = (name: string, ...args: string[]) => runGit(args, { cwd: server.repos.gitDir(name) });
-const head = (name: string) => git(name, 'rev-parse', 'refs/heads/main').trim();
+const git = (name: string, ...args: string[]) => server.repos.git(name, ...args);
+const head = (name: string) => server.repos.head(name);
 const userauthRequests = () => server.log().match(/userauth-request/g)?.length ?? 0;
 const connections = () => server.log().match(/Connection from 127\.0\.0\.1/g)?.length ?? 0;
 
@@ -154,10 +130,7 @@ describe('writeVersion over SSH (real sshd, git-shell)', () => {
   });
 
   it("a repository the server does not have: GitUnreachable with git-shell's words", async () => {
-    const outcome = await writeVersion({
-      ...request('x'),
-      target: { ...request('x').target, url: server.url('missing') },
-    });
+    const outcome = await writeVersion(writeRequest(server.url('missing'), ssh()));
     expect(outcome).toMatchObject({ outcome: 'Failed', reason: 'GitUnreachable' });
     if (outcome.outcome === 'Failed')
       expect(outcome.message).toMatch(/does not appear to be a git repository/);

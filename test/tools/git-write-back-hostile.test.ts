@@ -3,8 +3,8 @@
 // endless line, a server echoing the credentials in the encodings it was sent them. Each fails
 // that one write with a reason, in bounded time, and nothing of the token reaches the message.
 import { execFileSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WriteVersionOutcome, WriteVersionRequest } from '../../src/git/types.ts';
+import { describe, expect, it } from 'vitest';
+import type { WriteVersionOutcome } from '../../src/git/types.ts';
 import { writeVersion } from '../../src/git/write-version.ts';
 import {
   deltaBombRepo,
@@ -12,41 +12,20 @@ import {
   manyFilesRepo,
   manyRefsRepo,
   zeroFilledRepo,
-} from '../support/git-packs.ts';
-import { GitServer, runGit } from '../support/git-server.ts';
-import { tempDir } from '../support/temp.ts';
+} from '../support/fixtures/git-packs.ts';
+import { type WriteRequestOverrides, writeRequest } from '../support/fixtures/write-request.ts';
+import { gitServerSuite } from '../support/servers/git-suite.ts';
 
 const USER = 'writer';
 // 34 characters, as the issue's token.
 const PASSWORD = 'ghp_S3cr3tT0kenValue0123456789abcd';
 const MIB = 1024 * 1024;
 
-let server: GitServer;
+const server = gitServerSuite('git-hostile-', { username: USER, password: PASSWORD });
 let count = 0;
 
-beforeAll(async () => {
-  server = await new GitServer(tempDir('git-hostile-'), { username: USER, password: PASSWORD }).start();
-});
-afterAll(() => server.stop());
-
-function request(name: string, overrides: Partial<WriteVersionRequest> = {}): WriteVersionRequest {
-  return {
-    target: {
-      url: server.url(name),
-      branch: 'main',
-      path: 'deploy/values.yaml',
-      field: 'staticExport.version',
-    },
-    credentials: { kind: 'basic', username: USER, password: PASSWORD },
-    version: 'sha256-new',
-    author: { name: 'static-export-operator', email: 'static-export-operator@users.noreply.github.com' },
-    message: 'docs: serve sha256-new',
-    allowInsecureHttp: true,
-    ...overrides,
-  };
-}
-
-const head = (name: string) => runGit(['rev-parse', 'refs/heads/main'], { cwd: server.gitDir(name) }).trim();
+const request = (name: string, overrides: WriteRequestOverrides = {}) =>
+  writeRequest(server.url(name), { kind: 'basic', username: USER, password: PASSWORD }, overrides);
 
 /** No piece of the token, in any encoding a server may echo, of 8 characters or more. */
 function expectNoTokenPiece(outcome: WriteVersionOutcome): void {
@@ -82,14 +61,14 @@ describe('a repository built to inflate: that write fails GitUnsupported, nothin
   ] as const)('%s', async (_title, build, why) => {
     const name = `inflating-${++count}`;
     build(name);
-    const before = head(name);
+    const before = server.head(name);
     const outcome = await writeVersion(request(name));
     expect(outcome).toMatchObject({ outcome: 'Failed', reason: 'GitUnsupported' });
     if (outcome.outcome !== 'Failed') return;
     expect(outcome.message).toMatch(why);
     // Named by its repository (origin and path), as every write-back message names it since SSH.
     expect(outcome.message).toContain(`${server.url(name)} sent a branch tip that`);
-    expect(head(name)).toBe(before);
+    expect(server.head(name)).toBe(before);
     // The same server's ordinary repository is still written: only that release failed.
     const fine = `fine-${count}`;
     server.createRepo(fine, { 'deploy/values.yaml': HOSTILE_VALUES });
@@ -202,10 +181,10 @@ describe('the values file stays byte for byte and reads back as the version', ()
       [path]:
         'helm:\n  parameters:\n  - name: staticExport.version\n    value: a\n  - name: staticExport.version\n    value: b\n',
     });
-    const before = head(name);
-    const outcome = await writeVersion({ ...request(name), target: { ...request(name).target, path } });
+    const before = server.head(name);
+    const outcome = await writeVersion(request(name, { target: { path } }));
     expect(outcome).toMatchObject({ outcome: 'Failed', reason: 'GitFieldInvalid' });
-    expect(head(name)).toBe(before);
+    expect(server.head(name)).toBe(before);
   });
 });
 
@@ -220,6 +199,6 @@ describe('what the spec admits, git takes', () => {
       }),
     );
     expect(outcome).toMatchObject({ outcome: 'Committed' });
-    runGit(['fsck', '--strict', '--no-dangling'], { cwd: server.gitDir(name) });
+    server.git(name, 'fsck', '--strict', '--no-dangling');
   });
 });

@@ -2,12 +2,14 @@
 // commit's diff is read back with the real git and asserted exactly.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GitTarget, WriteVersionOutcome, WriteVersionRequest } from '../../src/git/types.ts';
+import { describe, expect, it } from 'vitest';
+import type { WriteVersionOutcome } from '../../src/git/types.ts';
 import { writeVersion } from '../../src/git/write-version.ts';
-import { GitServer, runGit } from '../support/git-server.ts';
-import { selfSignedCert } from '../support/signing.ts';
+import { type WriteRequestOverrides, writeRequest } from '../support/fixtures/write-request.ts';
+import { GitServer } from '../support/servers/git-server.ts';
+import { gitServerSuite } from '../support/servers/git-suite.ts';
 import { tempDir } from '../support/temp.ts';
+import { selfSignedCert } from '../support/tools/signing.ts';
 
 const USER = 'writer';
 const PASSWORD = 'token-s3cr3t-value-0123456789';
@@ -18,47 +20,14 @@ staticExport:
 replicas: 2
 `;
 
-let server: GitServer;
-let repoCount = 0;
+const server = gitServerSuite('git-server-', { username: USER, password: PASSWORD });
 
-beforeAll(async () => {
-  server = await new GitServer(tempDir('git-server-'), { username: USER, password: PASSWORD }).start();
-});
-afterAll(() => server.stop());
+const request = (name: string, overrides: WriteRequestOverrides = {}) =>
+  writeRequest(server.url(name), { kind: 'basic', username: USER, password: PASSWORD }, overrides);
 
-function newRepo(files: Record<string, string> = { 'deploy/values.yaml': VALUES }): string {
-  const name = `site-${++repoCount}`;
-  server.createRepo(name, files);
-  return name;
-}
-
-function request(
-  name: string,
-  overrides: Omit<Partial<WriteVersionRequest>, 'target'> & { target?: Partial<GitTarget> } = {},
-): WriteVersionRequest {
-  const { target, ...rest } = overrides;
-  return {
-    target: {
-      url: server.url(name),
-      branch: 'main',
-      path: 'deploy/values.yaml',
-      field: 'staticExport.version',
-      ...target,
-    },
-    credentials: { kind: 'basic', username: USER, password: PASSWORD },
-    version: 'sha256-new',
-    author: { name: 'static-export-operator', email: 'static-export-operator@noreply.invalid' },
-    message: 'docs: serve sha256-new',
-    allowInsecureHttp: true,
-    ...rest,
-  };
-}
-
-const git = (name: string, ...args: string[]) => runGit(args, { cwd: server.gitDir(name) });
-const show = (name: string, rev: string, path: string) => git(name, 'show', `${rev}:${path}`);
-const head = (name: string, branch = 'main') => git(name, 'rev-parse', `refs/heads/${branch}`).trim();
+const show = (name: string, rev: string, path: string) => server.git(name, 'show', `${rev}:${path}`);
 const count = (name: string, branch = 'main') =>
-  Number(git(name, 'rev-list', '--count', `refs/heads/${branch}`).trim());
+  Number(server.git(name, 'rev-list', '--count', `refs/heads/${branch}`).trim());
 
 function expectNoSecret(outcome: WriteVersionOutcome): void {
   const text = JSON.stringify(outcome);
@@ -69,55 +38,55 @@ function expectNoSecret(outcome: WriteVersionOutcome): void {
 
 describe('writeVersion commits the version', () => {
   it('first commit: only the scalar changes, comments and layout kept; author and message as asked', async () => {
-    const name = newRepo();
-    const before = head(name);
+    const name = server.newRepo({ 'deploy/values.yaml': VALUES });
+    const before = server.head(name);
     const outcome = await writeVersion(request(name));
-    expect(outcome).toEqual({ outcome: 'Committed', commit: head(name), branch: 'main', attempts: 1 });
+    expect(outcome).toEqual({ outcome: 'Committed', commit: server.head(name), branch: 'main', attempts: 1 });
     expect(show(name, 'main', 'deploy/values.yaml')).toBe(VALUES.replace('"sha256-old"', '"sha256-new"'));
-    expect(git(name, 'diff', '--name-only', before, 'main')).toBe('deploy/values.yaml\n');
-    expect(git(name, 'log', '-1', '--format=%an <%ae>|%cn <%ce>|%B', 'main')).toBe(
-      'static-export-operator <static-export-operator@noreply.invalid>|static-export-operator <static-export-operator@noreply.invalid>|docs: serve sha256-new\n\n',
+    expect(server.git(name, 'diff', '--name-only', before, 'main')).toBe('deploy/values.yaml\n');
+    expect(server.git(name, 'log', '-1', '--format=%an <%ae>|%cn <%ce>|%B', 'main')).toBe(
+      'static-export-operator <static-export-operator@users.noreply.github.com>|static-export-operator <static-export-operator@users.noreply.github.com>|docs: serve sha256-new\n\n',
     );
-    expect(git(name, 'rev-parse', 'main~1')).toBe(`${before}\n`);
+    expect(server.git(name, 'rev-parse', 'main~1')).toBe(`${before}\n`);
   });
 
   it('idempotent: the same version again is AlreadyWritten with the head commit, no new commit; a new version commits', async () => {
-    const name = newRepo();
+    const name = server.newRepo({ 'deploy/values.yaml': VALUES });
     const first = await writeVersion(request(name));
     expect(first.outcome).toBe('Committed');
     const again = await writeVersion(request(name));
-    expect(again).toEqual({ outcome: 'AlreadyWritten', commit: head(name), branch: 'main' });
+    expect(again).toEqual({ outcome: 'AlreadyWritten', commit: server.head(name), branch: 'main' });
     expect(count(name)).toBe(2);
     const next = await writeVersion(
       request(name, { version: 'sha256-newer', message: 'docs: serve sha256-newer' }),
     );
-    expect(next).toMatchObject({ outcome: 'Committed', commit: head(name) });
+    expect(next).toMatchObject({ outcome: 'Committed', commit: server.head(name) });
     expect(count(name)).toBe(3);
     expect(show(name, 'main', 'deploy/values.yaml')).toBe(VALUES.replace('"sha256-old"', '"sha256-newer"'));
   });
 
   it('the remote default branch when branch is unset; a missing field is added under its mapping', async () => {
-    const name = newRepo({ 'values.yaml': 'staticExport:\n  enabled: true\n' });
+    const name = server.newRepo({ 'values.yaml': 'staticExport:\n  enabled: true\n' });
     const outcome = await writeVersion(request(name, { target: { branch: undefined, path: 'values.yaml' } }));
     expect(outcome).toMatchObject({ outcome: 'Committed', branch: 'main' });
     expect(show(name, 'main', 'values.yaml')).toBe('staticExport:\n  enabled: true\n  version: sha256-new\n');
   });
 
   it('a concurrent writer between our fetch and push: fetched again, re-applied on top, both commits kept', async () => {
-    const name = newRepo({ 'deploy/values.yaml': VALUES, 'README.md': 'one\n' });
+    const name = server.newRepo({ 'deploy/values.yaml': VALUES, 'README.md': 'one\n' });
     const theirs = { commit: '' };
     server.beforeReceivePack = () => {
       theirs.commit = server.commitDirect(name, 'main', { 'README.md': 'two\n' }, 'someone else was faster');
     };
     const outcome = await writeVersion(request(name));
-    expect(outcome).toMatchObject({ outcome: 'Committed', attempts: 2, commit: head(name) });
-    expect(git(name, 'rev-parse', 'main~1')).toBe(`${theirs.commit}\n`);
+    expect(outcome).toMatchObject({ outcome: 'Committed', attempts: 2, commit: server.head(name) });
+    expect(server.git(name, 'rev-parse', 'main~1')).toBe(`${theirs.commit}\n`);
     expect(show(name, 'main', 'README.md')).toBe('two\n');
     expect(show(name, 'main', 'deploy/values.yaml')).toBe(VALUES.replace('"sha256-old"', '"sha256-new"'));
   });
 
   it('a concurrent writer landing while our push is on the wire: the server refuses it, we fetch and re-apply', async () => {
-    const name = newRepo({ 'deploy/values.yaml': VALUES, 'README.md': 'one\n' });
+    const name = server.newRepo({ 'deploy/values.yaml': VALUES, 'README.md': 'one\n' });
     const theirs = { commit: '' };
     server.raceAt = 'push';
     server.beforeReceivePack = () => {
@@ -125,16 +94,16 @@ describe('writeVersion commits the version', () => {
     };
     try {
       const outcome = await writeVersion(request(name));
-      expect(outcome).toMatchObject({ outcome: 'Committed', attempts: 2, commit: head(name) });
+      expect(outcome).toMatchObject({ outcome: 'Committed', attempts: 2, commit: server.head(name) });
     } finally {
       server.raceAt = 'advertisement';
     }
-    expect(git(name, 'rev-parse', 'main~1')).toBe(`${theirs.commit}\n`);
+    expect(server.git(name, 'rev-parse', 'main~1')).toBe(`${theirs.commit}\n`);
     expect(show(name, 'main', 'README.md')).toBe('two\n');
   });
 
   it('a branch that moves before every push: GitNonFastForward after the retries, never forced', async () => {
-    const name = newRepo({ 'deploy/values.yaml': VALUES, 'README.md': '0\n' });
+    const name = server.newRepo({ 'deploy/values.yaml': VALUES, 'README.md': '0\n' });
     let theirs = 0;
     const arm = () => {
       server.beforeReceivePack = () => {
@@ -159,7 +128,7 @@ describe('writeVersion commits the version', () => {
   });
 
   it('several writes to one repository at once are serialized: every one lands, none is lost', async () => {
-    const name = newRepo({ 'a.yaml': 'v: 1\n', 'b.yaml': 'v: 1\n', 'c.yaml': 'v: 1\n' });
+    const name = server.newRepo({ 'a.yaml': 'v: 1\n', 'b.yaml': 'v: 1\n', 'c.yaml': 'v: 1\n' });
     const outcomes = await Promise.all(
       ['a.yaml', 'b.yaml', 'c.yaml'].map((path) =>
         writeVersion(request(name, { target: { path, field: 'v' } })),
@@ -173,12 +142,12 @@ describe('writeVersion commits the version', () => {
   });
 
   it('pushBranch missing: created from branch; existing: written on top of it', async () => {
-    const name = newRepo();
-    const base = head(name);
+    const name = server.newRepo({ 'deploy/values.yaml': VALUES });
+    const base = server.head(name);
     const created = await writeVersion(request(name, { target: { pushBranch: 'docs-version' } }));
     expect(created).toMatchObject({ outcome: 'Committed', branch: 'docs-version' });
-    expect(head(name)).toBe(base);
-    expect(git(name, 'rev-parse', 'docs-version~1')).toBe(`${base}\n`);
+    expect(server.head(name)).toBe(base);
+    expect(server.git(name, 'rev-parse', 'docs-version~1')).toBe(`${base}\n`);
     const next = await writeVersion(
       request(name, { version: 'sha256-newer', target: { pushBranch: 'docs-version' } }),
     );
@@ -195,10 +164,13 @@ describe('without credentials', () => {
     const open = await new GitServer(tempDir('git-anonymous-')).start();
     try {
       open.createRepo('site', { 'values.yaml': 'staticExport:\n  version: old\n' });
-      const outcome = await writeVersion({
-        ...request('site', { credentials: { kind: 'none' } }),
-        target: { url: open.url('site'), path: 'values.yaml', field: 'staticExport.version' },
-      });
+      const outcome = await writeVersion(
+        writeRequest(
+          open.url('site'),
+          { kind: 'none' },
+          { target: { branch: undefined, path: 'values.yaml' } },
+        ),
+      );
       expect(outcome).toMatchObject({ outcome: 'Committed', branch: 'main' });
       expect(open.seen.length).toBeGreaterThan(0);
       expect(open.seen.filter((r) => r.authorization !== undefined)).toEqual([]);
@@ -210,7 +182,7 @@ describe('without credentials', () => {
 
 describe("Argo CD's override file", () => {
   it('created when missing, then updated with the other parameters kept', async () => {
-    const name = newRepo({ 'apps/docs/Chart.yaml': 'name: docs\n' });
+    const name = server.newRepo({ 'apps/docs/Chart.yaml': 'name: docs\n' });
     const path = 'apps/docs/.argocd-source-docs.yaml';
     const created = await writeVersion(request(name, { target: { path } }));
     expect(created.outcome).toBe('Committed');
@@ -232,24 +204,24 @@ describe("Argo CD's override file", () => {
 
 describe('writeVersion fails with a reason and no secret', () => {
   it("a protected branch (pre-receive hook): GitBranchProtected with the hook's line; nothing pushed", async () => {
-    const name = newRepo();
+    const name = server.newRepo({ 'deploy/values.yaml': VALUES });
     server.protect(
       name,
       'main',
       'GL-HOOK-ERR: You are not allowed to push code to protected branches on this project.',
     );
-    const before = head(name);
+    const before = server.head(name);
     const outcome = await writeVersion(request(name));
     expect(outcome).toEqual({
       outcome: 'Failed',
       reason: 'GitBranchProtected',
       message: `${server.url(name)} refused the push: GL-HOOK-ERR: You are not allowed to push code to protected branches on this project.`,
     });
-    expect(head(name)).toBe(before);
+    expect(server.head(name)).toBe(before);
   });
 
   it('a hook echoing the credentials back: the quoted line has them redacted', async () => {
-    const name = newRepo();
+    const name = server.newRepo({ 'deploy/values.yaml': VALUES });
     server.protect(
       name,
       'main',
@@ -262,7 +234,7 @@ describe('writeVersion fails with a reason and no secret', () => {
   });
 
   it('wrong credentials: GitAuthRefused naming the Secret, not the password', async () => {
-    const name = newRepo();
+    const name = server.newRepo({ 'deploy/values.yaml': VALUES });
     const outcome = await writeVersion(
       request(name, { credentials: { kind: 'basic', username: USER, password: 'wrong-password-123456' } }),
     );
@@ -276,10 +248,7 @@ describe('writeVersion fails with a reason and no secret', () => {
     const other = await new GitServer(tempDir('git-other-')).start('127.0.0.2');
     const redirecting = await new GitServer(tempDir('git-redirect-'), { redirectTo: other.origin }).start();
     try {
-      const outcome = await writeVersion({
-        ...request('site'),
-        target: { ...request('site').target, url: redirecting.url('site') },
-      });
+      const outcome = await writeVersion(request('site', { target: { url: redirecting.url('site') } }));
       expect(outcome).toEqual({
         outcome: 'Failed',
         reason: 'GitRedirected',
@@ -314,10 +283,7 @@ describe('writeVersion fails with a reason and no secret', () => {
         maxPushAnswerBytes: 1024 * 1024,
       };
       const started = Date.now();
-      const outcome = await writeVersion(
-        { ...request('x'), target: { ...request('x').target, url: bad.url('x') } },
-        limits,
-      );
+      const outcome = await writeVersion(request('x', { target: { url: bad.url('x') } }), limits);
       expect(outcome).toMatchObject({ outcome: 'Failed', reason });
       if (outcome.outcome === 'Failed') expect(outcome.message).toMatch(message);
       expect(Date.now() - started).toBeLessThan(5_000);
@@ -330,11 +296,7 @@ describe('writeVersion fails with a reason and no secret', () => {
   it("a server that never answers, under the default per-request timeouts: the call's deadline ends it", async () => {
     const bad = await new GitServer(tempDir('git-silent-'), { hostile: 'silent' }).start();
     try {
-      const outcome = await writeVersion({
-        ...request('x'),
-        target: { ...request('x').target, url: bad.url('x') },
-        timeoutMs: 500,
-      });
+      const outcome = await writeVersion(request('x', { target: { url: bad.url('x') }, timeoutMs: 500 }));
       expect(outcome).toEqual({
         outcome: 'Failed',
         reason: 'GitUnreachable',
@@ -353,10 +315,7 @@ describe('writeVersion fails with a reason and no secret', () => {
     };
     const untrusted = await new GitServer(tempDir('git-https-'), { tls }).start();
     try {
-      const outcome = await writeVersion({
-        ...request('x'),
-        target: { ...request('x').target, url: untrusted.url('x') },
-      });
+      const outcome = await writeVersion(request('x', { target: { url: untrusted.url('x') } }));
       expect(outcome).toEqual({
         outcome: 'Failed',
         reason: 'GitUnreachable',
@@ -369,16 +328,13 @@ describe('writeVersion fails with a reason and no secret', () => {
   });
 
   it('nothing listening: GitUnreachable', async () => {
-    const outcome = await writeVersion({
-      ...request('x'),
-      target: { ...request('x').target, url: 'http://127.0.0.1:1/x.git' },
-    });
+    const outcome = await writeVersion(request('x', { target: { url: 'http://127.0.0.1:1/x.git' } }));
     expect(outcome).toMatchObject({ outcome: 'Failed', reason: 'GitUnreachable' });
     if (outcome.outcome === 'Failed') expect(outcome.message).toContain('refused the connection');
   });
 
   it('a path not in the repository: GitPathMissing; a field through a non-mapping: GitFieldInvalid', async () => {
-    const name = newRepo({ 'values.yaml': 'staticExport: "off"\n' });
+    const name = server.newRepo({ 'values.yaml': 'staticExport: "off"\n' });
     expect(await writeVersion(request(name, { target: { path: 'deploy/missing.yaml' } }))).toEqual({
       outcome: 'Failed',
       reason: 'GitPathMissing',
@@ -393,7 +349,7 @@ describe('writeVersion fails with a reason and no secret', () => {
   });
 
   it('a branch not on the remote: GitBranchMissing', async () => {
-    const name = newRepo();
+    const name = server.newRepo({ 'deploy/values.yaml': VALUES });
     expect(await writeVersion(request(name, { target: { branch: 'production' } }))).toEqual({
       outcome: 'Failed',
       reason: 'GitBranchMissing',
@@ -403,10 +359,7 @@ describe('writeVersion fails with a reason and no secret', () => {
 
   it('ssh and plain http without permission: GitUnsupported before any traffic', async () => {
     const before = server.seen.length;
-    const ssh = await writeVersion({
-      ...request('x'),
-      target: { ...request('x').target, url: 'git@github.com:org/gitops.git' },
-    });
+    const ssh = await writeVersion(request('x', { target: { url: 'git@github.com:org/gitops.git' } }));
     expect(ssh).toMatchObject({ outcome: 'Failed', reason: 'GitUnsupported' });
     if (ssh.outcome === 'Failed') expect(ssh.message).toContain('https://');
     const plain = await writeVersion(request('x', { allowInsecureHttp: false }));
@@ -416,13 +369,13 @@ describe('writeVersion fails with a reason and no secret', () => {
   });
 
   it('an aborted signal rejects with its reason and pushes nothing', async () => {
-    const name = newRepo();
-    const before = head(name);
+    const name = server.newRepo({ 'deploy/values.yaml': VALUES });
+    const before = server.head(name);
     const controller = new AbortController();
     server.beforeReceivePack = () => controller.abort(new Error('release deleted'));
     await expect(writeVersion(request(name, { signal: controller.signal }))).rejects.toThrow(
       'release deleted',
     );
-    expect(head(name)).toBe(before);
+    expect(server.head(name)).toBe(before);
   });
 });

@@ -1,7 +1,7 @@
-// docs/quickstart.md shows exactly the commands the quickstart tests run (test/support/quickstart.ts).
+// docs/quickstart.md shows exactly the commands the quickstart tests run (test/support/cluster/quickstart.ts).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { QUICKSTART, shellLine, shellWord } from '../support/quickstart.ts';
+import { QUICKSTART, shellLine, shellWord } from '../support/cluster/quickstart.ts';
 
 const page = readFileSync(new URL('../../docs/quickstart.md', import.meta.url), 'utf8');
 /** The page's shell blocks, continuation lines joined and runs of blanks inside a line made one, as a shell reads them. */

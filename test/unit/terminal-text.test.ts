@@ -2,7 +2,7 @@
 // release's status or an API's answer comes out as visible text, with nothing a terminal obeys.
 import { describe, expect, it } from 'vitest';
 import { terminalSafe, terminalSafeJson } from '../../src/terminal-text.ts';
-import { HOSTILE, TERMINAL_CONTROL } from '../support/hostile-text.ts';
+import { HOSTILE, TERMINAL_CONTROL } from '../support/fixtures/hostile-text.ts';
 
 describe('terminalSafe', () => {
   it.each([

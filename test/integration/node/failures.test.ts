@@ -10,10 +10,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { CHART_DIR, helm } from '../../support/chart.ts';
-import { eventually, kubeconfig, kubectlOk } from '../../support/kube.ts';
-import { REAL_NODE_START_TIMEOUT_MS, readContinuously, statusOf } from '../../support/real-node.ts';
-import { getRelease, requestExport } from '../../support/resources.ts';
+import { eventually, kubeconfig, kubectlOk } from '../../support/cluster/kube.ts';
+import { REAL_NODE_START_TIMEOUT_MS, readContinuously, statusOf } from '../../support/cluster/real-node.ts';
+import { getRelease, requestExport } from '../../support/cluster/resources.ts';
 import {
   installSite,
   podReady,
@@ -21,7 +20,8 @@ import {
   type SitePod,
   sitePods,
   useSiteSuite,
-} from '../../support/site-on-node.ts';
+} from '../../support/cluster/site-on-node.ts';
+import { CHART_DIR, helm } from '../../support/tools/chart.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
 

@@ -7,7 +7,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { nodePaths, ON_REAL_NODE } from '../../../scripts/control-plane/node.ts';
-import { helm, helmInstall, OPERATOR_CHART_DIR } from '../../support/chart.ts';
 import {
   createNamespace,
   eventsFor,
@@ -18,9 +17,14 @@ import {
   kubectlOk,
   ROOT,
   run,
-} from '../../support/kube.ts';
-import { runStep } from '../../support/quickstart.ts';
-import { REAL_NODE_START_TIMEOUT_MS, realNode, realNodeUnavailable } from '../../support/real-node.ts';
+} from '../../support/cluster/kube.ts';
+import { runStep } from '../../support/cluster/quickstart.ts';
+import {
+  REAL_NODE_START_TIMEOUT_MS,
+  realNode,
+  realNodeUnavailable,
+} from '../../support/cluster/real-node.ts';
+import { helm, helmInstall, OPERATOR_CHART_DIR } from '../../support/tools/chart.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;

@@ -10,11 +10,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ON_REAL_NODE } from '../../../scripts/control-plane/node.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventually, installCrds, kubectl, type RunResult } from '../../support/kube.ts';
-import { readRepoFile } from '../../support/markdown.ts';
-import { OPERATOR_NS, pageShell, QUICKSTART_NS, shellBlocks } from '../../support/quickstart.ts';
-import { REAL_NODE_START_TIMEOUT_MS, realNode, realNodeUnavailable } from '../../support/real-node.ts';
-import { getRelease } from '../../support/resources.ts';
+import { eventually, installCrds, kubectl, type RunResult } from '../../support/cluster/kube.ts';
+import { OPERATOR_NS, pageShell, QUICKSTART_NS, shellBlocks } from '../../support/cluster/quickstart.ts';
+import {
+  REAL_NODE_START_TIMEOUT_MS,
+  realNode,
+  realNodeUnavailable,
+} from '../../support/cluster/real-node.ts';
+import { getRelease } from '../../support/cluster/resources.ts';
+import { readRepoFile } from '../../support/fixtures/markdown.ts';
 
 const page = readRepoFile('docs/install.md');
 const path = page.slice(

@@ -1,20 +1,20 @@
 // The charts with `openshift` on the real node, their pods admitted the way OpenShift's restricted-v2
 // SCC admits them (issue 32, item 7): an arbitrary uid of the namespace's range, group 0, that uid
-// as fsGroup (test/support/restricted-scc.ts, as a Helm post-renderer). The site chart's init
+// as fsGroup (test/support/tools/restricted-scc.ts, as a Helm post-renderer). The site chart's init
 // container fetches the bundle and nginx serves it; the operator chart's replica becomes Ready and
 // really runs as that uid.
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { ON_REAL_NODE } from '../../../scripts/control-plane/node.ts';
 import { builtImage } from '../../../scripts/image/built.ts';
-import { helm, helmInstall, OPERATOR_CHART_DIR } from '../../support/chart.ts';
-import { createNamespace, eventually, kubeconfig, kubectl, kubectlOk } from '../../support/kube.ts';
-import { REAL_NODE_START_TIMEOUT_MS } from '../../support/real-node.ts';
+import { createNamespace, eventually, kubeconfig, kubectl, kubectlOk } from '../../support/cluster/kube.ts';
+import { REAL_NODE_START_TIMEOUT_MS } from '../../support/cluster/real-node.ts';
+import { installSite, podReady, sitePods, useSiteSuite } from '../../support/cluster/site-on-node.ts';
+import { helm, helmInstall, OPERATOR_CHART_DIR } from '../../support/tools/chart.ts';
 import {
   OPENSHIFT_UID,
   RESTRICTED_SCC_POST_RENDERER,
   SCC_POD_SECURITY,
-} from '../../support/restricted-scc.ts';
-import { installSite, podReady, sitePods, useSiteSuite } from '../../support/site-on-node.ts';
+} from '../../support/tools/restricted-scc.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
 

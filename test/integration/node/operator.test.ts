@@ -8,7 +8,6 @@ import { auditLogPath } from '../../../scripts/control-plane/control-plane.ts';
 import { NODE_IP, ON_REAL_NODE } from '../../../scripts/control-plane/node.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { helm, helmInstall, OPERATOR_CHART_DIR } from '../../support/chart.ts';
 import {
   createNamespace,
   eventually,
@@ -16,9 +15,10 @@ import {
   kubeconfig,
   kubectl,
   kubectlOk,
-} from '../../support/kube.ts';
-import { REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
-import { ADMIN_KEY_SECRET, applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+} from '../../support/cluster/kube.ts';
+import { REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/cluster/real-node.ts';
+import { ADMIN_KEY_SECRET, applyRelease, applySecret, getRelease } from '../../support/cluster/resources.ts';
+import { helm, helmInstall, OPERATOR_CHART_DIR } from '../../support/tools/chart.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
 const RELEASE = 'node-op';

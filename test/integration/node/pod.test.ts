@@ -17,8 +17,8 @@ import {
   kubectl,
   kubectlOk,
   ROOT,
-} from '../../support/kube.ts';
-import { REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
+} from '../../support/cluster/kube.ts';
+import { REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/cluster/real-node.ts';
 
 const BUSYBOX = 'docker.io/library/busybox:1.37';
 

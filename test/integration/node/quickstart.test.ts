@@ -9,8 +9,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { nodePaths, ON_REAL_NODE } from '../../../scripts/control-plane/node.ts';
-import { installCrds, kubectl, kubectlOk, type RunResult } from '../../support/kube.ts';
-import { readRepoFile } from '../../support/markdown.ts';
+import { installCrds, kubectl, kubectlOk, type RunResult } from '../../support/cluster/kube.ts';
 import {
   OPERATOR_NS,
   PORT_FORWARD,
@@ -19,8 +18,13 @@ import {
   QUICKSTART_NS,
   shellBlocks,
   shellLine,
-} from '../../support/quickstart.ts';
-import { REAL_NODE_START_TIMEOUT_MS, realNode, realNodeUnavailable } from '../../support/real-node.ts';
+} from '../../support/cluster/quickstart.ts';
+import {
+  REAL_NODE_START_TIMEOUT_MS,
+  realNode,
+  realNodeUnavailable,
+} from '../../support/cluster/real-node.ts';
+import { readRepoFile } from '../../support/fixtures/markdown.ts';
 
 const DOCUMENTED_SOCKET = '/run/containerd/containerd.sock';
 const blocks = shellBlocks(readRepoFile('docs/quickstart.md'));

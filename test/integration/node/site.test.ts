@@ -8,11 +8,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { helm } from '../../support/chart.ts';
-import { eventually, kubeconfig, kubectlOk } from '../../support/kube.ts';
-import { REAL_NODE_START_TIMEOUT_MS, readContinuously } from '../../support/real-node.ts';
-import { requestExport } from '../../support/resources.ts';
-import { installSite, sitePods, useSiteSuite } from '../../support/site-on-node.ts';
+import { eventually, kubeconfig, kubectlOk } from '../../support/cluster/kube.ts';
+import { REAL_NODE_START_TIMEOUT_MS, readContinuously } from '../../support/cluster/real-node.ts';
+import { requestExport } from '../../support/cluster/resources.ts';
+import { installSite, sitePods, useSiteSuite } from '../../support/cluster/site-on-node.ts';
+import { helm } from '../../support/tools/chart.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
 

@@ -6,10 +6,20 @@
 
 import { describe, expect, inject, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventually, kubectlOk } from '../../support/kube.ts';
-import { REAL_NODE_START_TIMEOUT_MS, readPageAndAsset, writeMarker } from '../../support/real-node.ts';
-import { getRelease, requestExport } from '../../support/resources.ts';
-import { installSite, podReady, type SitePod, sitePods, useSiteSuite } from '../../support/site-on-node.ts';
+import { eventually, kubectlOk } from '../../support/cluster/kube.ts';
+import {
+  REAL_NODE_START_TIMEOUT_MS,
+  readPageAndAsset,
+  writeMarker,
+} from '../../support/cluster/real-node.ts';
+import { getRelease, requestExport } from '../../support/cluster/resources.ts';
+import {
+  installSite,
+  podReady,
+  type SitePod,
+  sitePods,
+  useSiteSuite,
+} from '../../support/cluster/site-on-node.ts';
 
 const controlPlaneDir = inject('controlPlaneDir');
 const NAME = 'docs';

@@ -14,8 +14,8 @@ import {
   REAL_NODE,
 } from '../../../scripts/control-plane/node.ts';
 import { runProcess } from '../../../scripts/run-process.ts';
-import { createNamespace, kubectl, kubectlOk } from '../../support/kube.ts';
-import { REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/real-node.ts';
+import { createNamespace, kubectl, kubectlOk } from '../../support/cluster/kube.ts';
+import { REAL_NODE_START_TIMEOUT_MS, realNode } from '../../support/cluster/real-node.ts';
 
 const pod = (ns: string) => ({
   apiVersion: 'v1',

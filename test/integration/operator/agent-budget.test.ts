@@ -2,9 +2,9 @@
 // restart: the new process counts the jobs the old one created (from their status).
 import { describe, expect, it } from 'vitest';
 import type { AgentJob } from '../../../src/crd/index.ts';
-import { eventually } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyAgentJob, getAgentJob } from '../../support/resources.ts';
+import { eventually } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyAgentJob, getAgentJob } from '../../support/cluster/resources.ts';
 
 const h = useOperatorSuite({
   namespaces: ['budget'],

@@ -1,9 +1,9 @@
 // The AgentJob controller on the real control plane against the simulator.
 import { describe, expect, it } from 'vitest';
 import type { AgentJob } from '../../../src/crd/index.ts';
-import { eventsFor, eventually, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyAgentJob, applySecret, getAgentJob } from '../../support/resources.ts';
+import { eventsFor, eventually, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyAgentJob, applySecret, getAgentJob } from '../../support/cluster/resources.ts';
 
 const HOUR = 3_600_000;
 const h = useOperatorSuite({ namespaces: ['aj'], sim: { agentJobDurationMs: 1_000, rateLimitPerHour: 2 } });

@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { eventually, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, applySecret, getAgentJob, getRelease } from '../../support/resources.ts';
+import { eventually, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, applySecret, getAgentJob, getRelease } from '../../support/cluster/resources.ts';
 
 let other: Simulator;
 let recorder: Server;

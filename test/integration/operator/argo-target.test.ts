@@ -5,7 +5,10 @@
 // name exactly the fields the operator writes on the chart's Deployment.
 import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { findObject, helmTemplate } from '../../support/chart.ts';
+import { eventually, kubectl, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { getRelease, untilRelease } from '../../support/cluster/resources.ts';
+import { findObject, helmTemplate } from '../../support/tools/chart.ts';
 import {
   applyObjects,
   decode,
@@ -15,10 +18,7 @@ import {
   linkNowhereIn,
   readyOf,
   withoutVolatile,
-} from '../../support/gitops.ts';
-import { eventually, kubectl, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { getRelease, untilRelease } from '../../support/resources.ts';
+} from '../../support/tools/gitops.ts';
 
 const h = useOperatorSuite({
   namespaces: ['argo-site', 'argo-alt'],

@@ -10,10 +10,10 @@ import { StatusRecord } from '../../../src/controllers/status-record.ts';
 import { type AgentJob, type AgentJobStatus, AJ_PLURAL, GROUP_VERSION } from '../../../src/crd/index.ts';
 import { createLogger } from '../../../src/log.ts';
 import { KubeApiError, type KubeClient, resourcePath } from '../../../src/runtime/kube-client.ts';
-import { eventsFor, eventually, kubectl, kubectlOk } from '../../support/kube.ts';
-import { captureLogs } from '../../support/operator.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyAgentJob, applyRelease, getAgentJob, getRelease } from '../../support/resources.ts';
+import { eventsFor, eventually, kubectl, kubectlOk } from '../../support/cluster/kube.ts';
+import { captureLogs } from '../../support/cluster/operator.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyAgentJob, applyRelease, getAgentJob, getRelease } from '../../support/cluster/resources.ts';
 
 // No operator watches this namespace: the tests drive reconcilers and writes themselves.
 const suite = useOperatorSuite({

@@ -2,11 +2,11 @@
 // runs it: check fails naming the missing operator, passes once it holds its Lease and fails again
 // once it released it; status reads what the operator wrote.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, kubeconfig } from '../../support/kube.ts';
-import { OperatorProcess } from '../../support/operator-process.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease } from '../../support/resources.ts';
-import { jsonEvents, runCli } from '../../support/run-cli.ts';
+import { eventually, kubeconfig } from '../../support/cluster/kube.ts';
+import { OperatorProcess } from '../../support/cluster/operator-process.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, getRelease } from '../../support/cluster/resources.ts';
+import { jsonEvents, runCli } from '../../support/tools/run-cli.ts';
 
 const suite = useOperatorSuite({
   namespaces: ['cli-status'],

@@ -6,9 +6,9 @@
 // second start.
 import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventsFor, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, untilRelease } from '../../support/resources.ts';
+import { eventsFor, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, untilRelease } from '../../support/cluster/resources.ts';
 
 // 24 hex characters, as the vendor's project ids; one per test so their jobs never meet.
 const project = (n: number) => `6520f3a1c9b1a20012ab${String(n).padStart(4, '0')}`;

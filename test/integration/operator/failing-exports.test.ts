@@ -4,9 +4,9 @@
 // client; the delays scaled down by the operator's tunables (5 min → 2 s, 2 h → 4 s).
 import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventsFor } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, untilRelease } from '../../support/resources.ts';
+import { eventsFor } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, untilRelease } from '../../support/cluster/resources.ts';
 
 const RETRY_MS = 2_000;
 const h = useOperatorSuite({

@@ -1,9 +1,9 @@
 // Each class of admin API failure gives the condition a user can act on, and the release recovers
 // once the cause is gone. Real control plane, simulator faults, production client.
 import { describe, expect, it } from 'vitest';
-import { eventsFor, eventually, kubectl } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, applySecret, getRelease, requestExport } from '../../support/resources.ts';
+import { eventsFor, eventually, kubectl } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, applySecret, getRelease, requestExport } from '../../support/cluster/resources.ts';
 
 const NON_ENTERPRISE_KEY = 'mint_starterplan0000000000000000';
 const h = useOperatorSuite({

@@ -6,6 +6,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
+import { eventually, kubectl, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { getRelease, requestExport, untilRelease } from '../../support/cluster/resources.ts';
 import {
   applyObjects,
   decode,
@@ -15,10 +18,7 @@ import {
   linkNowhereIn,
   readyOf,
   withoutVolatile,
-} from '../../support/gitops.ts';
-import { eventually, kubectl, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { getRelease, requestExport, untilRelease } from '../../support/resources.ts';
+} from '../../support/tools/gitops.ts';
 
 const h = useOperatorSuite({
   namespaces: ['flux'],

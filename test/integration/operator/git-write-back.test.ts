@@ -10,19 +10,26 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { GitServer, runGit } from '../../support/git-server.ts';
-import { eventsFor, eventually, KUBECTL, kubeconfig, kubectl, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
+import {
+  eventsFor,
+  eventually,
+  KUBECTL,
+  kubeconfig,
+  kubectl,
+  kubectlOk,
+} from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
 import {
   applyRelease,
   applySecret,
   getRelease,
   requestExport,
   untilRelease,
-} from '../../support/resources.ts';
-import { SshGitServer, sshKeygen } from '../../support/ssh-git-server.ts';
-import { argoHealth, kstatus } from '../../support/status-tools.ts';
+} from '../../support/cluster/resources.ts';
+import { GitServer, runGit } from '../../support/servers/git-server.ts';
+import { SshGitServer, sshKeygen } from '../../support/servers/ssh-git-server.ts';
 import { tempDir } from '../../support/temp.ts';
+import { argoHealth, kstatus } from '../../support/tools/status-tools.ts';
 
 const TOKEN = 'glpat-write-back-token-7f3a9c';
 const server = new GitServer(tempDir('git-server-'), { username: 'docs-bot', password: TOKEN });

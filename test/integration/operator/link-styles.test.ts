@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventually, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease } from '../../support/resources.ts';
+import { eventually, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, getRelease } from '../../support/cluster/resources.ts';
 
 describe.each(['path', 'matrix'] as const)('a bundle link with its signature in the %s', (linkStyle) => {
   const h = useOperatorSuite({

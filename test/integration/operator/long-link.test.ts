@@ -1,9 +1,9 @@
 // A bundle link that lives for weeks: its renewal is more than 24.8 days away, longer than a Node
 // timer holds. The release must wait for it, not reconcile again and again.
 import { describe, expect, it } from 'vitest';
-import { eventually } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease } from '../../support/resources.ts';
+import { eventually } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, getRelease } from '../../support/cluster/resources.ts';
 
 const DAY_S = 86_400;
 const h = useOperatorSuite({ namespaces: ['long-link'], sim: { linkTtlSeconds: 37 * DAY_S } });

@@ -7,13 +7,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATOR_CHART_DIR } from '../../support/chart.ts';
-import { eventually } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { type Alert, startPrometheus, type TestPrometheus } from '../../support/prometheus.ts';
-import { RULE_RELEASE, writeRuleFile } from '../../support/prometheus-rule.ts';
-import { applyRelease } from '../../support/resources.ts';
+import { eventually } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease } from '../../support/cluster/resources.ts';
+import { type Alert, startPrometheus, type TestPrometheus } from '../../support/servers/prometheus.ts';
 import { tempDir } from '../../support/temp.ts';
+import { OPERATOR_CHART_DIR } from '../../support/tools/chart.ts';
+import { RULE_RELEASE, writeRuleFile } from '../../support/tools/prometheus-rule.ts';
 
 const h = useOperatorSuite({ namespaces: ['metrics'] });
 // The chart's job name for the operator (its metrics Service): what StaticExportOperatorAbsent watches.

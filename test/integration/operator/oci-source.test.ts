@@ -18,13 +18,17 @@ import { siteLayer } from '../../../src/oci/layer.ts';
 import { RegistryClient } from '../../../src/oci/registry.ts';
 import { signManifest } from '../../../src/oci/sign.ts';
 import { DEFAULT_DOCS_DIR, startSimulator } from '../../../src/simulator/index.ts';
-import { eventsFor, eventually, kubeconfig, kubectl, kubectlOk } from '../../support/kube.ts';
-import { captureLogs } from '../../support/operator.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
-import { getRelease } from '../../support/resources.ts';
-import { jsonEvents, runCli } from '../../support/run-cli.ts';
-import { startTamperingRegistry } from '../../support/tampering-registry.ts';
+import { eventsFor, eventually, kubeconfig, kubectl, kubectlOk } from '../../support/cluster/kube.ts';
+import { captureLogs } from '../../support/cluster/operator.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { getRelease } from '../../support/cluster/resources.ts';
+import {
+  GO_TOOL_BUILD_TIMEOUT_MS,
+  startRegistry,
+  type TestRegistry,
+} from '../../support/servers/registry.ts';
+import { startTamperingRegistry } from '../../support/servers/tampering-registry.ts';
+import { jsonEvents, runCli } from '../../support/tools/run-cli.ts';
 
 const USER = { username: 'mirror', password: 'registry-pass-Zq81xV' };
 const REPO = 'docs/site';

@@ -3,9 +3,9 @@
 // simulator's request log.
 import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventually } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease, requestExport } from '../../support/resources.ts';
+import { eventually } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, getRelease, requestExport } from '../../support/cluster/resources.ts';
 
 const EXPORT_MS = 4_000;
 const h = useOperatorSuite({ namespaces: ['polling'], sim: { exportDurationMs: EXPORT_MS } });

@@ -2,16 +2,16 @@
 // export job; two replicas elect one leader; the watch survives an API server restart.
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { ControlPlane } from '../../../scripts/control-plane/control-plane.ts';
-import { eventually, kubectlOk } from '../../support/kube.ts';
-import { OperatorProcess } from '../../support/operator-process.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { eventually, kubectlOk } from '../../support/cluster/kube.ts';
+import { OperatorProcess } from '../../support/cluster/operator-process.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
 import {
   applyAgentJob,
   applyRelease,
   getAgentJob,
   getRelease,
   requestExport,
-} from '../../support/resources.ts';
+} from '../../support/cluster/resources.ts';
 
 const running: OperatorProcess[] = [];
 const suite = useOperatorSuite({ namespaces: ['proc'], sim: { exportDurationMs: 3_000 }, operator: false });

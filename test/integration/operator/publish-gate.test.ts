@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventsFor, eventually, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease, requestExport } from '../../support/resources.ts';
+import { eventsFor, eventually, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, getRelease, requestExport } from '../../support/cluster/resources.ts';
 
 const h = useOperatorSuite({ namespaces: ['gate'], editableDocs: true, sim: { exportDurationMs: 300 } });
 

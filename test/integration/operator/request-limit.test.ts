@@ -1,9 +1,9 @@
 // The operator keeps under the admin API's per-minute request limit by waiting for a slot, so
 // the platform never has to refuse it (VENDOR-FACTS: about 100 requests per minute, then 429).
 import { describe, expect, it } from 'vitest';
-import { eventually } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyAgentJob, applyRelease, getAgentJob, getRelease } from '../../support/resources.ts';
+import { eventually } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyAgentJob, applyRelease, getAgentJob, getRelease } from '../../support/cluster/resources.ts';
 
 const LIMIT = 4;
 const h = useOperatorSuite({

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { CHART_DIR, type HelmName, helm, valuesFile } from '../../support/chart.ts';
-import { eventsFor, eventually, kubeconfig, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease, requestExport } from '../../support/resources.ts';
+import { eventsFor, eventually, kubeconfig, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, getRelease, requestExport } from '../../support/cluster/resources.ts';
+import { CHART_DIR, type HelmName, helm, valuesFile } from '../../support/tools/chart.ts';
 
 const VERSION = 'staticexport.dev/version';
 const RENEWED_AT = 'staticexport.dev/renewed-at';

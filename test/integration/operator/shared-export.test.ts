@@ -6,9 +6,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import type { RecordedRequest } from '../../../src/simulator/index.ts';
-import { eventsFor, eventually, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+import { eventsFor, eventually, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, applySecret, getRelease } from '../../support/cluster/resources.ts';
 
 const h = useOperatorSuite({
   namespaces: ['share-prod', 'share-staging'],

@@ -3,9 +3,9 @@
 // is the starts the platform saw, and no release waits for a slot a start never used.
 import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventually } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease } from '../../support/resources.ts';
+import { eventually } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, getRelease } from '../../support/cluster/resources.ts';
 
 const LIMIT = 3;
 const SITES = 5;

@@ -4,9 +4,9 @@
 // recorded). Intervals that want more than 10 starts an hour are told once per group.
 import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventually, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease } from '../../support/resources.ts';
+import { eventually, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, getRelease } from '../../support/cluster/resources.ts';
 
 const project = (n: number) => `6520f3a1c9b1a20012ac${String(n).padStart(4, '0')}`;
 const SITES = 11;

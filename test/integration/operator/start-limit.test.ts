@@ -5,9 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { AdminApiClient } from '../../../src/api/index.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventsFor, eventually } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease } from '../../support/resources.ts';
+import { eventsFor, eventually } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, getRelease } from '../../support/cluster/resources.ts';
 
 const project = (n: number) => `6520f3a1c9b1a20012ad${String(n).padStart(4, '0')}`;
 const h = useOperatorSuite({

@@ -8,14 +8,14 @@ import { parse } from 'yaml';
 import { fetchBundle } from '../../../src/bundle/index.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { resourcePath } from '../../../src/runtime/kube-client.ts';
-import { eventsFor, eventually, kubectl, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { eventsFor, eventually, kubectl, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
 import {
   applyRelease as applyReleaseIn,
   applySecret,
   getRelease as getReleaseIn,
   requestExport,
-} from '../../support/resources.ts';
+} from '../../support/cluster/resources.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const h = useOperatorSuite({ namespaces: ['ser'], editableDocs: true, kubeClient: true });

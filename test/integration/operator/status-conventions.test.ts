@@ -4,16 +4,16 @@
 // acted on an object (status.observedGeneration -1).
 import { describe, expect, it } from 'vitest';
 import type { AgentJob, StaticExportRelease } from '../../../src/crd/index.ts';
-import { eventually, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
+import { eventually, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
 import {
   applyAgentJob,
   applyRelease,
   applySecret,
   getAgentJob,
   getRelease,
-} from '../../support/resources.ts';
-import { argoHealth, kstatus } from '../../support/status-tools.ts';
+} from '../../support/cluster/resources.ts';
+import { argoHealth, kstatus } from '../../support/tools/status-tools.ts';
 
 const h = useOperatorSuite({
   namespaces: ['kstatus'],

@@ -8,10 +8,10 @@ import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { createLogger } from '../../../src/log.ts';
 import { KubeClient, resourcePath } from '../../../src/runtime/kube-client.ts';
 import { PodConditionReporter } from '../../../src/sync/reporter.ts';
-import { CHART_DIR, helm, helmInstall } from '../../support/chart.ts';
-import { eventsFor, eventually, kubeconfig, kubectlOk, tokenKubeconfig } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, getRelease, requestExport } from '../../support/resources.ts';
+import { eventsFor, eventually, kubeconfig, kubectlOk, tokenKubeconfig } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, getRelease, requestExport } from '../../support/cluster/resources.ts';
+import { CHART_DIR, helm, helmInstall } from '../../support/tools/chart.ts';
 
 const h = useOperatorSuite({ namespaces: ['sync-trust'], kubeClient: true });
 

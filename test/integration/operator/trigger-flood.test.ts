@@ -16,8 +16,8 @@ import {
   TIMESTAMP_HEADER,
 } from '../../../src/trigger/contract.ts';
 import { startTriggerReceiver, type TriggerReceiver } from '../../../src/trigger/receiver.ts';
-import { createNamespace, eventually, installCrds } from '../../support/kube.ts';
-import { applyRelease, applySecret } from '../../support/resources.ts';
+import { createNamespace, eventually, installCrds } from '../../support/cluster/kube.ts';
+import { applyRelease, applySecret } from '../../support/cluster/resources.ts';
 
 const TOKEN = `tt-${randomBytes(24).toString('hex')}`;
 let clock = Date.now();

@@ -9,12 +9,12 @@ import { runProcess } from '../../../scripts/run-process.ts';
 import { REQUESTED_AT_ANNOTATION, type StaticExportRelease } from '../../../src/crd/index.ts';
 import { microTime } from '../../../src/runtime/leader-election.ts';
 import { MAX_BODY_BYTES, SIGNATURE_HEADER, sign, TIMESTAMP_HEADER } from '../../../src/trigger/contract.ts';
-import { eventually, kubeconfig, kubectlOk, ROOT } from '../../support/kube.ts';
-import { OperatorProcess } from '../../support/operator-process.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
-import { type CliResult, runCli } from '../../support/run-cli.ts';
+import { eventually, kubeconfig, kubectlOk, ROOT } from '../../support/cluster/kube.ts';
+import { OperatorProcess } from '../../support/cluster/operator-process.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, applySecret, getRelease } from '../../support/cluster/resources.ts';
 import { tempDir } from '../../support/temp.ts';
+import { type CliResult, runCli } from '../../support/tools/run-cli.ts';
 
 const TOKEN = `tt-${randomBytes(24).toString('hex')}`;
 const TOKEN_SECRET = 'pipeline-trigger';

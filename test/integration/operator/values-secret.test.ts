@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
 import { type KubeClient, resourcePath } from '../../../src/runtime/kube-client.ts';
 import { TargetError, writeValuesSecret } from '../../../src/targets/values-secret.ts';
-import { eventually, kubectlOk } from '../../support/kube.ts';
-import { useOperatorSuite } from '../../support/operator-suite.ts';
-import { applyRelease, applySecret, getRelease } from '../../support/resources.ts';
+import { eventually, kubectlOk } from '../../support/cluster/kube.ts';
+import { useOperatorSuite } from '../../support/cluster/operator-suite.ts';
+import { applyRelease, applySecret, getRelease } from '../../support/cluster/resources.ts';
 
 // No operator watches this namespace: the tests write the Secrets themselves.
 const suite = useOperatorSuite({ namespaces: ['values'], sim: false, kubeClient: true });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EventRecorder, REPORTING_CONTROLLER, refTo } from '../../../src/runtime/events.ts';
 import type { KubeObject } from '../../../src/runtime/informer.ts';
 import { KubeClient, resourcePath } from '../../../src/runtime/kube-client.ts';
-import { createNamespace, eventually, kubectlOk } from '../../support/kube.ts';
+import { createNamespace, eventually, kubectlOk } from '../../support/cluster/kube.ts';
 
 interface Event {
   metadata: { name: string };

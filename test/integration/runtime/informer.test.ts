@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from
 import { ControlPlane } from '../../../scripts/control-plane/control-plane.ts';
 import { Informer, type InformerOptions, type KubeObject } from '../../../src/runtime/informer.ts';
 import { KubeClient, resourcePath } from '../../../src/runtime/kube-client.ts';
-import { createNamespace, eventually, kubectlOk } from '../../support/kube.ts';
+import { createNamespace, eventually, kubectlOk } from '../../support/cluster/kube.ts';
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { ControlPlane } from '../../../scripts/control-plane/control-plane.ts';
 import { KubeClient, type RequestOpts, resourcePath } from '../../../src/runtime/kube-client.ts';
 import { LeaderElector, type Lease } from '../../../src/runtime/leader-election.ts';
-import { createNamespace, eventually, kubectlOk } from '../../support/kube.ts';
+import { createNamespace, eventually, kubectlOk } from '../../support/cluster/kube.ts';
 
 const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 300 };
 

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { runProcess } from '../../../scripts/run-process.ts';
-import { goTool } from '../../support/go-tools.ts';
-import { writeRuleFile } from '../../support/prometheus-rule.ts';
+import { goTool } from '../../support/tools/go-tools.ts';
+import { writeRuleFile } from '../../support/tools/prometheus-rule.ts';
 
 let dir: string;
 let promtool: string;

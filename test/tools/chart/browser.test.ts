@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { exportBundle } from '../../support/servers/sim-export.ts';
 import {
   freePort,
   helmTemplate,
@@ -20,8 +21,7 @@ import {
   scratchDir,
   siteDocs,
   startNginx,
-} from '../../support/chart.ts';
-import { exportBundle } from '../../support/sim-export.ts';
+} from '../../support/tools/chart.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test-artifacts');

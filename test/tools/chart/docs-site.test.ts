@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listDocs, pageUrlPath, type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { exportBundle } from '../../support/servers/sim-export.ts';
 import {
   freePort,
   helmTemplate,
@@ -20,8 +21,7 @@ import {
   runInitContainer,
   scratchDir,
   startNginx,
-} from '../../support/chart.ts';
-import { exportBundle } from '../../support/sim-export.ts';
+} from '../../support/tools/chart.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const DOCS = join(ROOT, 'docs');

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CHART_DIR, HELMS, type HelmName, helmTemplate, merge } from '../../support/chart.ts';
-import { CHART_VALUES, imagesOf, LINK } from '../../support/chart-images.ts';
+import { CHART_DIR, HELMS, type HelmName, helmTemplate, merge } from '../../support/tools/chart.ts';
+import { CHART_VALUES, imagesOf, LINK } from '../../support/tools/chart-images.ts';
 
 const MIRROR = 'mirror.internal:5000/platform';
 const DIGEST = `sha256:${'e'.repeat(64)}`;

@@ -25,7 +25,7 @@ import {
   OPERATOR_CHART_DIR,
   podSpec,
   ROOT,
-} from '../../support/chart.ts';
+} from '../../support/tools/chart.ts';
 
 const NS = 'static-export-system';
 const isTest = (o: KubeObject) => o.metadata.annotations?.['helm.sh/hook'] === 'test';

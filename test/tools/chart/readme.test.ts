@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CHART_DIR, OPERATOR_CHART_DIR, SIMULATOR_CHART_DIR } from '../../support/chart.ts';
+import { CHART_DIR, OPERATOR_CHART_DIR, SIMULATOR_CHART_DIR } from '../../support/tools/chart.ts';
 
 interface SchemaNode {
   $ref?: string;

@@ -17,7 +17,7 @@ import {
   merge,
   podSpec,
   valuesFile,
-} from '../../support/chart.ts';
+} from '../../support/tools/chart.ts';
 
 const LINK = 'https://bundles.example.com/se_42/bundle.tar.gz?expires=1900000000&sig=c2VjcmV0LXNpZw';
 const LINK_B64 = Buffer.from(LINK).toString('base64');

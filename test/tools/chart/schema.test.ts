@@ -11,7 +11,7 @@ import {
   helmTemplate,
   inlineValues,
   OPERATOR_CHART_DIR,
-} from '../../support/chart.ts';
+} from '../../support/tools/chart.ts';
 
 const LINK = 'https://bundles.example.com/se_1/bundle.tar.gz?sig=do-not-print-me';
 

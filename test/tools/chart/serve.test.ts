@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentVersion } from '../../../src/bundle/version.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
+import { exportBundle } from '../../support/servers/sim-export.ts';
 import {
   findObject,
   freePort,
@@ -20,8 +21,7 @@ import {
   scratchDir,
   siteDocs,
   startNginx,
-} from '../../support/chart.ts';
-import { exportBundle } from '../../support/sim-export.ts';
+} from '../../support/tools/chart.ts';
 
 const execFileAsync = promisify(execFile);
 

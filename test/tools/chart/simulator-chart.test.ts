@@ -8,6 +8,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
+import { writeSecretVolume } from '../../support/fixtures/secret-volume.ts';
 import {
   findObject,
   freePort,
@@ -19,9 +20,8 @@ import {
   podSpec,
   SIMULATOR_CHART_DIR,
   scratchDir,
-} from '../../support/chart.ts';
-import { MAIN, NODE, runCli } from '../../support/run-cli.ts';
-import { writeSecretVolume } from '../../support/secret-volume.ts';
+} from '../../support/tools/chart.ts';
+import { MAIN, NODE, runCli } from '../../support/tools/run-cli.ts';
 
 const NS = 'docs';
 const NAME = 'static-export-simulator';

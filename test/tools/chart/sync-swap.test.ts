@@ -5,6 +5,7 @@
 import { chmod } from 'node:fs/promises';
 import { get } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { bundle, syncer } from '../../support/fixtures/sync-fixtures.ts';
 import {
   findObject,
   freePort,
@@ -13,8 +14,7 @@ import {
   type KubeObject,
   scratchDir,
   startNginx,
-} from '../../support/chart.ts';
-import { bundle, syncer } from '../../support/sync-fixtures.ts';
+} from '../../support/tools/chart.ts';
 
 /** A page and a large asset made only of `label`'s marker: a response torn across versions shows two. */
 const site = (label: string) =>

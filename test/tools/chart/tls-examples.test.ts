@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { CHART_DIR, findObject, helm, helmTemplate, ROOT } from '../../support/chart.ts';
+import { CHART_DIR, findObject, helm, helmTemplate, ROOT } from '../../support/tools/chart.ts';
 
 const DIR = join(ROOT, 'examples', 'tls');
 const values = (file: string) => parse(readFileSync(join(DIR, file), 'utf8')) as object;

@@ -10,10 +10,14 @@ import { pushImage, siteImage, versionTag } from '../../../src/oci/image.ts';
 import { siteLayer } from '../../../src/oci/layer.ts';
 import { RegistryClient } from '../../../src/oci/registry.ts';
 import { signManifest } from '../../../src/oci/sign.ts';
-import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
-import { jsonEvents, runCli } from '../../support/run-cli.ts';
-import { type KeyPair, opensslKeyPair } from '../../support/signing.ts';
-import { startTamperingRegistry, type TamperingRegistry } from '../../support/tampering-registry.ts';
+import {
+  GO_TOOL_BUILD_TIMEOUT_MS,
+  startRegistry,
+  type TestRegistry,
+} from '../../support/servers/registry.ts';
+import { startTamperingRegistry, type TamperingRegistry } from '../../support/servers/tampering-registry.ts';
+import { jsonEvents, runCli } from '../../support/tools/run-cli.ts';
+import { type KeyPair, opensslKeyPair } from '../../support/tools/signing.ts';
 
 const USER = { username: 'reader', password: 'fetch-pass-Kq29w' };
 let work: string;

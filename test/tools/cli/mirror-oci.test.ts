@@ -8,12 +8,16 @@ import { contentVersion } from '../../../src/bundle/version.ts';
 import { ANNOTATIONS } from '../../../src/oci/image.ts';
 import type { RegistryClient } from '../../../src/oci/registry.ts';
 import { DEFAULT_DOCS_DIR, type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { fastClock, fastClockEnv } from '../../support/fast-clock.ts';
-import { type MirrorStack, startMirrorStack } from '../../support/mirror-stack.ts';
-import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
-import { jsonEvents, runCli } from '../../support/run-cli.ts';
-import { exportBundle } from '../../support/sim-export.ts';
-import { tarGz } from '../../support/tar-fixtures.ts';
+import { tarGz } from '../../support/fixtures/tar-fixtures.ts';
+import { type MirrorStack, startMirrorStack } from '../../support/servers/mirror-stack.ts';
+import {
+  GO_TOOL_BUILD_TIMEOUT_MS,
+  startRegistry,
+  type TestRegistry,
+} from '../../support/servers/registry.ts';
+import { exportBundle } from '../../support/servers/sim-export.ts';
+import { fastClock, fastClockEnv } from '../../support/tools/fast-clock.ts';
+import { jsonEvents, runCli } from '../../support/tools/run-cli.ts';
 
 let stack: MirrorStack | undefined;
 let work: string;

@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RegistryClient } from '../../../src/oci/registry.ts';
 import { signatureTag, verifyManifest } from '../../../src/oci/sign.ts';
 import type { Simulator } from '../../../src/simulator/index.ts';
-import { type MirrorStack, startMirrorStack } from '../../support/mirror-stack.ts';
-import { GO_TOOL_BUILD_TIMEOUT_MS, goTool, type TestRegistry } from '../../support/registry.ts';
-import { jsonEvents, runCli } from '../../support/run-cli.ts';
-import { cosignVerify, openssl, opensslKeyPair } from '../../support/signing.ts';
-import { exportBundle } from '../../support/sim-export.ts';
+import { type MirrorStack, startMirrorStack } from '../../support/servers/mirror-stack.ts';
+import { GO_TOOL_BUILD_TIMEOUT_MS, goTool, type TestRegistry } from '../../support/servers/registry.ts';
+import { exportBundle } from '../../support/servers/sim-export.ts';
+import { jsonEvents, runCli } from '../../support/tools/run-cli.ts';
+import { cosignVerify, openssl, opensslKeyPair } from '../../support/tools/signing.ts';
 
 let stack: MirrorStack | undefined;
 let work: string;

@@ -18,8 +18,12 @@ import { LayerWriter, stageBundleImage } from '../../../src/oci/bundle-layer.ts'
 import { siteLayer } from '../../../src/oci/layer.ts';
 import { publishSite } from '../../../src/oci/publish.ts';
 import { RegistryClient } from '../../../src/oci/registry.ts';
-import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
-import { type TarEntrySpec, tarGz } from '../../support/tar-fixtures.ts';
+import { type TarEntrySpec, tarGz } from '../../support/fixtures/tar-fixtures.ts';
+import {
+  GO_TOOL_BUILD_TIMEOUT_MS,
+  startRegistry,
+  type TestRegistry,
+} from '../../support/servers/registry.ts';
 
 /** A site as the platform archives it: every directory first (some only implied), then the files, sorted. */
 function orderedEntries(): TarEntrySpec[] {

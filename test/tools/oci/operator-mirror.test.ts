@@ -10,11 +10,15 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { chartImages, writeImageList } from '../../../scripts/release/images.ts';
 import { CHARTS, releaseVersion } from '../../../scripts/release/versions.ts';
 import { runProcess } from '../../../scripts/run-process.ts';
-import { helm, parseManifests, ROOT, valuesFile } from '../../support/chart.ts';
-import { CHART_VALUES, imagesOf } from '../../support/chart-images.ts';
-import { readRepoFile } from '../../support/markdown.ts';
-import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
-import { runCli } from '../../support/run-cli.ts';
+import { readRepoFile } from '../../support/fixtures/markdown.ts';
+import {
+  GO_TOOL_BUILD_TIMEOUT_MS,
+  startRegistry,
+  type TestRegistry,
+} from '../../support/servers/registry.ts';
+import { helm, parseManifests, ROOT, valuesFile } from '../../support/tools/chart.ts';
+import { CHART_VALUES, imagesOf } from '../../support/tools/chart-images.ts';
+import { runCli } from '../../support/tools/run-cli.ts';
 
 const VERSION = releaseVersion(ROOT);
 const work = mkdtempSync(join(tmpdir(), 'operator-mirror-'));

@@ -10,9 +10,13 @@ import { pushImage, siteImage } from '../../../src/oci/image.ts';
 import { packageSite } from '../../../src/oci/publish.ts';
 import { inspectSiteImage, pullSiteImage } from '../../../src/oci/pull.ts';
 import { RegistryClient } from '../../../src/oci/registry.ts';
-import { GO_TOOL_BUILD_TIMEOUT_MS, startRegistry, type TestRegistry } from '../../support/registry.ts';
 import { rejectionOf } from '../../support/rejection.ts';
-import { startTamperingRegistry, type TamperingRegistry } from '../../support/tampering-registry.ts';
+import {
+  GO_TOOL_BUILD_TIMEOUT_MS,
+  startRegistry,
+  type TestRegistry,
+} from '../../support/servers/registry.ts';
+import { startTamperingRegistry, type TamperingRegistry } from '../../support/servers/tampering-registry.ts';
 import { tempDir } from '../../support/temp.ts';
 
 let registry: TestRegistry;

@@ -21,8 +21,8 @@ import {
   startTokenServer,
   type TestRegistry,
   type TokenServer,
-} from '../../support/registry.ts';
-import { selfSignedCert } from '../../support/signing.ts';
+} from '../../support/servers/registry.ts';
+import { selfSignedCert } from '../../support/tools/signing.ts';
 
 let work: string;
 let anon: TestRegistry;

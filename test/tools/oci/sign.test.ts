@@ -20,20 +20,20 @@ import {
   simpleSigningPayload,
   verifyManifest,
 } from '../../../src/oci/sign.ts';
+import { rejectionOf } from '../../support/rejection.ts';
 import {
   GO_TOOL_BUILD_TIMEOUT_MS,
   goTool,
   startRegistry,
   type TestRegistry,
-} from '../../support/registry.ts';
-import { rejectionOf } from '../../support/rejection.ts';
+} from '../../support/servers/registry.ts';
 import {
   type KeyPair,
   openssl,
   opensslKeyPair,
   runCosign as runSupportCosign,
   cosignVerify as supportCosignVerify,
-} from '../../support/signing.ts';
+} from '../../support/tools/signing.ts';
 
 let work: string;
 let registry: TestRegistry;

@@ -5,10 +5,10 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { goTool } from '../../support/go-tools.ts';
-import { freePort } from '../../support/registry.ts';
-import { runRelease } from '../../support/run-release.ts';
-import { runCosign } from '../../support/signing.ts';
+import { freePort } from '../../support/servers/registry.ts';
+import { goTool } from '../../support/tools/go-tools.ts';
+import { runRelease } from '../../support/tools/run-release.ts';
+import { runCosign } from '../../support/tools/signing.ts';
 
 let work: string;
 let env: Record<string, string>;

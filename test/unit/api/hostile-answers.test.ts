@@ -18,7 +18,7 @@ import {
 import { MAX_SERVER_DELAY_MS } from '../../../src/api/rate-limits.ts';
 import { EXIT, exitCodeFor } from '../../../src/cli/exit-codes.ts';
 import { rejectionOf } from '../../support/rejection.ts';
-import { runCli } from '../../support/run-cli.ts';
+import { runCli } from '../../support/tools/run-cli.ts';
 import { json, stubServer } from './stub.ts';
 
 const KEY = 'mint_hostiletest000000000';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BundleCache, bundleSource } from '../../../src/bundle/index.ts';
-import { siteEntries, tarGz } from '../../support/tar-fixtures.ts';
+import { siteEntries, tarGz } from '../../support/fixtures/tar-fixtures.ts';
 
 const A = tarGz(siteEntries());
 const B = tarGz([...siteEntries(), { path: 'more.html', content: '<h1>More</h1>' }]);

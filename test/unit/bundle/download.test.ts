@@ -10,7 +10,7 @@ import { fetchBundle } from '../../../src/bundle/fetch.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { rejectionOf } from '../../support/rejection.ts';
-import { type ExportedBundle, exportBundle, generateLink } from '../../support/sim-export.ts';
+import { type ExportedBundle, exportBundle, generateLink } from '../../support/servers/sim-export.ts';
 import { serveDrip } from './serve.ts';
 
 let sim: Simulator;

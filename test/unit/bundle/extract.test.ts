@@ -11,9 +11,9 @@ import { extractTarGz, inspectArchive, stageExtraction } from '../../../src/bund
 import { summarizeSite } from '../../../src/bundle/site-check.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
 import { tarStream } from '../../../src/tar/writer.ts';
-import { run } from '../../support/kube.ts';
-import { NODE } from '../../support/run-cli.ts';
-import { siteEntries, type TarEntrySpec, tarGz } from '../../support/tar-fixtures.ts';
+import { run } from '../../support/cluster/kube.ts';
+import { siteEntries, type TarEntrySpec, tarGz } from '../../support/fixtures/tar-fixtures.ts';
+import { NODE } from '../../support/tools/run-cli.ts';
 
 let work: string;
 let dest: string;

@@ -12,7 +12,7 @@ import { BundleError } from '../../../src/bundle/errors.ts';
 import { guardLink, isPublicAddress } from '../../../src/bundle/link-destination.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { rejectionOf } from '../../support/rejection.ts';
-import { type ExportedBundle, exportBundle } from '../../support/sim-export.ts';
+import { type ExportedBundle, exportBundle } from '../../support/servers/sim-export.ts';
 
 describe('isPublicAddress', () => {
   it('refuses loopback, private, link-local, metadata, mapped and reserved addresses; takes public ones', () => {

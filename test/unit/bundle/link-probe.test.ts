@@ -8,7 +8,7 @@ import { BundleError } from '../../../src/bundle/errors.ts';
 import { probeLink } from '../../../src/bundle/link-probe.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
 import { rejectionOf } from '../../support/rejection.ts';
-import { type ExportedBundle, exportBundle, generateLink } from '../../support/sim-export.ts';
+import { type ExportedBundle, exportBundle, generateLink } from '../../support/servers/sim-export.ts';
 import { refusedUrl, serveBytes } from './serve.ts';
 
 let sim: Simulator;

@@ -7,7 +7,7 @@ import { BundleError } from '../../../src/bundle/errors.ts';
 import { fetchBundle } from '../../../src/bundle/fetch.ts';
 import { mirrorBundle, readMirrorIndex } from '../../../src/bundle/mirror.ts';
 import { DEFAULT_DOCS_DIR, type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { exportBundle } from '../../support/sim-export.ts';
+import { exportBundle } from '../../support/servers/sim-export.ts';
 
 let sim: Simulator;
 let work: string;

@@ -14,7 +14,7 @@ import {
   type SiteSummary,
   summarizeSite,
 } from '../../../src/bundle/index.ts';
-import { type TarEntrySpec, tarGz } from '../../support/tar-fixtures.ts';
+import { type TarEntrySpec, tarGz } from '../../support/fixtures/tar-fixtures.ts';
 
 let work: string;
 beforeAll(async () => {

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { extractTarGz } from '../../../src/bundle/extract.ts';
 import { contentVersion } from '../../../src/bundle/version.ts';
-import { siteEntries, type TarEntrySpec, tarGz } from '../../support/tar-fixtures.ts';
+import { siteEntries, type TarEntrySpec, tarGz } from '../../support/fixtures/tar-fixtures.ts';
 
 let work: string;
 beforeEach(async () => {

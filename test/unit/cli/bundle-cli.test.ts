@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { MARKER_FILE } from '../../../src/bundle/destination.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { MAIN, NODE, runCli } from '../../support/run-cli.ts';
-import { siteEntries, tarGz } from '../../support/tar-fixtures.ts';
+import { siteEntries, tarGz } from '../../support/fixtures/tar-fixtures.ts';
+import { MAIN, NODE, runCli } from '../../support/tools/run-cli.ts';
 import { refusedUrl, serveDrip } from '../bundle/serve.ts';
 
 let work: string;

@@ -11,8 +11,8 @@ import {
   list,
   notFound,
   startFakeKubeApi,
-} from '../../support/fake-kube-api.ts';
-import { jsonEvents, runCli } from '../../support/run-cli.ts';
+} from '../../support/servers/fake-kube-api.ts';
+import { jsonEvents, runCli } from '../../support/tools/run-cli.ts';
 
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const LEASE = '/apis/coordination.k8s.io/v1/namespaces/static-export-system/leases/static-export-operator';

@@ -8,8 +8,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { parse } from 'yaml';
 import { contentVersion } from '../../../src/bundle/index.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { type CliResult, MAIN, NODE, runCli } from '../../support/run-cli.ts';
-import { exportBundle } from '../../support/sim-export.ts';
+import { exportBundle } from '../../support/servers/sim-export.ts';
+import { type CliResult, MAIN, NODE, runCli } from '../../support/tools/run-cli.ts';
 
 let sim: Simulator;
 let work: string;

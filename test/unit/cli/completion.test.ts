@@ -7,8 +7,8 @@ import type { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runProcess } from '../../../scripts/run-process.ts';
 import { buildProgram } from '../../../src/cli/main.ts';
-import { runCli } from '../../support/run-cli.ts';
 import { tempDir } from '../../support/temp.ts';
+import { runCli } from '../../support/tools/run-cli.ts';
 
 const scripts: Record<string, string> = {};
 let program: Command;

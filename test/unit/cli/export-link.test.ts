@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { runCli } from '../../support/run-cli.ts';
+import { runCli } from '../../support/tools/run-cli.ts';
 
 let work: string;
 beforeAll(async () => {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { jsonEvents, runCli } from '../../support/run-cli.ts';
+import { jsonEvents, runCli } from '../../support/tools/run-cli.ts';
 import { call } from '../simulator/helpers.ts';
 
 let sim: Simulator;

@@ -17,7 +17,7 @@ import { ANNOTATIONS } from '../../../src/oci/image.ts';
 import type { RegistryClient } from '../../../src/oci/registry.ts';
 import { parseSyncConfig, type SyncEvent, syncDomains } from '../../../src/oci/sync.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { jsonEvents, runCli } from '../../support/run-cli.ts';
+import { jsonEvents, runCli } from '../../support/tools/run-cli.ts';
 import { call } from '../simulator/helpers.ts';
 
 const HOUR = 3_600_000;

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
-import { KUBECTL } from '../../support/kube.ts';
-import { siteEntries, tarGz } from '../../support/tar-fixtures.ts';
+import { KUBECTL } from '../../support/cluster/kube.ts';
+import { siteEntries, tarGz } from '../../support/fixtures/tar-fixtures.ts';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '../../..');

@@ -1,7 +1,7 @@
 // What `static-export status` reads from a release's status, and its table.
 import { describe, expect, it } from 'vitest';
 import { formatTable, relative, summarize } from '../../../src/cli/release-summary.ts';
-import { failingRelease, servedRelease, VERSION } from '../../support/release-status-fixtures.ts';
+import { failingRelease, servedRelease, VERSION } from '../../support/fixtures/release-status-fixtures.ts';
 
 describe('summarize', () => {
   it('reads Ready, what is served, the link and the rollout', () => {

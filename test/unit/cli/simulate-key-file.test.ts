@@ -6,9 +6,9 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, expect, it } from 'vitest';
-import { MAIN, NODE } from '../../support/run-cli.ts';
-import { writeSecretVolume } from '../../support/secret-volume.ts';
+import { writeSecretVolume } from '../../support/fixtures/secret-volume.ts';
 import { tempDir } from '../../support/temp.ts';
+import { MAIN, NODE } from '../../support/tools/run-cli.ts';
 
 const OLD = 'mint_before0123456789';
 const NEW = 'mint_rotated0123456789';

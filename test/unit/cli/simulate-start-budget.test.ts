@@ -17,7 +17,7 @@ import {
   startMayHaveCreatedJob,
 } from '../../../src/api/index.ts';
 import { rejectionOf } from '../../support/rejection.ts';
-import { MAIN, NODE } from '../../support/run-cli.ts';
+import { MAIN, NODE } from '../../support/tools/run-cli.ts';
 
 const KEY = 'mint_firstkeyoftheorg00000';
 const SECOND = 'mint_secondkeyoftheorg0000';

@@ -1,7 +1,7 @@
 // `static-export simulate` refusals a flag can fix: one line naming the flag, exit 2, no stack trace.
 import { createServer } from 'node:net';
 import { expect, it } from 'vitest';
-import { runCli } from '../../support/run-cli.ts';
+import { runCli } from '../../support/tools/run-cli.ts';
 
 it('a port in use: one line naming --port, exit 2', { timeout: 30_000 }, async () => {
   const taken = createServer();

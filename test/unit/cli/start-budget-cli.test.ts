@@ -3,15 +3,15 @@
 // repeated; the budget follows the group (not the URL), with a share of the hour; 409s are probes
 // that count and are bounded; overlapping `mirror sync` runs share one record without losing
 // starts; --project-id is held to spec.projectId's pattern. Waits of minutes run on a fast clock
-// (test/support/fast-clock.ts) in the CLI and the simulator alike.
+// (test/support/tools/fast-clock.ts) in the CLI and the simulator alike.
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { keyGroup } from '../../../src/cli/start-record.ts';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.ts';
-import { fastClock, fastClockEnv } from '../../support/fast-clock.ts';
-import { jsonEvents, runCli } from '../../support/run-cli.ts';
+import { fastClock, fastClockEnv } from '../../support/tools/fast-clock.ts';
+import { jsonEvents, runCli } from '../../support/tools/run-cli.ts';
 import { call } from '../simulator/helpers.ts';
 
 const HOUR = 3_600_000;

@@ -2,6 +2,7 @@
 // naming its fix with its exit code; the kubeconfig's token never shows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_RESPONSE_BYTES, MAX_LIST_PAGES } from '../../../src/runtime/kube-client.ts';
+import { failingRelease, servedRelease } from '../../support/fixtures/release-status-fixtures.ts';
 import {
   endlessBody,
   endlessList,
@@ -11,10 +12,9 @@ import {
   list,
   notFound,
   startFakeKubeApi,
-} from '../../support/fake-kube-api.ts';
-import { failingRelease, servedRelease } from '../../support/release-status-fixtures.ts';
-import { jsonEvents, runCli } from '../../support/run-cli.ts';
+} from '../../support/servers/fake-kube-api.ts';
 import { tempDir } from '../../support/temp.ts';
+import { jsonEvents, runCli } from '../../support/tools/run-cli.ts';
 
 const SERS = '/apis/staticexport.dev/v1alpha1';
 let api: FakeKubeApi;

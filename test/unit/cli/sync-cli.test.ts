@@ -2,9 +2,9 @@
 // namespace it reads the values Secret in.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../../src/cli/exit-codes.ts';
-import { type FakeKubeApi, startFakeKubeApi } from '../../support/fake-kube-api.ts';
-import { runCli } from '../../support/run-cli.ts';
+import { type FakeKubeApi, startFakeKubeApi } from '../../support/servers/fake-kube-api.ts';
 import { tempDir } from '../../support/temp.ts';
+import { runCli } from '../../support/tools/run-cli.ts';
 
 describe('static-export sync: usage', () => {
   it('refuses --password-stdin in the sidecar (stdin is read once) and names what to use', async () => {

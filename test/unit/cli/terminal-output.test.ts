@@ -5,11 +5,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { type FakeKubeApi, list, startFakeKubeApi } from '../../support/fake-kube-api.ts';
-import { HOSTILE, TERMINAL_CONTROL } from '../../support/hostile-text.ts';
-import { failingRelease, servedRelease } from '../../support/release-status-fixtures.ts';
-import { type CliResult, jsonEvents, runCli } from '../../support/run-cli.ts';
+import { HOSTILE, TERMINAL_CONTROL } from '../../support/fixtures/hostile-text.ts';
+import { failingRelease, servedRelease } from '../../support/fixtures/release-status-fixtures.ts';
+import { type FakeKubeApi, list, startFakeKubeApi } from '../../support/servers/fake-kube-api.ts';
 import { tempDir } from '../../support/temp.ts';
+import { type CliResult, jsonEvents, runCli } from '../../support/tools/run-cli.ts';
 
 const RELEASES = '/apis/staticexport.dev/v1alpha1/namespaces/docs/staticexportreleases';
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { STALLED_GRACE_MS, triggerOutcome } from '../../../src/cli/trigger-outcome.ts';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
-import { failingRelease, servedRelease, VERSION } from '../../support/release-status-fixtures.ts';
+import { failingRelease, servedRelease, VERSION } from '../../support/fixtures/release-status-fixtures.ts';
 
 const AT = '2026-01-01T00:10:00.000Z';
 type Status = NonNullable<StaticExportRelease['status']>;

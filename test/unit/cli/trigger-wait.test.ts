@@ -5,16 +5,16 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StaticExportRelease } from '../../../src/crd/index.ts';
+import { failingRelease, servedRelease, VERSION } from '../../support/fixtures/release-status-fixtures.ts';
 import {
   FAKE_KUBE_TOKEN,
   type FakeAnswer,
   type FakeKubeApi,
   fakeKubeconfig,
   startFakeKubeApi,
-} from '../../support/fake-kube-api.ts';
-import { failingRelease, servedRelease, VERSION } from '../../support/release-status-fixtures.ts';
-import { jsonEvents, runCli } from '../../support/run-cli.ts';
+} from '../../support/servers/fake-kube-api.ts';
 import { tempDir } from '../../support/temp.ts';
+import { jsonEvents, runCli } from '../../support/tools/run-cli.ts';
 
 const TOKEN = 'tt-0123456789abcdef0123456789abcdef';
 const AT = '2026-01-01T00:10:00.000Z';

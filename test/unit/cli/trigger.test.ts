@@ -6,8 +6,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endlessBody, startFakeKubeApi } from '../../support/fake-kube-api.ts';
-import { runCli } from '../../support/run-cli.ts';
+import { endlessBody, startFakeKubeApi } from '../../support/servers/fake-kube-api.ts';
+import { runCli } from '../../support/tools/run-cli.ts';
 
 const TOKEN = 'tt-0123456789abcdef0123456789abcdef';
 let work: string;

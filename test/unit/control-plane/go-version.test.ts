@@ -6,7 +6,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
-import { ROOT } from '../../support/kube.ts';
+import { ROOT } from '../../support/cluster/kube.ts';
 import { tempDir } from '../../support/temp.ts';
 
 /** A PATH whose `go` says it is `version`, then the system's tools. */

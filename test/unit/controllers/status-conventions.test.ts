@@ -9,8 +9,17 @@ import * as exportFolds from '../../../src/controllers/static-export-release/exp
 import type { Status } from '../../../src/controllers/static-export-release/release-model.ts';
 import { type AgentJob, RECONCILE_REQUEST_ANNOTATION } from '../../../src/crd/index.ts';
 import type { Workload } from '../../../src/targets/workloads.ts';
-import { decided as decide, jobDecided as decideJob, folded } from '../../support/committed.ts';
-import { at, MIN, NOW, observed, release, servingV1, V1, V2 } from '../../support/release-fixtures.ts';
+import { decided as decide, jobDecided as decideJob, folded } from '../../support/fixtures/committed.ts';
+import {
+  at,
+  MIN,
+  NOW,
+  observed,
+  release,
+  servingV1,
+  V1,
+  V2,
+} from '../../support/fixtures/release-fixtures.ts';
 
 const afterPublish = folded(exportFolds.afterPublish);
 const afterStart = folded(exportFolds.afterStart);

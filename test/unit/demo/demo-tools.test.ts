@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 import { installed, missingTools } from '../../../scripts/demo-tools.ts';
 import { NGINX } from '../../../scripts/site-local.ts';
-import { ROOT } from '../../support/kube.ts';
+import { ROOT } from '../../support/cluster/kube.ts';
 import { tempDir } from '../../support/temp.ts';
 
 function bin(names: string[]): string {

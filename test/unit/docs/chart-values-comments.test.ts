@@ -4,7 +4,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO, readRepoFile, repoFiles } from '../../support/markdown.ts';
+import { REPO, readRepoFile, repoFiles } from '../../support/fixtures/markdown.ts';
 
 const CHARTS = readdirSync(join(REPO, 'charts'));
 

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { headings, REPO, readRepoFile, repoFiles } from '../../support/markdown.ts';
+import { headings, REPO, readRepoFile, repoFiles } from '../../support/fixtures/markdown.ts';
 
 /** The files whose comments and text may cite docs: sources, tests, scripts, charts, examples, docs. */
 const FILES = repoFiles(/^(src|scripts|test|bench|charts|examples|docs|\.ci)\/|^[^/]+\.md$|^Dockerfile$/)

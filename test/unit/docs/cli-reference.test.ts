@@ -4,8 +4,8 @@
 import type { Command } from 'commander';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../../src/cli/exit-codes.ts';
-import { cliProgram } from '../../support/doc-facts.ts';
-import { codeSpans, headings, readRepoFile, sectionRows } from '../../support/markdown.ts';
+import { cliProgram } from '../../support/fixtures/doc-facts.ts';
+import { codeSpans, headings, readRepoFile, sectionRows } from '../../support/fixtures/markdown.ts';
 
 const PAGE = readRepoFile('docs/cli.md');
 

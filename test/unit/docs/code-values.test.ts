@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { SHUTDOWN_DRAIN_MS } from '../../../src/cli/commands/operator.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../../src/project.ts';
-import { proseLines, readRepoFile, repoFiles } from '../../support/markdown.ts';
+import { proseLines, readRepoFile, repoFiles } from '../../support/fixtures/markdown.ts';
 
 interface Claim {
   what: string;

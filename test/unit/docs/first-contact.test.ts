@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { PLATFORM_API_BASE_URL, versionedBaseUrlRefusal } from '../../../src/api-base-url.ts';
-import { registeredMetricNames } from '../../support/doc-facts.ts';
-import { readRepoFile, repoFiles } from '../../support/markdown.ts';
-import { RELEASE_MANIFEST } from '../../support/quickstart.ts';
+import { RELEASE_MANIFEST } from '../../support/cluster/quickstart.ts';
+import { registeredMetricNames } from '../../support/fixtures/doc-facts.ts';
+import { readRepoFile, repoFiles } from '../../support/fixtures/markdown.ts';
 
 /** Every page, chart README and NOTES, and example a user copies commands from. */
 const COPIED = repoFiles(

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { GIT_HTTP_LIMITS } from '../../../src/git/http-transport.ts';
 import { PACK_LIMITS } from '../../../src/git/pack-bounds.ts';
-import { readRepoFile, sectionRows } from '../../support/markdown.ts';
+import { readRepoFile, sectionRows } from '../../support/fixtures/markdown.ts';
 
 const size = (bytes: number) => (bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MiB` : `${bytes / 1024} KiB`);
 

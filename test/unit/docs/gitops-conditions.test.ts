@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { releaseConditions } from '../../../src/controllers/static-export-release/release-conditions.ts';
 import { type StaticExportRelease, staticExportReleaseCrd } from '../../../src/crd/static-export-release.ts';
-import { codeSpans, readRepoFile, sectionRows } from '../../support/markdown.ts';
-import { release } from '../../support/release-fixtures.ts';
+import { codeSpans, readRepoFile, sectionRows } from '../../support/fixtures/markdown.ts';
+import { release } from '../../support/fixtures/release-fixtures.ts';
 
 type Status = NonNullable<StaticExportRelease['status']>;
 

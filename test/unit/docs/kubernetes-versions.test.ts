@@ -7,7 +7,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { kubeVersions, TEST_KUBE_VERSION_ENV } from '../../../scripts/control-plane/kube-versions.ts';
-import { codeSpans, proseLines, REPO, readRepoFile, repoFiles, sectionRows } from '../../support/markdown.ts';
+import {
+  codeSpans,
+  proseLines,
+  REPO,
+  readRepoFile,
+  repoFiles,
+  sectionRows,
+} from '../../support/fixtures/markdown.ts';
 
 const { current, oldest } = kubeVersions();
 /** v1.27.16 -> 1.27, as kubeVersion and the pages name a minimum. */

@@ -6,7 +6,14 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { headings, links, REPO, readRepoFile, repoFiles, sectionRows } from '../../support/markdown.ts';
+import {
+  headings,
+  links,
+  REPO,
+  readRepoFile,
+  repoFiles,
+  sectionRows,
+} from '../../support/fixtures/markdown.ts';
 
 const DOCS = join(REPO, 'docs');
 

@@ -4,7 +4,7 @@
 // table of what a release publishes has a row for each of them.
 import { describe, expect, it } from 'vitest';
 import { CHARTS } from '../../../scripts/release/versions.ts';
-import { proseLines, readRepoFile, repoFiles, sectionRows } from '../../support/markdown.ts';
+import { proseLines, readRepoFile, repoFiles, sectionRows } from '../../support/fixtures/markdown.ts';
 
 const NUMBERS: Record<string, number> = {
   both: 2,

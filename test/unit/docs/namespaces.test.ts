@@ -2,7 +2,7 @@
 // namespace (`kubectl -n docs create secret …`, `helm install … -n docs`) needs that namespace
 // created earlier on the same path (`kubectl create namespace docs`, or `--create-namespace`).
 import { describe, expect, it } from 'vitest';
-import { readRepoFile, shellCommands } from '../../support/markdown.ts';
+import { readRepoFile, shellCommands } from '../../support/fixtures/markdown.ts';
 
 /** Each path: a page, or the section of it under a heading (down to the next of its level or higher). */
 const PATHS: { file: string; heading?: string }[] = [

@@ -21,8 +21,15 @@ import {
   MAX_CLOCK_SKEW_S,
 } from '../../../src/trigger/contract.ts';
 import { TOKEN_TTL_MS } from '../../../src/trigger/tokens.ts';
-import { chartValues, hasValue } from '../../support/doc-facts.ts';
-import { codeSpans, proseLines, REPO, readRepoFile, repoFiles, sectionRows } from '../../support/markdown.ts';
+import { chartValues, hasValue } from '../../support/fixtures/doc-facts.ts';
+import {
+  codeSpans,
+  proseLines,
+  REPO,
+  readRepoFile,
+  repoFiles,
+  sectionRows,
+} from '../../support/fixtures/markdown.ts';
 
 const TROUBLESHOOTING = readRepoFile('docs/troubleshooting.md');
 const SECURITY = readRepoFile('docs/security.md');

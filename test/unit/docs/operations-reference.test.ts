@@ -2,8 +2,8 @@
 // operator registers is described under Metrics, and every alert of the operator chart's
 // PrometheusRule under Alerts (with what to do). Both ways.
 import { describe, expect, it } from 'vitest';
-import { chartAlerts, registeredMetricNames } from '../../support/doc-facts.ts';
-import { codeSpans, proseLines, readRepoFile, sectionRows } from '../../support/markdown.ts';
+import { chartAlerts, registeredMetricNames } from '../../support/fixtures/doc-facts.ts';
+import { codeSpans, proseLines, readRepoFile, sectionRows } from '../../support/fixtures/markdown.ts';
 
 const PAGE = readRepoFile('docs/operations.md');
 

@@ -18,8 +18,8 @@ import {
   registeredMetricNames,
   type Schema,
   schemaFields,
-} from '../../support/doc-facts.ts';
-import { codeSpans, proseLines, readRepoFile, shellCommands } from '../../support/markdown.ts';
+} from '../../support/fixtures/doc-facts.ts';
+import { codeSpans, proseLines, readRepoFile, shellCommands } from '../../support/fixtures/markdown.ts';
 
 const PAGES = ['docs/troubleshooting.md', 'docs/security.md', 'docs/production.md'];
 

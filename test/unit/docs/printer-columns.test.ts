@@ -4,7 +4,7 @@
 // the priority-0 ones before `-o wide` and the others after it.
 import { describe, expect, it } from 'vitest';
 import { CRD_DEFINITIONS } from '../../../src/crd/manifests.ts';
-import { codeSpans, readRepoFile, repoFiles } from '../../support/markdown.ts';
+import { codeSpans, readRepoFile, repoFiles } from '../../support/fixtures/markdown.ts';
 
 const KINDS = CRD_DEFINITIONS.map((def) => ({
   names: [def.plural, def.singular, ...def.shortNames],

@@ -2,7 +2,7 @@
 // lower-case word, the mark of text cut at its start (a name such as `static-export-operator` may).
 // A paragraph after a code block may continue the sentence before it, so only headings count.
 import { describe, expect, it } from 'vitest';
-import { proseLines, readRepoFile, repoFiles } from '../../support/markdown.ts';
+import { proseLines, readRepoFile, repoFiles } from '../../support/fixtures/markdown.ts';
 
 /** The first line of each section whose paragraph opens mid-sentence, as `line: text`. */
 function cutStarts(text: string): string[] {

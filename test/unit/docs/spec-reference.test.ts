@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { CRD_DEFINITIONS } from '../../../src/crd/manifests.ts';
 import { CONDITION_REASONS, EVENT_REASONS, FAILURE_REASONS } from '../../../src/crd/reasons.ts';
 import { toStructuralSchema } from '../../../src/crd/structural.ts';
-import { type Schema, schemaFields } from '../../support/doc-facts.ts';
-import { codeSpans, readRepoFile, sectionRows } from '../../support/markdown.ts';
+import { type Schema, schemaFields } from '../../support/fixtures/doc-facts.ts';
+import { codeSpans, readRepoFile, sectionRows } from '../../support/fixtures/markdown.ts';
 
 /** The fields of the page's table under `heading`: first cell the field, third its default. */
 function documentedFields(page: string, heading: string): Map<string, string> {

@@ -4,7 +4,7 @@ import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { checkPack, PACK_LIMITS } from '../../../src/git/pack-bounds.ts';
 import { GitFailure } from '../../../src/git/types.ts';
-import { deltaBomb, objectHeader, pack, packedBlob } from '../../support/git-packs.ts';
+import { deltaBomb, objectHeader, pack, packedBlob } from '../../support/fixtures/git-packs.ts';
 
 const ORIGIN = 'https://git.example.com';
 

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../../support/kube.ts';
+import { ROOT } from '../../support/cluster/kube.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const LOAD = join(ROOT, 'scripts', 'image', 'load.sh');

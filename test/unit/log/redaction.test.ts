@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log.ts';
 import { registerSecret } from '../../../src/redact.ts';
-import { captureLogs } from '../../support/operator.ts';
+import { captureLogs } from '../../support/cluster/operator.ts';
 
 describe('logger redaction', () => {
   it('removes presigned link queries and registered keys at any depth of a record', async () => {

@@ -2,8 +2,8 @@
 // (a status message, an API's answer in an error) must leave no control character a terminal obeys.
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log.ts';
-import { HOSTILE, TERMINAL_CONTROL } from '../../support/hostile-text.ts';
-import { captureLogs } from '../../support/operator.ts';
+import { captureLogs } from '../../support/cluster/operator.ts';
+import { HOSTILE, TERMINAL_CONTROL } from '../../support/fixtures/hostile-text.ts';
 
 describe('logger on a terminal', () => {
   it('writes every control character escaped, C1 CSI included, the values unchanged', async () => {

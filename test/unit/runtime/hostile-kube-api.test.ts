@@ -10,14 +10,14 @@ import {
   KubeResponseError,
   MAX_LIST_PAGES,
 } from '../../../src/runtime/kube-client.ts';
+import { captureLogs } from '../../support/cluster/operator.ts';
 import {
   endlessBody,
   endlessList,
   type FakeKubeApi,
   type FakeRoutes,
   startFakeKubeApi,
-} from '../../support/fake-kube-api.ts';
-import { captureLogs } from '../../support/operator.ts';
+} from '../../support/servers/fake-kube-api.ts';
 
 const PATH = '/api/v1/namespaces/docs/configmaps';
 const MiB = 2 ** 20;

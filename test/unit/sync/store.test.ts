@@ -12,7 +12,7 @@ import {
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VersionStore } from '../../../src/sync/store.ts';
-import { bundle, served, syncer } from '../../support/sync-fixtures.ts';
+import { bundle, served, syncer } from '../../support/fixtures/sync-fixtures.ts';
 import { tempDir } from '../../support/temp.ts';
 
 const versionsIn = (root: string) => readdirSync(join(root, 'versions')).sort();

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PodCondition } from '../../../src/sync/reporter.ts';
 import type { SecretState } from '../../../src/sync/syncer.ts';
-import { bundle, served, syncer, until } from '../../support/sync-fixtures.ts';
-import { tarGz } from '../../support/tar-fixtures.ts';
+import { bundle, served, syncer, until } from '../../support/fixtures/sync-fixtures.ts';
+import { tarGz } from '../../support/fixtures/tar-fixtures.ts';
 import { tempDir } from '../../support/temp.ts';
 import { serveDrip } from '../bundle/serve.ts';
 

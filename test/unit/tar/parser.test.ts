@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type TarHeader, TarParser } from '../../../src/tar/parser.ts';
 import { tarHeaders } from '../../../src/tar/writer.ts';
-import { run } from '../../support/kube.ts';
-import { tarBuffer } from '../../support/tar-fixtures.ts';
+import { run } from '../../support/cluster/kube.ts';
+import { tarBuffer } from '../../support/fixtures/tar-fixtures.ts';
 
 interface Parsed extends TarHeader {
   data: string;

@@ -2,7 +2,7 @@
 import type { Observed, RemoteJob, Status } from '../../../../src/controllers/agent-job/agent-job-model.ts';
 import { afterCreate as afterCreateFold } from '../../../../src/controllers/agent-job/job-creation.ts';
 import type { AgentJob } from '../../../../src/crd/index.ts';
-import { jobCommitted } from '../../../support/committed.ts';
+import { jobCommitted } from '../../../support/fixtures/committed.ts';
 
 export const NOW = new Date('2026-11-22T12:00:00Z');
 export const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();

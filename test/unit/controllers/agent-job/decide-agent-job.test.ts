@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { AGENT_JOB_RULES, choose } from '../../../../src/controllers/agent-job/decide-agent-job.ts';
 import type { Failure } from '../../../../src/controllers/failures.ts';
-import { jobDecided as decide } from '../../../support/committed.ts';
+import { jobDecided as decide } from '../../../support/fixtures/committed.ts';
 import { afterCreate, at, job, observed, ready, remote } from './agent-job-fixtures.ts';
 
 describe('the ladder', () => {

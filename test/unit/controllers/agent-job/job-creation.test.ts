@@ -17,7 +17,7 @@ import {
   createOutcomeUnknown,
   waitForBudget,
 } from '../../../../src/controllers/agent-job/job-creation.ts';
-import { jobDecided as decide } from '../../../support/committed.ts';
+import { jobDecided as decide } from '../../../support/fixtures/committed.ts';
 import { afterCreate, at, job, NOW, observed, remote } from './agent-job-fixtures.ts';
 
 describe('createOutcomeUnknown', () => {

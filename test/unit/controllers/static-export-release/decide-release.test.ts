@@ -11,8 +11,17 @@ import {
   renewalTime,
 } from '../../../../src/controllers/static-export-release/schedule.ts';
 import { REQUESTED_AT_ANNOTATION } from '../../../../src/crd/index.ts';
-import { decided as decide, folded } from '../../../support/committed.ts';
-import { at, MIN, NOW, observed, release, servingV1, V1, V2 } from '../../../support/release-fixtures.ts';
+import { decided as decide, folded } from '../../../support/fixtures/committed.ts';
+import {
+  at,
+  MIN,
+  NOW,
+  observed,
+  release,
+  servingV1,
+  V1,
+  V2,
+} from '../../../support/fixtures/release-fixtures.ts';
 
 const afterPublish = folded(exportFolds.afterPublish);
 const afterPublishGateFailed = folded(exportFolds.afterPublishGateFailed);

@@ -7,7 +7,7 @@ import {
   PLATFORM_RULES,
   REGISTRY_RULES,
 } from '../../../../src/controllers/static-export-release/decide-release.ts';
-import { at, MIN, observed, release, servingV1 } from '../../../support/release-fixtures.ts';
+import { at, MIN, observed, release, servingV1 } from '../../../support/fixtures/release-fixtures.ts';
 import { ociRelease } from './registry/oci-fixtures.ts';
 
 describe('the ladder', () => {

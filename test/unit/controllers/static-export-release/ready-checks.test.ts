@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readyCondition } from '../../../../src/controllers/static-export-release/release-conditions.ts';
 import type { Status } from '../../../../src/controllers/static-export-release/release-model.ts';
-import { at, release, servingV1 } from '../../../support/release-fixtures.ts';
+import { at, release, servingV1 } from '../../../support/fixtures/release-fixtures.ts';
 
 const failedExport = {
   jobId: 'se_2',

@@ -19,7 +19,7 @@ import type { StaticExportRelease, StaticExportReleaseStatus } from '../../../..
 import { createLogger } from '../../../../../src/log.ts';
 import { KubeApiError, type KubeClient } from '../../../../../src/runtime/kube-client.ts';
 import { type Simulator, startSimulator } from '../../../../../src/simulator/index.ts';
-import { release } from '../../../../support/release-fixtures.ts';
+import { release } from '../../../../support/fixtures/release-fixtures.ts';
 
 const project = (n: number) => `6520f3a1c9b1a20012ae${String(n).padStart(4, '0')}`;
 const logger = createLogger({ level: 'silent' });

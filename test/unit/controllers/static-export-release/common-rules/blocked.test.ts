@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Failure } from '../../../../../src/controllers/failures.ts';
 import { blocked } from '../../../../../src/controllers/static-export-release/common-rules/blocked.ts';
-import { platformCase, release } from '../../../../support/release-fixtures.ts';
+import { platformCase, release } from '../../../../support/fixtures/release-fixtures.ts';
 
 const f: Failure = { reason: 'SecretNotFound', message: 'Secret web/key not found', stalled: true };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deleting } from '../../../../../src/controllers/static-export-release/common-rules/deleting.ts';
-import { observed, release, servingV1 } from '../../../../support/release-fixtures.ts';
+import { observed, release, servingV1 } from '../../../../support/fixtures/release-fixtures.ts';
 
 describe('deleting', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { suspended } from '../../../../../src/controllers/static-export-release/common-rules/suspended.ts';
-import { committed } from '../../../../support/committed.ts';
-import { at, NOW, observed, release, servingV1 } from '../../../../support/release-fixtures.ts';
+import { committed } from '../../../../support/fixtures/committed.ts';
+import { at, NOW, observed, release, servingV1 } from '../../../../support/fixtures/release-fixtures.ts';
 
 describe('suspended', () => {
   it.each([

@@ -5,7 +5,7 @@ import type {
   ExportPoll,
   Status,
 } from '../../../../../src/controllers/static-export-release/release-model.ts';
-import { at, platformCase, release, servingV1 } from '../../../../support/release-fixtures.ts';
+import { at, platformCase, release, servingV1 } from '../../../../support/fixtures/release-fixtures.ts';
 
 const running = (state = 'running'): Status => ({
   observedGeneration: 1,

@@ -9,8 +9,8 @@ import {
   type Status,
 } from '../../../../../src/controllers/static-export-release/release-model.ts';
 import { startDemandIntervalMs } from '../../../../../src/controllers/static-export-release/schedule.ts';
-import { decided as decide, folded } from '../../../../support/committed.ts';
-import { at, MIN, NOW, observed, release, V1, V2 } from '../../../../support/release-fixtures.ts';
+import { decided as decide, folded } from '../../../../support/fixtures/committed.ts';
+import { at, MIN, NOW, observed, release, V1, V2 } from '../../../../support/fixtures/release-fixtures.ts';
 
 const afterPublish = folded(exportFolds.afterPublish);
 const afterPublishGateFailed = folded(exportFolds.afterPublishGateFailed);

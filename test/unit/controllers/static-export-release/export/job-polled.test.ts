@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { jobPolled } from '../../../../../src/controllers/static-export-release/export/export-in-flight.ts';
 import type { ExportPoll } from '../../../../../src/controllers/static-export-release/release-model.ts';
-import { at, platformCase, release } from '../../../../support/release-fixtures.ts';
+import { at, platformCase, release } from '../../../../support/fixtures/release-fixtures.ts';
 
 type Answer = Extract<ExportPoll, { kind: 'job' }>;
 const status = { observedGeneration: 1, export: { jobId: 'se_2', state: 'running', startedAt: at(-60_000) } };

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { jobVanished } from '../../../../../src/controllers/static-export-release/export/export-in-flight.ts';
 import { JOIN_WAIT_MS } from '../../../../../src/controllers/static-export-release/schedule.ts';
 import type { SharedExport } from '../../../../../src/controllers/static-export-release/share/shared-exports.ts';
-import { at, platformCase, release } from '../../../../support/release-fixtures.ts';
+import { at, platformCase, release } from '../../../../support/fixtures/release-fixtures.ts';
 
 const status = { export: { jobId: 'se_2', state: 'running', startedAt: at(-60_000) } };
 

@@ -3,7 +3,7 @@ import { joinOrStart } from '../../../../../src/controllers/static-export-releas
 import type { Status } from '../../../../../src/controllers/static-export-release/release-model.ts';
 import { JOIN_WAIT_MS } from '../../../../../src/controllers/static-export-release/schedule.ts';
 import type { SharedExport } from '../../../../../src/controllers/static-export-release/share/shared-exports.ts';
-import { at, platformCase, release, servingV1, V1 } from '../../../../support/release-fixtures.ts';
+import { at, platformCase, release, servingV1, V1 } from '../../../../support/fixtures/release-fixtures.ts';
 
 const fresh: Status = {};
 const served = servingV1();

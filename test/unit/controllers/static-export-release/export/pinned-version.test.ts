@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pinnedVersion } from '../../../../../src/controllers/static-export-release/export/pinned-version.ts';
 import type { Status } from '../../../../../src/controllers/static-export-release/release-model.ts';
-import { platformCase, release, servingV1, V1, V2 } from '../../../../support/release-fixtures.ts';
+import { platformCase, release, servingV1, V1, V2 } from '../../../../support/fixtures/release-fixtures.ts';
 
 /** Serving V2 from se_2, with V1 (se_1) in history. */
 const servingV2: Status = {

@@ -21,7 +21,7 @@ import type {
 import { shareKey } from '../../../../../src/controllers/static-export-release/share/shared-exports.ts';
 import { closeLook, sourceFor } from '../../../../../src/controllers/static-export-release/sources/source.ts';
 import type { StaticExportRelease } from '../../../../../src/crd/index.ts';
-import { at, MIN, NOW, release, servingV1, V1 } from '../../../../support/release-fixtures.ts';
+import { at, MIN, NOW, release, servingV1, V1 } from '../../../../support/fixtures/release-fixtures.ts';
 import { act, decideAndClaim, lent, loaded } from '../sources/context.ts';
 
 interface Answers {

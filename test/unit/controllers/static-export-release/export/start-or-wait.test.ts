@@ -29,7 +29,7 @@ import {
   release,
   servingV1,
   V1,
-} from '../../../../support/release-fixtures.ts';
+} from '../../../../support/fixtures/release-fixtures.ts';
 
 const PROJECT = { domain: undefined, projectId: '6520f3a1c9b1a20012ab34cd' };
 const current = (opts: Parameters<typeof release>[0] = {}) =>

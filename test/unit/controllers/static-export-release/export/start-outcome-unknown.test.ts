@@ -7,7 +7,7 @@ import {
   DEFAULT_TUNABLES,
   type Status,
 } from '../../../../../src/controllers/static-export-release/release-model.ts';
-import { at, MIN, NOW, platformCase, release } from '../../../../support/release-fixtures.ts';
+import { at, MIN, NOW, platformCase, release } from '../../../../support/fixtures/release-fixtures.ts';
 
 const wait = DEFAULT_TUNABLES.startOutcomeWaitMs;
 const marked = (phase: 'Starting' | 'OutcomeUnknown', sinceMs: number): Status => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renewLink } from '../../../../../src/controllers/static-export-release/link/renew-link.ts';
-import { at, platformCase, release, servingV1 } from '../../../../support/release-fixtures.ts';
+import { at, platformCase, release, servingV1 } from '../../../../support/fixtures/release-fixtures.ts';
 
 describe('renewLink', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { repairTarget } from '../../../../../src/controllers/static-export-release/link/repair-target.ts';
 import type { Status } from '../../../../../src/controllers/static-export-release/release-model.ts';
-import { platformCase, release, servingV1 } from '../../../../support/release-fixtures.ts';
+import { platformCase, release, servingV1 } from '../../../../support/fixtures/release-fixtures.ts';
 
 describe('repairTarget', () => {
   it.each<[string, Status, boolean, object | undefined]>([

@@ -5,7 +5,7 @@ import { StartBudgets } from '../../../../../src/controllers/static-export-relea
 import { afterServedJobGone } from '../../../../../src/controllers/static-export-release/export/after-export.ts';
 import { startAsk } from '../../../../../src/controllers/static-export-release/export/join-or-start.ts';
 import { DEFAULT_TUNABLES } from '../../../../../src/controllers/static-export-release/release-model.ts';
-import { at, MIN, NOW, release, servingV1 } from '../../../../support/release-fixtures.ts';
+import { at, MIN, NOW, release, servingV1 } from '../../../../support/fixtures/release-fixtures.ts';
 
 const HOUR = 60 * MIN;
 const PROJECT = { domain: undefined, projectId: '6520f3a1c9b1a20012ab34cd' };

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { failure } from '../../../../../src/controllers/failures.ts';
 import { ociCheckFailed } from '../../../../../src/controllers/static-export-release/registry/oci-check-failed.ts';
 import type { OciCheck } from '../../../../../src/controllers/static-export-release/release-model.ts';
-import { registryCase } from '../../../../support/release-fixtures.ts';
+import { registryCase } from '../../../../support/fixtures/release-fixtures.ts';
 import { D1, ociRelease } from './oci-fixtures.ts';
 
 describe('ociCheckFailed', () => {

@@ -1,6 +1,6 @@
 // A registry-source release for the registry rules' tests.
 import type { Status } from '../../../../../src/controllers/static-export-release/release-model.ts';
-import { at, MIN, release } from '../../../../support/release-fixtures.ts';
+import { at, MIN, release } from '../../../../support/fixtures/release-fixtures.ts';
 
 export const REPO = 'registry.internal:5000/docs/site';
 export const D1 = `sha256:${'1'.repeat(64)}`;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ociNewDigest } from '../../../../../src/controllers/static-export-release/registry/oci-new-digest.ts';
 import type { OciCheck, Status } from '../../../../../src/controllers/static-export-release/release-model.ts';
-import { registryCase } from '../../../../support/release-fixtures.ts';
+import { registryCase } from '../../../../support/fixtures/release-fixtures.ts';
 import { D1, D2, ociRelease, servingD1 } from './oci-fixtures.ts';
 
 const refusedD2: Status = {

@@ -6,7 +6,7 @@ import { failure } from '../../../../../src/controllers/failures.ts';
 import type { RegistryObserved } from '../../../../../src/controllers/static-export-release/release-model.ts';
 import { closeLook, sourceFor } from '../../../../../src/controllers/static-export-release/sources/source.ts';
 import type { StaticExportRelease } from '../../../../../src/crd/index.ts';
-import { release } from '../../../../support/release-fixtures.ts';
+import { release } from '../../../../support/fixtures/release-fixtures.ts';
 import { act, decideAndClaim, lent, loaded } from '../sources/context.ts';
 import { D1, ociRelease, REPO, servingD1 } from './oci-fixtures.ts';
 

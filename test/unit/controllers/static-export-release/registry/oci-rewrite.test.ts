@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ociRewrite } from '../../../../../src/controllers/static-export-release/registry/oci-rewrite.ts';
 import type { Status } from '../../../../../src/controllers/static-export-release/release-model.ts';
-import { registryCase } from '../../../../support/release-fixtures.ts';
+import { registryCase } from '../../../../support/fixtures/release-fixtures.ts';
 import { ociRelease, servingD1 } from './oci-fixtures.ts';
 
 describe('ociRewrite', () => {

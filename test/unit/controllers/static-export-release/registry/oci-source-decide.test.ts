@@ -6,7 +6,7 @@ import * as ociFolds from '../../../../../src/controllers/static-export-release/
 import { ociCheckDue } from '../../../../../src/controllers/static-export-release/registry/registry-schedule.ts';
 import type { Status } from '../../../../../src/controllers/static-export-release/release-model.ts';
 import { REQUESTED_AT_ANNOTATION, staticExportReleaseSpecSchema } from '../../../../../src/crd/index.ts';
-import { decided as decide, folded } from '../../../../support/committed.ts';
+import { decided as decide, folded } from '../../../../support/fixtures/committed.ts';
 import {
   at,
   MIN,
@@ -14,7 +14,7 @@ import {
   registryObserved as observed,
   release as platformRelease,
   type ReleaseOptions,
-} from '../../../../support/release-fixtures.ts';
+} from '../../../../support/fixtures/release-fixtures.ts';
 
 const afterOciPublish = folded(ociFolds.afterOciPublish);
 const afterOciGateFailed = folded(ociFolds.afterOciGateFailed);

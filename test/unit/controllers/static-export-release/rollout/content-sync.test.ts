@@ -5,8 +5,17 @@ import type { Status } from '../../../../../src/controllers/static-export-releas
 import { syncUnderWay } from '../../../../../src/controllers/static-export-release/rollout/content-sync.ts';
 import { podContent } from '../../../../../src/targets/pod-content.ts';
 import type { Workload } from '../../../../../src/targets/workloads.ts';
-import { decided as decide } from '../../../../support/committed.ts';
-import { at, MIN, NOW, observed, release, servingV1, V1, V2 } from '../../../../support/release-fixtures.ts';
+import { decided as decide } from '../../../../support/fixtures/committed.ts';
+import {
+  at,
+  MIN,
+  NOW,
+  observed,
+  release,
+  servingV1,
+  V1,
+  V2,
+} from '../../../../support/fixtures/release-fixtures.ts';
 
 type Rollout = NonNullable<NonNullable<Status['current']>['rollout']>;
 

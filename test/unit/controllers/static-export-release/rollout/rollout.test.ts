@@ -20,7 +20,7 @@ import {
   type Workload,
   type WorkloadObject,
 } from '../../../../../src/targets/workloads.ts';
-import { decided as decide, folded } from '../../../../support/committed.ts';
+import { decided as decide, folded } from '../../../../support/fixtures/committed.ts';
 import {
   at,
   MIN,
@@ -29,7 +29,7 @@ import {
   servingV1,
   V1,
   V2,
-} from '../../../../support/release-fixtures.ts';
+} from '../../../../support/fixtures/release-fixtures.ts';
 
 const afterPublish = folded(exportFolds.afterPublish);
 

@@ -10,14 +10,14 @@ import {
   shareKey,
 } from '../../../../../src/controllers/static-export-release/share/shared-exports.ts';
 import { REQUESTED_AT_ANNOTATION } from '../../../../../src/crd/index.ts';
-import { decided as decide } from '../../../../support/committed.ts';
+import { decided as decide } from '../../../../support/fixtures/committed.ts';
 import {
   at,
   observed,
   release as platformRelease,
   type ReleaseOptions,
   V1,
-} from '../../../../support/release-fixtures.ts';
+} from '../../../../support/fixtures/release-fixtures.ts';
 
 /** staging/docs, no uid. */
 const release = (opts: Pick<ReleaseOptions, 'status' | 'annotations' | 'spec'> = {}) =>

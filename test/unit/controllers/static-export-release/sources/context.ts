@@ -24,7 +24,7 @@ import type {
 import type { StaticExportRelease } from '../../../../../src/crd/index.ts';
 import type { ReconcileResult } from '../../../../../src/runtime/controller.ts';
 import { KubeApiError, type KubeClient } from '../../../../../src/runtime/kube-client.ts';
-import { NOW } from '../../../../support/release-fixtures.ts';
+import { NOW } from '../../../../support/fixtures/release-fixtures.ts';
 
 export interface Lent {
   ctx: SourceContext;

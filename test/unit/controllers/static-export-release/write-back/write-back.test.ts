@@ -12,7 +12,15 @@ import {
   writeBackFailure,
 } from '../../../../../src/controllers/static-export-release/write-back/write-back.ts';
 import type { Condition } from '../../../../../src/runtime/conditions.ts';
-import { MIN, NOW, observed, release, servingV1, V1, V2 } from '../../../../support/release-fixtures.ts';
+import {
+  MIN,
+  NOW,
+  observed,
+  release,
+  servingV1,
+  V1,
+  V2,
+} from '../../../../support/fixtures/release-fixtures.ts';
 import { ociRelease } from '../registry/oci-fixtures.ts';
 
 const GIT = { url: 'https://git.example.com/acme/gitops.git', path: 'sites/docs/values.yaml' };
