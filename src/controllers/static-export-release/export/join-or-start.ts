@@ -6,7 +6,7 @@
 import type { StaticExportRelease } from '../../../crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../../project.ts';
 import type { BudgetView, Overcommit, StartAsk } from '../budget/start-budget.ts';
-import { renewLink } from '../link/renew-link.ts';
+import { renewLink } from '../link/link-rules.ts';
 import { awaiting, none, start } from '../release-decisions.ts';
 import {
   type Decision,

@@ -1,5 +1,5 @@
 import { type Failure, failureEvent } from '../../failures.ts';
-import { renewLink } from '../link/renew-link.ts';
+import { renewLink } from '../link/link-rules.ts';
 import { type PlatformCase, type Rule, rule, type Status, type Tunables } from '../release-model.ts';
 import { untilRenewalOr } from '../schedule.ts';
 

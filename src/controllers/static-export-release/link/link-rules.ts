@@ -1,5 +1,14 @@
+// When the served job's link is asked for afresh: its renewal time reached, or the target lost it.
 import { recordedJob } from '../export/export-site.ts';
 import { type PlatformCase, type Rule, rule } from '../release-model.ts';
+
+/** The served link reached its renewal time: a fresh one for the served job. */
+export const renewLink: Rule<PlatformCase> = rule('renewLink', ({ o, status }) => {
+  const c = status.current;
+  const renewal = c?.renewalTime ? Date.parse(c.renewalTime) : undefined;
+  if (!c?.jobId || renewal === undefined || o.now.getTime() < renewal) return undefined;
+  return { action: { kind: 'publish', mode: 'Renew', ...recordedJob(c) }, status, events: [] };
+});
 
 /** The target no longer holds the served version: the link is never stored, so restoring it takes a fresh one. */
 export const repairTarget: Rule<PlatformCase> = rule('repairTarget', ({ o, status }) => {

@@ -1,8 +1,0 @@
-import { type RegistryCase, type Rule, rule } from '../release-model.ts';
-
-/** The target no longer holds the served reference: written again from status. */
-export const ociRewrite: Rule<RegistryCase> = rule('ociRewrite', ({ o, status }) =>
-  status.current?.version && o.targetDrifted
-    ? { action: { kind: 'rewrite' }, status, events: [] }
-    : undefined,
-);
