@@ -19,6 +19,7 @@
 // operator's count of the past hour compared with the start requests it sent in that hour, at
 // every reconcile), the broken site's starts and the minutes a served link had expired while it was
 // still the one written.
+
 import {
   AdminApiClient,
   ExportBusyError,
@@ -37,27 +38,25 @@ import {
 } from '../src/controllers/static-export-release/budget/start-budget.ts';
 import { seedFrom } from '../src/controllers/static-export-release/budget/start-budget-seed.ts';
 import {
-  afterPublish,
-  afterServedJobGone,
-  afterServedJobMissing,
-  afterStart,
-  afterStartBusy,
-  afterStartFailed,
-  afterStartRefused,
-  servedJobConfirmIn,
-} from '../src/controllers/static-export-release/export/after-export.ts';
-import {
   exportTarget,
   jobRef,
   recordedJob,
 } from '../src/controllers/static-export-release/export/export-site.ts';
 import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
-import { busyWaitMs } from '../src/controllers/static-export-release/release-actions.ts';
+import { afterPublish } from '../src/controllers/static-export-release/export/publish-content.ts';
 import {
-  type Action,
-  DEFAULT_TUNABLES,
-  type PlatformObserved,
-} from '../src/controllers/static-export-release/release-model.ts';
+  afterStart,
+  afterStartBusy,
+  afterStartFailed,
+  afterStartRefused,
+  busyWaitMs,
+} from '../src/controllers/static-export-release/export/start-export.ts';
+import {
+  afterServedJobGone,
+  afterServedJobMissing,
+  servedJobConfirmIn,
+} from '../src/controllers/static-export-release/link/served-job-gone.ts';
+import { type Action, DEFAULT_TUNABLES } from '../src/controllers/static-export-release/release-model.ts';
 import { claim, decideOn } from '../src/controllers/static-export-release/release-reconciler.ts';
 import {
   exportPollDelayMs,
@@ -70,7 +69,10 @@ import {
   SharedExports,
   shareKey,
 } from '../src/controllers/static-export-release/share/shared-exports.ts';
-import type { Look } from '../src/controllers/static-export-release/sources/source.ts';
+import type {
+  MemberObserved,
+  PlatformLook,
+} from '../src/controllers/static-export-release/sources/source.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
 import { backoff } from '../src/timers.ts';
@@ -349,7 +351,7 @@ class FaultyDay {
       memberOf(r, startDemandIntervalMs(r, DEFAULT_TUNABLES), key),
     );
     try {
-      const observed: PlatformObserved = { source: 'platform', now, release: r, client };
+      const observed: MemberObserved = { source: 'platform', now, release: r, client };
       let polled = false;
       const exp = r.status?.export;
       if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
@@ -361,7 +363,7 @@ class FaultyDay {
         observed.poll = answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' };
         polled = answer.polled;
       }
-      const look: Look = { observed, visit, polled, budget };
+      const look: PlatformLook = { source: 'platform', observed, visit, polled, budget };
       const d = decideOn(look, TUN);
       const reservation = claim(look, d);
       try {
@@ -385,7 +387,7 @@ class FaultyDay {
     }
   }
 
-  private async start(s: Site, { visit, budget }: Look, now: Date, sent: () => void): Promise<Next> {
+  private async start(s: Site, { visit, budget }: PlatformLook, now: Date, sent: () => void): Promise<Next> {
     const snapshot = { now, release: s.release };
     try {
       const started = await s.op.client.startExport(exportTarget(s.release.spec));
@@ -422,7 +424,7 @@ class FaultyDay {
 
   private async publish(
     s: Site,
-    { visit }: Look,
+    { visit }: PlatformLook,
     action: Extract<Action, { kind: 'publish' }>,
     now: Date,
   ): Promise<number> {

@@ -9,6 +9,7 @@
 // look, so the day takes a moment. No target and no download: a version is derived from the job id.
 // Nothing is asserted; the goals: no 429, at most 10 starts in any sliding hour, no site starved,
 // exports per site most over fewest at most 1.5.
+
 import { AdminApiClient, ExportBusyError, ExportStartLimitError, NotFoundError } from '../src/api/index.ts';
 import type { Reservation } from '../src/controllers/reconciler-base.ts';
 import {
@@ -18,24 +19,23 @@ import {
   StartBudgets,
 } from '../src/controllers/static-export-release/budget/start-budget.ts';
 import {
-  afterPublish,
-  afterServedJobGone,
-  afterStart,
-  afterStartBusy,
-  afterStartRefused,
-} from '../src/controllers/static-export-release/export/after-export.ts';
-import {
   exportTarget,
   jobRef,
   recordedJob,
 } from '../src/controllers/static-export-release/export/export-site.ts';
 import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
-import { busyWaitMs } from '../src/controllers/static-export-release/release-actions.ts';
+import { afterPublish } from '../src/controllers/static-export-release/export/publish-content.ts';
+import {
+  afterStart,
+  afterStartBusy,
+  afterStartRefused,
+  busyWaitMs,
+} from '../src/controllers/static-export-release/export/start-export.ts';
+import { afterServedJobGone } from '../src/controllers/static-export-release/link/served-job-gone.ts';
 import {
   type Action,
   DEFAULT_TUNABLES,
   type Folded,
-  type PlatformObserved,
 } from '../src/controllers/static-export-release/release-model.ts';
 import { claim, decideOn } from '../src/controllers/static-export-release/release-reconciler.ts';
 import {
@@ -48,7 +48,10 @@ import {
   SharedExports,
   shareKey,
 } from '../src/controllers/static-export-release/share/shared-exports.ts';
-import type { Look } from '../src/controllers/static-export-release/sources/source.ts';
+import type {
+  MemberObserved,
+  PlatformLook,
+} from '../src/controllers/static-export-release/sources/source.ts';
 import { parseDuration, type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../src/project.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
@@ -144,7 +147,7 @@ class Day {
       memberOf(release, startDemandIntervalMs(release, TUN)),
     );
     try {
-      const observed: PlatformObserved = { source: 'platform', now, release, client };
+      const observed: MemberObserved = { source: 'platform', now, release, client };
       let polled = false;
       const exp = release.status?.export;
       if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
@@ -156,7 +159,7 @@ class Day {
         observed.poll = answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' };
         polled = answer.polled;
       }
-      const look: Look = { observed, visit, polled, budget };
+      const look: PlatformLook = { source: 'platform', observed, visit, polled, budget };
       const d = decideOn(look, TUN);
       const reservation = claim(look, d);
       try {
@@ -174,7 +177,7 @@ class Day {
 
   private async act(
     s: Site,
-    look: Look,
+    look: PlatformLook,
     action: Action,
     now: Date,
     reservation: Reservation | undefined,
@@ -196,7 +199,7 @@ class Day {
   /** As actions.ts `start`: the call, then its outcome folded; a 409 or 429 keeps the slot spent, holding the project or the group. */
   private async start(
     s: Site,
-    { visit, budget }: Look,
+    { visit, budget }: PlatformLook,
     now: Date,
     reservation: Reservation | undefined,
   ): Promise<number | undefined> {
@@ -231,7 +234,7 @@ class Day {
   /** As actions.ts `publish`, without the download and the target: the link's expiry is what status keeps. */
   private async publish(
     s: Site,
-    { visit }: Look,
+    { visit }: PlatformLook,
     action: Extract<Action, { kind: 'publish' }>,
     now: Date,
   ): Promise<number> {

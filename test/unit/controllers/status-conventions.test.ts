@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Status as JobStatus } from '../../../src/controllers/agent-job/decide-agent-job.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
-import * as exportFolds from '../../../src/controllers/static-export-release/export/after-export.ts';
+import * as exportFolds from '../../../src/controllers/static-export-release/export/publish-content.ts';
+import * as startFolds from '../../../src/controllers/static-export-release/export/start-export.ts';
 import type { Status } from '../../../src/controllers/static-export-release/release-model.ts';
 import { type AgentJob, RECONCILE_REQUEST_ANNOTATION } from '../../../src/crd/index.ts';
 import type { Workload } from '../../../src/targets/workloads.ts';
@@ -13,7 +14,7 @@ import { decided as decide, jobDecided as decideJob, folded } from '../../suppor
 import { at, MIN, NOW, observed, release, servingV1, V1, V2 } from '../../support/release-fixtures.ts';
 
 const afterPublish = folded(exportFolds.afterPublish);
-const afterStart = folded(exportFolds.afterStart);
+const afterStart = folded(startFolds.afterStart);
 
 const serving = (overrides: Partial<Status> = {}): Status => ({
   ...servingV1({ generation: 1 }),

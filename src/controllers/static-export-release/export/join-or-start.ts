@@ -20,8 +20,8 @@ import {
 } from '../release-model.ts';
 import { JOIN_WAIT_MS, nextExportDue } from '../schedule.ts';
 import type { SharedExport } from '../share/shared-exports.ts';
-import { withExport } from './after-export.ts';
 import { siteName, startedProject } from './export-site.ts';
+import { withExport } from './start-export.ts';
 import { goesFirst, startReason } from './start-reason.ts';
 
 /**

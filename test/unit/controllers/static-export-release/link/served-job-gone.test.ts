@@ -1,9 +1,10 @@
 // A purged served job cannot have its link renewed: its replacement export must come before the
 // link expires, so it goes ahead of the scheduled starts of its start budget group, as a request does.
+
 import { describe, expect, it } from 'vitest';
 import { StartBudgets } from '../../../../../src/controllers/static-export-release/budget/start-budget.ts';
-import { afterServedJobGone } from '../../../../../src/controllers/static-export-release/export/after-export.ts';
 import { startAsk } from '../../../../../src/controllers/static-export-release/export/join-or-start.ts';
+import { afterServedJobGone } from '../../../../../src/controllers/static-export-release/link/served-job-gone.ts';
 import { DEFAULT_TUNABLES } from '../../../../../src/controllers/static-export-release/release-model.ts';
 import { at, MIN, NOW, release, servingV1 } from '../../../../support/release-fixtures.ts';
 
