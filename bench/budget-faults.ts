@@ -12,22 +12,15 @@
 // Retry-After: 1 s, of real time: the virtual clock stands still meanwhile), and cluster a's
 // site-9 is broken (every export of its project ends failed); at 11:10 the platform purges the job
 // cluster b's site-0 serves. Each release's reconcile runs as the operator's (decideOn, claim, the
-// start and publish as actions.ts performs them, a failure's retry as the work queue's), through
-// the production client against the simulator in revision 2 on a virtual clock. Reported: the
+// operator's own start effect and link step on a run the bench lends them, a failure's retry as the
+// work queue's), through the production client against the simulator in revision 2 on a virtual clock. Reported: the
 // hourly 429s the operators met, the most starts (jobs created) in any sliding hour of the
 // organization, exports per release most over fewest, the slots lost or double-spent (every
 // operator's count of the past hour compared with the start requests it sent in that hour, at
 // every reconcile), the broken site's starts and the minutes a served link had expired while it was
 // still the one written.
 
-import {
-  AdminApiClient,
-  ExportBusyError,
-  ExportStartLimitError,
-  NotFoundError,
-  RevisionUnavailableError,
-  startMayHaveCreatedJob,
-} from '../src/api/index.ts';
+import { AdminApiClient } from '../src/api/index.ts';
 import { secretRefText } from '../src/controllers/credentials.ts';
 import { afterFailure, classifyError, type Failure } from '../src/controllers/failures.ts';
 import {
@@ -37,32 +30,15 @@ import {
   StartBudgets,
 } from '../src/controllers/static-export-release/budget/start-budget.ts';
 import { seedFrom } from '../src/controllers/static-export-release/budget/start-budget-seed.ts';
-import {
-  exportTarget,
-  jobRef,
-  recordedJob,
-} from '../src/controllers/static-export-release/export/export-site.ts';
+import { recordedJob } from '../src/controllers/static-export-release/export/export-site.ts';
 import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
 import { afterPublish } from '../src/controllers/static-export-release/export/publish-content.ts';
-import {
-  afterStart,
-  afterStartBusy,
-  afterStartFailed,
-  afterStartRefused,
-  busyWaitMs,
-} from '../src/controllers/static-export-release/export/start-export.ts';
-import {
-  afterServedJobGone,
-  afterServedJobMissing,
-  servedJobConfirmIn,
-} from '../src/controllers/static-export-release/link/served-job-gone.ts';
+import { startExport } from '../src/controllers/static-export-release/export/start-export.ts';
+import { askLink, foldLink } from '../src/controllers/static-export-release/link/job-link.ts';
+import { type ReleaseRun, settle } from '../src/controllers/static-export-release/release-effect.ts';
 import { type Action, DEFAULT_TUNABLES } from '../src/controllers/static-export-release/release-model.ts';
 import { claim, decideOn } from '../src/controllers/static-export-release/release-reconciler.ts';
-import {
-  exportPollDelayMs,
-  startDemandIntervalMs,
-  untilRenewalOr,
-} from '../src/controllers/static-export-release/schedule.ts';
+import { startDemandIntervalMs } from '../src/controllers/static-export-release/schedule.ts';
 import { ShareVisit } from '../src/controllers/static-export-release/share/share-visit.ts';
 import {
   memberKey,
@@ -73,6 +49,7 @@ import type {
   MemberObserved,
   PlatformLook,
 } from '../src/controllers/static-export-release/sources/source.ts';
+import type { ReconcileResult } from '../src/controllers/types.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
 import { backoff } from '../src/timers.ts';
@@ -387,67 +364,51 @@ class FaultyDay {
     }
   }
 
-  private async start(s: Site, { visit, budget }: PlatformLook, now: Date, sent: () => void): Promise<Next> {
-    const snapshot = { now, release: s.release };
-    try {
-      const started = await s.op.client.startExport(exportTarget(s.release.spec));
-      sent();
-      this.commit(s, afterStart(snapshot, started.jobId, started.status ?? 'queued').status);
-      visit?.started(started.jobId, now.toISOString());
-      return exportPollDelayMs(s.release.status ?? {}, now) ?? 0;
-    } catch (e) {
-      if (e instanceof ExportBusyError) {
-        sent();
-        visit?.close();
-        const waitMs = busyWaitMs(s.release.status ?? {});
-        budget?.busy(now.getTime() + waitMs);
-        this.commit(s, afterStartBusy(snapshot, waitMs).status);
-        return untilRenewalOr(s.release.status ?? {}, waitMs, now);
-      }
-      if (e instanceof ExportStartLimitError && budget) {
-        sent();
-        s.op.refused429++;
-        visit?.close();
-        const until = budget.refused(e.retryAfterMs);
-        this.commit(s, afterStartRefused(snapshot, until).status);
-        return untilRenewalOr(s.release.status ?? {}, until - now.getTime(), now);
-      }
-      // As actions.ts startRefused: an answer that may follow the job's creation keeps its mark
-      // and its slot (StartOutcomeUnknown); anything else started nothing and gives both back.
-      const mayHaveStarted = startMayHaveCreatedJob(e);
-      if (mayHaveStarted) sent();
-      visit?.startFailed();
-      this.commit(s, afterStartFailed(s.release.status ?? {}, mayHaveStarted));
-      return this.failed(classifyError(e, secretRefText(s.release)));
-    }
+  /**
+   * A reconcile's run as the skeleton lends it to the operator's effects: the site's status is what
+   * they act on and what they commit, a failure is recorded as the skeleton would.
+   */
+  private runOf(s: Site, now: Date, sent: () => void = () => {}): ReleaseRun {
+    return {
+      get status() {
+        return s.release.status ?? {};
+      },
+      signal: undefined,
+      sent,
+      commit: async ({ status, events }) => {
+        if (events.some((e) => e.reason === 'RateLimited')) s.op.refused429++;
+        if (events.some((e) => e.reason === 'ExportVanished')) s.vanishedAt ??= now.getTime();
+        this.commit(s, status);
+      },
+      fail: async (status, f) => {
+        this.commit(s, status);
+        return afterFailure(f);
+      },
+    };
+  }
+
+  private next(result: ReconcileResult): Next {
+    return result.backoff ? 'backoff' : result.requeueAfterMs;
+  }
+
+  /** The operator's own start effect (export/start-export.ts). */
+  private async start(s: Site, look: PlatformLook, now: Date, sent: () => void): Promise<Next> {
+    return this.next(await startExport({ now: () => now }, look, this.runOf(s, now, sent)));
   }
 
   private async publish(
     s: Site,
-    { visit }: PlatformLook,
+    look: PlatformLook,
     action: Extract<Action, { kind: 'publish' }>,
     now: Date,
-  ): Promise<number> {
+  ): Promise<Next> {
     const snapshot = { now, release: s.release };
-    let bundle: Awaited<ReturnType<AdminApiClient['exportLink']>>;
-    try {
-      bundle = await (visit as ShareVisit).link(action.jobId, () => s.op.client.exportLink(jobRef(action)));
-    } catch (e) {
-      // As actions.ts servedJobGone (no pins here): the first 404 is noted, a second one a while
-      // later makes the job gone, and the release exports anew ahead of the scheduled starts.
-      const purged = e instanceof NotFoundError && !(e instanceof RevisionUnavailableError);
-      if (!purged || action.mode === 'NewContent') throw e;
-      const served = s.release.status?.current?.jobId === action.jobId;
-      const confirmIn = served ? servedJobConfirmIn(s.release.status ?? {}, now, TUN) : 0;
-      if (confirmIn === undefined) {
-        this.commit(s, afterServedJobMissing(snapshot).status);
-        return TUN.jobGoneConfirmMs;
-      }
-      if (confirmIn > 0) return confirmIn;
-      s.vanishedAt ??= now.getTime();
-      this.commit(s, afterServedJobGone(snapshot).status);
-      return 0;
-    }
+    // The operator's own link step (link/job-link.ts): a served job's 404 is noted, a second one a
+    // while later makes the job gone, and the release exports anew ahead of the scheduled starts.
+    const run = this.runOf(s, now);
+    const got = foldLink(snapshot, action.jobId, await askLink(look, action, run), TUN);
+    if ('step' in got) return this.next(await settle(run, got.step));
+    const { bundle } = got;
     if (action.mode === 'NewContent') {
       s.exports++;
       s.published.push(now.getTime());

@@ -2,15 +2,16 @@
 // of the platform's current export API (10 starts per organization per hour), with intervals that
 // together want more starts than that. Each release's reconcile loop runs as the operator's: observe
 // (the recorded job polled through its share visit), decide with the budget's view and claim
-// (release-reconciler.ts `decideOn` and `claim`), then the start or publish as actions.ts performs it,
-// folded back into status (after-export.ts), the next look at the decision's
+// (release-reconciler.ts `decideOn` and `claim`), then the operator's own start effect
+// (start-export.ts) on a run the bench lends it, or the publish folded back into status as
+// publish-content.ts does, the next look at the decision's
 // requeue (or the action's), a budget or share-group wake looking at once. Every call goes through
 // the production client to the simulator in revision 2, whose clock the loop advances to each next
 // look, so the day takes a moment. No target and no download: a version is derived from the job id.
 // Nothing is asserted; the goals: no 429, at most 10 starts in any sliding hour, no site starved,
 // exports per site most over fewest at most 1.5.
 
-import { AdminApiClient, ExportBusyError, ExportStartLimitError, NotFoundError } from '../src/api/index.ts';
+import { AdminApiClient, NotFoundError } from '../src/api/index.ts';
 import type { Reservation } from '../src/controllers/reconciler-base.ts';
 import {
   BudgetVisit,
@@ -18,30 +19,19 @@ import {
   memberOf,
   StartBudgets,
 } from '../src/controllers/static-export-release/budget/start-budget.ts';
-import {
-  exportTarget,
-  jobRef,
-  recordedJob,
-} from '../src/controllers/static-export-release/export/export-site.ts';
+import { jobRef, recordedJob } from '../src/controllers/static-export-release/export/export-site.ts';
 import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
 import { afterPublish } from '../src/controllers/static-export-release/export/publish-content.ts';
-import {
-  afterStart,
-  afterStartBusy,
-  afterStartRefused,
-  busyWaitMs,
-} from '../src/controllers/static-export-release/export/start-export.ts';
+import { startExport } from '../src/controllers/static-export-release/export/start-export.ts';
 import { afterServedJobGone } from '../src/controllers/static-export-release/link/served-job-gone.ts';
+import type { ReleaseRun } from '../src/controllers/static-export-release/release-effect.ts';
 import {
   type Action,
   DEFAULT_TUNABLES,
   type Folded,
 } from '../src/controllers/static-export-release/release-model.ts';
 import { claim, decideOn } from '../src/controllers/static-export-release/release-reconciler.ts';
-import {
-  exportPollDelayMs,
-  startDemandIntervalMs,
-} from '../src/controllers/static-export-release/schedule.ts';
+import { startDemandIntervalMs } from '../src/controllers/static-export-release/schedule.ts';
 import { ShareVisit } from '../src/controllers/static-export-release/share/share-visit.ts';
 import {
   memberKey,
@@ -196,42 +186,34 @@ class Day {
     this.count(folded.events);
   }
 
-  /** As actions.ts `start`: the call, then its outcome folded; a 409 or 429 keeps the slot spent, holding the project or the group. */
+  /**
+   * The operator's own start effect (export/start-export.ts), on a run lent by the bench: the site's
+   * status is what it acts on and what it commits; no start fails here, so a failure is thrown.
+   */
   private async start(
     s: Site,
-    { visit, budget }: PlatformLook,
+    look: PlatformLook,
     now: Date,
     reservation: Reservation | undefined,
   ): Promise<number | undefined> {
-    const snapshot = { now, release: s.release };
-    try {
-      const started = await this.client.startExport(exportTarget(s.release.spec));
-      reservation?.sent();
-      this.commit(s, afterStart(snapshot, started.jobId, started.status ?? 'queued'));
-      visit?.started(started.jobId, now.toISOString());
-      s.starts.push(now.getTime());
-      return exportPollDelayMs(s.release.status ?? {}, now) ?? 0;
-    } catch (e) {
-      if (e instanceof ExportBusyError) {
-        reservation?.sent();
-        visit?.close();
-        const waitMs = busyWaitMs(s.release.status ?? {});
-        budget?.busy(now.getTime() + waitMs);
-        this.commit(s, afterStartBusy(snapshot, waitMs));
-        return waitMs;
-      }
-      if (e instanceof ExportStartLimitError && budget) {
-        reservation?.sent();
-        visit?.close();
-        const until = budget.refused(e.retryAfterMs);
-        this.commit(s, afterStartRefused(snapshot, until));
-        return until - now.getTime();
-      }
-      throw e;
-    }
+    const run: ReleaseRun = {
+      get status() {
+        return s.release.status ?? {};
+      },
+      signal: undefined,
+      sent: () => reservation?.sent(),
+      commit: async (step) => {
+        if (step.events.some((e) => e.reason === 'ExportStarted')) s.starts.push(now.getTime());
+        this.commit(s, { status: step.status, events: [...step.events] });
+      },
+      fail: async (_, __, cause) => {
+        throw cause;
+      },
+    };
+    return (await startExport({ now: () => now }, look, run)).requeueAfterMs;
   }
 
-  /** As actions.ts `publish`, without the download and the target: the link's expiry is what status keeps. */
+  /** As publish-content.ts and fresh-link.ts publish, without the download and the target: the link's expiry is what status keeps. */
   private async publish(
     s: Site,
     { visit }: PlatformLook,
