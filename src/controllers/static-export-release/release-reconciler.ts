@@ -1,7 +1,8 @@
 // observe -> decide -> act for one StaticExportRelease, on the shared skeleton. The release's source
 // (sources/) observes; decide-release.ts decides on it (its rules in the feature folders), reading the share group's
 // flight as it is at that moment; the claim step reserves the start decided; the action table
-// (actions.ts) performs the action. The reconciler names no source.
+// (release-actions.ts) runs the effect of the action for the look's source. The reconciler names no
+// source.
 import {
   GROUP_VERSION,
   SER_PLURAL,
