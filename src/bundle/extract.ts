@@ -6,6 +6,7 @@ import { createGunzip } from 'node:zlib';
 import { collectYoung } from '../gc.ts';
 import { type TarHeader, TarParser } from '../tar/parser.ts';
 import { assertReplaceable, MARKER_FILE, siblingPath, swapInto } from './destination.ts';
+import type { EntryWriter } from './entry-writer.ts';
 import { BundleError } from './errors.ts';
 import { type BundleLimits, resolveLimits } from './limits.ts';
 import type { SiteSummary } from './site-check.ts';
@@ -18,26 +19,6 @@ export interface ExtractOptions {
   force?: boolean;
   /** The stream is a plain tar (an OCI image layer) rather than a tar.gz bundle. */
   uncompressed?: boolean;
-}
-
-/**
- * Where admitted archive entries go: a TreeWriter (files on a sink: the disk, or none) or the OCI
- * layer writer (a layer streamed to a registry). Entries arrive in archive order, already checked
- * by the safety policy; `flush` runs after each inflated chunk and may return a promise to hold
- * back the inflater and the download until the entries' bytes are taken.
- */
-export interface EntryWriter {
-  dir(path: string): void;
-  /** A regular file of `size` bytes; its data follows, then `end`. */
-  file(path: string, size: number): void;
-  data(chunk: Buffer): void;
-  end(): void;
-  symlink(path: string, target: string): void;
-  /** A hard link to a regular file written before. */
-  link(path: string, target: string): void;
-  flush(): void | Promise<void>;
-  /** Nothing more is written (a refusal or a failure). */
-  stop(): void;
 }
 
 /** What an archive holds: its content version and counts, and the site's pages. */

@@ -15,8 +15,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { MARKER_CONTENT, MARKER_FILE } from './destination.ts';
+import type { EntryWriter } from './entry-writer.ts';
 import { BundleError } from './errors.ts';
-import type { EntryWriter } from './extract.ts';
 import { isPage, type SiteSummary } from './site-check.ts';
 import { type ContentSummary, versionOf } from './version.ts';
 

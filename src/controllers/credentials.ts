@@ -1,6 +1,8 @@
 // The admin API key comes from a Secret in the resource's namespace; clients are cached per
 // (base URL, key) so a key rotation in the Secret takes effect at the next reconcile, and closed
 // once unused: soon after their Secret changed (a rotated-out key), or after a long idle time.
+
+import { apiBaseUrlRefusal } from '../api/base-url-policy.ts';
 import {
   AdminApiClient,
   type AdminApiClientOptions,
@@ -10,17 +12,10 @@ import {
 } from '../api/index.ts';
 import type { Logger } from '../log.ts';
 import { registerSecret } from '../redact.ts';
-import type { CachedReader } from '../runtime/cached-reader.ts';
-import { isNotFound, type KubeClient, resourcePath } from '../runtime/kube-client.ts';
+import type { KubeClient } from '../runtime/kube-client.ts';
+import { readSecretKey, type SecretReads } from '../secrets/read-secret.ts';
 import { type LongTimer, setLongInterval } from '../timers.ts';
-import { apiBaseUrlRefusal } from './api-base-url.ts';
 import { type Failure, failure } from './failures.ts';
-
-/** Secrets read through the informer's cache (the operator) or, without it, straight from the API. */
-export type SecretReads = Pick<
-  CachedReader<{ metadata: { name: string }; data?: Record<string, string> }>,
-  'get'
->;
 
 export interface Credentials {
   baseUrl: string;
@@ -28,8 +23,6 @@ export interface Credentials {
   /** The Secret the key was read from, `namespace/name`. */
   secret: string;
 }
-
-const RETRY_MISSING_SECRET_MS = 30_000;
 
 /** Anything with credentials: StaticExportRelease and AgentJob. */
 export interface UsesCredentials {
@@ -125,70 +118,6 @@ export async function readCredentials(
     };
   }
   return { baseUrl, apiKey, secret: `${namespace}/${ref.name}` };
-}
-
-/**
- * The base64 value under `ref.key` of a Secret in `namespace`, or the failure that tells the user
- * which Secret or key to create (`field` names the spec field, `what` the value it should hold).
- */
-export async function readSecretKey(
-  kube: KubeClient,
-  namespace: string,
-  ref: { name: string; key: string },
-  field: string,
-  what: string,
-  secrets?: SecretReads,
-): Promise<{ value: string } | { failure: Failure }> {
-  const read = await readSecretData(
-    kube,
-    namespace,
-    ref.name,
-    `${field} does not exist: create it with ${what} under key ${ref.key}`,
-    secrets,
-  );
-  if ('failure' in read) return read;
-  const value = read.data[ref.key];
-  if (value === undefined) {
-    const keys = Object.keys(read.data).join(', ') || 'none';
-    return {
-      failure: failure(
-        'SecretKeyNotFound',
-        `Secret ${namespace}/${ref.name} has no key ${ref.key} (keys: ${keys}): set ${field}.key or add the key`,
-        true,
-        RETRY_MISSING_SECRET_MS,
-      ),
-    };
-  }
-  return { value };
-}
-
-/**
- * The base64 data of a Secret in `namespace`, or a SecretNotFound failure whose message is
- * `Secret <namespace>/<name> named in <missing>` (which says what to create).
- */
-export async function readSecretData(
-  kube: KubeClient,
-  namespace: string,
-  name: string,
-  missing: string,
-  secrets?: SecretReads,
-): Promise<{ data: Record<string, string> } | { failure: Failure }> {
-  try {
-    const secret = secrets
-      ? await secrets.get(namespace, name)
-      : await kube.get<{ data?: Record<string, string> }>(resourcePath('v1', 'secrets', namespace, name));
-    return { data: secret.data ?? {} };
-  } catch (e) {
-    if (!isNotFound(e)) throw e;
-    return {
-      failure: failure(
-        'SecretNotFound',
-        `Secret ${namespace}/${name} named in ${missing}`,
-        true,
-        RETRY_MISSING_SECRET_MS,
-      ),
-    };
-  }
 }
 
 interface ApiClientsOptions {

@@ -23,6 +23,7 @@ import { Metrics } from '../runtime/metrics.ts';
 import type { WorkQueueOptions } from '../runtime/work-queue.ts';
 import { DEFAULT_TRIGGER_REQUESTS_PER_MINUTE } from '../trigger/contract.ts';
 import { startTriggerReceiver } from '../trigger/receiver.ts';
+import type { UrlPolicy } from '../url-allow-list.ts';
 import { setupAgentJobs } from './agent-job/agent-job-setup.ts';
 import { registerBudgetMetrics } from './budget-metrics.ts';
 import { ApiClients } from './credentials.ts';
@@ -32,7 +33,6 @@ import { DEFAULT_TUNABLES, type Tunables } from './static-export-release/release
 import type { BundleDownloadSettings } from './static-export-release/release-options.ts';
 import { setupReleases } from './static-export-release/release-setup.ts';
 import type { EventSink } from './types.ts';
-import type { UrlPolicy } from './url-allow-list.ts';
 import { Wiring } from './wiring.ts';
 
 interface OperatorConfig {

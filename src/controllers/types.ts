@@ -1,6 +1,6 @@
-import type { EventReason } from '../crd/reasons.ts';
+import type { EventReason, FailureReason } from '../crd/reasons.ts';
+import type { Failure } from '../failure.ts';
 import type { EventSink as AnyEventSink } from '../runtime/events.ts';
-import type { Failure } from './failures.ts';
 
 export type { ReconcileResult } from '../runtime/controller.ts';
 export type { EventRegarding } from '../runtime/events.ts';
@@ -19,4 +19,4 @@ export interface EventNote {
 export type JobPoll<R> =
   | { kind: 'job'; job: R }
   | { kind: 'notFound' }
-  | { kind: 'failed'; failure: Failure };
+  | { kind: 'failed'; failure: Failure<FailureReason> };

@@ -5,9 +5,9 @@
 // Flux the URL's scheme decides which keys are read. Any other key (e.g. `bearerToken`) is refused
 // by name. Messages name the Secret and its keys, never a value.
 import { X509Certificate } from 'node:crypto';
-import { readSecretData, type SecretReads } from '../controllers/credentials.ts';
 import { registerSecret } from '../redact.ts';
 import type { KubeClient } from '../runtime/kube-client.ts';
+import { readSecretData, type SecretReads } from '../secrets/read-secret.ts';
 import type { GitCredentials } from './types.ts';
 
 const FIELD = 'spec.gitWriteBack.secretRef';

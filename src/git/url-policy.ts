@@ -7,7 +7,7 @@ import {
   normalizeHttpUrl,
   type UrlPolicy,
   urlRefusal,
-} from '../controllers/url-allow-list.ts';
+} from '../url-allow-list.ts';
 import { isSshUrl, normalizeSshUrl, sshUrlForm } from './ssh-url.ts';
 
 /**

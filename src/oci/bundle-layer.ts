@@ -8,7 +8,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Download } from '../bundle/download.ts';
-import { type EntryWriter, unpackWith } from '../bundle/extract.ts';
+import type { EntryWriter } from '../bundle/entry-writer.ts';
+import { unpackWith } from '../bundle/extract.ts';
 import type { BundleLimits } from '../bundle/limits.ts';
 import { type SiteSummary, siteSummaryOf } from '../bundle/site-check.ts';
 import { type TreeEntry, versionOf } from '../bundle/version.ts';

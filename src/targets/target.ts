@@ -1,12 +1,9 @@
 // Where a release's values go (spec.target): one file per kind implements Target, and targetFor
-// picks the one the spec names. The reconciler only ever talks to a Target.
+// (target-kinds.ts) picks the one the spec names. The reconciler only ever talks to a Target.
 import type { StaticExportRelease } from '../crd/index.ts';
 import type { KubeClient } from '../runtime/kube-client.ts';
-import { argoTarget } from './argo-application.ts';
-import { fluxTarget } from './flux-helm-release.ts';
 import type { OwnedCache } from './owned.ts';
 import type { StaticExportValues } from './values.ts';
-import { valuesSecretTarget } from './values-secret.ts';
 
 export interface Target {
   /** What keeps the target from taking values (a HelmRelease that does not read them), if anything. */
@@ -22,19 +19,4 @@ export interface TargetContext {
   release: StaticExportRelease;
   /** The operator's cache of Secrets, where a target reads its own Secret from it. */
   secrets?: OwnedCache | undefined;
-}
-
-/** Each kind's factory, or undefined when the spec names another kind. */
-const KINDS: readonly ((c: TargetContext) => Target | undefined)[] = [
-  valuesSecretTarget,
-  fluxTarget,
-  argoTarget,
-];
-
-export function targetFor(c: TargetContext): Target {
-  for (const kind of KINDS) {
-    const target = kind(c);
-    if (target) return target;
-  }
-  throw new Error('spec.target names no target (the CRD requires one)');
 }

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { Status as JobStatus } from '../../src/controllers/agent-job/decide-agent-job.ts';
+import type { Status as JobStatus } from '../../src/controllers/agent-job/agent-job-model.ts';
 import * as exportFolds from '../../src/controllers/static-export-release/export/publish-content.ts';
 import type { Status } from '../../src/controllers/static-export-release/release-model.ts';
 import {

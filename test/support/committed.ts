@@ -1,12 +1,12 @@
 // What the skeleton writes of a decision or a fold: its status with the conditions derived at commit
 // (from the status and the failure it records). The pure tests read conditions through these, as
 // the API server would store them.
-import {
-  type Decision as JobDecision,
-  type Observed as JobObserved,
-  jobConditions,
-  decide as jobDecide,
-} from '../../src/controllers/agent-job/decide-agent-job.ts';
+import { jobConditions } from '../../src/controllers/agent-job/agent-job-conditions.ts';
+import type {
+  Decision as JobDecision,
+  Observed as JobObserved,
+} from '../../src/controllers/agent-job/agent-job-model.ts';
+import { decide as jobDecide } from '../../src/controllers/agent-job/decide-agent-job.ts';
 import type { Failure } from '../../src/controllers/failures.ts';
 import { decide } from '../../src/controllers/static-export-release/decide-release.ts';
 import { releaseConditions } from '../../src/controllers/static-export-release/release-conditions.ts';

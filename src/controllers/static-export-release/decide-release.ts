@@ -6,6 +6,7 @@
 // test/unit/controllers/static-export-release/ladder.test.ts pins it.
 
 import type { Failure } from '../failures.ts';
+import { type Chosen, ladder, type Rule } from '../rule-ladder.ts';
 import { blocked, deleting, suspended } from './common-rules/common-rules.ts';
 import { exportInFlight } from './export/export-in-flight.ts';
 import { joinOrStart, overcommitEvent, withoutWaitOver } from './export/join-or-start.ts';
@@ -17,16 +18,13 @@ import { ociCheckFailed, ociNewDigest, ociRewrite } from './registry/registry-ru
 import { untilNextCheck, withCheck } from './registry/registry-schedule.ts';
 import { failed, none } from './release-decisions.ts';
 import {
-  type Chosen,
   DEFAULT_TUNABLES,
   type Decision,
-  ladder,
   type Observed,
   type PlatformCase,
   type PlatformObserved,
   type RegistryCase,
   type RegistryObserved,
-  type Rule,
   type Status,
   type Tunables,
 } from './release-model.ts';
@@ -40,7 +38,7 @@ import { writeBackDue } from './write-back/write-back.ts';
  * problem found before the calls, then an export in flight, come before a pin or a new export;
  * renewal and repair only once none is due.
  */
-export const PLATFORM_RULES: readonly Rule<PlatformCase>[] = [
+export const PLATFORM_RULES: readonly Rule<PlatformCase, Decision>[] = [
   deleting,
   suspended,
   startOutcomeUnknown,
@@ -53,7 +51,7 @@ export const PLATFORM_RULES: readonly Rule<PlatformCase>[] = [
 ];
 
 /** Deleted or suspended, nothing more; a new digest is pulled before a drifted target is written again. */
-export const REGISTRY_RULES: readonly Rule<RegistryCase>[] = [
+export const REGISTRY_RULES: readonly Rule<RegistryCase, Decision>[] = [
   deleting,
   suspended,
   blocked,
@@ -67,11 +65,11 @@ export function decide(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Decision 
 }
 
 /** The decision and the rule that chose it. */
-export function choose(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Chosen {
+export function choose(o: Observed, tun: Tunables = DEFAULT_TUNABLES): Chosen<Decision> {
   return o.source === 'registry' ? chooseRegistry(o) : choosePlatform(o, tun);
 }
 
-function choosePlatform(o: PlatformObserved, tun: Tunables): Chosen {
+function choosePlatform(o: PlatformObserved, tun: Tunables): Chosen<Decision> {
   const found = o.release.status ?? {};
   const status = withoutWaitOver(withoutExpiredStart(found, o.now, tun), o.now);
   const chosen = ladder(PLATFORM_RULES, pinSeen({ o, tun, status: revisionNoted(o, status) }), steady);
@@ -116,7 +114,7 @@ function pinSeen(c: PlatformCase): PlatformCase {
 }
 
 // The tag's check is recorded first (the spec and any request are seen with it).
-function chooseRegistry(o: RegistryObserved): Chosen {
+function chooseRegistry(o: RegistryObserved): Chosen<Decision> {
   const found = o.release.status ?? {};
   const status = o.check?.kind === 'resolved' ? withCheck(found, o.release, o.check.digest, o.now) : found;
   return ladder(REGISTRY_RULES, { o, status }, (c) =>

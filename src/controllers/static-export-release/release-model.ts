@@ -177,26 +177,3 @@ export interface RegistryCase {
   o: RegistryObserved;
   status: Status;
 }
-
-/** One rung of the ladder, named (the log says which chose): its decision when it applies, else undefined. */
-export interface Rule<C> {
-  readonly name: string;
-  apply(c: C): Decision | undefined;
-}
-
-export const rule = <C>(name: string, apply: (c: C) => Decision | undefined): Rule<C> => ({ name, apply });
-
-/** A decision and the name of the rule that chose it. */
-export interface Chosen {
-  rule: string;
-  decision: Decision;
-}
-
-/** The decision of the first rule that applies, else the foot's (`settle`). */
-export function ladder<C>(rules: readonly Rule<C>[], c: C, foot: (c: C) => Decision): Chosen {
-  for (const r of rules) {
-    const decision = r.apply(c);
-    if (decision) return { rule: r.name, decision };
-  }
-  return { rule: 'settle', decision: foot(c) };
-}

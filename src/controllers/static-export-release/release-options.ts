@@ -3,8 +3,8 @@
 import type { BundleCache, BundleLimits } from '../../bundle/index.ts';
 import type { StaticExportRelease } from '../../crd/index.ts';
 import type { LabelledWorkloads } from '../../targets/workloads.ts';
+import type { UrlPolicy } from '../../url-allow-list.ts';
 import type { ReconcilerDeps } from '../reconciler-base.ts';
-import type { UrlPolicy } from '../url-allow-list.ts';
 import type { StartBudgets } from './budget/start-budget.ts';
 import type { Tunables } from './release-model.ts';
 import type { SharedExports } from './share/shared-exports.ts';

@@ -3,7 +3,7 @@
 // following the spec, and Flux's reconcile request annotation. (The same states through the real
 // kstatus library and the Argo CD health check: test/integration/operator/status-conventions.test.ts.)
 import { describe, expect, it } from 'vitest';
-import type { Status as JobStatus } from '../../../src/controllers/agent-job/decide-agent-job.ts';
+import type { Status as JobStatus } from '../../../src/controllers/agent-job/agent-job-model.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
 import * as exportFolds from '../../../src/controllers/static-export-release/export/publish-content.ts';
 import * as startFolds from '../../../src/controllers/static-export-release/export/start-export.ts';

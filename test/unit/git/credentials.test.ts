@@ -1,6 +1,5 @@
 // A release's Git Secret (Flux GitRepository keys) read through the operator's Secret reading path.
 import { describe, expect, it } from 'vitest';
-import type { SecretReads } from '../../../src/controllers/credentials.ts';
 import {
   gitCredentialsFromSecret,
   readGitCredentials,
@@ -8,6 +7,7 @@ import {
 } from '../../../src/git/credentials.ts';
 import { scrub } from '../../../src/redact.ts';
 import { KubeApiError, type KubeClient } from '../../../src/runtime/kube-client.ts';
+import type { SecretReads } from '../../../src/secrets/read-secret.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const TOKEN = 'ghp_1234567890abcdefSECRET';

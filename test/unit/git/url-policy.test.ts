@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apiBaseUrlRefusal } from '../../../src/controllers/api-base-url.ts';
+import { apiBaseUrlRefusal } from '../../../src/api/base-url-policy.ts';
 import { gitUrlAllowed, insecureGitUrl, normalizeGitUrl } from '../../../src/git/url-policy.ts';
 
 const policy = (allowed: string[], allowInsecure = false) => ({ allowed, allowInsecure });

@@ -3,7 +3,8 @@
 // Otherwise it would spend the organization's hourly budget a second time, or ask again during the
 // hold, and meet the platform's 429.
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../../crd/index.ts';
-import { readCredentials, type SecretReads } from '../../credentials.ts';
+import type { SecretReads } from '../../../secrets/read-secret.ts';
+import { readCredentials } from '../../credentials.ts';
 import type { ReleaseReconcilerOptions } from '../release-options.ts';
 import { memberKey } from '../share/shared-exports.ts';
 import { budgetGroup, recordedStarts, type StartBudgets } from './start-budget.ts';

@@ -2,16 +2,9 @@
 // state (jobPolled) and the job gone (jobVanished).
 import { completedDurationMs, observe, withDuration } from '../../../api/poll-schedule.ts';
 import { formatDuration } from '../../../crd/index.ts';
+import { type Rule, rule } from '../../rule-ladder.ts';
 import { failed, none } from '../release-decisions.ts';
-import {
-  type Decision,
-  type EventNote,
-  type ExportPoll,
-  type PlatformCase,
-  type Rule,
-  rule,
-  type Status,
-} from '../release-model.ts';
+import type { Decision, EventNote, ExportPoll, PlatformCase, Status } from '../release-model.ts';
 import {
   exportDeadline,
   exportObservations,
@@ -28,7 +21,7 @@ import { startOrWait } from './join-or-start.ts';
  * An export in flight finishes first, whatever else changed meanwhile: a completed one is
  * published (its publish was cut short), else its poll's answer decides.
  */
-export const exportInFlight: Rule<PlatformCase> = rule('exportInFlight', (c) => {
+export const exportInFlight: Rule<PlatformCase, Decision> = rule('exportInFlight', (c) => {
   const { o, status } = c;
   if (!inFlight(status)) return undefined;
   const jobId = status.export?.jobId ?? '';

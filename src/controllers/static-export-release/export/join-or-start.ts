@@ -5,19 +5,11 @@
 // overcommitEvent (the group's overcommit Warning).
 import type { StaticExportRelease } from '../../../crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../../project.ts';
+import { type Rule, rule } from '../../rule-ladder.ts';
 import type { BudgetView, Overcommit, StartAsk } from '../budget/start-budget.ts';
 import { renewLink } from '../link/link-rules.ts';
 import { awaiting, none, start } from '../release-decisions.ts';
-import {
-  type Decision,
-  type EventNote,
-  type PlatformCase,
-  type Rule,
-  rule,
-  type StartReason,
-  type Status,
-  type Tunables,
-} from '../release-model.ts';
+import type { Decision, EventNote, PlatformCase, StartReason, Status, Tunables } from '../release-model.ts';
 import { JOIN_WAIT_MS, nextExportDue } from '../schedule.ts';
 import type { SharedExport } from '../share/shared-exports.ts';
 import { siteName, startedProject } from './export-site.ts';
@@ -62,7 +54,7 @@ function joined(
  * An unpinned release joins its group's export in flight when it should take part in it, and
  * starts its own when it has a reason to export (and no other release of the site may have one).
  */
-export const joinOrStart: Rule<PlatformCase> = rule('joinOrStart', ({ o, status, tun }) => {
+export const joinOrStart: Rule<PlatformCase, Decision> = rule('joinOrStart', ({ o, status, tun }) => {
   const { release, now, shared } = o;
   if (release.spec.pinnedVersion) return undefined;
   const reason = startReason(release, now, tun);

@@ -1,13 +1,14 @@
 import type { Failure } from '../../failures.ts';
+import { type Rule, rule } from '../../rule-ladder.ts';
 import { failed } from '../release-decisions.ts';
-import { type PlatformCase, type Rule, rule } from '../release-model.ts';
+import type { Decision, PlatformCase } from '../release-model.ts';
 import { recordedJob } from './export-site.ts';
 
 /**
  * spec.pinnedVersion names a version not served now: the job of that version (from history) is
  * published again, or the pin is refused when history does not know it.
  */
-export const pinnedVersion: Rule<PlatformCase> = rule('pinnedVersion', ({ o, status }) => {
+export const pinnedVersion: Rule<PlatformCase, Decision> = rule('pinnedVersion', ({ o, status }) => {
   const pinned = o.release.spec.pinnedVersion;
   if (!pinned || status.current?.version === pinned) return undefined;
   const seen = { ...status, observedGeneration: o.release.metadata.generation };

@@ -1,6 +1,7 @@
 import { type Failure, failureEvent } from '../../failures.ts';
+import { type Rule, rule } from '../../rule-ladder.ts';
 import { renewLink } from '../link/link-rules.ts';
-import { type PlatformCase, type Rule, rule, type Status, type Tunables } from '../release-model.ts';
+import type { Decision, PlatformCase, Status, Tunables } from '../release-model.ts';
 import { untilRenewalOr } from '../schedule.ts';
 
 type StartMark = NonNullable<Status['start']>;
@@ -23,7 +24,7 @@ export function withoutExpiredStart(status: Status, now: Date, tun: Tunables): S
  * link is renewed meanwhile when due (a renewal starts nothing): else a wait begun near the renewal
  * time lets it expire.
  */
-export const startOutcomeUnknown: Rule<PlatformCase> = rule('startOutcomeUnknown', (c) => {
+export const startOutcomeUnknown: Rule<PlatformCase, Decision> = rule('startOutcomeUnknown', (c) => {
   const { o, status, tun } = c;
   const mark = status.start;
   if (!mark) return undefined;

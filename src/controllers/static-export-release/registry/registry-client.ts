@@ -6,7 +6,7 @@ import { type AuthFile, authConfigCredentials, type RegistryCredentials } from '
 import { OciError } from '../../../oci/errors.ts';
 import type { RegistryClient } from '../../../oci/registry.ts';
 import type { KubeClient } from '../../../runtime/kube-client.ts';
-import { readSecretKey, type SecretReads } from '../../credentials.ts';
+import { readSecretKey, type SecretReads } from '../../../secrets/read-secret.ts';
 import { type Failure, failure } from '../../failures.ts';
 import type { RegistryObserved } from '../release-model.ts';
 

@@ -1,9 +1,11 @@
 // What both sources observe of the target and the workloads: whether the target can take values at
 // all, and whether it still holds what is served, with the workloads serving it.
 import type { StaticExportRelease } from '../../../crd/index.ts';
-import { type Target, targetFor } from '../../../targets/target.ts';
+import { TARGET_RECHECK_MS } from '../../../targets/failures.ts';
+import type { Target } from '../../../targets/target.ts';
+import { targetFor } from '../../../targets/target-kinds.ts';
 import { findWorkloads } from '../../../targets/workloads.ts';
-import { type Failure, failure, TARGET_RECHECK_MS } from '../../failures.ts';
+import { type Failure, failure } from '../../failures.ts';
 import type { Observed, Status } from '../release-model.ts';
 import type { ReleaseReconcilerOptions } from '../release-options.ts';
 import { syncUnderWay } from '../rollout/content-sync.ts';

@@ -1,55 +1,50 @@
+// The AgentJob's decision through its ladder: which rule wins when several apply (the order, pinned
+// by name, as the debug log names the rule that chose: `rule=…`), and what each decides as written.
 import { describe, expect, it } from 'vitest';
-import {
-  AdminApiError,
-  NetworkError,
-  RateLimitedError,
-  ServerError,
-  TimeoutError,
-} from '../../../../src/api/index.ts';
-import { createFailure } from '../../../../src/controllers/agent-job/agent-job-reconciler.ts';
-import {
-  afterCreateFailed,
-  afterCreate as afterCreateFold,
-  agentPollIntervalMs,
-  type Observed,
-  type RemoteJob,
-  type Status,
-} from '../../../../src/controllers/agent-job/decide-agent-job.ts';
+import { AGENT_JOB_RULES, choose } from '../../../../src/controllers/agent-job/decide-agent-job.ts';
 import type { Failure } from '../../../../src/controllers/failures.ts';
-import type { AgentJob } from '../../../../src/crd/index.ts';
-import { jobDecided as decide, jobCommitted } from '../../../support/committed.ts';
+import { jobDecided as decide } from '../../../support/committed.ts';
+import { afterCreate, at, job, observed, ready, remote } from './agent-job-fixtures.ts';
 
-/** The create's outcome for the job `o` observed, as written. */
-const afterCreate = (o: Observed, status: Status, created: RemoteJob) => {
-  const next = afterCreateFold(status, created);
-  return { ...next, status: jobCommitted(o.job, next.status, o.now) };
-};
+describe('the ladder', () => {
+  it('deleted, finished, a create in doubt, a problem, the budget, a create, a failed poll, a vanished job', () => {
+    expect(AGENT_JOB_RULES.map((r) => r.name)).toEqual([
+      'deleting',
+      'jobFinished',
+      'createOutcomeUnknown',
+      'blocked',
+      'waitForBudget',
+      'createJob',
+      'pollFailed',
+      'jobNotFound',
+    ]);
+  });
 
-const NOW = new Date('2026-11-22T12:00:00Z');
-const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
-
-const job = (status?: Status): AgentJob => ({
-  apiVersion: 'staticexport.dev/v1alpha1',
-  kind: 'AgentJob',
-  metadata: { name: 'fix-typo', namespace: 'docs', generation: 1 },
-  spec: { projectId: 'proj-1', prompt: 'Fix the typo', credentialsSecretRef: { name: 'key', key: 'apiKey' } },
-  ...(status ? { status } : {}),
-});
-const observed = (j: AgentJob, extra: Partial<Observed> = {}): Observed => ({
-  now: NOW,
-  job: j,
-  budgetDelayMs: 0,
-  ...extra,
-});
-const ready = (s: Status) => s.conditions?.find((c) => c.type === 'Ready');
-const remote = (status: string, extra: Record<string, unknown> = {}) => ({
-  id: 'aj_1',
-  status,
-  model: 'claude',
-  source: { repository: 'https://github.com/acme/docs', ref: 'main' },
-  createdAt: at(-5_000),
-  prLink: null,
-  ...extra,
+  const secretGone: Failure = { reason: 'SecretNotFound', message: 'gone', stalled: true };
+  it.each([
+    [
+      'a create in doubt wins over a problem found',
+      job({ creation: { phase: 'Creating', since: at(0) } }),
+      { blocked: secretGone },
+      'createOutcomeUnknown',
+    ],
+    ['a problem found wins over a create', job(), { blocked: secretGone }, 'blocked'],
+    ['the budget holds back a create', job(), { budgetDelayMs: 1_000 }, 'waitForBudget'],
+    [
+      'a finished job wins over a problem found',
+      job({ jobId: 'aj_1', state: 'completed' }),
+      { blocked: secretGone },
+      'jobFinished',
+    ],
+    [
+      'the foot follows a running job',
+      job({ jobId: 'aj_1', state: 'active' }),
+      { poll: { kind: 'job' as const, job: remote('active') } },
+      'settle',
+    ],
+  ])('names the rule that chose: %s', (_, j, extra, rule) => {
+    expect(choose(observed(j, extra)).rule).toBe(rule);
+  });
 });
 
 describe('AgentJob decide', () => {
@@ -78,25 +73,6 @@ describe('AgentJob decide', () => {
     // whatever the Ready condition says meanwhile
     const overwritten = decide(observed(job({ ...back.status, conditions: [] })));
     expect(overwritten.action).toEqual({ kind: 'none' });
-  });
-
-  it('the create answer clears the mark; a failed create keeps it only if the call may have arrived', () => {
-    const creating = decide(observed(job())).status;
-    expect(afterCreate(observed(job(creating)), creating, remote('active')).status.creation).toBeUndefined();
-    const unknown = createFailure(
-      new NetworkError('reset', { operation: 'createAgentJob', beforeRequestSent: false }),
-      job(),
-      NOW,
-    );
-    expect(afterCreateFailed(creating, unknown).creation).toEqual({ phase: 'OutcomeUnknown', since: at(0) });
-    const refused = createFailure(
-      new ServerError('unavailable', { operation: 'createAgentJob', status: 503 }),
-      job(),
-      NOW,
-    );
-    const retry = afterCreateFailed(creating, refused);
-    expect(retry.creation).toBeUndefined();
-    expect(decide(observed(job(retry))).action).toEqual({ kind: 'create' });
   });
 
   it('never creates a second time after a create whose outcome is unknown', () => {
@@ -192,61 +168,8 @@ describe('AgentJob decide', () => {
     expect(d.requeueAfterMs).toBe(5_000);
   });
 
-  it('backs off polling as the job gets older', () => {
-    expect(agentPollIntervalMs(at(-10_000), NOW)).toBe(2_000);
-    expect(agentPollIntervalMs(at(-5 * 60_000), NOW)).toBe(15_000);
-    expect(agentPollIntervalMs(at(-60 * 60_000), NOW)).toBe(30_000);
-  });
-
   it('reports a vanished job', () => {
     const d = decide(observed(job({ jobId: 'aj_1', state: 'active' }), { poll: { kind: 'notFound' } }));
     expect(ready(d.status)).toMatchObject({ reason: 'JobNotFound' });
-  });
-});
-
-describe('create failures', () => {
-  const aj = job({});
-  const now = new Date('2026-11-22T10:00:00Z');
-  it('waits when the client-side budget is used up', () => {
-    const f = createFailure(
-      new RateLimitedError('used up', { operation: 'createAgentJob', retryAfterMs: 1000, clientSide: true }),
-      aj,
-      now,
-    );
-    expect(f).toMatchObject({ reason: 'WaitingForBudget', stalled: false, retryAfterMs: 1000 });
-  });
-  it("waits for the budget after the server's 429 (nothing was created), and says until when", () => {
-    const f = createFailure(
-      new RateLimitedError('429', { operation: 'createAgentJob', retryAfterMs: 5000 }),
-      aj,
-      now,
-    );
-    expect(f).toMatchObject({ reason: 'WaitingForBudget', stalled: false, retryAfterMs: 5000 });
-    expect(f.message).toContain('will be created at 2026-11-22T10:00:05.000Z');
-  });
-  it('does not retry when the request may have reached the server', () => {
-    for (const e of [
-      new NetworkError('reset', { operation: 'createAgentJob', beforeRequestSent: false }),
-      new TimeoutError('slow', { operation: 'createAgentJob', beforeRequestSent: false }),
-      new ServerError('boom', { operation: 'createAgentJob', status: 500 }),
-    ]) {
-      expect(createFailure(e, aj, now)).toMatchObject({ reason: 'CreateOutcomeUnknown', stalled: true });
-    }
-  });
-  it('retries when the request certainly did not reach the application', () => {
-    expect(
-      createFailure(
-        new NetworkError('refused', { operation: 'createAgentJob', beforeRequestSent: true }),
-        aj,
-        now,
-      ).reason,
-    ).toBe('ApiUnavailable');
-    expect(
-      createFailure(new ServerError('unavailable', { operation: 'createAgentJob', status: 503 }), aj, now)
-        .reason,
-    ).toBe('ApiUnavailable');
-    expect(
-      createFailure(new AdminApiError('Server', 'x', { operation: 'createAgentJob' }), aj, now).stalled,
-    ).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import {
   insecureApiBaseUrl,
   isLoopback,
   normalizeApiBaseUrl,
-} from '../../../src/controllers/api-base-url.ts';
+} from '../../../src/api/base-url-policy.ts';
 
 const policy = (allowed: string[], allowInsecure = false) => ({ allowed, allowInsecure });
 

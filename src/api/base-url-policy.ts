@@ -1,4 +1,4 @@
-// Where the operator may send an admin key (src/controllers/url-allow-list.ts): the base URLs the
+// Where the operator may send an admin key (src/url-allow-list.ts): the base URLs the
 // operator was started with, and over plain http only to loopback unless it allows it explicitly.
 import {
   type AllowList,
@@ -6,7 +6,7 @@ import {
   normalizeHttpUrl,
   type UrlPolicy,
   urlRefusal,
-} from './url-allow-list.ts';
+} from '../url-allow-list.ts';
 
 /** The base URL as the admin API client uses it: origin and path without trailing slashes. */
 export const normalizeApiBaseUrl = normalizeHttpUrl;
