@@ -12,10 +12,11 @@
 // seeing the end within 15 s takes a poll at least every 15 s (the backoff's ceiling).
 // The sample polls at 10 s steps from its start and the simulator completes exactly on time, so
 // with durations that are multiples of 10 s its lag is always 0: its best case, not its average.
+
 import { AdminApiClient } from '../src/api/index.ts';
 import { decide } from '../src/controllers/static-export-release/decide-release.ts';
-import { afterStart } from '../src/controllers/static-export-release/export/after-export.ts';
 import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
+import { afterStart } from '../src/controllers/static-export-release/export/start-export.ts';
 import type { Status } from '../src/controllers/static-export-release/release-model.ts';
 import { exportPollDelayMs } from '../src/controllers/static-export-release/schedule.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';

@@ -6,10 +6,12 @@
 // default, a third of the lifetime before expiry. The release looks for new content every hour (spec.interval 1h); the docs either never
 // change or change every 6 hours (4 of the 24 exports carry new content). One Deployment serves the
 // site and completes each rollout at once. A roll is a decision to roll the workloads, by reason.
+
 import { AdminApiClient } from '../src/api/index.ts';
 import { decide } from '../src/controllers/static-export-release/decide-release.ts';
-import { afterPublish, afterStart } from '../src/controllers/static-export-release/export/after-export.ts';
 import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
+import { afterPublish } from '../src/controllers/static-export-release/export/publish-content.ts';
+import { afterStart } from '../src/controllers/static-export-release/export/start-export.ts';
 import type { Status } from '../src/controllers/static-export-release/release-model.ts';
 import { afterRoll } from '../src/controllers/static-export-release/rollout/rollout.ts';
 import { inFlight } from '../src/controllers/static-export-release/schedule.ts';

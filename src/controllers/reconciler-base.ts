@@ -72,22 +72,32 @@ export interface Reservation {
   release(): void;
 }
 
-/** One reconcile of one object, as the action sees it. */
-export interface Run<T, S extends object> {
-  obj: T;
-  now: Date;
+/**
+ * What an action's effect needs of its reconcile: the status it acts on, the abort signal, and the
+ * three ways its outcome goes back (the request sent, a status committed, a failure recorded).
+ * Small enough for a test or a bench to build without the skeleton.
+ */
+export interface EffectRun<S extends object> {
+  /** The status as decided, or as written since by this reconcile: what an outcome is folded onto. */
+  readonly status: S;
+  readonly signal: AbortSignal | undefined;
   /** The request the decision's reservation was taken for went out: it stays spent (see Reservation). */
   sent(): void;
-  record: StatusRecord<S>;
-  signal: AbortSignal | undefined;
-  /** Events being written; the reconcile ends once they are (they need not hold up its next step). */
-  events: Promise<void>[];
-  /** Events of a status not yet written (see `writesWithOutcome`): they go out with the next write. */
-  unsent: EventNote[];
   /** Writes an outcome's status (its conditions derived), then its events. */
   commit(step: { status: S; events: readonly EventNote[] }): Promise<void>;
   /** Records a failed action on top of `status` and says when to try again. */
   fail(status: S, f: Failure, cause: unknown): Promise<ReconcileResult>;
+}
+
+/** One reconcile of one object, as the skeleton runs it: an effect's run and its bookkeeping. */
+export interface Run<T, S extends object> extends EffectRun<S> {
+  obj: T;
+  now: Date;
+  record: StatusRecord<S>;
+  /** Events being written; the reconcile ends once they are (they need not hold up its next step). */
+  events: Promise<void>[];
+  /** Events of a status not yet written (see `writesWithOutcome`): they go out with the next write. */
+  unsent: EventNote[];
 }
 
 /** How one kind of action is performed: the skeleton runs the entry of the action decided. */
@@ -223,13 +233,17 @@ export abstract class Reconciler<
     const slotInMs = client && entry?.atMostOnce ? client.requestDelayMs() : 0;
     if (slotInMs > 0) return { requeueAfterMs: slotInMs };
 
+    const record = new StatusRecord<S>(this.deps.kube, this.kind.plural, loaded.obj, (written) =>
+      this.deps.reads?.objects.remember(written),
+    );
     const run: Run<T, S> = {
       obj: loaded.obj,
       now: loaded.now,
       sent: () => reservation?.sent(),
-      record: new StatusRecord(this.deps.kube, this.kind.plural, loaded.obj, (written) =>
-        this.deps.reads?.objects.remember(written),
-      ),
+      record,
+      get status() {
+        return record.status;
+      },
       signal,
       events: [],
       unsent: [],

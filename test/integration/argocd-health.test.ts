@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Status as JobStatus } from '../../src/controllers/agent-job/agent-job-model.ts';
-import * as exportFolds from '../../src/controllers/static-export-release/export/after-export.ts';
+import * as exportFolds from '../../src/controllers/static-export-release/export/publish-content.ts';
 import type { Status } from '../../src/controllers/static-export-release/release-model.ts';
 import {
   withWriteBackFailure,

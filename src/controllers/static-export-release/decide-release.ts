@@ -7,19 +7,14 @@
 
 import type { Failure } from '../failures.ts';
 import { type Chosen, ladder, type Rule } from '../rule-ladder.ts';
-import { blocked } from './common-rules/blocked.ts';
-import { deleting } from './common-rules/deleting.ts';
-import { suspended } from './common-rules/suspended.ts';
+import { blocked, deleting, suspended } from './common-rules/common-rules.ts';
 import { exportInFlight } from './export/export-in-flight.ts';
 import { joinOrStart, overcommitEvent, withoutWaitOver } from './export/join-or-start.ts';
 import { pinnedVersion } from './export/pinned-version.ts';
 import { startOutcomeUnknown, withoutExpiredStart } from './export/start-outcome-unknown.ts';
 import { requestsOf } from './export/start-reason.ts';
-import { renewLink } from './link/renew-link.ts';
-import { repairTarget } from './link/repair-target.ts';
-import { ociCheckFailed } from './registry/oci-check-failed.ts';
-import { ociNewDigest } from './registry/oci-new-digest.ts';
-import { ociRewrite } from './registry/oci-rewrite.ts';
+import { renewLink, repairTarget } from './link/link-rules.ts';
+import { ociCheckFailed, ociNewDigest, ociRewrite } from './registry/registry-rules.ts';
 import { untilNextCheck, withCheck } from './registry/registry-schedule.ts';
 import { failed, none } from './release-decisions.ts';
 import {

@@ -95,20 +95,27 @@ export type StartReason = 'Initial' | 'SpecChanged' | 'Requested' | 'Interval' |
 /** NewContent: a finished export; Renew: a fresh link for the served job; Repair: Renew because the target drifted. */
 export type PublishMode = 'NewContent' | 'Renew' | 'Repair' | 'Pin';
 
-/**
- * `pull`: fetch, verify and check the image at `digest`, then publish it. `rewrite`: the target lost
- * the served reference; write it again (no pull: it is in status).
- */
-type OciAction = { kind: 'pull'; digest: string } | { kind: 'rewrite' };
-
-export type Action =
-  | { kind: 'none' }
-  | { kind: 'start'; reason: StartReason }
-  | { kind: 'publish'; mode: PublishMode; jobId: string; projectId?: string; expectVersion?: string }
-  | OciAction
+/** What either source does with what it serves: roll the workloads, commit the version to Git. */
+type ServingAction =
   | Roll
   /** Commit the served version to spec.gitWriteBack's repository. */
   | { kind: 'writeBack' };
+
+/** What a platform release does: start an export, publish a job's bundle (or only its fresh link). */
+export type PlatformAction =
+  | { kind: 'start'; reason: StartReason }
+  | { kind: 'publish'; mode: PublishMode; jobId: string; projectId?: string; expectVersion?: string }
+  | ServingAction;
+
+/**
+ * What a release following a registry does. `pull`: fetch, verify and check the image at `digest`,
+ * then publish it. `rewrite`: the target lost the served reference; write it again (no pull: it is
+ * in status).
+ */
+export type RegistryAction = { kind: 'pull'; digest: string } | { kind: 'rewrite' } | ServingAction;
+
+/** Every action: a new one belongs to a source's union above, and release-actions.ts then needs its effect. */
+export type Action = { kind: 'none' } | PlatformAction | RegistryAction;
 
 /**
  * A release's decision: with a start (action `start`) it reserves its share group's export and its

@@ -1,7 +1,8 @@
 // observe -> decide -> act for one StaticExportRelease, on the shared skeleton. The release's source
 // (sources/) observes; decide-release.ts decides on it (its rules in the feature folders), reading the share group's
 // flight as it is at that moment; the claim step reserves the start decided; the action table
-// (actions.ts) performs the action. The reconciler names no source.
+// (release-actions.ts) runs the effect of the action for the look's source. The reconciler names no
+// source.
 import {
   GROUP_VERSION,
   SER_PLURAL,
@@ -13,9 +14,17 @@ import { type Loaded, Reconciler, type Reservation } from '../reconciler-base.ts
 import { choose } from './decide-release.ts';
 import { type ReleaseActions, releaseActions } from './release-actions.ts';
 import { releaseConditions } from './release-conditions.ts';
-import { type Action, DEFAULT_TUNABLES, type Decision, type Status, type Tunables } from './release-model.ts';
+import {
+  type Action,
+  DEFAULT_TUNABLES,
+  type Decision,
+  type PlatformObserved,
+  type Status,
+  type Tunables,
+} from './release-model.ts';
 import type { ReleaseReconcilerOptions } from './release-options.ts';
-import { closeLook, type Look, type SourceContext, sourceFor } from './sources/source.ts';
+import { closeLook, type Look, type PlatformLook, type SourceContext } from './sources/source.ts';
+import { sourceFor } from './sources/source-for.ts';
 
 export class StaticExportReleaseReconciler extends Reconciler<StaticExportRelease, Status, Look, Action> {
   private readonly o: ReleaseReconcilerOptions;
@@ -80,20 +89,20 @@ export class StaticExportReleaseReconciler extends Reconciler<StaticExportReleas
  * other base path), the claim step following at once; names the rule that chose (the skeleton
  * logs it).
  */
-export function decideOn({ observed, visit, budget }: Look, tun: Tunables): Decision {
-  const flight = visit?.flight();
-  const sibling = visit?.sibling();
-  const now =
-    observed.source === 'platform'
-      ? {
-          ...observed,
-          ...(flight ? { shared: flight } : {}),
-          ...(budget ? { budget: budget.view() } : {}),
-          ...(sibling ? { sibling: { release: sibling.release, ...sibling.flight } } : {}),
-        }
-      : observed;
-  const { rule, decision } = choose(now, tun);
+export function decideOn(look: Look, tun: Tunables): Decision {
+  const { rule, decision } = choose(look.source === 'platform' ? asNow(look) : look.observed, tun);
   return { ...decision, rule };
+}
+
+function asNow({ observed, visit, budget }: PlatformLook): PlatformObserved {
+  const flight = visit.flight();
+  const sibling = visit.sibling();
+  return {
+    ...observed,
+    ...(flight ? { shared: flight } : {}),
+    ...(budget ? { budget: budget.view() } : {}),
+    ...(sibling ? { sibling: { release: sibling.release, ...sibling.flight } } : {}),
+  };
 }
 
 /**
@@ -102,8 +111,9 @@ export function decideOn({ observed, visit, budget }: Look, tun: Tunables): Deci
  * the release's place in the queue, anything else leaves it; an overcommit told is not told again.
  * A poll this reconcile made stays the group's answer until this release polls next.
  */
-export function claim({ observed, visit, polled, budget }: Look, d: Decision): Reservation | undefined {
-  if (!visit) return undefined;
+export function claim(look: Look, d: Decision): Reservation | undefined {
+  if (look.source !== 'platform') return undefined;
+  const { observed, visit, polled, budget } = look;
   const { now, release } = observed;
   const jobId = release.status?.export?.jobId;
   if (polled && jobId && d.requeueAfterMs !== undefined)

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Status as JobStatus } from '../../../src/controllers/agent-job/agent-job-model.ts';
 import type { Failure } from '../../../src/controllers/failures.ts';
-import * as exportFolds from '../../../src/controllers/static-export-release/export/after-export.ts';
+import * as exportFolds from '../../../src/controllers/static-export-release/export/publish-content.ts';
+import * as startFolds from '../../../src/controllers/static-export-release/export/start-export.ts';
 import type { Status } from '../../../src/controllers/static-export-release/release-model.ts';
 import { type AgentJob, RECONCILE_REQUEST_ANNOTATION } from '../../../src/crd/index.ts';
 import type { Workload } from '../../../src/targets/workloads.ts';
@@ -22,7 +23,7 @@ import {
 } from '../../support/fixtures/release-fixtures.ts';
 
 const afterPublish = folded(exportFolds.afterPublish);
-const afterStart = folded(exportFolds.afterStart);
+const afterStart = folded(startFolds.afterStart);
 
 const serving = (overrides: Partial<Status> = {}): Status => ({
   ...servingV1({ generation: 1 }),

@@ -7,13 +7,13 @@ import type { StaticExportRelease } from '../../../crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../../project.ts';
 import { type Rule, rule } from '../../rule-ladder.ts';
 import type { BudgetView, Overcommit, StartAsk } from '../budget/start-budget.ts';
-import { renewLink } from '../link/renew-link.ts';
+import { renewLink } from '../link/link-rules.ts';
 import { awaiting, none, start } from '../release-decisions.ts';
 import type { Decision, EventNote, PlatformCase, StartReason, Status, Tunables } from '../release-model.ts';
 import { JOIN_WAIT_MS, nextExportDue } from '../schedule.ts';
 import type { SharedExport } from '../share/shared-exports.ts';
-import { withExport } from './after-export.ts';
 import { siteName, startedProject } from './export-site.ts';
+import { withExport } from './start-export.ts';
 import { goesFirst, startReason } from './start-reason.ts';
 
 /**

@@ -1,7 +1,8 @@
 // The platform source: the admin API exports the site (spec.domain or spec.projectId) as jobs. Observed: the job in
 // flight (polled once for the share group), else the group's peers, the target and the workloads.
 // The reconcile's ShareVisit, opened here along with the admin API client, is what every call on the
-// share group goes through (the poll here; the start and the bundle link in actions.ts).
+// share group goes through (the poll here; the start and the bundle link in start-export.ts and
+// fresh-link.ts).
 import type { AdminApiClient, ExportStatus } from '../../../api/index.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../../crd/index.ts';
 import { readCredentials } from '../../credentials.ts';
@@ -12,11 +13,8 @@ import { startDemandIntervalMs } from '../schedule.ts';
 import { ShareVisit } from '../share/share-visit.ts';
 import { memberKey, shareKey } from '../share/shared-exports.ts';
 import { serving, targetProblem } from '../sources/serving.ts';
-import type { Look, Source, SourceContext } from '../sources/source.ts';
+import type { Look, MemberObserved, PlatformLook, Source, SourceContext } from '../sources/source.ts';
 import { siteKey } from './export-site.ts';
-
-/** What a member of a share group observes: the client is its account's. */
-type MemberObserved = PlatformObserved & { client: AdminApiClient };
 
 export const platformExport = (ctx: SourceContext): Source => new PlatformExport(ctx);
 
@@ -73,11 +71,11 @@ class PlatformExport implements Source {
   private outside(o: PlatformObserved): Look {
     this.ctx.options.shared.leave(memberKey(o.release));
     this.ctx.options.budgets.leave(memberKey(o.release));
-    return { observed: o };
+    return { source: 'idle', observed: o };
   }
 
   /** The job in flight (polled once for the group), else the group's peers, the target and workloads. */
-  private async member(seen: MemberObserved, signal: AbortSignal | undefined): Promise<Look> {
+  private async member(seen: MemberObserved, signal: AbortSignal | undefined): Promise<PlatformLook> {
     const { release, now, client } = seen;
     const { identity } = client;
     // A member from here on: a job adopted below is its group's flight.
@@ -96,9 +94,10 @@ class PlatformExport implements Source {
       // After a restart the group learns its export in flight from the releases' status.
       visit.adopt(jobId, own.startedAt ?? now.toISOString());
       const poll = await pollJob(release, () => visit.poll(client, own, signal), signal);
-      if (poll.kind !== 'job') return { observed: { ...seen, poll }, visit, ...budget };
+      if (poll.kind !== 'job') return { source: 'platform', observed: { ...seen, poll }, visit, ...budget };
       const answer = poll.job;
       return {
+        source: 'platform',
         observed: { ...seen, poll: answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' } },
         visit,
         polled: answer.polled,
@@ -107,7 +106,7 @@ class PlatformExport implements Source {
     }
     const peers = await this.adoptPeerJob(release, visit, now);
     const observed = await serving(this.ctx.options, release, (current) => current.version, signal);
-    return { observed: { ...seen, ...peers, ...observed }, visit, ...budget };
+    return { source: 'platform', observed: { ...seen, ...peers, ...observed }, visit, ...budget };
   }
 
   /**

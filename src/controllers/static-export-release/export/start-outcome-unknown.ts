@@ -1,6 +1,6 @@
 import { type Failure, failureEvent } from '../../failures.ts';
 import { type Rule, rule } from '../../rule-ladder.ts';
-import { renewLink } from '../link/renew-link.ts';
+import { renewLink } from '../link/link-rules.ts';
 import type { Decision, PlatformCase, Status, Tunables } from '../release-model.ts';
 import { untilRenewalOr } from '../schedule.ts';
 

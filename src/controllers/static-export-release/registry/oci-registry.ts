@@ -41,10 +41,10 @@ class OciRegistry implements Source {
   ): Promise<Look> {
     const { options } = this.ctx;
     const seen: RegistryObserved = { source: 'registry', oci: this.oci, now, release };
-    if (blocked) return { observed: { ...seen, blocked } };
-    if (release.spec.suspend || release.metadata.deletionTimestamp) return { observed: seen };
+    if (blocked) return { source: 'idle', observed: { ...seen, blocked } };
+    if (release.spec.suspend || release.metadata.deletionTimestamp) return { source: 'idle', observed: seen };
     const problem = await targetProblem(options, release, signal);
-    if (problem) return { observed: { ...seen, blocked: problem } };
+    if (problem) return { source: 'idle', observed: { ...seen, blocked: problem } };
     let registry: OpenedRegistry | undefined;
     let check: OciCheck | undefined;
     if (ociCheckDue(release, now)) {
@@ -52,7 +52,7 @@ class OciRegistry implements Source {
         ...options.registry,
         ...(options.reads ? { secrets: options.reads.secrets } : {}),
       });
-      if ('failure' in opened) return { observed: { ...seen, blocked: opened.failure } };
+      if ('failure' in opened) return { source: 'idle', observed: { ...seen, blocked: opened.failure } };
       registry = opened;
       try {
         check = { kind: 'resolved', digest: await resolveTag(opened, this.oci.tag ?? 'latest', signal) };
@@ -60,13 +60,14 @@ class OciRegistry implements Source {
         void opened.client.close();
         if (signal?.aborted) throw e;
         const failed: OciCheck = { kind: 'failed', failure: classifyError(e, secretRefText(release)) };
-        return { observed: { ...seen, check: failed } };
+        return { source: 'registry', observed: { ...seen, check: failed } };
       }
     }
     try {
       // The values carry the content version; the reference is the image's.
       const observed = await serving(options, release, (current) => current.contentVersion, signal);
       return {
+        source: 'registry',
         observed: { ...seen, ...(check ? { check } : {}), ...observed },
         ...(registry ? { registry } : {}),
       };

@@ -1,14 +1,13 @@
 // Where a release's content comes from (spec.source): the platform's export jobs through the admin
-// API, or a registry's tag. One file per kind implements Source and sourceFor picks the one the spec
-// names, as targetFor does for targets: the reconciler names no source. A source only observes; the
-// actions (actions.ts) call through what its look opened.
+// API, or a registry's tag. A Source only observes, and its Look says which source it looked at:
+// the actions of each source take that source's look (release-actions.ts), so what they call
+// through is there by type. The implementations are picked in source-for.ts.
+import type { AdminApiClient } from '../../../api/index.ts';
 import type { StaticExportRelease } from '../../../crd/index.ts';
 import type { Loaded } from '../../reconciler-base.ts';
 import type { BudgetVisit } from '../budget/start-budget.ts';
-import { platformExport } from '../export/platform-export.ts';
-import { ociRegistry } from '../registry/oci-registry.ts';
 import type { OpenedRegistry } from '../registry/registry-client.ts';
-import type { Observed } from '../release-model.ts';
+import type { Observed, PlatformObserved, RegistryObserved } from '../release-model.ts';
 import type { ReleaseReconcilerOptions } from '../release-options.ts';
 import type { ShareVisit } from '../share/share-visit.ts';
 
@@ -19,31 +18,44 @@ export interface Source {
   observe(loaded: Loaded<StaticExportRelease>, signal: AbortSignal | undefined): Promise<Look>;
 }
 
-/** One reconcile's look at a release's source: what decide reads, and what the actions call through. */
-export interface Look {
-  readonly observed: Observed;
-  /** A platform release with an account: its part in its share group, through which its calls go. */
-  readonly visit?: ShareVisit;
+/** What a member of a share group observes: the client is its account's. */
+export type MemberObserved = PlatformObserved & { client: AdminApiClient };
+
+/** A platform release in its share group: its account's client, and the visit its calls go through. */
+export interface PlatformLook {
+  readonly source: 'platform';
+  readonly observed: MemberObserved;
+  readonly visit: ShareVisit;
   /** The poll in `observed` was a call of this reconcile (not another member's answer). */
   readonly polled?: boolean;
   /** A release of the current export API: its part in its start budget group. */
   readonly budget?: BudgetVisit;
-  /** The registry client opened to check the tag. */
+}
+
+/** A release following a registry's tag, neither blocked, suspended nor being deleted. */
+export interface RegistryLook {
+  readonly source: 'registry';
+  readonly observed: RegistryObserved;
+  /** The registry client opened to check the tag (a check was due): a pull goes through it. */
   readonly registry?: OpenedRegistry;
 }
+
+/** A release with nothing to call: blocked, suspended or being deleted (either source). */
+export interface IdleLook {
+  readonly source: 'idle';
+  readonly observed: Observed;
+}
+
+/** One reconcile's look at a release's source: what decide reads, and what the actions call through. */
+export type Look = PlatformLook | RegistryLook | IdleLook;
 
 /** What the reconciler lends a source. */
 export interface SourceContext {
   options: ReleaseReconcilerOptions;
 }
 
-/** The registry spec.source names; without one, the platform's exports of spec.domain or spec.projectId. */
-export function sourceFor(ctx: SourceContext, release: StaticExportRelease): Source {
-  return ociRegistry(ctx, release) ?? platformExport(ctx);
-}
-
 /** The reconcile ended, however: what its look opened (a share visit, a registry client) is closed. */
 export function closeLook(look: Look): void {
-  look.visit?.close();
-  void look.registry?.client.close();
+  if (look.source === 'platform') look.visit.close();
+  if (look.source === 'registry') void look.registry?.client.close();
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { type Failure, nextStep, RetryableError } from '../../../../src/controllers/failures.ts';
-import * as exportFolds from '../../../../src/controllers/static-export-release/export/after-export.ts';
+import * as exportFolds from '../../../../src/controllers/static-export-release/export/publish-content.ts';
 import { judgeNewContent } from '../../../../src/controllers/static-export-release/export/publish-gate.ts';
+import * as startFolds from '../../../../src/controllers/static-export-release/export/start-export.ts';
 import {
   DEFAULT_TUNABLES,
   type Status,
@@ -25,8 +26,8 @@ import {
 
 const afterPublish = folded(exportFolds.afterPublish);
 const afterPublishGateFailed = folded(exportFolds.afterPublishGateFailed);
-const afterStart = folded(exportFolds.afterStart);
-const { afterStartFailed } = exportFolds;
+const afterStart = folded(startFolds.afterStart);
+const { afterStartFailed } = startFolds;
 
 /** A release that serves V1, link renewed in 20 minutes, last export finished an hour ago. */
 const serving = (overrides: Partial<Status> = {}): Status => ({

@@ -3,7 +3,8 @@
 // export in a row that ends without a publish (the count in status, so a restart keeps it), and an
 // export past its deadline counts as failed.
 import { describe, expect, it } from 'vitest';
-import * as exportFolds from '../../../../../src/controllers/static-export-release/export/after-export.ts';
+import * as exportFolds from '../../../../../src/controllers/static-export-release/export/publish-content.ts';
+import * as startFolds from '../../../../../src/controllers/static-export-release/export/start-export.ts';
 import {
   DEFAULT_TUNABLES,
   type Status,
@@ -14,7 +15,7 @@ import { at, MIN, NOW, observed, release, V1, V2 } from '../../../../support/fix
 
 const afterPublish = folded(exportFolds.afterPublish);
 const afterPublishGateFailed = folded(exportFolds.afterPublishGateFailed);
-const afterStart = folded(exportFolds.afterStart);
+const afterStart = folded(startFolds.afterStart);
 const HOUR = 60 * MIN;
 
 const running = (startedAgoMs: number, extra: Status = {}): Status => ({

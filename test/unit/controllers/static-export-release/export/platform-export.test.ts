@@ -1,5 +1,6 @@
 // The platform source: what it observes of the job in flight, the group and the target for each
 // state of a release, and what its start does with the answer.
+
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +20,8 @@ import type {
   Status,
 } from '../../../../../src/controllers/static-export-release/release-model.ts';
 import { shareKey } from '../../../../../src/controllers/static-export-release/share/shared-exports.ts';
-import { closeLook, sourceFor } from '../../../../../src/controllers/static-export-release/sources/source.ts';
+import { closeLook } from '../../../../../src/controllers/static-export-release/sources/source.ts';
+import { sourceFor } from '../../../../../src/controllers/static-export-release/sources/source-for.ts';
 import type { StaticExportRelease } from '../../../../../src/crd/index.ts';
 import { at, MIN, NOW, release, servingV1, V1 } from '../../../../support/fixtures/release-fixtures.ts';
 import { act, decideAndClaim, lent, loaded } from '../sources/context.ts';

@@ -1,22 +1,25 @@
 // A release of the current export API starts only when its start budget group has its slot, and
 // after a 409 only once the busy job is waited out; a contract release starts at once as before.
+
 import { describe, expect, it } from 'vitest';
 import type { BudgetView } from '../../../../../src/controllers/static-export-release/budget/start-budget.ts';
 import { choose } from '../../../../../src/controllers/static-export-release/decide-release.ts';
-import {
-  afterPublish,
-  afterServedJobGone,
-  afterStart,
-  afterStartBusy,
-  afterStartRefused,
-  pinnedJobGone,
-} from '../../../../../src/controllers/static-export-release/export/after-export.ts';
 import {
   startAsk,
   startOrWait,
   withoutWaitOver,
 } from '../../../../../src/controllers/static-export-release/export/join-or-start.ts';
+import { afterPublish } from '../../../../../src/controllers/static-export-release/export/publish-content.ts';
+import {
+  afterStart,
+  afterStartBusy,
+  afterStartRefused,
+} from '../../../../../src/controllers/static-export-release/export/start-export.ts';
 import { startReason } from '../../../../../src/controllers/static-export-release/export/start-reason.ts';
+import {
+  afterServedJobGone,
+  pinnedJobGone,
+} from '../../../../../src/controllers/static-export-release/link/served-job-gone.ts';
 import type { Status } from '../../../../../src/controllers/static-export-release/release-model.ts';
 import { DEFAULT_TUNABLES } from '../../../../../src/controllers/static-export-release/release-model.ts';
 import { REQUESTED_AT_ANNOTATION } from '../../../../../src/crd/index.ts';

@@ -1,11 +1,16 @@
 // A purged served job cannot have its link renewed: its replacement export must come before the
 // link expires, so it goes ahead of the scheduled starts of its start budget group, as a request does.
+
 import { describe, expect, it } from 'vitest';
+import { NotFoundError } from '../../../../../src/api/index.ts';
 import { StartBudgets } from '../../../../../src/controllers/static-export-release/budget/start-budget.ts';
-import { afterServedJobGone } from '../../../../../src/controllers/static-export-release/export/after-export.ts';
 import { startAsk } from '../../../../../src/controllers/static-export-release/export/join-or-start.ts';
+import {
+  afterServedJobGone,
+  foldJobMissing,
+} from '../../../../../src/controllers/static-export-release/link/served-job-gone.ts';
 import { DEFAULT_TUNABLES } from '../../../../../src/controllers/static-export-release/release-model.ts';
-import { at, MIN, NOW, release, servingV1 } from '../../../../support/fixtures/release-fixtures.ts';
+import { at, MIN, NOW, release, servingV1, V1 } from '../../../../support/fixtures/release-fixtures.ts';
 
 const HOUR = 60 * MIN;
 const PROJECT = { domain: undefined, projectId: '6520f3a1c9b1a20012ab34cd' };
@@ -54,5 +59,41 @@ describe("a purged served job's replacement", () => {
         `ahead of the scheduled starts\\. The link written expires at ${at(20 * MIN).replace(/\./g, '\\.')}: a pod started after that cannot download`,
       ),
     );
+  });
+});
+
+describe('foldJobMissing', () => {
+  const gone = new NotFoundError('no such job', { operation: 'generateBundle', status: 404 });
+  const noted = (sinceMs: number, spec: object = {}) =>
+    release({
+      spec,
+      status: servingV1({}, { jobMissingSince: new Date(NOW.getTime() - sinceMs).toISOString() }),
+    });
+
+  it('a 404 noted a moment ago: asked again once the confirmation delay has passed', () => {
+    expect(foldJobMissing({ now: NOW, release: noted(10_000) }, 'se_1', gone, DEFAULT_TUNABLES)).toEqual({
+      kind: 'wait',
+      requeueAfterMs: DEFAULT_TUNABLES.jobGoneConfirmMs - 10_000,
+    });
+  });
+
+  it('confirmed: the job is forgotten and the release exports anew', () => {
+    const step = foldJobMissing({ now: NOW, release: noted(2 * MIN) }, 'se_1', gone, DEFAULT_TUNABLES);
+    expect(step).toMatchObject({ kind: 'commit', requeueAfterMs: 0, events: [{ reason: 'ExportVanished' }] });
+    if (step.kind === 'commit') expect(step.status.current?.jobId).toBeUndefined();
+  });
+
+  it('confirmed for a pin: stalled, only the user can choose another version', () => {
+    const step = foldJobMissing(
+      { now: NOW, release: noted(2 * MIN, { pinnedVersion: V1 }) },
+      'se_1',
+      gone,
+      DEFAULT_TUNABLES,
+    );
+    expect(step).toMatchObject({
+      kind: 'fail',
+      failure: { reason: 'PinnedJobGone', stalled: true },
+      cause: gone,
+    });
   });
 });

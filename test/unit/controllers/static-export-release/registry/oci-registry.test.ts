@@ -1,10 +1,12 @@
 // The registry source: what it observes of the tag, the target and the workloads for each state of a
 // release following a registry, and the decision that follows. No registry answers here: a check
 // that is due meets a missing Secret or a refused connection.
+
 import { describe, expect, it } from 'vitest';
 import { failure } from '../../../../../src/controllers/failures.ts';
 import type { RegistryObserved } from '../../../../../src/controllers/static-export-release/release-model.ts';
-import { closeLook, sourceFor } from '../../../../../src/controllers/static-export-release/sources/source.ts';
+import { closeLook } from '../../../../../src/controllers/static-export-release/sources/source.ts';
+import { sourceFor } from '../../../../../src/controllers/static-export-release/sources/source-for.ts';
 import type { StaticExportRelease } from '../../../../../src/crd/index.ts';
 import { release } from '../../../../support/fixtures/release-fixtures.ts';
 import { act, decideAndClaim, lent, loaded } from '../sources/context.ts';

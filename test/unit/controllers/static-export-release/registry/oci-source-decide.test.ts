@@ -2,7 +2,7 @@
 // for, and what status and events the outcomes leave. Pure functions, no registry.
 import { describe, expect, it } from 'vitest';
 import { failure, nextStep } from '../../../../../src/controllers/failures.ts';
-import * as ociFolds from '../../../../../src/controllers/static-export-release/registry/after-oci.ts';
+import * as ociFolds from '../../../../../src/controllers/static-export-release/registry/pull-image.ts';
 import { ociCheckDue } from '../../../../../src/controllers/static-export-release/registry/registry-schedule.ts';
 import type { Status } from '../../../../../src/controllers/static-export-release/release-model.ts';
 import { REQUESTED_AT_ANNOTATION, staticExportReleaseSpecSchema } from '../../../../../src/crd/index.ts';

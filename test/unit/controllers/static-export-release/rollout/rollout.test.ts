@@ -1,6 +1,6 @@
 // Re-rolling the workloads that serve a release: which roll, when, and how their rollout is judged.
 import { describe, expect, it } from 'vitest';
-import * as exportFolds from '../../../../../src/controllers/static-export-release/export/after-export.ts';
+import * as exportFolds from '../../../../../src/controllers/static-export-release/export/publish-content.ts';
 import type {
   Observed,
   PlatformObserved,

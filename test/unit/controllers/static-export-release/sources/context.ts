@@ -1,14 +1,16 @@
 // What a source's tests lend it: a Kubernetes API that holds no object (every read a 404, each
 // recorded; what is created is kept), a registry of share groups, and a reconcile whose writes and
 // failures are recorded; then the steps the reconciler takes on a look (decide, claim, act).
+
 import type { Decision } from '../../../../../src/controllers/decision-shape.ts';
 import { afterFailure, type Failure } from '../../../../../src/controllers/failures.ts';
 import type { Loaded, Reservation } from '../../../../../src/controllers/reconciler-base.ts';
 import { StartBudgets } from '../../../../../src/controllers/static-export-release/budget/start-budget.ts';
 import {
-  type ReleaseRun,
-  releaseActions,
+  releaseEffects,
+  runAction,
 } from '../../../../../src/controllers/static-export-release/release-actions.ts';
+import type { ReleaseRun } from '../../../../../src/controllers/static-export-release/release-effect.ts';
 import {
   type Action,
   DEFAULT_TUNABLES,
@@ -35,8 +37,8 @@ export interface Lent {
   created: { data?: Record<string, string> }[];
   committed: Folded[];
   failed: { status: Status; failure: Failure }[];
-  /** A reconcile of `release` whose decided status was written. */
-  run(release: StaticExportRelease, status: Status): ReleaseRun;
+  /** A reconcile whose decided `status` was written; `sent` is its reservation's. */
+  run(status: Status, sent?: () => void): ReleaseRun;
 }
 
 export function lent(): Lent {
@@ -70,22 +72,26 @@ export function lent(): Lent {
       labelledWorkloads: () => false,
     },
   };
-  const run = (release: StaticExportRelease, status: Status): ReleaseRun =>
-    ({
-      obj: release,
-      now: NOW,
-      record: { status },
-      signal: undefined,
-      events: [],
-      unsent: [],
-      commit: async (step: Folded) => {
-        committed.push(step);
+  // The effect's run as the skeleton lends it: what is committed becomes the status meant.
+  const run = (status: Status, sent: () => void = () => {}): ReleaseRun => {
+    let meant = status;
+    return {
+      get status() {
+        return meant;
       },
-      fail: async (s: Status, failure: Failure): Promise<ReconcileResult> => {
+      signal: undefined,
+      sent,
+      commit: async (step) => {
+        meant = step.status;
+        committed.push({ status: step.status, events: [...step.events] });
+      },
+      fail: async (s, failure) => {
+        meant = s;
         failed.push({ status: s, failure });
         return afterFailure(failure);
       },
-    }) as unknown as ReleaseRun;
+    };
+  };
   return { ctx, shared, reads, created, committed, failed, run };
 }
 
@@ -108,16 +114,16 @@ export function decideAndClaim(look: Look): Decision<Action, Status> {
 
 /** Runs the decided action's entry of the action table on `look`; what was not sent is given back. */
 export async function act(l: Lent, look: Look, d: Decision<Action, Status>): Promise<ReconcileResult> {
-  const entries = releaseActions(l.ctx.options, DEFAULT_TUNABLES) as unknown as Record<
-    string,
-    { run(look: Look, action: Action, run: ReleaseRun): Promise<ReconcileResult> }
-  >;
-  const entry = entries[d.action.kind];
   const reservation = reserved.get(d);
   try {
-    if (!entry) return {};
-    const run = { ...l.run(look.observed.release, d.status), sent: () => reservation?.sent() };
-    return await entry.run(look, d.action, run);
+    if (d.action.kind === 'none') return {};
+    const effects = releaseEffects(l.ctx.options, DEFAULT_TUNABLES);
+    return await runAction(
+      effects,
+      look,
+      d.action,
+      l.run(d.status, () => reservation?.sent()),
+    );
   } finally {
     reservation?.release();
   }

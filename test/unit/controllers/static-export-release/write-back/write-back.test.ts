@@ -1,9 +1,10 @@
 // spec.gitWriteBack at the foot of the ladder: the served version goes to Git once, after the
 // workloads were told; a renewal keeps its commit, a new version or another place writes again.
+
 import { describe, expect, it } from 'vitest';
 import type { Failure } from '../../../../../src/controllers/failures.ts';
 import { choose } from '../../../../../src/controllers/static-export-release/decide-release.ts';
-import { afterPublish } from '../../../../../src/controllers/static-export-release/export/after-export.ts';
+import { afterPublish } from '../../../../../src/controllers/static-export-release/export/publish-content.ts';
 import { releaseConditions } from '../../../../../src/controllers/static-export-release/release-conditions.ts';
 import {
   afterWriteBack,
