@@ -56,6 +56,7 @@ export {
   revisionOfSpec,
   revisionOfTarget,
   siteOf,
+  slugOf,
 } from './export-revisions/revisions.ts';
 export { DEFAULT_KEY_PREFIX, validateAdminKey } from './keys.ts';
 export { DEFAULT_API_REQUESTS_PER_MINUTE, RequestLimiter } from './request-limiter.ts';

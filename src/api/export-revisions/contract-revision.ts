@@ -91,6 +91,7 @@ export const contractRevision: ExportRevision<'contract'> = {
   answers,
   describe: (target) => target.domain,
   site: (target) => target.domain,
+  slug: (target) => target.domain,
   bundleOptions: (target) => [target.domain, target.version ?? null, target.paths ?? null],
   oneJobAtATime: () => undefined,
   jobOf: (_target, jobId) => ({ revision: 'contract', jobId }),

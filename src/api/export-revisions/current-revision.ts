@@ -194,6 +194,7 @@ export const currentRevision: ExportRevision<'current'> = {
   describe: (target) =>
     `project ${target.projectId}${target.basePath === undefined ? '' : ` (base path "${target.basePath}")`}`,
   site: (target) => `project:${target.projectId}`,
+  slug: (target) => target.projectId,
   bundleOptions: (target) => ['project', target.projectId, target.basePath ?? null],
   oneJobAtATime: (target) => target.projectId,
   jobOf: (target, jobId) => ({ revision: 'current', projectId: target.projectId, jobId }),

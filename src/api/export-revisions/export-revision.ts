@@ -73,6 +73,8 @@ export interface ExportRevision<R extends ExportRevisionName> {
   describe(target: RevisionTypes[R]['target']): string;
   /** The site whose exports releases may share (any export options): `example.com`, `project:<id>`. */
   site(target: RevisionTypes[R]['target']): string;
+  /** The site as one path segment (a mirror's repository): the domain, or the project id. */
+  slug(target: RevisionTypes[R]['target']): string;
   /** What makes a target's bundle: two targets alike in these get the same export. */
   bundleOptions(target: RevisionTypes[R]['target']): unknown[];
   /**

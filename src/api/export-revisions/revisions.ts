@@ -52,6 +52,9 @@ export const describeTarget = (target: ExportTarget): string => withRevision(tar
 /** The site whose exports releases may share: `example.com`, `project:<id>`. */
 export const siteOf = (target: ExportTarget): string => withRevision(target, (r, t) => r.site(t));
 
+/** The site as one path segment: the domain, or the project id. */
+export const slugOf = (target: ExportTarget): string => withRevision(target, (r, t) => r.slug(t));
+
 /** What makes the target's bundle (see ExportRevision.bundleOptions), its revision first. */
 export const bundleOptionsOf = (target: ExportTarget): unknown[] =>
   withRevision(target, (r, t) => r.bundleOptions(t));
