@@ -100,22 +100,23 @@ type SiteSpec = Pick<StaticExportReleaseSpec, 'domain' | 'projectId' | 'basePath
 
 /**
  * The start request a platform release's spec names: spec.projectId the current revision's (with
- * spec.basePath), else spec.domain the contract's (with spec.export's label and paths; the CRD
- * requires a domain without a project).
+ * spec.basePath), spec.domain the contract's (with spec.export's label and paths); undefined when
+ * it names neither (a registry source).
  */
-export function exportTargetOf(spec: SiteSpec): ExportTarget {
+export function exportTargetOf(spec: SiteSpec): ExportTarget | undefined {
   if (spec.projectId !== undefined)
     return { projectId: spec.projectId, ...(spec.basePath === undefined ? {} : { basePath: spec.basePath }) };
+  if (spec.domain === undefined) return undefined;
   return {
-    domain: spec.domain ?? '',
+    domain: spec.domain,
     ...(spec.export?.versionLabel ? { version: spec.export.versionLabel } : {}),
     ...(spec.export?.paths ? { paths: spec.export.paths } : {}),
   };
 }
 
-/** The revision a platform release's spec names. */
+/** The revision a platform release's spec names (the contract's when it names no site). */
 export const revisionOfSpec = (spec: SiteSpec): ExportRevision<ExportRevisionName> =>
-  revisionOfTarget(exportTargetOf(spec));
+  revisionOfTarget(exportTargetOf(spec) ?? { domain: '' });
 
 /** A job as status records it (status.export, status.current, status.history). */
 export interface JobRecord {
