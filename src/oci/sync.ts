@@ -127,7 +127,7 @@ export function parseSyncConfig(text: string, file: string): { config: SyncConfi
   const targets = config.domains.map((entry, i): SyncTarget => {
     const fields = typeof entry === 'string' ? { domain: entry } : entry;
     // Named by the same fields as a StaticExportRelease's spec, and read the same way.
-    const site: SyncSite = exportTargetOf(fields);
+    const site: SyncSite = exportTargetOf(fields) ?? { domain: '' };
     const name = describeTarget(site);
     if (typeof entry !== 'string' && entry.repository) {
       const reference = parseOciReference(entry.repository, `${file}: domains.${i}.repository`);

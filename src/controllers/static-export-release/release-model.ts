@@ -1,7 +1,7 @@
 // What a StaticExportRelease's decision reads and returns. `Observed` says which source the release
 // follows (the platform's export jobs or a registry's tag), so each source's rules see only what is
 // theirs; a rule is one rung of the ladder in decide-release.ts.
-import type { AdminApiClient } from '../../api/index.ts';
+import type { AdminApiClient, ExportRevisionName } from '../../api/index.ts';
 import type { StaticExportRelease, StaticExportReleaseStatus } from '../../crd/index.ts';
 import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
 import type { Decision as DecisionOf } from '../decision-shape.ts';
@@ -104,7 +104,14 @@ type OciAction = { kind: 'pull'; digest: string } | { kind: 'rewrite' };
 export type Action =
   | { kind: 'none' }
   | { kind: 'start'; reason: StartReason }
-  | { kind: 'publish'; mode: PublishMode; jobId: string; projectId?: string; expectVersion?: string }
+  | {
+      kind: 'publish';
+      mode: PublishMode;
+      jobId: string;
+      revision?: ExportRevisionName;
+      projectId?: string;
+      expectVersion?: string;
+    }
   | OciAction
   | Roll
   /** Commit the served version to spec.gitWriteBack's repository. */

@@ -10,9 +10,11 @@
 // In memory, per process; the releases' status records what a restarted operator needs (their
 // starts, refused ones too, and a 429's hold), and each release's recorded starts count in the
 // group it is in now, whichever key recorded them.
+import { oneJobAtATimeOf } from '../../../api/index.ts';
 import type { StaticExportRelease } from '../../../crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../../project.ts';
 import type { Reservation } from '../../reconciler-base.ts';
+import { exportTarget } from '../export/export-site.ts';
 
 const HOUR_MS = 3_600_000;
 /** A 429 blocks the group at least this long (a Retry-After shorter than this, or none). */
@@ -557,11 +559,12 @@ export function memberOf(
   const { spec, status } = release;
   const last = status?.export?.startedAt;
   const share = spec.startBudget?.startsPerHour;
+  const project = oneJobAtATimeOf(exportTarget(spec));
   return {
     ...(interval === undefined ? {} : { intervalMs: interval }),
     ...(last === undefined ? {} : { lastStart: Date.parse(last) }),
     ...(shareKey === undefined ? {} : { shareKey }),
-    ...(spec.projectId === undefined ? {} : { project: spec.projectId }),
+    ...(project === undefined ? {} : { project }),
     ...(share === undefined ? {} : { startsPerHour: share }),
     recorded: recordedStarts(release),
   };

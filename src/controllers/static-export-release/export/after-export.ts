@@ -1,6 +1,8 @@
 // Folding the outcomes of an export's actions back into status (pure): its start (started, or
 // refused with 409 or 429, or failed) and its publish (new content, pin, renewal, repair; the
 // publish gate's refusal; a job gone). `served` and `gateRefused` serve after-oci.ts too.
+
+import type { ExportRevisionName } from '../../../api/index.ts';
 import { HISTORY_LIMIT, type StaticExportRelease } from '../../../crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../../project.ts';
 import { clampDelay } from '../../decision-shape.ts';
@@ -16,7 +18,7 @@ import {
   type Tunables,
 } from '../release-model.ts';
 import { renewalTime, untilNextWork } from '../schedule.ts';
-import { recordedJob, siteName, startedProject } from './export-site.ts';
+import { recordedJob, siteName, startedRevision } from './export-site.ts';
 import { requestsOf } from './start-reason.ts';
 
 type ExportRecord = NonNullable<Status['export']>;
@@ -29,7 +31,7 @@ export function withExport(
   release: StaticExportRelease,
   status: Status,
   exp: Pick<ExportRecord, 'jobId' | 'state' | 'startedAt'> &
-    Pick<ExportRecord, 'progress' | 'joined' | 'projectId'>,
+    Pick<ExportRecord, 'progress' | 'joined' | 'projectId' | 'revision'>,
 ): Status {
   const { start: _, waiting: __, ...base } = status;
   const generation = release.metadata.generation;
@@ -50,7 +52,7 @@ export function afterStart({ release, now }: Snapshot, jobId: string, state: str
     state,
     progress: 0,
     startedAt: now.toISOString(),
-    ...startedProject(release.spec),
+    ...startedRevision(release.spec),
   });
   // A start of the current export API is among status.recentStarts since its mark (see `start`).
   return {
@@ -113,6 +115,8 @@ export function afterStartFailed(status: Status, mayHaveStarted: boolean): Statu
 interface PublishOutcome {
   mode: PublishMode;
   jobId: string;
+  /** The job's revision of the export API, as recorded (absent: recorded by an older operator). */
+  revision?: ExportRevisionName;
   /** The job's project (a job of the current export API). */
   projectId?: string;
   version: string;
@@ -237,7 +241,7 @@ export function servedJobConfirmIn(status: Status, now: Date, tun: Tunables): nu
  */
 export function afterServedJobGone({ release }: Snapshot): Folded {
   const base = release.status ?? {};
-  const { jobId, projectId: _, jobMissingSince: __, ...current } = base.current ?? {};
+  const { jobId, revision: _, projectId: __, jobMissingSince: ___, ...current } = base.current ?? {};
   const expires = current.expiresAt
     ? ` The link written expires at ${current.expiresAt}: a pod started after that cannot download the site until the new export is published.`
     : '';

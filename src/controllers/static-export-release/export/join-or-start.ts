@@ -21,7 +21,7 @@ import {
 import { JOIN_WAIT_MS, nextExportDue } from '../schedule.ts';
 import type { SharedExport } from '../share/shared-exports.ts';
 import { withExport } from './after-export.ts';
-import { siteName, startedProject } from './export-site.ts';
+import { siteName, startedRevision } from './export-site.ts';
 import { goesFirst, startReason } from './start-reason.ts';
 
 /**
@@ -46,7 +46,7 @@ function joined(
     state: shared.state ?? 'queued',
     startedAt: shared.startedAt,
     joined: true,
-    ...startedProject(release.spec),
+    ...startedRevision(release.spec),
   });
   // The job is polled at once (a member's poll answers it if fresh).
   return none(s, 0, [
