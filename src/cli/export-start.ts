@@ -6,6 +6,7 @@
 
 import { type AdminApiError, ExportBusyError } from '../api/errors.ts';
 import type { StartedExport } from '../api/schemas.ts';
+import { HOUR_MS, windowDelayMs } from '../api/sliding-window.ts';
 import { formatDuration } from '../crd/duration.ts';
 import { wait } from '../timers.ts';
 import { CliError, EXIT, exitCodeFor } from './exit-codes.ts';
@@ -15,7 +16,6 @@ export const BUSY_ANSWERS_PER_HOUR = 4;
 /** The wait after the first 409; each next one is FACTOR times longer (1, 4, 16 minutes). */
 const FIRST_RETRY_MS = 60_000;
 const FACTOR = 4;
-const HOUR_MS = 3_600_000;
 
 interface StartOptions {
   /** How long the command may wait in all, from now. */
@@ -34,10 +34,7 @@ interface StartOptions {
  */
 export function nextProbeAt(busy: number[], retry: number, now: number): number {
   const spaced = now + FIRST_RETRY_MS * FACTOR ** retry;
-  const recent = busy.filter((at) => at > now - HOUR_MS);
-  if (recent.length < BUSY_ANSWERS_PER_HOUR) return spaced;
-  const freed = (recent[recent.length - BUSY_ANSWERS_PER_HOUR] ?? now) + HOUR_MS;
-  return Math.max(spaced, freed);
+  return Math.max(spaced, now + windowDelayMs(busy, BUSY_ANSWERS_PER_HOUR, now, HOUR_MS));
 }
 
 /** `start()`, again after each 409 while the hour's probes and `timeoutMs` allow (exit 6 then). */

@@ -14,10 +14,11 @@ import {
   TimeoutError,
 } from '../api/errors.ts';
 import type { StartedExport } from '../api/schemas.ts';
+import { HOUR_MS } from '../api/sliding-window.ts';
 import type { SyncSite, SyncTarget } from '../oci/sync.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 import { startMayHaveCreated, startWhenFree } from './export-start.ts';
-import { HOUR_MS, type StartOutcome, type StartRecord } from './start-record.ts';
+import type { StartOutcome, StartRecord } from './start-record.ts';
 
 export type WaitReason = 'startBudget' | 'rateLimited';
 
