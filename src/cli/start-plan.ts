@@ -4,6 +4,7 @@
 // probe included, takes a slot of the record before it goes out, one request at a time, so a 429
 // stops every start after it and overlapping runs never exceed the share together. Sites of the
 // contract's revision have no such limit and start as before.
+
 import {
   AdminApiError,
   ExportBusyError,
@@ -16,6 +17,7 @@ import {
 import type { StartedExport } from '../api/schemas.ts';
 import { HOUR_MS } from '../api/sliding-window.ts';
 import type { SyncSite, SyncTarget } from '../oci/sync.ts';
+import { EXPORT_STARTS_PER_HOUR } from '../project.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 import { startMayHaveCreated, startWhenFree } from './export-start.ts';
 import type { StartOutcome, StartRecord } from './start-record.ts';
@@ -187,7 +189,7 @@ export class StartPlan {
     return new StartWaiting(
       new Date(until),
       'rateLimited',
-      "waits: the platform refused an export start (429): the organization's 10 starts an hour are " +
+      `waits: the platform refused an export start (429): the organization's ${EXPORT_STARTS_PER_HOUR} starts an hour are ` +
         'used up, by this tool or others of the organization (the operator, the dashboard, other keys); no more starts ' +
         `this run, and ${this.record.file} holds later runs back too; the next is possible at ${iso(until)}`,
     );

@@ -265,7 +265,7 @@ const specObject = z
     )
       .optional()
       .describe(
-        "Project to export with the platform's current export API (/v1/static-export/{projectId}/jobs): one active job per deployment, 10 starts per organization per hour. Exactly one of domain or projectId.",
+        `Project to export with the platform's current export API (/v1/static-export/{projectId}/jobs): one active job per deployment, ${EXPORT_STARTS_PER_HOUR} starts per organization per hour. Exactly one of domain or projectId.`,
       ),
     basePath: z
       .enum(EXPORT_BASE_PATHS, {
@@ -546,7 +546,7 @@ const staticExportReleaseStatusSchema = z
       .max(EXPORT_STARTS_PER_HOUR)
       .optional()
       .describe(
-        'When this release started export jobs of the current export API in the last hour, newest first: a restarted operator counts them against the start budget (10 per organization and hour) before it starts another.',
+        `When this release started export jobs of the current export API in the last hour, newest first: a restarted operator counts them against the start budget (${EXPORT_STARTS_PER_HOUR} per organization and hour) before it starts another.`,
       ),
     waiting: z
       .object({
