@@ -14,6 +14,7 @@ import {
   startMayHaveCreatedJob,
   TimeoutError,
 } from '../api/errors.ts';
+import { oneJobAtATimeOf, revisionOfTarget } from '../api/index.ts';
 import type { StartedExport } from '../api/schemas.ts';
 import { HOUR_MS } from '../api/sliding-window.ts';
 import type { SyncSite, SyncTarget } from '../oci/sync.ts';
@@ -58,6 +59,9 @@ export function outcomeOf(error: unknown): Exclude<StartOutcome, 'sent' | 'start
   return 'unknown';
 }
 
+/** A site whose revision limits starts (the current one): the plan counts its starts. */
+const countsStarts = (target: SyncTarget): boolean => revisionOfTarget(target.site).startLimit !== undefined;
+
 export class StartPlan {
   /** The start budget group the record counts for. */
   readonly group: string;
@@ -83,7 +87,7 @@ export class StartPlan {
     const recent = record.recent(now);
     this.used = recent.length;
     this.blockedUntil = record.blockedUntil(now);
-    const projects = targets.filter((t) => !('domain' in t.site));
+    const projects = targets.filter(countsStarts);
     const left = this.blockedUntil === undefined ? record.left(now) : 0;
     this.starting = projects.slice(0, left);
     // The hour after this run's starts: the last perHour of them, oldest first.
@@ -107,29 +111,30 @@ export class StartPlan {
     busy: BusyOptions,
   ): Promise<StartedExport> {
     const { site } = target;
-    if ('domain' in site) return startExport(site);
+    const project = oneJobAtATimeOf(site);
+    if (!countsStarts(target) || project === undefined) return startExport(site);
     const slot = this.waiting.get(target);
     if (slot !== undefined) {
       if (this.blockedUntil !== undefined) throw this.refused(this.blockedUntil);
       throw this.noShare(slot.getTime(), this.used);
     }
-    if (this.mayExist.has(site.projectId)) {
+    if (this.mayExist.has(project)) {
       throw new CliError(
         EXIT.unavailable,
-        `not started: an export start of project ${site.projectId} earlier in this run may have created a job (see above); ` +
+        `not started: an export start of project ${project} earlier in this run may have created a job (see above); ` +
           'run again in a few minutes.',
       );
     }
     try {
-      return await startWhenFree(() => this.send(target, site.projectId, () => startExport(site)), {
+      return await startWhenFree(() => this.send(target, project, () => startExport(site)), {
         timeoutMs: busy.timeoutMs,
         what: target.name,
         onBusy: (delayMs, error) => busy.onBusy(target, delayMs, error),
-        earlierBusy: this.record.busyAnswers(site.projectId, Date.now()),
+        earlierBusy: this.record.busyAnswers(project, Date.now()),
       });
     } catch (error) {
       if (startMayHaveCreatedJob(error)) {
-        this.mayExist.add(site.projectId);
+        this.mayExist.add(project);
         throw startMayHaveCreated(target.name, error as AdminApiError);
       }
       throw error;
