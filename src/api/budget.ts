@@ -1,7 +1,7 @@
 // Client-side budget for agent job creation: the contract allows 100 per hour per project and
 // answers 429 beyond. Counting locally (sliding window) lets the operator and CLI wait instead of
 // hitting the limit. One instance can be shared by every caller working on the same projects.
-import { HOUR_MS, SlidingWindow } from './sliding-window.ts';
+import { HOUR_MS, inWindow, SlidingWindow } from './sliding-window.ts';
 
 export interface AgentJobBudgetOptions {
   /** Creations allowed per window and project. Default 100. */
@@ -77,7 +77,7 @@ export class AgentJobBudget {
    * restarted operator does not spend the project's hourly limit a second time.
    */
   recordPast(projectId: string, atMs: number): void {
-    if (atMs > this.now() - this.windowMs) this.recent(projectId).add(atMs, undefined);
+    if (inWindow(atMs, this.now(), this.windowMs)) this.recent(projectId).add(atMs, undefined);
   }
 
   /** Records that the server itself refused creations (429 with Retry-After) for `ms`. */

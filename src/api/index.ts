@@ -61,4 +61,4 @@ export {
 export { DEFAULT_KEY_PREFIX, validateAdminKey } from './keys.ts';
 export { DEFAULT_API_REQUESTS_PER_MINUTE, RequestLimiter } from './request-limiter.ts';
 export * from './schemas.ts';
-export { HOUR_MS, SlidingWindow, type WindowEntry, windowDelayMs } from './sliding-window.ts';
+export { HOUR_MS, inWindow, SlidingWindow, type WindowEntry, windowDelayMs } from './sliding-window.ts';

@@ -5,6 +5,11 @@
 /** An hour in milliseconds: the window of the platform's start limit and agent job budget. */
 export const HOUR_MS = 3_600_000;
 
+/** Whether an event at `at` is within the window ending at `now` (one exactly a window old has left). */
+export function inWindow(at: number, now: number, windowMs: number): boolean {
+  return at > now - windowMs;
+}
+
 /**
  * Milliseconds until fewer than `limit` of `times` (epoch ms, oldest first) lie within the window
  * ending at `now` (0: one more fits now): the `limit`-th newest must leave it first.
@@ -15,7 +20,7 @@ export function windowDelayMs(
   now: number,
   windowMs: number,
 ): number {
-  const recent = times.filter((at) => at > now - windowMs);
+  const recent = times.filter((at) => inWindow(at, now, windowMs));
   if (recent.length < limit) return 0;
   return Math.max(0, (recent[recent.length - limit] ?? now) + windowMs - now);
 }
@@ -39,9 +44,10 @@ export class SlidingWindow<T = undefined> {
 
   /** The events within the window ending now, oldest first. */
   recent(): readonly WindowEntry<T>[] {
-    const cutoff = this.now() - this.windowMs;
-    if ((this.entries[0]?.at ?? Number.POSITIVE_INFINITY) <= cutoff)
-      this.entries = this.entries.filter((e) => e.at > cutoff);
+    const now = this.now();
+    const oldest = this.entries[0];
+    if (oldest && !inWindow(oldest.at, now, this.windowMs))
+      this.entries = this.entries.filter((e) => inWindow(e.at, now, this.windowMs));
     return this.entries;
   }
 
@@ -51,7 +57,7 @@ export class SlidingWindow<T = undefined> {
 
   /** Counts an event at `at` (in its place by time); undefined when it is already out of the window. */
   add(at: number, item: T): WindowEntry<T> | undefined {
-    if (at <= this.now() - this.windowMs) return undefined;
+    if (!inWindow(at, this.now(), this.windowMs)) return undefined;
     const entry = { at, item };
     const recent = this.recent();
     const index = recent.findIndex((e) => e.at > at);

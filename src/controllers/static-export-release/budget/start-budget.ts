@@ -10,7 +10,7 @@
 // In memory, per process; the releases' status records what a restarted operator needs (their
 // starts, refused ones too, and a 429's hold), and each release's recorded starts count in the
 // group it is in now, whichever key recorded them.
-import { HOUR_MS, oneJobAtATimeOf, SlidingWindow } from '../../../api/index.ts';
+import { HOUR_MS, inWindow, oneJobAtATimeOf, SlidingWindow } from '../../../api/index.ts';
 import type { StaticExportRelease } from '../../../crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../../project.ts';
 import type { Reservation } from '../../reconciler-base.ts';
@@ -528,11 +528,10 @@ export function recordedStarts({ status }: Pick<StaticExportRelease, 'status'>):
 
 /** The starts of the last hour, newest first, with one made at `now`: what a restarted operator counts. */
 export function withRecordedStart(recent: readonly string[] | undefined, now: Date): string[] {
-  const cutoff = now.getTime() - HOUR_MS;
-  return [now.toISOString(), ...(recent ?? []).filter((at) => Date.parse(at) > cutoff)].slice(
-    0,
-    EXPORT_STARTS_PER_HOUR,
-  );
+  return [
+    now.toISOString(),
+    ...(recent ?? []).filter((at) => inWindow(Date.parse(at), now.getTime(), HOUR_MS)),
+  ].slice(0, EXPORT_STARTS_PER_HOUR);
 }
 
 /** The recorded starts without the one made at `at` (its request never went out). */
