@@ -291,7 +291,8 @@ export async function run(): Promise<void> {
   try {
     if (wanted('large')) {
       const { jobId } = await client.startExport({ domain: 'bench.example.com' });
-      while (!isExportFinished(await client.getExport(jobId))) await new Promise((r) => setTimeout(r, 200));
+      while (!isExportFinished(await client.getExport({ revision: 'contract', jobId })))
+        await new Promise((r) => setTimeout(r, 200));
       const bundle = await client.generateBundle(jobId);
       await runCase(
         {

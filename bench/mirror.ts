@@ -48,7 +48,8 @@ async function pushCase(work: string): Promise<void> {
   const client = new AdminApiClient({ baseUrl: sim.baseUrl, apiKey: sim.adminKey });
   try {
     const { jobId } = await client.startExport({ domain: 'bench.example.com' });
-    while (!isExportFinished(await client.getExport(jobId))) await new Promise((r) => setTimeout(r, 200));
+    while (!isExportFinished(await client.getExport({ revision: 'contract', jobId })))
+      await new Promise((r) => setTimeout(r, 200));
     const bundle = await client.generateBundle(jobId);
     const env = { STATIC_EXPORT_BUNDLE_URL: bundle.bundleUrl };
     // The same image for skopeo: saved by us, laid out as an OCI directory with the layer as is.

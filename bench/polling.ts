@@ -72,7 +72,7 @@ async function operator(
   let delay = exportPollDelayMs(status, now());
   while (delay !== undefined) {
     clock += delay;
-    const poll = exportPoll(await client.getExport(started.jobId));
+    const poll = exportPoll(await client.getExport({ revision: 'contract', jobId: started.jobId }));
     const d = decide({ source: 'platform', now: now(), release: release(status), poll });
     status = d.status;
     if (d.action.kind === 'publish') break;
@@ -89,7 +89,7 @@ async function sample(sim: Simulator, client: AdminApiClient, durationMs: number
   const due = clock + durationMs;
   for (;;) {
     clock += SAMPLE_INTERVAL_MS;
-    const job = await client.getExport(started.jobId);
+    const job = await client.getExport({ revision: 'contract', jobId: started.jobId });
     if (job.status === 'completed' || job.status === 'failed') break;
   }
   return { calls: statusCalls(sim, started.jobId), lagMs: clock - due };

@@ -78,7 +78,7 @@ async function simulateDays(
       const now = new Date(clock);
       const jobId =
         inFlight(status) && status.export?.state !== 'completed' ? status.export?.jobId : undefined;
-      const poll = jobId ? exportPoll(await client.getExport(jobId)) : undefined;
+      const poll = jobId ? exportPoll(await client.getExport({ revision: 'contract', jobId })) : undefined;
       const d = decide({
         source: 'platform',
         now,

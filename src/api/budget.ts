@@ -1,6 +1,7 @@
 // Client-side budget for agent job creation: the contract allows 100 per hour per project and
 // answers 429 beyond. Counting locally (sliding window) lets the operator and CLI wait instead of
 // hitting the limit. One instance can be shared by every caller working on the same projects.
+import { HOUR_MS, inWindow, SlidingWindow } from './sliding-window.ts';
 
 export interface AgentJobBudgetOptions {
   /** Creations allowed per window and project. Default 100. */
@@ -19,29 +20,28 @@ export class AgentJobBudget {
   readonly limit: number;
   readonly windowMs: number;
   private readonly now: () => number;
-  private readonly used = new Map<string, Array<{ at: number }>>();
+  private readonly used = new Map<string, SlidingWindow>();
   private readonly blockedUntil = new Map<string, number>();
 
   constructor(options: AgentJobBudgetOptions = {}) {
     this.limit = options.limit ?? 100;
-    this.windowMs = options.windowMs ?? 3_600_000;
+    this.windowMs = options.windowMs ?? HOUR_MS;
     this.now = options.now ?? Date.now;
   }
 
-  private recent(projectId: string): Array<{ at: number }> {
-    const cutoff = this.now() - this.windowMs;
-    const kept = (this.used.get(projectId) ?? []).filter((e) => e.at > cutoff);
-    this.used.set(projectId, kept);
-    return kept;
+  private recent(projectId: string): SlidingWindow {
+    let window = this.used.get(projectId);
+    if (!window) {
+      window = new SlidingWindow(this.windowMs, this.now);
+      this.used.set(projectId, window);
+    }
+    return window;
   }
 
   /** Milliseconds until a creation is allowed for the project (0: now). */
   delayMs(projectId: string): number {
-    const now = this.now();
-    const recent = this.recent(projectId);
-    const byWindow =
-      recent.length < this.limit ? 0 : (recent[recent.length - this.limit]?.at ?? now) + this.windowMs - now;
-    const byServer = (this.blockedUntil.get(projectId) ?? 0) - now;
+    const byWindow = this.recent(projectId).delayMs(this.limit);
+    const byServer = (this.blockedUntil.get(projectId) ?? 0) - this.now();
     return Math.max(0, byWindow, byServer);
   }
 
@@ -51,7 +51,7 @@ export class AgentJobBudget {
   }
 
   remaining(projectId: string): number {
-    return Math.max(0, this.limit - this.recent(projectId).length);
+    return Math.max(0, this.limit - this.recent(projectId).count());
   }
 
   /** Creations the project may still make now: 0 while the server's Retry-After holds too. */
@@ -67,15 +67,9 @@ export class AgentJobBudget {
   /** Takes a slot if one is free now; undefined otherwise (see `delayMs`). */
   tryReserve(projectId: string): BudgetReservation | undefined {
     if (this.delayMs(projectId) > 0) return undefined;
-    const entry = { at: this.now() };
-    this.recent(projectId).push(entry);
-    return {
-      release: () => {
-        const list = this.used.get(projectId);
-        const i = list?.indexOf(entry) ?? -1;
-        if (list && i >= 0) list.splice(i, 1);
-      },
-    };
+    const window = this.recent(projectId);
+    const entry = window.add(this.now(), undefined);
+    return { release: () => entry && window.remove(entry) };
   }
 
   /**
@@ -83,10 +77,7 @@ export class AgentJobBudget {
    * restarted operator does not spend the project's hourly limit a second time.
    */
   recordPast(projectId: string, atMs: number): void {
-    if (atMs <= this.now() - this.windowMs) return;
-    const list = this.recent(projectId);
-    list.push({ at: atMs });
-    list.sort((a, b) => a.at - b.at);
+    if (inWindow(atMs, this.now(), this.windowMs)) this.recent(projectId).add(atMs, undefined);
   }
 
   /** Records that the server itself refused creations (429 with Retry-After) for `ms`. */

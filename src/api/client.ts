@@ -8,9 +8,9 @@ import type { Logger } from '../log.ts';
 import { describeUrl, registerSecret } from '../redact.ts';
 import { backoff, type Deadline, deadline, pause } from '../timers.ts';
 import { AgentJobBudget } from './budget.ts';
+import type { AdminApiCalls, CallOptions, CallSpec, RetryClass } from './call-spec.ts';
 import {
   AdminApiError,
-  ConflictError,
   ExportStartLimitError,
   InvalidResponseError,
   NetworkError,
@@ -18,25 +18,19 @@ import {
   RateLimitedError,
   TimeoutError,
 } from './errors.ts';
-import { type ErrorSubject, httpError, mayHaveStartedAdvice } from './http-errors.ts';
+import { generateBundle } from './export-revisions/contract-revision.ts';
+import type {
+  ExportJobRef,
+  ExportRead,
+  ExportStatus,
+  ExportTarget,
+  GeneratedBundle,
+} from './export-revisions/export-revision.ts';
+import { exportLink, readExport, startExport } from './export-revisions/revisions.ts';
+import { httpError } from './http-errors.ts';
 import { DEFAULT_KEY_PREFIX, validateAdminKey } from './keys.ts';
 import { RequestLimiter, SENT_TO_PLATFORM_WINDOW_MS } from './request-limiter.ts';
-import {
-  type AgentJob,
-  AgentJobSchema,
-  type BundleResult,
-  BundleResultSchema,
-  type ExportBasePath,
-  type ExportJob,
-  ExportJobSchema,
-  type ExportJobV2,
-  ExportJobV2Schema,
-  type StartExportRequest,
-  type StartedExport,
-  StartedExportSchema,
-  type StartedExportV2,
-  StartedExportV2Schema,
-} from './schemas.ts';
+import { type AgentJob, AgentJobSchema, type StartedExport } from './schemas.ts';
 
 export interface AdminApiTimeouts {
   /** TCP/TLS connect. Default 10 s. */
@@ -84,74 +78,9 @@ export interface AdminApiClientOptions {
   requestsPerMinute?: number;
 }
 
-export interface CallOptions {
-  /** Cancels the whole operation, retries included. */
-  signal?: AbortSignal;
-}
-
 export interface CreateAgentJobOptions extends CallOptions {
   /** Wait for the client-side budget instead of failing with a client-side RateLimitedError. */
   waitForBudget?: boolean;
-}
-
-export type ExportStatus = ExportJob & { jobId: string };
-export type GeneratedBundle = BundleResult & { jobId: string };
-
-/** An export of the current revision: named by project, with an optional base path. */
-interface ProjectExportRequest {
-  projectId: string;
-  basePath?: ExportBasePath;
-}
-
-/**
- * What to export; what it names picks the revision: a domain the contract's paths, a project the
- * current revision's.
- */
-export type ExportTarget = StartExportRequest | ProjectExportRequest;
-
-/** A job of the current revision: its id alone is not enough, every path names the project. */
-interface ProjectExportJobRef {
-  projectId: string;
-  jobId: string;
-}
-
-/** A job of either revision: a contract job id, or a project and job id. */
-export type ExportJobRef = string | ProjectExportJobRef;
-
-export function isProjectExport(target: ExportTarget): target is ProjectExportRequest {
-  return 'projectId' in target;
-}
-
-/** How messages name the site. */
-export function describeTarget(target: ExportTarget): string {
-  if (!isProjectExport(target)) return target.domain;
-  return `project ${target.projectId}${target.basePath === undefined ? '' : ` (base path "${target.basePath}")`}`;
-}
-
-/**
- * A job of the current revision in the contract's status shape (no progress or page count), its
- * link left out: callers ask for that with `exportLink`.
- */
-function withoutLink<T extends ExportJobV2 | StartedExportV2>(job: T, jobId: string) {
-  return {
-    jobId: job.jobId ?? jobId,
-    status: job.status,
-    error: job.error,
-    createdAt: job.createdAt,
-    updatedAt: job.updatedAt,
-  } as { jobId: string; status: T['status']; error?: string; createdAt?: string; updatedAt?: string };
-}
-
-/** The link a completed job's answer carries in the current revision (both its fields, else none). */
-function completedLink(job: ExportJobV2, ref: ProjectExportJobRef): GeneratedBundle | undefined {
-  if (job.status !== 'completed' || job.bundleUrl === undefined || job.expiresAt === undefined)
-    return undefined;
-  return {
-    jobId: job.jobId ?? ref.jobId,
-    bundleUrl: job.bundleUrl,
-    expiresAt: job.expiresAt,
-    ...(job.sizeBytes === undefined ? {} : { sizeBytes: job.sizeBytes }),
-  };
 }
 
 const DEFAULT_TIMEOUTS: AdminApiTimeouts = {
@@ -171,36 +100,12 @@ const MAX_RESPONSE_BYTES = 1 << 20;
 const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /**
- * When a failed call may be repeated:
- * - `idempotent`: reads, and generate-bundle (it only mints a new link for the same files), so a
- *   repeat after a lost response does no harm.
- * - `create`: a lost response may still have created a job, and a blind repeat would start a second
- *   one. Only failures that prove nothing was created are retried: 429 (the server refused) and
- *   connection failures before the request was sent.
- */
-type RetryClass = 'idempotent' | 'create';
-
-interface CallSpec<S extends z.ZodType> {
-  operation: Operation;
-  method: 'GET' | 'POST';
-  path: string;
-  /** `path` with its ids as placeholders: what metrics name the endpoint by. */
-  route: string;
-  body?: unknown;
-  schema: S;
-  retry: RetryClass;
-  /** Names the resource in error messages. */
-  subject: ErrorSubject;
-  onRateLimited?: (retryAfterMs: number) => void;
-}
-
-/**
  * For a start answered 2xx or 5xx in a form the client cannot use: the job may exist all the same
  * (as `startMayHaveCreatedJob` decides).
  */
 function unusableStartAdvice(spec: CallSpec<z.ZodType>, status: number): string {
-  return spec.operation === 'startExport' && (status < 300 || status >= 500)
-    ? ` ${mayHaveStartedAdvice(spec.subject)}`
+  return spec.operation === 'startExport' && spec.answers && (status < 300 || status >= 500)
+    ? ` ${spec.answers.mayHaveStarted}`
     : '';
 }
 
@@ -214,7 +119,7 @@ function seg(value: string): string {
   return encodeURIComponent(value);
 }
 
-export class AdminApiClient {
+export class AdminApiClient implements AdminApiCalls {
   readonly baseUrl: string;
   readonly budget: AgentJobBudget;
   private readonly origin: string;
@@ -356,148 +261,32 @@ export class AdminApiClient {
     );
   }
 
-  /** Starts a static export (202). Not blindly retried: a repeat could start a second export. */
-  startExport(input: ExportTarget, options: CallOptions = {}): Promise<StartedExport> {
-    if (isProjectExport(input)) return this.startProjectExport(input, options);
-    const body: StartExportRequest = { domain: input.domain };
-    if (input.version !== undefined) body.version = input.version;
-    if (input.paths !== undefined) body.paths = input.paths;
-    return this.call(
-      {
-        operation: 'startExport',
-        method: 'POST',
-        path: '/v1/static-export/jobs',
-        route: '/v1/static-export/jobs',
-        body,
-        schema: StartedExportSchema,
-        retry: 'create',
-        subject: { domain: input.domain },
-      },
-      options.signal,
-    );
-  }
-
-  private async startProjectExport(
-    input: ProjectExportRequest,
-    options: CallOptions,
-  ): Promise<StartedExport> {
-    const started = await this.call(
-      {
-        operation: 'startExport',
-        method: 'POST',
-        path: `/v1/static-export/${seg(input.projectId)}/jobs`,
-        route: '/v1/static-export/{projectId}/jobs',
-        body: input.basePath === undefined ? {} : { basePath: input.basePath },
-        schema: StartedExportV2Schema,
-        retry: 'create',
-        subject: { projectId: input.projectId },
-      },
-      options.signal,
-    );
-    this.registerLink(started);
-    return withoutLink(started, started.jobId);
+  /** Starts a static export (202) in the revision the target names. Not blindly retried. */
+  startExport(target: ExportTarget, options: CallOptions = {}): Promise<StartedExport> {
+    return startExport(this, target, options);
   }
 
   /** A job's status; a job of the current revision reports no progress or page count. */
   async getExport(job: ExportJobRef, options: CallOptions = {}): Promise<ExportStatus> {
-    return (await this.readExport(job, options)).status;
+    return (await readExport(this, job, options)).status;
   }
 
   /**
-   * A job's status and, for a completed job of the current revision, the link its answer carries
-   * (a secret): the poll that sees the job complete has the link to publish, no second call.
+   * A job's status and, when its revision's answer carries one (a completed job of the current
+   * revision), the link to its bundle (a secret): the poll that sees the job complete has the link.
    */
-  async readExport(
-    job: ExportJobRef,
-    options: CallOptions = {},
-  ): Promise<{ status: ExportStatus; link?: GeneratedBundle }> {
-    if (typeof job !== 'string') {
-      const answer = await this.getProjectExport(job, options);
-      const link = completedLink(answer, job);
-      return { status: withoutLink(answer, job.jobId), ...(link ? { link } : {}) };
-    }
-    return { status: await this.getContractExport(job, options) };
+  readExport(job: ExportJobRef, options: CallOptions = {}): Promise<ExportRead> {
+    return readExport(this, job, options);
   }
 
-  private async getContractExport(job: string, options: CallOptions): Promise<ExportStatus> {
-    const status = await this.call(
-      {
-        operation: 'getExport',
-        method: 'GET',
-        path: `/v1/static-export/jobs/${seg(job)}`,
-        route: '/v1/static-export/jobs/{jobId}',
-        schema: ExportJobSchema,
-        retry: 'idempotent',
-        subject: { jobId: job },
-      },
-      options.signal,
-    );
-    return { ...status, jobId: status.jobId ?? job };
+  /** A (fresh) link to the bundle of a completed job, as its revision gives one. A secret URL. */
+  exportLink(job: ExportJobRef, options: CallOptions = {}): Promise<GeneratedBundle> {
+    return exportLink(this, job, options);
   }
 
-  /** Every GET of a completed job of the current revision carries a fresh link: a secret at once. */
-  private async getProjectExport(job: ProjectExportJobRef, options: CallOptions): Promise<ExportJobV2> {
-    const status = await this.call(
-      {
-        operation: 'getExport',
-        method: 'GET',
-        path: `/v1/static-export/${seg(job.projectId)}/jobs/${seg(job.jobId)}`,
-        route: '/v1/static-export/{projectId}/jobs/{jobId}',
-        schema: ExportJobV2Schema,
-        retry: 'idempotent',
-        subject: { projectId: job.projectId, jobId: job.jobId },
-      },
-      options.signal,
-    );
-    this.registerLink(status);
-    return status;
-  }
-
-  private registerLink(job: Pick<ExportJobV2, 'bundleUrl' | 'expiresAt'>): void {
-    if (job.bundleUrl !== undefined) registerSecret(job.bundleUrl, job.expiresAt);
-  }
-
-  /**
-   * A (fresh) link to the bundle of a completed job: the contract's bundle call, or in the current
-   * revision the job's GET, which gives a new link each time. The result holds a secret URL.
-   */
-  async exportLink(job: ExportJobRef, options: CallOptions = {}): Promise<GeneratedBundle> {
-    if (typeof job === 'string') return this.generateBundle(job, options);
-    const status = await this.getProjectExport(job, options);
-    const link = completedLink(status, job);
-    if (link) return link;
-    if (status.status !== 'completed') {
-      throw new ConflictError(
-        `Export job ${job.jobId} of project ${job.projectId} is ${status.status}, not completed, so it has no bundle ` +
-          'link yet. Poll the job until its status is completed; if it failed, start a new export.',
-        { operation: 'getExport' },
-      );
-    }
-    // Completed, yet without a link (completedLink needs both fields).
-    const field = status.bundleUrl === undefined ? 'bundleUrl' : 'expiresAt';
-    throw new InvalidResponseError(
-      `The admin API answered getExport of a completed job without a usable "${field}". The API may have ` +
-        'changed: upgrade static-export-operator or report the response shape.',
-      { operation: 'getExport', field },
-    );
-  }
-
-  /** Generates (or renews) the bundle link of a completed export of the contract's revision. The result holds a secret URL. */
-  async generateBundle(jobId: string, options: CallOptions = {}): Promise<GeneratedBundle> {
-    const result = await this.call(
-      {
-        operation: 'generateBundle',
-        method: 'POST',
-        path: `/v1/static-export/jobs/${seg(jobId)}/bundle`,
-        route: '/v1/static-export/jobs/{jobId}/bundle',
-        schema: BundleResultSchema,
-        retry: 'idempotent',
-        subject: { jobId },
-      },
-      options.signal,
-    );
-    registerSecret(result.bundleUrl, result.expiresAt);
-    return { ...result, jobId: result.jobId ?? jobId };
+  /** Generates (or renews) the bundle link of a completed export of the contract's revision. A secret URL. */
+  generateBundle(jobId: string, options: CallOptions = {}): Promise<GeneratedBundle> {
+    return generateBundle(this, jobId, options);
   }
 
   /**
@@ -532,10 +321,8 @@ export class AdminApiClient {
 
   // --- machinery ---
 
-  private async call<S extends z.ZodType>(
-    spec: CallSpec<S>,
-    signal: AbortSignal | undefined,
-  ): Promise<z.output<S>> {
+  /** One call, retried as its spec allows and counted against the per-minute limit. */
+  async call<S extends z.ZodType>(spec: CallSpec<S>, signal: AbortSignal | undefined): Promise<z.output<S>> {
     return this.inUse(() => this.callWithRetries(spec, signal));
   }
 
@@ -682,7 +469,7 @@ export class AdminApiClient {
         );
       }
     }
-    throw httpError(spec.operation, spec.subject, status, text, retryAfter);
+    throw httpError(spec.operation, spec.subject, spec.answers, status, text, retryAfter);
   }
 
   private parse<S extends z.ZodType>(spec: CallSpec<S>, answer: Answer): z.output<S> {
@@ -707,7 +494,9 @@ export class AdminApiClient {
     const code = errorCode(err);
     const where = describeUrl(this.baseUrl);
     const afterSending = (beforeRequestSent: boolean, otherwise: string): string =>
-      operation === 'startExport' && !beforeRequestSent ? mayHaveStartedAdvice(spec.subject) : otherwise;
+      operation === 'startExport' && spec.answers && !beforeRequestSent
+        ? spec.answers.mayHaveStarted
+        : otherwise;
     if (deadlineHit) {
       return new TimeoutError(
         `The admin API at ${where} did not complete ${operation} within ${this.timeouts.requestMs} ms; ` +

@@ -1,17 +1,11 @@
 export { AgentJobBudget, type AgentJobBudgetOptions, type BudgetReservation } from './budget.ts';
+export type { CallOptions } from './call-spec.ts';
 export {
   AdminApiClient,
   type AdminApiClientOptions,
   type AdminApiTimeouts,
-  type CallOptions,
   type CallStatus,
   type CreateAgentJobOptions,
-  describeTarget,
-  type ExportJobRef,
-  type ExportStatus,
-  type ExportTarget,
-  type GeneratedBundle,
-  isProjectExport,
   type RetryPolicy,
 } from './client.ts';
 export {
@@ -36,6 +30,35 @@ export {
   TimeoutError,
   UnauthorizedError,
 } from './errors.ts';
+export type {
+  ContractJobRef,
+  CurrentJobRef,
+  ExportJobRef,
+  ExportRead,
+  ExportRevision,
+  ExportRevisionName,
+  ExportStatus,
+  ExportTarget,
+  GeneratedBundle,
+  StartLimit,
+} from './export-revisions/export-revision.ts';
+export {
+  bundleOptionsOf,
+  describeTarget,
+  EXPORT_REVISIONS,
+  exportTargetOf,
+  type JobRecord,
+  jobOfTarget,
+  jobRecord,
+  oneJobAtATimeOf,
+  recordedJobRef,
+  revisionOfJob,
+  revisionOfSpec,
+  revisionOfTarget,
+  siteOf,
+  slugOf,
+} from './export-revisions/revisions.ts';
 export { DEFAULT_KEY_PREFIX, validateAdminKey } from './keys.ts';
 export { DEFAULT_API_REQUESTS_PER_MINUTE, RequestLimiter } from './request-limiter.ts';
 export * from './schemas.ts';
+export { HOUR_MS, inWindow, SlidingWindow, type WindowEntry, windowDelayMs } from './sliding-window.ts';

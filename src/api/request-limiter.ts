@@ -1,6 +1,7 @@
 // The vendor also limits admin requests per key per minute (VENDOR-FACTS: about 100, 429 beyond).
 // A sliding window like the server's: a request waits until fewer than `perMinute` were sent in the
 // last minute, so one process never hits the limit by itself however many releases it reconciles.
+import { SlidingWindow } from './sliding-window.ts';
 
 /** A limiter of what arrives here (the trigger receiver's callers) counts a minute. */
 const MINUTE_MS = 60_000;
@@ -24,8 +25,7 @@ export const DEFAULT_CLI_API_REQUESTS_PER_MINUTE = 30;
 export class RequestLimiter {
   readonly perMinute: number;
   private readonly now: () => number;
-  private readonly windowMs: number;
-  private readonly sent: number[] = [];
+  private readonly sent: SlidingWindow;
 
   constructor(perMinute: number, now: () => number = Date.now, windowMs = MINUTE_MS) {
     if (!Number.isInteger(perMinute) || perMinute < 1) {
@@ -33,31 +33,28 @@ export class RequestLimiter {
     }
     this.perMinute = perMinute;
     this.now = now;
-    this.windowMs = windowMs;
+    this.sent = new SlidingWindow(windowMs, now);
   }
 
   /** Milliseconds until one more request may be sent (0: now). */
   delayMs(): number {
-    const now = this.now();
-    while (this.sent.length && (this.sent[0] ?? 0) <= now - this.windowMs) this.sent.shift();
-    return this.sent.length < this.perMinute ? 0 : (this.sent[0] ?? now) + this.windowMs - now;
+    return this.sent.delayMs(this.perMinute);
   }
 
   /** Requests that may be sent now without waiting. */
   remaining(): number {
-    this.delayMs();
-    return this.perMinute - this.sent.length;
+    return this.perMinute - this.sent.count();
   }
 
   /** No request in the last minute: the limiter is as good as a new one (and can be dropped). */
   idle(): boolean {
-    return this.delayMs() === 0 && this.sent.length === 0;
+    return this.sent.count() === 0;
   }
 
   /** Takes a slot if one is free; otherwise says how long to wait before asking again. */
   tryTake(): number {
     const delay = this.delayMs();
-    if (delay === 0) this.sent.push(this.now());
+    if (delay === 0) this.sent.add(this.now(), undefined);
     return delay;
   }
 }

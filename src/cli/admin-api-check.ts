@@ -10,7 +10,7 @@
 // resource is the server lacking the probed revision: no verdict on the key. It costs one request
 // of the key's per-minute limit.
 import { AdminApiError, AdminKeyError, RevisionUnavailableError } from '../api/errors.ts';
-import type { AdminApiClient } from '../api/index.ts';
+import type { AdminApiClient, ExportJobRef, ExportRevisionName } from '../api/index.ts';
 import type { CheckResult } from './cluster-checks.ts';
 import { ENV } from './options.ts';
 
@@ -23,6 +23,21 @@ const PROBE_JOB_ID = 'se_0000000000000000';
 const PROJECT_PROBE_JOB_ID = '000000000000000000000000';
 
 const CHECK = 'admin API key';
+
+/** The job the probe reads: one no export has, in the revision --project-id names (none: the contract's). */
+function probeJob(projectId: string | undefined): ExportJobRef {
+  return projectId === undefined
+    ? { revision: 'contract', jobId: PROBE_JOB_ID }
+    : { revision: 'current', projectId, jobId: PROJECT_PROBE_JOB_ID };
+}
+
+/** What a server without the probed revision lacks, and how to check the other one. */
+const UNAVAILABLE: Record<ExportRevisionName, string> = {
+  contract:
+    "contract's (by domain) static export API (404 naming no resource): check with --project-id, as releases with spec.projectId use it",
+  current:
+    'current (by project id) static export API (404 naming no resource): check without --project-id, as releases with spec.domain use it',
+};
 
 export const ADMIN_KEY_SKIPPED: CheckResult = {
   check: CHECK,
@@ -77,9 +92,10 @@ function projectVerdict(error: AdminApiError, projectId: string): CheckResult | 
 
 /**
  * The check's verdict on the probe's outcome: undefined when it answered 2xx, else what it threw.
- * With `projectId`, the probe was of the current revision.
+ * With `projectId`, the probe was of the current revision (probeJob).
  */
 export function adminKeyCheck(error: unknown, projectId?: string): CheckResult {
+  const probe = probeJob(projectId);
   if (error === undefined) return ACCEPTED;
   // A malformed key (e.g. a public assistant key) is refused before anything is sent.
   if (error instanceof AdminKeyError) return { check: CHECK, ok: false, message: error.message };
@@ -88,11 +104,9 @@ export function adminKeyCheck(error: unknown, projectId?: string): CheckResult {
     return {
       check: CHECK,
       ok: false,
-      message:
-        `not proven: the admin API has no ${projectId === undefined ? "contract's (by domain)" : 'current (by project id)'} ` +
-        `static export API (404 naming no resource): ${projectId === undefined ? 'check with --project-id, as releases with spec.projectId use it' : 'check without --project-id, as releases with spec.domain use it'}, or check --api-url`,
+      message: `not proven: the admin API has no ${UNAVAILABLE[probe.revision]}, or check --api-url`,
     };
-  const verdict = projectId === undefined ? undefined : projectVerdict(error, projectId);
+  const verdict = probe.revision === 'current' ? projectVerdict(error, probe.projectId) : undefined;
   if (verdict) return verdict;
   switch (error.kind) {
     case 'NotFound':
@@ -128,9 +142,10 @@ export async function probeAdminKey(
   projectId?: string,
 ): Promise<CheckResult> {
   let api: AdminApiClient | undefined;
+  const probe = probeJob(projectId);
   try {
     api = await client();
-    await api.getExport(projectId === undefined ? PROBE_JOB_ID : { projectId, jobId: PROJECT_PROBE_JOB_ID });
+    await api.getExport(probe);
     return adminKeyCheck(undefined, projectId);
   } catch (error) {
     return adminKeyCheck(error, projectId);

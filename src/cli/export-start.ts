@@ -6,7 +6,9 @@
 
 import { type AdminApiError, ExportBusyError } from '../api/errors.ts';
 import type { StartedExport } from '../api/schemas.ts';
+import { HOUR_MS, windowDelayMs } from '../api/sliding-window.ts';
 import { formatDuration } from '../crd/duration.ts';
+import { EXPORT_STARTS_PER_HOUR } from '../project.ts';
 import { wait } from '../timers.ts';
 import { CliError, EXIT, exitCodeFor } from './exit-codes.ts';
 
@@ -15,7 +17,6 @@ export const BUSY_ANSWERS_PER_HOUR = 4;
 /** The wait after the first 409; each next one is FACTOR times longer (1, 4, 16 minutes). */
 const FIRST_RETRY_MS = 60_000;
 const FACTOR = 4;
-const HOUR_MS = 3_600_000;
 
 interface StartOptions {
   /** How long the command may wait in all, from now. */
@@ -34,10 +35,7 @@ interface StartOptions {
  */
 export function nextProbeAt(busy: number[], retry: number, now: number): number {
   const spaced = now + FIRST_RETRY_MS * FACTOR ** retry;
-  const recent = busy.filter((at) => at > now - HOUR_MS);
-  if (recent.length < BUSY_ANSWERS_PER_HOUR) return spaced;
-  const freed = (recent[recent.length - BUSY_ANSWERS_PER_HOUR] ?? now) + HOUR_MS;
-  return Math.max(spaced, freed);
+  return Math.max(spaced, now + windowDelayMs(busy, BUSY_ANSWERS_PER_HOUR, now, HOUR_MS));
 }
 
 /** `start()`, again after each 409 while the hour's probes and `timeoutMs` allow (exit 6 then). */
@@ -61,7 +59,7 @@ export async function startWhenFree(
           EXIT.unavailable,
           `${options.what} still had an export queued or running after ${formatDuration(Math.max(1, Math.round((now - began) / 1000)) * 1000)} ` +
             `(409 on ${mine} start(s)); the next start would be at ${new Date(next).toISOString()}, after --timeout ` +
-            `${formatDuration(options.timeoutMs)}. A start answered 409 may count toward the organization's 10 starts an ` +
+            `${formatDuration(options.timeoutMs)}. A start answered 409 may count toward the organization's ${EXPORT_STARTS_PER_HOUR} starts an ` +
             `hour, so a busy project is tried ${BUSY_ANSWERS_PER_HOUR} times an hour at most: run again later, raise ` +
             '--timeout, or find out who keeps exporting it.',
         );
@@ -89,7 +87,7 @@ export function startMayHaveCreated(what: string, error: AdminApiError): CliErro
     exitCodeFor(error),
     `the export start of ${what} was answered ${answerOf(error)} after the request reached the platform: the ` +
       'export job may exist and run. It is not started again in this run: a second start would spend another of ' +
-      "the organization's 10 starts an hour, and meets 409 while that job runs. To look: the deployment's page " +
+      `the organization's ${EXPORT_STARTS_PER_HOUR} starts an hour, and meets 409 while that job runs. To look: the deployment's page ` +
       'on the dashboard lists its exports; a start answered 409 in a few minutes means the job still runs.',
   );
 }

@@ -1,7 +1,7 @@
 // What an export is of, from the flags: --domain (the contract's API revision) or --project-id with
 // an optional --base-path (the current revision). What the user names picks the revision.
 import type { Command } from 'commander';
-import type { ExportTarget } from '../api/client.ts';
+import type { ExportTarget } from '../api/index.ts';
 import type { ExportBasePath } from '../api/schemas.ts';
 import { EXPORT_BASE_PATHS, PROJECT_ID_PATTERN } from '../project.ts';
 import type { CliContext } from './context.ts';

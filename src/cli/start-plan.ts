@@ -4,6 +4,7 @@
 // probe included, takes a slot of the record before it goes out, one request at a time, so a 429
 // stops every start after it and overlapping runs never exceed the share together. Sites of the
 // contract's revision have no such limit and start as before.
+
 import {
   AdminApiError,
   ExportBusyError,
@@ -13,11 +14,14 @@ import {
   startMayHaveCreatedJob,
   TimeoutError,
 } from '../api/errors.ts';
+import { oneJobAtATimeOf, revisionOfTarget } from '../api/index.ts';
 import type { StartedExport } from '../api/schemas.ts';
+import { HOUR_MS } from '../api/sliding-window.ts';
 import type { SyncSite, SyncTarget } from '../oci/sync.ts';
+import { EXPORT_STARTS_PER_HOUR } from '../project.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 import { startMayHaveCreated, startWhenFree } from './export-start.ts';
-import { HOUR_MS, type StartOutcome, type StartRecord } from './start-record.ts';
+import type { StartOutcome, StartRecord } from './start-record.ts';
 
 export type WaitReason = 'startBudget' | 'rateLimited';
 
@@ -55,6 +59,9 @@ export function outcomeOf(error: unknown): Exclude<StartOutcome, 'sent' | 'start
   return 'unknown';
 }
 
+/** A site whose revision limits starts (the current one): the plan counts its starts. */
+const countsStarts = (target: SyncTarget): boolean => revisionOfTarget(target.site).startLimit !== undefined;
+
 export class StartPlan {
   /** The start budget group the record counts for. */
   readonly group: string;
@@ -80,7 +87,7 @@ export class StartPlan {
     const recent = record.recent(now);
     this.used = recent.length;
     this.blockedUntil = record.blockedUntil(now);
-    const projects = targets.filter((t) => !('domain' in t.site));
+    const projects = targets.filter(countsStarts);
     const left = this.blockedUntil === undefined ? record.left(now) : 0;
     this.starting = projects.slice(0, left);
     // The hour after this run's starts: the last perHour of them, oldest first.
@@ -104,29 +111,30 @@ export class StartPlan {
     busy: BusyOptions,
   ): Promise<StartedExport> {
     const { site } = target;
-    if ('domain' in site) return startExport(site);
+    const project = oneJobAtATimeOf(site);
+    if (!countsStarts(target) || project === undefined) return startExport(site);
     const slot = this.waiting.get(target);
     if (slot !== undefined) {
       if (this.blockedUntil !== undefined) throw this.refused(this.blockedUntil);
       throw this.noShare(slot.getTime(), this.used);
     }
-    if (this.mayExist.has(site.projectId)) {
+    if (this.mayExist.has(project)) {
       throw new CliError(
         EXIT.unavailable,
-        `not started: an export start of project ${site.projectId} earlier in this run may have created a job (see above); ` +
+        `not started: an export start of project ${project} earlier in this run may have created a job (see above); ` +
           'run again in a few minutes.',
       );
     }
     try {
-      return await startWhenFree(() => this.send(target, site.projectId, () => startExport(site)), {
+      return await startWhenFree(() => this.send(target, project, () => startExport(site)), {
         timeoutMs: busy.timeoutMs,
         what: target.name,
         onBusy: (delayMs, error) => busy.onBusy(target, delayMs, error),
-        earlierBusy: this.record.busyAnswers(site.projectId, Date.now()),
+        earlierBusy: this.record.busyAnswers(project, Date.now()),
       });
     } catch (error) {
       if (startMayHaveCreatedJob(error)) {
-        this.mayExist.add(site.projectId);
+        this.mayExist.add(project);
         throw startMayHaveCreated(target.name, error as AdminApiError);
       }
       throw error;
@@ -186,7 +194,7 @@ export class StartPlan {
     return new StartWaiting(
       new Date(until),
       'rateLimited',
-      "waits: the platform refused an export start (429): the organization's 10 starts an hour are " +
+      `waits: the platform refused an export start (429): the organization's ${EXPORT_STARTS_PER_HOUR} starts an hour are ` +
         'used up, by this tool or others of the organization (the operator, the dashboard, other keys); no more starts ' +
         `this run, and ${this.record.file} holds later runs back too; the next is possible at ${iso(until)}`,
     );

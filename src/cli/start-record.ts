@@ -13,11 +13,11 @@ import { constants } from 'node:fs';
 import { type FileHandle, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import { HOUR_MS, inWindow, windowDelayMs } from '../api/sliding-window.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../project.ts';
 import { wait } from '../timers.ts';
 import { usageError } from './exit-codes.ts';
 
-export const HOUR_MS = 3_600_000;
 /** How long a run waits for another to release the lock (it holds it for a read and a write). */
 const LOCK_WAIT_MS = 10_000;
 /** A lock older than this was left by a run that died while holding it. */
@@ -137,9 +137,9 @@ export class StartRecord {
         return false;
       }
       const recent = this.recent(now);
-      if (recent.length >= this.perHour) {
-        const oldest = recent[recent.length - this.perHour] ?? now;
-        answer = { until: oldest + HOUR_MS, reason: 'startBudget', used: recent.length };
+      const waitMs = windowDelayMs(recent, this.perHour, now, HOUR_MS);
+      if (waitMs > 0) {
+        answer = { until: now + waitMs, reason: 'startBudget', used: recent.length };
         return false;
       }
       c.starts.push({
@@ -180,7 +180,7 @@ export class StartRecord {
   private mine(now: number): Start[] {
     return this.contents.starts
       .filter((s) => s.group === undefined || s.group === this.group)
-      .filter((s) => Date.parse(s.at) > now - HOUR_MS)
+      .filter((s) => inWindow(Date.parse(s.at), now, HOUR_MS))
       .sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
   }
 
@@ -236,7 +236,7 @@ export class StartRecord {
       // A start dated in the future (a wrong clock, a hand edit) counts as made now, not until then.
       starts: parsed.data.starts
         .map((s) => ({ ...s, at: clamp(s.at, now) }))
-        .filter((s) => Date.parse(s.at) > now - HOUR_MS),
+        .filter((s) => inWindow(Date.parse(s.at), now, HOUR_MS)),
       // The platform's hourly block lasts an hour at most.
       blocks: (parsed.data.blocks ?? [])
         .map((b) => ({ ...b, until: clamp(b.until, now + HOUR_MS) }))

@@ -265,7 +265,7 @@ const specObject = z
     )
       .optional()
       .describe(
-        "Project to export with the platform's current export API (/v1/static-export/{projectId}/jobs): one active job per deployment, 10 starts per organization per hour. Exactly one of domain or projectId.",
+        `Project to export with the platform's current export API (/v1/static-export/{projectId}/jobs): one active job per deployment, ${EXPORT_STARTS_PER_HOUR} starts per organization per hour. Exactly one of domain or projectId.`,
       ),
     basePath: z
       .enum(EXPORT_BASE_PATHS, {
@@ -437,11 +437,24 @@ const jobProject = (what: string) =>
       `The project of ${what} when it is a job of the current export API (spec.projectId when it started); absent for a job of the contract's API (spec.domain). A job is always read back through the API that started it.`,
     );
 
+/** The revisions of the platform's export API a job can be started through (src/api/export-revisions/). */
+export const EXPORT_REVISION_NAMES = ['contract', 'current'] as const;
+
+/** Which export API started a job; absent in records of operators before it was recorded. */
+const jobRevision = (what: string) =>
+  z
+    .enum(EXPORT_REVISION_NAMES)
+    .optional()
+    .describe(
+      `The export API ${what} was started through: contract (spec.domain, the contract's API) or current (spec.projectId, the platform's current API). Absent in records written by operators that did not record it: then projectId tells (set: current).`,
+    );
+
 const exportStatusSchema = z.object({
   jobId: z
     .string()
     .optional()
     .describe("The export job's id on the platform, recorded as soon as it started."),
+  revision: jobRevision('the export job'),
   projectId: jobProject('the export job'),
   state: z
     .string()
@@ -533,7 +546,7 @@ const staticExportReleaseStatusSchema = z
       .max(EXPORT_STARTS_PER_HOUR)
       .optional()
       .describe(
-        'When this release started export jobs of the current export API in the last hour, newest first: a restarted operator counts them against the start budget (10 per organization and hour) before it starts another.',
+        `When this release started export jobs of the current export API in the last hour, newest first: a restarted operator counts them against the start budget (${EXPORT_STARTS_PER_HOUR} per organization and hour) before it starts another.`,
       ),
     waiting: z
       .object({
@@ -599,6 +612,7 @@ const staticExportReleaseStatusSchema = z
           .string()
           .optional()
           .describe('The export job whose bundle is served (its link is renewed from it).'),
+        revision: jobRevision('the job served'),
         projectId: jobProject('the job served'),
         jobMissingSince: timestamp()
           .optional()
@@ -648,6 +662,7 @@ const staticExportReleaseStatusSchema = z
               .describe(
                 'The export job it came from (spec.pinnedVersion serves it again); none for a registry source.',
               ),
+            revision: jobRevision('that job'),
             projectId: jobProject('that job'),
             pageCount: z.number().int().optional().describe('Its HTML pages.'),
             appliedAt: timestamp().describe('When it was published.'),

@@ -57,14 +57,18 @@ function sortedRecord(record: Record<string, string>): Record<string, string> {
 }
 
 export function siteAnnotations(meta: SiteMetadata): Record<string, string> {
+  // What the metadata names of the site and its job, each annotated when given.
+  const given = Object.entries({
+    [ANNOTATIONS.domain]: meta.domain,
+    [ANNOTATIONS.projectId]: meta.projectId,
+    [ANNOTATIONS.exportJobId]: meta.exportJobId,
+    [ANNOTATIONS.source]: meta.domain && `https://${meta.domain}/`,
+  }).filter((entry): entry is [string, string] => Boolean(entry[1]));
   return sortedRecord({
     [ANNOTATIONS.version]: meta.version,
-    ...(meta.domain ? { [ANNOTATIONS.domain]: meta.domain } : {}),
-    ...(meta.projectId ? { [ANNOTATIONS.projectId]: meta.projectId } : {}),
+    ...Object.fromEntries(given),
     [ANNOTATIONS.pageCount]: String(meta.pages),
-    ...(meta.exportJobId ? { [ANNOTATIONS.exportJobId]: meta.exportJobId } : {}),
     [ANNOTATIONS.created]: meta.created ?? new Date(0).toISOString(),
-    ...(meta.domain ? { [ANNOTATIONS.source]: `https://${meta.domain}/` } : {}),
     [ANNOTATIONS.ociVersion]: meta.version,
     [ANNOTATIONS.title]: meta.domain ?? meta.projectId ?? meta.version,
   });

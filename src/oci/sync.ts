@@ -7,22 +7,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { describeTarget, type ExportJobRef, type GeneratedBundle } from '../api/client.ts';
-import { type ExportObservations, nextPollDelayMs, observe } from '../api/poll-schedule.ts';
 import {
-  type ExportBasePath,
-  ExportBasePathSchema,
-  type ExportJob,
-  ProjectIdSchema,
-  type StartedExport,
-} from '../api/schemas.ts';
+  describeTarget,
+  type ExportJobRef,
+  type ExportTarget,
+  exportTargetOf,
+  type GeneratedBundle,
+  jobOfTarget,
+  slugOf,
+} from '../api/index.ts';
+import { type ExportObservations, nextPollDelayMs, observe } from '../api/poll-schedule.ts';
+import { ExportBasePathSchema, type ExportJob, ProjectIdSchema, type StartedExport } from '../api/schemas.ts';
 import { fetchBundle } from '../bundle/fetch.ts';
 import type { BundleLimits } from '../bundle/limits.ts';
 import type { LinkDestinations } from '../bundle/link-destination.ts';
 import { BARE_HOST_RULE, isBareHost } from '../domain.ts';
 import { wait } from '../timers.ts';
 import { OciError } from './errors.ts';
-import type { PushImageOptions } from './image.ts';
+import type { PushImageOptions, SiteMetadata } from './image.ts';
 import { type PublishResult, packageSite, pruneVersions, publishSite } from './publish.ts';
 import { isTag, OCI_REFERENCE_HELP, type OciReference, parseOciReference } from './reference.ts';
 import type { RegistryClient } from './registry.ts';
@@ -77,7 +79,14 @@ const SyncConfigSchema = z.strictObject({
 type SyncConfig = z.infer<typeof SyncConfigSchema>;
 
 /** What a site is exported as; what it names picks the API revision. */
-export type SyncSite = { domain: string } | { projectId: string; basePath?: ExportBasePath };
+export type SyncSite = ExportTarget;
+
+/** What names the site in its image (domain, project id): the target without its export options. */
+function siteNames(site: SyncSite): Pick<SiteMetadata, 'domain' | 'projectId'> {
+  return Object.fromEntries(
+    Object.entries(site).filter(([key]) => key === 'domain' || key === 'projectId'),
+  ) as Pick<SiteMetadata, 'domain' | 'projectId'>;
+}
 
 export interface SyncTarget {
   site: SyncSite;
@@ -117,13 +126,8 @@ export function parseSyncConfig(text: string, file: string): { config: SyncConfi
     throw new OciError('Usage', `${file}: target must be a repository prefix, without :tag or @digest`);
   const targets = config.domains.map((entry, i): SyncTarget => {
     const fields = typeof entry === 'string' ? { domain: entry } : entry;
-    const site: SyncSite =
-      fields.projectId === undefined
-        ? { domain: fields.domain as string }
-        : {
-            projectId: fields.projectId,
-            ...(fields.basePath === undefined ? {} : { basePath: fields.basePath }),
-          };
+    // Named by the same fields as a StaticExportRelease's spec, and read the same way.
+    const site: SyncSite = exportTargetOf(fields) ?? { domain: '' };
     const name = describeTarget(site);
     if (typeof entry !== 'string' && entry.repository) {
       const reference = parseOciReference(entry.repository, `${file}: domains.${i}.repository`);
@@ -132,8 +136,11 @@ export function parseSyncConfig(text: string, file: string): { config: SyncConfi
       }
       return { site, name, reference };
     }
-    const path = 'domain' in site ? site.domain : site.projectId;
-    return { site, name, reference: { registry: base.registry, repository: `${base.repository}/${path}` } };
+    return {
+      site,
+      name,
+      reference: { registry: base.registry, repository: `${base.repository}/${slugOf(site)}` },
+    };
   });
   const seen = new Map<string, string>();
   for (const t of targets) {
@@ -216,8 +223,7 @@ async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<Dom
   const emit = (step: SyncStep) => options.onEvent?.({ ...site, ...step }, target);
   const deadline = Date.now() + options.timeoutMs;
   const started = await (options.start ?? ((t: SyncTarget) => options.api.startExport(t.site)))(target);
-  const ref: ExportJobRef =
-    'domain' in site ? started.jobId : { projectId: site.projectId, jobId: started.jobId };
+  const ref = jobOfTarget(site, started.jobId);
   emit({ event: 'started', jobId: started.jobId });
   let seen: ExportObservations = { startedAt: Date.now() };
   let job: ExportJob;
@@ -275,7 +281,7 @@ async function syncDomain(target: SyncTarget, options: SyncOptions): Promise<Dom
         await packageSite(
           fetched.path,
           {
-            ...('domain' in site ? { domain: site.domain } : { projectId: site.projectId }),
+            ...siteNames(site),
             exportJobId: started.jobId,
             created: created ? new Date(created).toISOString() : new Date().toISOString(),
           },

@@ -5,9 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { CreateAgentJobRequestSchema } from '../api/schemas.ts';
+import { HOUR_MS, type SlidingWindow } from '../api/sliding-window.ts';
 import { countInWindow, HttpError, parseBody, type Reply, readJson } from './http.ts';
-
-const HOUR_MS = 3_600_000;
 
 export type AgentRoute =
   | { endpoint: 'agent-create'; projectId: string }
@@ -30,7 +29,7 @@ interface AgentJob {
 
 export class AgentJobs {
   private readonly jobs = new Map<string, AgentJob>();
-  private readonly creations = new Map<string, number[]>();
+  private readonly creations = new Map<string, SlidingWindow>();
   private prCounter = 0;
   private readonly now: () => number;
   private readonly settings: Readonly<AgentSettings>;
@@ -55,7 +54,7 @@ export class AgentJobs {
         countInWindow(
           this.creations,
           route.projectId,
-          this.now(),
+          this.now,
           HOUR_MS,
           this.rateLimitPerHour,
           'Too many sessions created. Please try again later.',

@@ -5,12 +5,11 @@
 
 import type { IncomingMessage } from 'node:http';
 import { type ExportBasePath, ProjectIdSchema, StartExportV2RequestSchema } from '../api/schemas.ts';
+import { HOUR_MS, type SlidingWindow } from '../api/sliding-window.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../project.ts';
 import type { ExportJob, ExportJobs } from './export-jobs.ts';
 import type { SiteFault } from './faults.ts';
 import { countInWindow, HttpError, parseBody, type Reply, readJson } from './http.ts';
-
-const HOUR_MS = 3_600_000;
 
 export type ExportV2Route =
   | { revision: 2; endpoint: 'start'; projectId: string }
@@ -64,7 +63,7 @@ export class ExportV2 {
   private readonly now: () => number;
   private readonly projects: Readonly<Record<string, ExportProject>>;
   private readonly unknown: ReadonlySet<string>;
-  private readonly starts = new Map<string, number[]>();
+  private readonly starts = new Map<string, SlidingWindow>();
   /** Projects whose start is between its 409 check and its job's creation. */
   private readonly starting = new Set<string>();
   private readonly retryAfter: boolean;
@@ -84,7 +83,7 @@ export class ExportV2 {
     countInWindow(
       this.starts,
       ORGANIZATION,
-      this.now(),
+      this.now,
       HOUR_MS,
       EXPORT_STARTS_PER_HOUR,
       START_LIMIT_MESSAGE,

@@ -4,6 +4,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
+import { SlidingWindow } from '../api/sliding-window.ts';
 
 const MAX_BODY = 1 << 20;
 
@@ -72,19 +73,23 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
 
 /** A sliding-window limit: records one more event for `id`, or throws 429 (with Retry-After unless told not to). */
 export function countInWindow(
-  events: Map<string, number[]>,
+  events: Map<string, SlidingWindow>,
   id: string,
-  now: number,
+  now: () => number,
   windowMs: number,
   limit: number,
   message: string,
   retryAfter = true,
 ): void {
-  const recent = (events.get(id) ?? []).filter((t) => t > now - windowMs);
-  events.set(id, recent);
-  if (recent.length >= limit) {
-    const retryAfterSec = Math.max(1, Math.ceil(((recent[0] ?? now) + windowMs - now) / 1000));
+  let window = events.get(id);
+  if (!window) {
+    window = new SlidingWindow(windowMs, now);
+    events.set(id, window);
+  }
+  const waitMs = window.delayMs(limit);
+  if (waitMs > 0) {
+    const retryAfterSec = Math.max(1, Math.ceil(waitMs / 1000));
     throw new HttpError(429, message, {}, retryAfter ? { 'retry-after': String(retryAfterSec) } : {});
   }
-  recent.push(now);
+  window.add(now(), undefined);
 }

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { SlidingWindow } from '../api/sliding-window.ts';
 import type { Logger } from '../log.ts';
 import { wait } from '../timers.ts';
 import { AgentJobs, type AgentRoute, type AgentSettings } from './agent-jobs.ts';
@@ -182,7 +183,7 @@ class SimulatorServer implements Simulator {
   private readonly clock: () => number;
   private readonly linkStyle: LinkStyle;
   private readonly requestsPerMinute: number | undefined;
-  private readonly recentRequests = new Map<string, number[]>();
+  private readonly recentRequests = new Map<string, SlidingWindow>();
   private readonly faults: FaultTable;
   private readonly secret = randomBytes(32);
   private readonly logger: Logger | undefined;
@@ -409,7 +410,7 @@ class SimulatorServer implements Simulator {
       countInWindow(
         this.recentRequests,
         key,
-        this.now(),
+        () => this.now(),
         MINUTE_MS,
         this.requestsPerMinute,
         TOO_MANY_REQUESTS,

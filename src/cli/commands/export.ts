@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import type { AdminApiError, ExportJobRef, ExportStatus, GeneratedBundle } from '../../api/index.ts';
+import type { AdminApiError, ExportStatus, GeneratedBundle } from '../../api/index.ts';
 import { completedDurationMs } from '../../api/poll-schedule.ts';
 import { formatDuration } from '../../crd/duration.ts';
 import {
@@ -76,7 +76,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
   if (flags.out !== undefined) await checkDestination('--out', flags.out, flags.force);
   const client = await apiClient(flags, ctx, logger);
   const [
-    { describeTarget, isExportFinished, isProjectExport, startMayHaveCreatedJob },
+    { describeTarget, isExportFinished, jobOfTarget, startMayHaveCreatedJob },
     { fetchBundle, linkArrivedExpired, linkDestinationsFor },
   ] = await Promise.all([import('../../api/index.ts'), import('../../bundle/index.ts')]);
   const site = describeTarget(target);
@@ -100,7 +100,7 @@ async function runExport(flags: ExportFlags, ctx: CliContext): Promise<void> {
     });
     const startedAt = Date.now();
     const jobId = started.jobId;
-    const ref: ExportJobRef = isProjectExport(target) ? { projectId: target.projectId, jobId } : jobId;
+    const ref = jobOfTarget(target, jobId);
     out.event('started', { jobId, ...target });
     out.info(`Started export ${jobId} of ${site}`);
 

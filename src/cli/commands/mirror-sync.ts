@@ -255,7 +255,7 @@ async function runSync(flags: SyncFlags, ctx: CliContext): Promise<void> {
     throw new CliError(
       EXIT.startLimit,
       `${waiting.length} of ${results.length} site(s) wait for an export start (${waiting.map((w) => w.target.name).join(', ')}): ` +
-        `the platform allows 10 starts per organization and hour, this group ${flags.startsPerHour}; the next is possible at ${nextStart.toISOString()}: run again then.`,
+        `the platform allows ${EXPORT_STARTS_PER_HOUR} starts per organization and hour, this group ${flags.startsPerHour}; the next is possible at ${nextStart.toISOString()}: run again then.`,
     );
   }
 }
@@ -266,7 +266,7 @@ export function registerMirrorSync(mirror: Command, ctx: CliContext): void {
     .summary('export many domains and push each new version to a registry')
     .description(
       "For each site of --config (a domain, or a projectId of the current API revision, started within the hour's " +
-        '10 starts: see below): start an export, wait for it, download and verify the bundle, package it ' +
+        `${EXPORT_STARTS_PER_HOUR} starts: see below): start an export, wait for it, download and verify the bundle, package it ` +
         'as an OCI image and push it, unless the repository has that version already (then nothing is ' +
         'uploaded); point the moving tags at it and prune versions beyond `keep`. Sites fail independently; ' +
         'the exit code is that of the first failure, else 8 when sites wait for an export start.',

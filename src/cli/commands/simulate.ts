@@ -4,6 +4,7 @@ import { AdminKeyError } from '../../api/errors.ts';
 import { validateAdminKey } from '../../api/keys.ts';
 import { ProjectIdSchema } from '../../api/schemas.ts';
 import type { Logger } from '../../log.ts';
+import { EXPORT_STARTS_PER_HOUR } from '../../project.ts';
 import { parseFault } from '../../simulator/faults.ts';
 import type { Simulator } from '../../simulator/index.ts';
 import { EXPORT_PROGRESS_MODELS, type ExportProgressModel } from '../../simulator/progress.ts';
@@ -266,7 +267,7 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
     )
     .option(
       '--organization-key <key>',
-      "another admin key of the same organization (repeatable): accepted like --key, sharing the organization's 10 starts per hour",
+      `another admin key of the same organization (repeatable): accepted like --key, sharing the organization's ${EXPORT_STARTS_PER_HOUR} starts per hour`,
       collectKey,
       [],
     )

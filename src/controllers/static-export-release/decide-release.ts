@@ -5,10 +5,12 @@
 // watched). The rules' order is the behaviour:
 // test/unit/controllers/static-export-release/ladder.test.ts pins it.
 
+import { revisionOfJob, revisionOfSpec } from '../../api/index.ts';
 import type { Failure } from '../failures.ts';
 import { type Chosen, ladder, type Rule } from '../rule-ladder.ts';
 import { blocked, deleting, suspended } from './common-rules/common-rules.ts';
 import { exportInFlight } from './export/export-in-flight.ts';
+import { jobRef } from './export/export-site.ts';
 import { joinOrStart, overcommitEvent, withoutWaitOver } from './export/join-or-start.ts';
 import { pinnedVersion } from './export/pinned-version.ts';
 import { startOutcomeUnknown, withoutExpiredStart } from './export/start-outcome-unknown.ts';
@@ -89,9 +91,10 @@ function choosePlatform(o: PlatformObserved, tun: Tunables): Chosen<Decision> {
  */
 function revisionNoted(o: PlatformObserved, status: Status): Status {
   const e = status.export;
-  if (!e?.jobId || e.finishedAt || (e.projectId === undefined) === (o.release.spec.projectId === undefined))
-    return status;
-  const message = `Started through the ${e.projectId === undefined ? "contract's export API (spec.domain)" : 'current export API (spec.projectId)'} before the spec changed: it finishes there, and the next export uses the API the spec names now`;
+  if (!e?.jobId || e.finishedAt) return status;
+  const started = revisionOfJob(jobRef(e));
+  if (started === revisionOfSpec(o.release.spec)) return status;
+  const message = `Started through the ${started.title} before the spec changed: it finishes there, and the next export uses the API the spec names now`;
   return e.message === message ? status : { ...status, export: { ...e, message } };
 }
 

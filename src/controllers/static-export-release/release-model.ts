@@ -1,7 +1,7 @@
 // What a StaticExportRelease's decision reads and returns. `Observed` says which source the release
 // follows (the platform's export jobs or a registry's tag), so each source's rules see only what is
 // theirs; a rule is one rung of the ladder in decide-release.ts.
-import type { AdminApiClient } from '../../api/index.ts';
+import { type AdminApiClient, type ExportRevisionName, HOUR_MS } from '../../api/index.ts';
 import type { StaticExportRelease, StaticExportReleaseStatus } from '../../crd/index.ts';
 import type { Workload, WorkloadRef } from '../../targets/workloads.ts';
 import type { Decision as DecisionOf } from '../decision-shape.ts';
@@ -104,7 +104,14 @@ type ServingAction =
 /** What a platform release does: start an export, publish a job's bundle (or only its fresh link). */
 export type PlatformAction =
   | { kind: 'start'; reason: StartReason }
-  | { kind: 'publish'; mode: PublishMode; jobId: string; projectId?: string; expectVersion?: string }
+  | {
+      kind: 'publish';
+      mode: PublishMode;
+      jobId: string;
+      revision?: ExportRevisionName;
+      projectId?: string;
+      expectVersion?: string;
+    }
   | ServingAction;
 
 /**
@@ -157,7 +164,7 @@ export interface Tunables {
 export const DEFAULT_TUNABLES: Tunables = {
   exportRetryMs: 5 * 60_000,
   startOutcomeWaitMs: 10 * 60_000,
-  exportDeadlineMs: 2 * 3_600_000,
+  exportDeadlineMs: 2 * HOUR_MS,
   exportDeadlineFloorMs: 30 * 60_000,
   jobGoneConfirmMs: 60_000,
 };

@@ -1,5 +1,6 @@
 // When a release is looked at again: the export in flight's next poll, the next export due on its
 // own (interval, retry), the link's renewal. Pure functions of the release's status and the clock.
+import { HOUR_MS } from '../../api/index.ts';
 import { type ExportObservations, nextPollDelayMs } from '../../api/poll-schedule.ts';
 import { parseDuration, type StaticExportRelease } from '../../crd/index.ts';
 import type { Status, Tunables } from './release-model.ts';
@@ -26,7 +27,6 @@ export function exportPollDelayMs(s: Status, now: Date): number | undefined {
   return nextPollDelayMs(exportObservations(s, now), now.getTime());
 }
 
-const HOUR_MS = 3_600_000;
 /** An export may take this many times the site's median before it counts as failed. */
 export const EXPORT_DEADLINE_MEDIANS = 4;
 /** What status.export.state says of an export that passed its deadline (exportDeadline). */

@@ -73,7 +73,7 @@ describe('the current revision (a project id)', () => {
     const started = await c.startExport({ projectId: 'acme', basePath: '/docs' });
     expect(started.jobId).toMatch(HEX24);
     expect(started.status).toBe('queued');
-    const ref = { projectId: 'acme', jobId: started.jobId };
+    const ref = { revision: 'current' as const, projectId: 'acme', jobId: started.jobId };
 
     v2.advanceTime(500);
     const running = await c.getExport(ref);
@@ -118,7 +118,7 @@ describe('the current revision (a project id)', () => {
     const c = client(v2);
     const started = await c.startExport({ projectId: 'deployed' });
     v2.advanceTime(1100);
-    const link = await c.exportLink({ projectId: 'deployed', jobId: started.jobId });
+    const link = await c.exportLink({ revision: 'current', projectId: 'deployed', jobId: started.jobId });
     const index = (await untar((await download(link.bundleUrl)).body)).get('index.html');
     expect(index?.content.toString()).toContain('href="/documentation/assets/site.css"');
   });
@@ -167,7 +167,9 @@ describe('the current revision (a project id)', () => {
     expect(plan.message).toMatch(
       /\(401\): the key is wrong or revoked, the organization's plan has no API access/,
     );
-    const off = await caught(client(v2).getExport({ projectId: 'off', jobId: '0'.repeat(24) }));
+    const off = await caught(
+      client(v2).getExport({ revision: 'current', projectId: 'off', jobId: '0'.repeat(24) }),
+    );
     expect(off).toBeInstanceOf(UnauthorizedError);
     expect(off.message).toContain('static export is not enabled for the project');
     expect(off.message).toContain("enable static export in the project's settings");
@@ -183,7 +185,9 @@ describe('the current revision (a project id)', () => {
     expect(unknown.message).toMatch(
       /Project elsewhere was not found \(404\).*key belongs to the project's organization/,
     );
-    const noJob = await caught(client(v2).getExport({ projectId: 'acme', jobId: 'f'.repeat(24) }));
+    const noJob = await caught(
+      client(v2).getExport({ revision: 'current', projectId: 'acme', jobId: 'f'.repeat(24) }),
+    );
     expect(noJob).toBeInstanceOf(NotFoundError);
     expect(noJob.message).toContain(`Export job ${'f'.repeat(24)} of project acme was not found (404)`);
 
@@ -199,11 +203,15 @@ describe("the contract's revision (a domain)", () => {
   it('gives the link of a completed job through its bundle call', async () => {
     const c = client(v1);
     const { jobId } = await c.startExport({ domain: 'docs.acme.dev' });
-    for (let i = 0; i < 100 && (await c.getExport(jobId)).status !== 'completed'; i++) {
+    for (
+      let i = 0;
+      i < 100 && (await c.getExport({ revision: 'contract', jobId })).status !== 'completed';
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 20));
     }
     const since = v1.requests.length;
-    const link = await c.exportLink(jobId);
+    const link = await c.exportLink({ revision: 'contract', jobId });
     expect(v1.requests.slice(since).map((r) => `${r.method} ${r.path}`)).toEqual([
       `POST /v1/static-export/jobs/${jobId}/bundle`,
     ]);

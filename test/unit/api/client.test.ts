@@ -43,7 +43,7 @@ const caught = (promise: Promise<unknown>) => rejectionOf(promise, AdminApiError
 
 async function untilCompleted(c: AdminApiClient, jobId: string) {
   for (let i = 0; i < 100; i++) {
-    const job = await c.getExport(jobId);
+    const job = await c.getExport({ revision: 'contract', jobId });
     if (isExportFinished(job)) return job;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -74,7 +74,7 @@ describe('static export', () => {
 
     const seen: Array<{ status: string; progress?: number; pageCount?: number }> = [];
     for (let i = 0; i < 100; i++) {
-      const job = await c.getExport(started.jobId);
+      const job = await c.getExport({ revision: 'contract', jobId: started.jobId });
       seen.push(job);
       if (isExportFinished(job)) break;
       await new Promise((r) => setTimeout(r, 15));
@@ -136,7 +136,7 @@ describe('static export', () => {
 
   it('404 for an unknown job, not retried', async () => {
     const since = sim.requests.length;
-    const err = await caught(client().getExport('se_doesnotexist0000'));
+    const err = await caught(client().getExport({ revision: 'contract', jobId: 'se_doesnotexist0000' }));
     expect(err).toBeInstanceOf(NotFoundError);
     expect(err.message).toContain('se_doesnotexist0000');
     expect(requestsTo('status', since)).toBe(1);
@@ -245,13 +245,13 @@ describe('agent jobs', () => {
       const c = new AdminApiClient({ baseUrl: limited.baseUrl, apiKey: limited.adminKey, retry: FAST_RETRY });
       clients.push(c);
       const { jobId } = await c.startExport({ domain: 'docs.example.com' });
-      await c.getExport(jobId);
-      const err = await caught(c.getExport(jobId));
+      await c.getExport({ revision: 'contract', jobId });
+      const err = await caught(c.getExport({ revision: 'contract', jobId }));
       expect(err).toBeInstanceOf(RateLimitedError);
       expect((err as RateLimitedError).retryAfterMs).toBeGreaterThan(FAST_RETRY.maxRetryAfterMs);
       expect(err.message).toMatch(/rate limit was hit during getExport \(429\).*Try again in \d+ s/);
       limited.advanceTime(60_000);
-      await expect(c.getExport(jobId)).resolves.toMatchObject({ jobId });
+      await expect(c.getExport({ revision: 'contract', jobId })).resolves.toMatchObject({ jobId });
     } finally {
       await limited.close();
     }
@@ -268,8 +268,8 @@ describe('agent jobs', () => {
       });
       clients.push(c);
       const { jobId } = await c.startExport({ domain: 'docs.example.com' });
-      await c.getExport(jobId);
-      const waiting = c.getExport(jobId, { signal: AbortSignal.timeout(300) });
+      await c.getExport({ revision: 'contract', jobId });
+      const waiting = c.getExport({ revision: 'contract', jobId }, { signal: AbortSignal.timeout(300) });
       await expect(waiting).rejects.toMatchObject({ name: 'TimeoutError' });
       // A start may give up waiting for its slot without a request being sent.
       const start = c.startExport({ domain: 'docs.example.com' }, { signal: AbortSignal.timeout(300) });
@@ -331,7 +331,10 @@ describe('retries and faults', () => {
     const jobId = await completedJob();
     sim.configure({ faults: ['status:503:1:2'] });
     const statuses: CallStatus[] = [];
-    const job = await client({ onCall: (_o, s) => statuses.push(s) }).getExport(jobId);
+    const job = await client({ onCall: (_o, s) => statuses.push(s) }).getExport({
+      revision: 'contract',
+      jobId,
+    });
     expect(job.status).toBe('completed');
     expect(statuses).toEqual([503, 503, 200]);
   });
@@ -349,7 +352,7 @@ describe('retries and faults', () => {
     const jobId = await completedJob();
     sim.configure({ faults: ['status:502:1'] });
     const since = sim.requests.length;
-    const err = await caught(client().getExport(jobId));
+    const err = await caught(client().getExport({ revision: 'contract', jobId }));
     expect(err).toBeInstanceOf(ServerError);
     expect(err.status).toBe(502);
     expect(requestsTo('status', since)).toBe(FAST_RETRY.attempts);
@@ -375,7 +378,7 @@ describe('retries and faults', () => {
   it('retries a reset connection on reads, and reports NetworkError when it persists', async () => {
     const jobId = await completedJob();
     sim.configure({ faults: ['status:reset:1:1'] });
-    expect((await client().getExport(jobId)).status).toBe('completed');
+    expect((await client().getExport({ revision: 'contract', jobId })).status).toBe('completed');
     sim.configure({ faults: ['agent-get:reset:1'] });
     const err = await caught(client().getAgentJob('proj-a', 'job_x'));
     expect(err).toBeInstanceOf(NetworkError);
@@ -387,12 +390,12 @@ describe('retries and faults', () => {
     sim.configure({ faults: ['status:delay=600:1'] });
     const statuses: CallStatus[] = [];
     const slow = client({ timeouts: { requestMs: 150 }, onCall: (_o, s) => statuses.push(s) });
-    const err = await caught(slow.getExport(jobId));
+    const err = await caught(slow.getExport({ revision: 'contract', jobId }));
     expect(err).toBeInstanceOf(TimeoutError);
     expect(err.message).toMatch(/within 150 ms/);
     expect(statuses).toEqual(['timeout', 'timeout', 'timeout']);
     sim.configure({ faults: ['status:delay=600:1:1'] });
-    expect((await slow.getExport(jobId)).status).toBe('completed');
+    expect((await slow.getExport({ revision: 'contract', jobId })).status).toBe('completed');
   });
 
   it('times out on the headers timeout too', async () => {
@@ -408,7 +411,7 @@ describe('retries and faults', () => {
     const jobId = await completedJob();
     sim.configure({ faults: ['status:malformed:1'] });
     const since = sim.requests.length;
-    const err = await caught(client().getExport(jobId));
+    const err = await caught(client().getExport({ revision: 'contract', jobId }));
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect((err as InvalidResponseError).field).toBe('(body)');
     expect(err.message).toMatch(/not JSON/);
@@ -450,7 +453,9 @@ describe('retries and faults', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('shutting down')), 100);
     const t0 = performance.now();
-    await expect(c.getExport('se_any', { signal: controller.signal })).rejects.toThrow('shutting down');
+    await expect(
+      c.getExport({ revision: 'contract', jobId: 'se_any' }, { signal: controller.signal }),
+    ).rejects.toThrow('shutting down');
     expect(performance.now() - t0).toBeLessThan(2000);
   });
 });

@@ -88,7 +88,7 @@ describe('hostile answers are invalid responses with bounds', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(`{"jobId":"${JOB}","status":"running","pad":"${'x'.repeat(2 << 20)}"}`);
     };
-    const err = await caught(client.getExport({ projectId: 'acme', jobId: JOB }));
+    const err = await caught(client.getExport({ revision: 'current', projectId: 'acme', jobId: JOB }));
     expect(err).toBeInstanceOf(InvalidResponseError);
     expect((err as InvalidResponseError).field).toBe('(body)');
     expect(err.message).toMatch(/more than 1048576 bytes/);
@@ -96,14 +96,14 @@ describe('hostile answers are invalid responses with bounds', () => {
 
   it('a completed job without a link, and an expiresAt of 1e300', async () => {
     answer = (res) => json(res, 200, completed({}));
-    const noLink = await caught(client.exportLink({ projectId: 'acme', jobId: JOB }));
+    const noLink = await caught(client.exportLink({ revision: 'current', projectId: 'acme', jobId: JOB }));
     expect(noLink).toBeInstanceOf(InvalidResponseError);
     expect((noLink as InvalidResponseError).field).toBe('bundleUrl');
     expect(exitCodeFor(noLink)).toBe(EXIT.invalidAnswer);
 
     for (const expiresAt of [1e300, -1, '+275760-09-13T00:00:00Z', '1969-12-31T23:59:59Z']) {
       answer = (res) => json(res, 200, completed({ bundleUrl: LINK, sizeBytes: 5, expiresAt }));
-      const err = await caught(client.exportLink({ projectId: 'acme', jobId: JOB }));
+      const err = await caught(client.exportLink({ revision: 'current', projectId: 'acme', jobId: JOB }));
       expect(err, String(expiresAt)).toBeInstanceOf(InvalidResponseError);
       expect((err as InvalidResponseError).field).toBe('expiresAt');
       expect(err.message).toMatch(/between the years 2000 and 9999/);
@@ -112,14 +112,14 @@ describe('hostile answers are invalid responses with bounds', () => {
 
   it('a failure text or status of any length is cut or refused, not carried on', async () => {
     answer = (res) => json(res, 200, { jobId: JOB, status: 'failed', error: 'e'.repeat(100_000) });
-    const failed = await client.getExport({ projectId: 'acme', jobId: JOB });
+    const failed = await client.getExport({ revision: 'current', projectId: 'acme', jobId: JOB });
     expect(failed.error).toHaveLength(1000);
     answer = (res) => json(res, 200, { jobId: JOB, status: 's'.repeat(100_000) });
-    expect(await caught(client.getExport({ projectId: 'acme', jobId: JOB }))).toBeInstanceOf(
-      InvalidResponseError,
-    );
+    expect(
+      await caught(client.getExport({ revision: 'current', projectId: 'acme', jobId: JOB })),
+    ).toBeInstanceOf(InvalidResponseError);
     answer = (res) => json(res, 500, { error: `${'e'.repeat(100_000)}` });
-    const server = await caught(client.getExport({ projectId: 'acme', jobId: JOB }));
+    const server = await caught(client.getExport({ revision: 'current', projectId: 'acme', jobId: JOB }));
     expect(server.message.length).toBeLessThan(500);
   });
 });
@@ -167,15 +167,17 @@ describe('timestamps and delays from the server', () => {
     expect(new Date('2030-01-01T00:00:00').toISOString()).toBe('2030-01-01T05:00:00.000Z');
     for (const expiresAt of ['2030-01-01T00:00:00', '2030-01-01 00:00:00', '2030-01-01T00:00:00.000']) {
       answer = (res) => json(res, 200, completed({ bundleUrl: LINK, sizeBytes: 5, expiresAt }));
-      const link = await client.exportLink({ projectId: 'acme', jobId: JOB });
+      const link = await client.exportLink({ revision: 'current', projectId: 'acme', jobId: JOB });
       expect(link.expiresAt.toISOString(), expiresAt).toBe('2030-01-01T00:00:00.000Z');
     }
     // A zone given is kept.
     answer = (res) =>
       json(res, 200, completed({ bundleUrl: LINK, sizeBytes: 5, expiresAt: '2030-01-01T00:00:00-05:00' }));
-    expect((await client.exportLink({ projectId: 'acme', jobId: JOB })).expiresAt.toISOString()).toBe(
-      '2030-01-01T05:00:00.000Z',
-    );
+    expect(
+      (
+        await client.exportLink({ revision: 'current', projectId: 'acme', jobId: JOB })
+      ).expiresAt.toISOString(),
+    ).toBe('2030-01-01T05:00:00.000Z');
   });
 
   it('clamps a Retry-After of 99999999999999 s to a day, on a start and on a read', async () => {
@@ -187,7 +189,7 @@ describe('timestamps and delays from the server', () => {
     expect(start).toBeInstanceOf(ExportStartLimitError);
     expect((start as ExportStartLimitError).retryAfterMs).toBe(MAX_SERVER_DELAY_MS);
     expect(start.message).toMatch(/the next start is possible in 86400 s \(at \d{4}-/);
-    const read = await caught(client.getExport({ projectId: 'acme', jobId: JOB }));
+    const read = await caught(client.getExport({ revision: 'current', projectId: 'acme', jobId: JOB }));
     expect(read).toBeInstanceOf(RateLimitedError);
     expect((read as RateLimitedError).retryAfterMs).toBe(MAX_SERVER_DELAY_MS);
   });

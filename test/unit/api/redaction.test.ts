@@ -42,7 +42,7 @@ describe('secrets stay out of errors and logs', () => {
 
     const { jobId } = await client.startExport({ domain: 'docs.acme.dev' });
     await new Promise((r) => setTimeout(r, 60));
-    await client.getExport(jobId);
+    await client.getExport({ revision: 'contract', jobId });
     const bundle = await client.generateBundle(jobId);
     logger.info({ bundleUrl: bundle.bundleUrl }, 'bundle ready');
     logger.info(`fetching ${bundle.bundleUrl}`);
@@ -55,13 +55,22 @@ describe('secrets stay out of errors and logs', () => {
       'status:delay=600:1',
     ]) {
       sim.configure({ faults: [fault] });
-      await record(fault.startsWith('bundle') ? client.generateBundle(jobId) : client.getExport(jobId));
+      await record(
+        fault.startsWith('bundle')
+          ? client.generateBundle(jobId)
+          : client.getExport({ revision: 'contract', jobId }),
+      );
     }
     sim.configure({ faults: [] });
-    await record(client.getExport('se_unknown'));
+    await record(client.getExport({ revision: 'contract', jobId: 'se_unknown' }));
     await record(client.createAgentJob('p', ''));
     const wrongKey = 'mint_wrongkey_abcdef123456';
-    await record(new AdminApiClient({ baseUrl: sim.baseUrl, apiKey: wrongKey, logger }).getExport(jobId));
+    await record(
+      new AdminApiClient({ baseUrl: sim.baseUrl, apiKey: wrongKey, logger }).getExport({
+        revision: 'contract',
+        jobId,
+      }),
+    );
 
     expect(messages.length).toBeGreaterThanOrEqual(16);
     const secrets = [sim.adminKey, wrongKey, bundle.bundleUrl, new URL(bundle.bundleUrl).search];
@@ -83,7 +92,7 @@ describe('secrets stay out of errors and logs', () => {
     const client = new AdminApiClient({ baseUrl: stub.baseUrl, apiKey: key, logger, retry: { attempts: 1 } });
     try {
       const errors = await Promise.all([
-        client.getExport('se_1').catch((e: Error) => e),
+        client.getExport({ revision: 'contract', jobId: 'se_1' }).catch((e: Error) => e),
         client.startExport({ domain: 'd.example' }).catch((e: Error) => e),
       ]);
       for (const err of errors) {

@@ -34,7 +34,7 @@ afterAll(async () => {
 describe('tolerated responses', () => {
   it('keeps unknown fields and unknown statuses, which count as not finished', async () => {
     reply = { status: 200, body: { status: 'exporting', progress: '42', pageCount: 'n/a', eta: 12 } };
-    const job = await client.getExport('se_1');
+    const job = await client.getExport({ revision: 'contract', jobId: 'se_1' });
     expect(job).toMatchObject({ jobId: 'se_1', status: 'exporting', progress: 42, eta: 12 });
     expect(job.pageCount).toBeUndefined();
     expect(isExportFinished(job)).toBe(false);
@@ -59,7 +59,7 @@ describe('tolerated responses', () => {
 
   it('uses a base URL path prefix', async () => {
     reply = { status: 200, body: { status: 'completed' } };
-    await client.getExport('se_4');
+    await client.getExport({ revision: 'contract', jobId: 'se_4' });
     expect(lastPath).toBe('/api/v1/static-export/jobs/se_4');
   });
 
@@ -69,7 +69,7 @@ describe('tolerated responses', () => {
       body: { error: 'slow down' },
       headers: { 'retry-after': new Date(Date.now() + 3_600_000).toUTCString() },
     };
-    const err = await client.getExport('se_5').catch((e: unknown) => e);
+    const err = await client.getExport({ revision: 'contract', jobId: 'se_5' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitedError);
     expect((err as RateLimitedError).retryAfterMs).toBeGreaterThan(3_500_000);
   });
@@ -77,7 +77,12 @@ describe('tolerated responses', () => {
 
 describe('unusable responses name the field', () => {
   it.each([
-    ['getExport without status', () => client.getExport('se_6'), { jobId: 'se_6' }, 'status'],
+    [
+      'getExport without status',
+      () => client.getExport({ revision: 'contract', jobId: 'se_6' }),
+      { jobId: 'se_6' },
+      'status',
+    ],
     [
       'startExport without jobId',
       () => client.startExport({ domain: 'd.example' }),

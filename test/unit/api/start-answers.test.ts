@@ -170,7 +170,9 @@ describe('a 404 or 400 on a start', () => {
     expect(err.message).toContain('spec.domain');
     expect(err.message).toContain('--domain');
     expect(err.message).not.toMatch(/check the project id/);
-    const get = await caught(client(v1).getExport({ projectId: 'acme', jobId: 'a'.repeat(24) }));
+    const get = await caught(
+      client(v1).getExport({ revision: 'current', projectId: 'acme', jobId: 'a'.repeat(24) }),
+    );
     expect(get).toBeInstanceOf(RevisionUnavailableError);
   });
 
@@ -180,7 +182,7 @@ describe('a 404 or 400 on a start', () => {
     expect(err.message).toMatch(/has no revision 1 of the static export API/);
     expect(err.message).toContain('spec.projectId');
     expect(err.message).toContain('--project-id');
-    const get = await caught(client(v2).getExport('se_0000000000000000'));
+    const get = await caught(client(v2).getExport({ revision: 'contract', jobId: 'se_0000000000000000' }));
     expect(get).toBeInstanceOf(RevisionUnavailableError);
     expect(get.message).toContain('--project-id');
   });

@@ -98,10 +98,10 @@ it('shows each of them through the production client, the organization’s hour 
 
   // A failing job.
   const broken = await first.startExport({ projectId: 'broken' });
-  let status = await first.getExport({ projectId: 'broken', jobId: broken.jobId });
+  let status = await first.getExport({ revision: 'current', projectId: 'broken', jobId: broken.jobId });
   for (let i = 0; i < 100 && status.status !== 'failed'; i++) {
     await new Promise((r) => setTimeout(r, 50));
-    status = await first.getExport({ projectId: 'broken', jobId: broken.jobId });
+    status = await first.getExport({ revision: 'current', projectId: 'broken', jobId: broken.jobId });
   }
   expect(status).toMatchObject({ status: 'failed', error: expect.stringMatching(/^Export failed/) });
 

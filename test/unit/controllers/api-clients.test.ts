@@ -37,7 +37,7 @@ const creds = (secret = 'docs/key'): Credentials => ({ baseUrl: sim.baseUrl, api
 async function isClosed(client: ReturnType<ApiClients['get']>): Promise<boolean> {
   const sent = sim.requests.length;
   try {
-    await client.getExport('se_none');
+    await client.getExport({ revision: 'contract', jobId: 'se_none' });
     return false;
   } catch (e) {
     if (!(e instanceof AdminApiError)) throw e;
@@ -86,7 +86,7 @@ describe('ApiClients', () => {
 
     const busy = clients.get(creds());
     sim.configure({ faults: ['status:delay=300:1'] });
-    const call = busy.getExport('se_none').catch((e: unknown) => e);
+    const call = busy.getExport({ revision: 'contract', jobId: 'se_none' }).catch((e: unknown) => e);
     await new Promise((r) => setTimeout(r, 50));
     now += 600_000;
     await clients.sweep();

@@ -38,11 +38,13 @@ describe('admin API and budget metrics', () => {
     let polls = 0;
     for (;;) {
       polls++;
-      if (isExportFinished(await client.getExport(jobId))) break;
+      if (isExportFinished(await client.getExport({ revision: 'contract', jobId }))) break;
       await new Promise((r) => setTimeout(r, 20));
     }
     const { bundleUrl } = await client.generateBundle(jobId);
-    await expect(client.getExport('se_missing')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.getExport({ revision: 'contract', jobId: 'se_missing' })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
     await client.createAgentJob('proj-a', 'Document the new flag');
 
     const text = await metrics.text();

@@ -2,6 +2,7 @@
 // current export API may start: their starts of the last hour (refused ones too) and a 429's hold.
 // Otherwise it would spend the organization's hourly budget a second time, or ask again during the
 // hold, and meet the platform's 429.
+import { revisionOfSpec } from '../../../api/index.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../../crd/index.ts';
 import type { SecretReads } from '../../../secrets/read-secret.ts';
 import { readCredentials } from '../../credentials.ts';
@@ -26,7 +27,7 @@ export async function seedStartBudgets(
   for (const r of releases) {
     const spec = staticExportReleaseSpecSchema.safeParse(r.spec);
     const recorded = recordedStarts(r).length > 0 || r.status?.waiting?.refusedUntil !== undefined;
-    if (!recorded || !spec.success || spec.data.projectId === undefined) continue;
+    if (!recorded || !spec.success || revisionOfSpec(spec.data).startLimit === undefined) continue;
     const release = { ...r, spec: spec.data };
     // A release whose key cannot be read now cannot start either; its group is counted when it can.
     const creds = await readCredentials(kube, release, clients.defaults, secrets).catch(() => undefined);

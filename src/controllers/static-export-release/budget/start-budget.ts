@@ -10,11 +10,12 @@
 // In memory, per process; the releases' status records what a restarted operator needs (their
 // starts, refused ones too, and a 429's hold), and each release's recorded starts count in the
 // group it is in now, whichever key recorded them.
+import { HOUR_MS, inWindow, oneJobAtATimeOf, SlidingWindow } from '../../../api/index.ts';
 import type { StaticExportRelease } from '../../../crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../../project.ts';
 import type { Reservation } from '../../reconciler-base.ts';
+import { exportTarget } from '../export/export-site.ts';
 
-const HOUR_MS = 3_600_000;
 /** A 429 blocks the group at least this long (a Retry-After shorter than this, or none). */
 const MIN_BLOCK_MS = 60_000;
 /** A waiter that has not asked again for this long is gone (deleted, or no longer wants to start). */
@@ -60,8 +61,8 @@ interface Waiter {
 }
 
 interface Group {
-  /** Start times in the window, oldest first. */
-  starts: { member: string; at: number }[];
+  /** Start times in the window, oldest first, each with the member that made it. */
+  starts: SlidingWindow<string>;
   waiters: Map<string, Waiter>;
   /** The platform refused starts (429) until then. */
   blockedUntil: number;
@@ -172,7 +173,7 @@ export class StartBudgets {
     let g = this.groups.get(name);
     if (!g) {
       g = {
-        starts: [],
+        starts: new SlidingWindow(this.windowMs, this.now),
         waiters: new Map(),
         blockedUntil: 0,
         busyUntil: new Map(),
@@ -182,8 +183,6 @@ export class StartBudgets {
       };
       this.groups.set(name, g);
     }
-    const cutoff = this.now() - this.windowMs;
-    while (g.starts.length > 0 && (g.starts[0]?.at ?? 0) <= cutoff) g.starts.shift();
     for (const [m, w] of g.waiters) if (this.now() - w.seenAt > STALE_WAITER_MS) g.waiters.delete(m);
     return g;
   }
@@ -194,9 +193,8 @@ export class StartBudgets {
   }
 
   private record(g: Group, member: string, at: number): void {
-    if (at <= this.now() - this.windowMs || g.starts.some((s) => s.member === member && s.at === at)) return;
-    g.starts.push({ member, at });
-    g.starts.sort((a, b) => a.at - b.at);
+    if (g.starts.recent().some((s) => s.item === member && s.at === at)) return;
+    g.starts.add(at, member);
   }
 
   /**
@@ -222,7 +220,7 @@ export class StartBudgets {
       const was = this.groups.get(previous);
       this.leave(member);
       if (was?.byKey && g.byKey) {
-        for (const s of was.starts) this.record(g, s.member, s.at);
+        for (const s of was.starts.recent()) this.record(g, s.item, s.at);
         g.blockedUntil = Math.max(g.blockedUntil, was.blockedUntil);
       }
     }
@@ -259,7 +257,7 @@ export class StartBudgets {
     return {
       group: groupName,
       limit,
-      used: g.starts.length,
+      used: g.starts.count(),
       slotAt: (ask, now) =>
         this.slotAt(g, member, ask, now, overcommit ? overcommit.fairMinutes * 60_000 : 0, limit),
       ...(g.blockedUntil > this.now() ? { blockedUntil: g.blockedUntil } : {}),
@@ -312,7 +310,7 @@ export class StartBudgets {
       const next = this.turn(g, m, { dueAt: lastStart + intervalMs, requested: false, lastStart }, fairMs);
       if (next.due <= me.due) add(next);
     }
-    const times = g.starts.map((s) => s.at);
+    const times = g.starts.recent().map((s) => s.at);
     for (const t of [...[...ahead.values()].sort((a, b) => (before(a, b) ? -1 : 1)), me]) {
       const leaves = times[times.length - limit];
       times.push(Math.max(from, t.due, leaves === undefined ? from : leaves + this.windowMs));
@@ -340,9 +338,7 @@ export class StartBudgets {
   take(groupName: string, member: string, at = this.now()): Reservation {
     const g = this.group(groupName);
     g.waiters.delete(member);
-    const entry = { member, at };
-    g.starts.push(entry);
-    g.starts.sort((a, b) => a.at - b.at);
+    const entry = g.starts.add(at, member);
     let held = true;
     return {
       sent: () => {
@@ -351,8 +347,7 @@ export class StartBudgets {
       release: () => {
         if (!held) return;
         held = false;
-        const i = g.starts.indexOf(entry);
-        if (i >= 0) g.starts.splice(i, 1);
+        if (entry) g.starts.remove(entry);
         this.wakeFirst(g);
       },
     };
@@ -378,7 +373,8 @@ export class StartBudgets {
   refused(groupName: string, retryAfterMs: number | undefined): number {
     const g = this.group(groupName);
     const now = this.now();
-    const estimate = g.starts[0] ? g.starts[0].at + this.windowMs - now : this.windowMs;
+    const oldest = g.starts.recent()[0];
+    const estimate = oldest ? oldest.at + this.windowMs - now : this.windowMs;
     const until = now + Math.min(this.windowMs, Math.max(MIN_BLOCK_MS, retryAfterMs ?? estimate));
     g.blockedUntil = Math.max(g.blockedUntil, until);
     return g.blockedUntil;
@@ -402,7 +398,7 @@ export class StartBudgets {
   /** Starts the window allows now (0 while a 429 blocks the group). */
   remaining(groupName: string): number {
     const g = this.group(groupName);
-    return g.blockedUntil > this.now() ? 0 : Math.max(0, this.limitOf(g) - g.starts.length);
+    return g.blockedUntil > this.now() ? 0 : Math.max(0, this.limitOf(g) - g.starts.count());
   }
 
   /** Releases waiting for a slot. */
@@ -532,11 +528,10 @@ export function recordedStarts({ status }: Pick<StaticExportRelease, 'status'>):
 
 /** The starts of the last hour, newest first, with one made at `now`: what a restarted operator counts. */
 export function withRecordedStart(recent: readonly string[] | undefined, now: Date): string[] {
-  const cutoff = now.getTime() - HOUR_MS;
-  return [now.toISOString(), ...(recent ?? []).filter((at) => Date.parse(at) > cutoff)].slice(
-    0,
-    EXPORT_STARTS_PER_HOUR,
-  );
+  return [
+    now.toISOString(),
+    ...(recent ?? []).filter((at) => inWindow(Date.parse(at), now.getTime(), HOUR_MS)),
+  ].slice(0, EXPORT_STARTS_PER_HOUR);
 }
 
 /** The recorded starts without the one made at `at` (its request never went out). */
@@ -557,11 +552,12 @@ export function memberOf(
   const { spec, status } = release;
   const last = status?.export?.startedAt;
   const share = spec.startBudget?.startsPerHour;
+  const project = oneJobAtATimeOf(exportTarget(spec));
   return {
     ...(interval === undefined ? {} : { intervalMs: interval }),
     ...(last === undefined ? {} : { lastStart: Date.parse(last) }),
     ...(shareKey === undefined ? {} : { shareKey }),
-    ...(spec.projectId === undefined ? {} : { project: spec.projectId }),
+    ...(project === undefined ? {} : { project }),
     ...(share === undefined ? {} : { startsPerHour: share }),
     recorded: recordedStarts(release),
   };

@@ -12,7 +12,7 @@ import { awaiting, none, start } from '../release-decisions.ts';
 import type { Decision, EventNote, PlatformCase, StartReason, Status, Tunables } from '../release-model.ts';
 import { JOIN_WAIT_MS, nextExportDue } from '../schedule.ts';
 import type { SharedExport } from '../share/shared-exports.ts';
-import { siteName, startedProject } from './export-site.ts';
+import { siteName, startedRevision } from './export-site.ts';
 import { withExport } from './start-export.ts';
 import { goesFirst, startReason } from './start-reason.ts';
 
@@ -38,7 +38,7 @@ function joined(
     state: shared.state ?? 'queued',
     startedAt: shared.startedAt,
     joined: true,
-    ...startedProject(release.spec),
+    ...startedRevision(release.spec),
   });
   // The job is polled at once (a member's poll answers it if fresh).
   return none(s, 0, [

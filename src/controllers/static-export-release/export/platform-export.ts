@@ -4,6 +4,7 @@
 // share group goes through (the poll here; the start and the bundle link in start-export.ts and
 // fresh-link.ts).
 import type { AdminApiClient, ExportStatus } from '../../../api/index.ts';
+import { type JobRecord, oneJobAtATimeOf, revisionOfSpec } from '../../../api/index.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../../crd/index.ts';
 import { readCredentials } from '../../credentials.ts';
 import { type Loaded, pollJob } from '../../reconciler-base.ts';
@@ -14,25 +15,17 @@ import { ShareVisit } from '../share/share-visit.ts';
 import { memberKey, shareKey } from '../share/shared-exports.ts';
 import { serving, targetProblem } from '../sources/serving.ts';
 import type { Look, MemberObserved, PlatformLook, Source, SourceContext } from '../sources/source.ts';
-import { siteKey } from './export-site.ts';
+import { exportTarget, recordedJob, siteKey } from './export-site.ts';
 
 export const platformExport = (ctx: SourceContext): Source => new PlatformExport(ctx);
 
-interface RecordedJob {
-  jobId: string;
-  projectId?: string;
-  startedAt?: string;
-}
+type RecordedJob = JobRecord & { jobId: string; startedAt?: string };
 
 /** The job in status still to be polled (not finished, not completed and waiting to publish). */
 function jobToPoll(r: StaticExportRelease): RecordedJob | undefined {
   const exp = r.status?.export;
   if (!exp?.jobId || exp.finishedAt || exp.state === 'completed') return undefined;
-  return {
-    jobId: exp.jobId,
-    ...(exp.projectId ? { projectId: exp.projectId } : {}),
-    ...(exp.startedAt ? { startedAt: exp.startedAt } : {}),
-  };
+  return { ...recordedJob(exp), ...(exp.startedAt ? { startedAt: exp.startedAt } : {}) };
 }
 
 /** A status answer as `decide` takes it. */
@@ -79,13 +72,13 @@ class PlatformExport implements Source {
     const { release, now, client } = seen;
     const { identity } = client;
     // A member from here on: a job adopted below is its group's flight.
-    const { projectId } = release.spec;
+    const oneJob = oneJobAtATimeOf(exportTarget(release.spec));
     const visit = new ShareVisit(
       this.ctx.options.shared,
       memberKey(release),
       identity,
       shareKey(identity, release.spec),
-      projectId === undefined ? undefined : `${identity}\u0000${projectId}`,
+      oneJob === undefined ? undefined : `${identity}\u0000${oneJob}`,
     );
     const budget = await this.budgetOf(release, client, visit.key);
     const own = jobToPoll(release);
@@ -120,7 +113,7 @@ class PlatformExport implements Source {
   ): Promise<{ budget?: BudgetVisit }> {
     const { budgets, budgetSeeded } = this.ctx.options;
     const { spec } = release;
-    if (spec.projectId === undefined) {
+    if (revisionOfSpec(spec).startLimit === undefined) {
       budgets.leave(memberKey(release));
       return {};
     }

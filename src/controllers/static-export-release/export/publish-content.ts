@@ -3,6 +3,7 @@
 // downloaded and verified once per job, new content judged by the publish gate, then written; what
 // is served is recorded (`served`, `afterPublish`; a renewal or repair in link/fresh-link.ts and a
 // registry's image in registry/pull-image.ts are recorded the same way).
+import type { ExportRevisionName } from '../../../api/index.ts';
 import { assertVersion, bundleSource, type GateVerdict, linkDestinationsFor } from '../../../bundle/index.ts';
 import { HISTORY_LIMIT, type StaticExportRelease } from '../../../crd/index.ts';
 import { clampDelay } from '../../decision-shape.ts';
@@ -124,6 +125,8 @@ export function foldContent(
 export interface PublishOutcome {
   mode: PublishMode;
   jobId: string;
+  /** The job's revision of the export API, as recorded (absent: recorded by an older operator). */
+  revision?: ExportRevisionName;
   /** The job's project (a job of the current export API). */
   projectId?: string;
   version: string;

@@ -7,6 +7,7 @@
 import {
   ExportBusyError,
   ExportStartLimitError,
+  HOUR_MS,
   type StartedExport,
   startMayHaveCreatedJob,
 } from '../../../api/index.ts';
@@ -21,7 +22,7 @@ import type { Folded, Snapshot, Status } from '../release-model.ts';
 import type { ReleaseReconcilerOptions } from '../release-options.ts';
 import { exportPollDelayMs, medianExportMs, untilRenewalOr } from '../schedule.ts';
 import type { PlatformLook } from '../sources/source.ts';
-import { exportTarget, siteName, startedProject } from './export-site.ts';
+import { exportTarget, siteName, startedRevision } from './export-site.ts';
 import { requestsOf } from './start-reason.ts';
 
 /** What a start call came to. */
@@ -155,7 +156,7 @@ const BUSY_PROBES_PER_HOUR = 3;
  * 60 / BUSY_PROBES_PER_HOUR minutes.
  */
 export function busyWaitMs(status: Status): number {
-  return Math.max(3_600_000 / BUSY_PROBES_PER_HOUR, medianExportMs(status) ?? 0);
+  return Math.max(HOUR_MS / BUSY_PROBES_PER_HOUR, medianExportMs(status) ?? 0);
 }
 
 type ExportRecord = NonNullable<Status['export']>;
@@ -168,7 +169,7 @@ export function withExport(
   release: StaticExportRelease,
   status: Status,
   exp: Pick<ExportRecord, 'jobId' | 'state' | 'startedAt'> &
-    Pick<ExportRecord, 'progress' | 'joined' | 'projectId'>,
+    Pick<ExportRecord, 'progress' | 'joined' | 'projectId' | 'revision'>,
 ): Status {
   const { start: _, waiting: __, ...base } = status;
   const generation = release.metadata.generation;
@@ -189,7 +190,7 @@ export function afterStart({ release, now }: Snapshot, jobId: string, state: str
     state,
     progress: 0,
     startedAt: now.toISOString(),
-    ...startedProject(release.spec),
+    ...startedRevision(release.spec),
   });
   // A start of the current export API is among status.recentStarts since its mark (see `start`).
   return {

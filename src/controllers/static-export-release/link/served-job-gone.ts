@@ -51,7 +51,7 @@ export function servedJobConfirmIn(status: Status, now: Date, tun: Tunables): nu
  */
 export function afterServedJobGone({ release }: Snapshot): Folded {
   const base = release.status ?? {};
-  const { jobId, projectId: _, jobMissingSince: __, ...current } = base.current ?? {};
+  const { jobId, revision: _, projectId: __, jobMissingSince: ___, ...current } = base.current ?? {};
   const expires = current.expiresAt
     ? ` The link written expires at ${current.expiresAt}: a pod started after that cannot download the site until the new export is published.`
     : '';

@@ -6,10 +6,12 @@
 // releases keep in status. A project's groups of other base paths are siblings: the platform allows
 // one active job per project, so a sibling's export in flight is waited for, not met with a 409.
 // Decisions stay in decide-release.ts: this only holds what was observed.
+
 import { createHash } from 'node:crypto';
 import type { ExportStatus, GeneratedBundle } from '../../../api/index.ts';
-import { NotFoundError } from '../../../api/index.ts';
+import { bundleOptionsOf, NotFoundError } from '../../../api/index.ts';
 import type { StaticExportRelease, StaticExportReleaseSpec } from '../../../crd/index.ts';
+import { exportTarget } from '../export/export-site.ts';
 
 /** The group's export as `decide` sees it. `jobId` is absent while its start call is under way. */
 export interface SharedExport {
@@ -49,12 +51,8 @@ export function shareKey(
   identity: string,
   spec: Pick<StaticExportReleaseSpec, 'domain' | 'export' | 'projectId' | 'basePath'>,
 ): string {
-  const site =
-    spec.projectId === undefined
-      ? [spec.domain, spec.export?.versionLabel ?? null, spec.export?.paths ?? null]
-      : ['project', spec.projectId, spec.basePath ?? null];
   return createHash('sha256')
-    .update(JSON.stringify([identity, ...site]))
+    .update(JSON.stringify([identity, ...bundleOptionsOf(exportTarget(spec))]))
     .digest('hex');
 }
 

@@ -447,6 +447,7 @@ describe('folding outcomes into status', () => {
     const { status, events } = afterStart(observed(r), 'se_9', 'queued');
     expect(status.export).toEqual({
       jobId: 'se_9',
+      revision: 'contract',
       state: 'queued',
       progress: 0,
       startedAt: NOW.toISOString(),

@@ -119,7 +119,9 @@ describe('a reserved start slot', () => {
     const op = operator([current('deferred', p)], { requestsPerMinute: 1 });
     try {
       // The one request of this minute is spent: the start would wait for the limiter.
-      await op.client.readExport({ jobId: '6520f3a1c9b1a20012ab0000', projectId: p }).catch(() => {});
+      await op.client
+        .readExport({ revision: 'current', jobId: '6520f3a1c9b1a20012ab0000', projectId: p })
+        .catch(() => {});
       const result = await op.reconcile('deferred');
       expect(result.requeueAfterMs).toBeGreaterThan(0);
       expect(startsOf(p)).toEqual([]);

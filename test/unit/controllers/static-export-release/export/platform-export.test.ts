@@ -43,7 +43,7 @@ function account(answers: Answers = {}) {
       return bucket.base;
     },
     // The contract's revision (jobs named by id): a read is its GET, a link its bundle call.
-    readExport: async (jobId: string) => {
+    readExport: async ({ jobId }: { jobId: string }) => {
       calls.push(`getExport ${jobId}`);
       return { status: await (answers.getExport ?? refuse)() };
     },
@@ -51,7 +51,7 @@ function account(answers: Answers = {}) {
       calls.push(`startExport ${req.domain}`);
       return (answers.startExport ?? refuse)();
     },
-    exportLink: (jobId: string) => {
+    exportLink: ({ jobId }: { jobId: string }) => {
       calls.push(`generateBundle ${jobId}`);
       return (answers.generateBundle ?? refuse)();
     },

@@ -37,6 +37,7 @@ describe('decide: joining the share group export', () => {
     expect(d.action).toEqual({ kind: 'none' });
     expect(d.status.export).toEqual({
       jobId: 'job-a',
+      revision: 'contract',
       state: 'running',
       startedAt: at(-5_000),
       joined: true,
