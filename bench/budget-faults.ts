@@ -23,12 +23,9 @@
 import { AdminApiClient } from '../src/api/index.ts';
 import { secretRefText } from '../src/controllers/credentials.ts';
 import { afterFailure, classifyError, type Failure } from '../src/controllers/failures.ts';
-import {
-  BudgetVisit,
-  budgetGroup,
-  memberOf,
-  StartBudgets,
-} from '../src/controllers/static-export-release/budget/start-budget.ts';
+import { BudgetVisit } from '../src/controllers/static-export-release/budget/budget-visit.ts';
+import { budgetGroup, memberOf } from '../src/controllers/static-export-release/budget/recorded-starts.ts';
+import { StartBudgets } from '../src/controllers/static-export-release/budget/start-budget.ts';
 import { seedFrom } from '../src/controllers/static-export-release/budget/start-budget-seed.ts';
 import { recordedJob } from '../src/controllers/static-export-release/export/export-site.ts';
 import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';

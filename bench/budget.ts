@@ -13,12 +13,9 @@
 
 import { AdminApiClient, NotFoundError } from '../src/api/index.ts';
 import type { Reservation } from '../src/controllers/reconciler-base.ts';
-import {
-  BudgetVisit,
-  budgetGroup,
-  memberOf,
-  StartBudgets,
-} from '../src/controllers/static-export-release/budget/start-budget.ts';
+import { BudgetVisit } from '../src/controllers/static-export-release/budget/budget-visit.ts';
+import { budgetGroup, memberOf } from '../src/controllers/static-export-release/budget/recorded-starts.ts';
+import { StartBudgets } from '../src/controllers/static-export-release/budget/start-budget.ts';
 import { jobRef, recordedJob } from '../src/controllers/static-export-release/export/export-site.ts';
 import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
 import { afterPublish } from '../src/controllers/static-export-release/export/publish-content.ts';
