@@ -6,12 +6,9 @@
 // effects on the run the reconcile lends them, the publish through the link step. No target and no
 // download: a version is derived from the job id. Each bench keeps its own bookkeeping of outcomes.
 import { type AdminApiClient, oneJobAtATimeOf } from '../src/api/index.ts';
-import {
-  BudgetVisit,
-  budgetGroup,
-  memberOf,
-  type StartBudgets,
-} from '../src/controllers/static-export-release/budget/start-budget.ts';
+import { BudgetVisit } from '../src/controllers/static-export-release/budget/budget-visit.ts';
+import { budgetGroup, memberOf } from '../src/controllers/static-export-release/budget/recorded-starts.ts';
+import type { StartBudgets } from '../src/controllers/static-export-release/budget/start-budget.ts';
 import { exportTarget, recordedJob } from '../src/controllers/static-export-release/export/export-site.ts';
 import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
 import { afterPublish } from '../src/controllers/static-export-release/export/publish-content.ts';

@@ -23,7 +23,8 @@
 import { AdminApiClient } from '../src/api/index.ts';
 import { secretRefText } from '../src/controllers/credentials.ts';
 import { afterFailure, classifyError, type Failure } from '../src/controllers/failures.ts';
-import { budgetGroup, StartBudgets } from '../src/controllers/static-export-release/budget/start-budget.ts';
+import { budgetGroup } from '../src/controllers/static-export-release/budget/recorded-starts.ts';
+import { StartBudgets } from '../src/controllers/static-export-release/budget/start-budget.ts';
 import { seedFrom } from '../src/controllers/static-export-release/budget/start-budget-seed.ts';
 import { startExport } from '../src/controllers/static-export-release/export/start-export.ts';
 import { memberKey, SharedExports } from '../src/controllers/static-export-release/share/shared-exports.ts';

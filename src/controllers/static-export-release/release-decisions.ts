@@ -1,7 +1,7 @@
 // The shapes of decision the rules return, built one way everywhere: `none` and `failed` as both
 // controllers build them, a wait for another release's start, and the start marked before its call.
 import { none } from '../decision-shape.ts';
-import { withRecordedStart } from './budget/start-budget.ts';
+import { withRecordedStart } from './budget/recorded-starts.ts';
 import type { Decision, StartReason, Status } from './release-model.ts';
 
 export { failed, none } from '../decision-shape.ts';

@@ -8,7 +8,8 @@ import type { SecretReads } from '../../../secrets/read-secret.ts';
 import { readCredentials } from '../../credentials.ts';
 import type { ReleaseReconcilerOptions } from '../release-options.ts';
 import { memberKey } from '../share/shared-exports.ts';
-import { budgetGroup, recordedStarts, type StartBudgets } from './start-budget.ts';
+import { budgetGroup, recordedStarts } from './recorded-starts.ts';
+import type { StartBudgets } from './start-budget.ts';
 
 type SeedOptions = Pick<ReleaseReconcilerOptions, 'kube' | 'clients' | 'budgets' | 'logger'>;
 

@@ -10,11 +10,9 @@
 // In memory, per process; the releases' status records what a restarted operator needs (their
 // starts, refused ones too, and a 429's hold), and each release's recorded starts count in the
 // group it is in now, whichever key recorded them.
-import { HOUR_MS, inWindow, oneJobAtATimeOf, SlidingWindow } from '../../../api/index.ts';
-import type { StaticExportRelease } from '../../../crd/index.ts';
+import { HOUR_MS, SlidingWindow } from '../../../api/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../../../project.ts';
 import type { Reservation } from '../../reconciler-base.ts';
-import { exportTarget } from '../export/export-site.ts';
 
 /** A 429 blocks the group at least this long (a Retry-After shorter than this, or none). */
 const MIN_BLOCK_MS = 60_000;
@@ -453,112 +451,4 @@ export class StartBudgets {
     }
     if (first) this.wake(first.member);
   }
-}
-
-/**
- * One reconcile's part in its release's start budget group (a release of the current export API):
- * the decision reads its view; the claim step right after reserves the slot of the start decided
- * (see Reservation) or queues the wait; the start action tells what the platform answered.
- */
-export class BudgetVisit {
-  private readonly budgets: StartBudgets;
-  private readonly member: string;
-  private readonly project: string | undefined;
-  readonly group: string;
-
-  constructor(budgets: StartBudgets, member: string, group: GroupRef, m: Member) {
-    this.budgets = budgets;
-    this.member = member;
-    this.group = group.name;
-    this.project = m.project;
-    budgets.declare(member, group.name, m, group.byKey);
-  }
-
-  view(): BudgetView {
-    return this.budgets.view(this.group, this.member);
-  }
-
-  /** The start decided (at `now`, the time its status records) reserves its slot. */
-  reserve(now: Date): Reservation {
-    return this.budgets.take(this.group, this.member, now.getTime());
-  }
-
-  /** The release waits for its slot in the queue. */
-  wait(ask: StartAsk): void {
-    this.budgets.wait(this.group, this.member, ask);
-  }
-
-  /** It decided neither to start nor to wait for a slot. */
-  forget(): void {
-    this.budgets.forget(this.group, this.member);
-  }
-
-  announced(): void {
-    this.budgets.announced(this.group);
-  }
-
-  /**
-   * The platform refused the start (429): the group waits; when it may start again (ms). The
-   * refused start stays counted: the platform may count it too (VENDOR-FACTS).
-   */
-  refused(retryAfterMs: number | undefined): number {
-    return this.budgets.refused(this.group, retryAfterMs);
-  }
-
-  /** The platform answered 409 for the project: its releases of the group ask again at `until`, not before. */
-  busy(until: number): void {
-    if (this.project !== undefined) this.budgets.busy(this.group, this.project, until);
-  }
-}
-
-/**
- * A release's group: the one spec.startBudget names, else its admin key's (by digest, never the
- * key). A key's group is the organization's as far as the operator can tell; a rotated key's group
- * takes the count on (see StartBudgets.declare).
- */
-export function budgetGroup(named: string | undefined, keyId: string): GroupRef {
-  return named === undefined ? { name: `key-${keyId}`, byKey: true } : { name: named, byKey: false };
-}
-
-/** The starts a release's status records: those it made (refused ones too), and one whose outcome it never learnt. */
-export function recordedStarts({ status }: Pick<StaticExportRelease, 'status'>): number[] {
-  const s = status ?? {};
-  return [...(s.recentStarts ?? []), ...(s.start ? [s.start.since] : [])].map((at) => Date.parse(at));
-}
-
-/** The starts of the last hour, newest first, with one made at `now`: what a restarted operator counts. */
-export function withRecordedStart(recent: readonly string[] | undefined, now: Date): string[] {
-  return [
-    now.toISOString(),
-    ...(recent ?? []).filter((at) => inWindow(Date.parse(at), now.getTime(), HOUR_MS)),
-  ].slice(0, EXPORT_STARTS_PER_HOUR);
-}
-
-/** The recorded starts without the one made at `at` (its request never went out). */
-export function withoutRecordedStart(recent: readonly string[] | undefined, at: string): string[] {
-  return (recent ?? []).filter((t) => t !== at);
-}
-
-/**
- * What its group's budget knows of a release. `interval`: how often it asks for a start on its own
- * (schedule.ts `startDemandIntervalMs`: its interval, a failing site's shorter retry delay, none
- * when pinned); `shareKey`: the export it shares with other releases.
- */
-export function memberOf(
-  release: StaticExportRelease,
-  interval: number | undefined,
-  shareKey?: string,
-): Member {
-  const { spec, status } = release;
-  const last = status?.export?.startedAt;
-  const share = spec.startBudget?.startsPerHour;
-  const project = oneJobAtATimeOf(exportTarget(spec));
-  return {
-    ...(interval === undefined ? {} : { intervalMs: interval }),
-    ...(last === undefined ? {} : { lastStart: Date.parse(last) }),
-    ...(shareKey === undefined ? {} : { shareKey }),
-    ...(project === undefined ? {} : { project }),
-    ...(share === undefined ? {} : { startsPerHour: share }),
-    recorded: recordedStarts(release),
-  };
 }

@@ -8,7 +8,8 @@ import { type JobRecord, oneJobAtATimeOf, revisionOfSpec } from '../../../api/in
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../../../crd/index.ts';
 import { readCredentials } from '../../credentials.ts';
 import { type Loaded, pollJob } from '../../reconciler-base.ts';
-import { BudgetVisit, budgetGroup, memberOf } from '../budget/start-budget.ts';
+import { BudgetVisit } from '../budget/budget-visit.ts';
+import { budgetGroup, memberOf } from '../budget/recorded-starts.ts';
 import { DEFAULT_TUNABLES, type ExportPoll, type PlatformObserved } from '../release-model.ts';
 import { startDemandIntervalMs } from '../schedule.ts';
 import { ShareVisit } from '../share/share-visit.ts';

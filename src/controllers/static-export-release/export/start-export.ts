@@ -16,7 +16,7 @@ import { EXPORT_STARTS_PER_HOUR } from '../../../project.ts';
 import { secretRefText } from '../../credentials.ts';
 import { classifyError } from '../../failures.ts';
 import type { ReconcileResult } from '../../types.ts';
-import { withoutRecordedStart } from '../budget/start-budget.ts';
+import { withoutRecordedStart } from '../budget/recorded-starts.ts';
 import { meant, type ReleaseRun, type Step, settle } from '../release-effect.ts';
 import type { Folded, Snapshot, Status } from '../release-model.ts';
 import type { ReleaseReconcilerOptions } from '../release-options.ts';

@@ -4,7 +4,7 @@
 // reconciler's claim step, right after, reserves the start decided (with its budget's slot).
 import type { AdminApiClient, GeneratedBundle } from '../../../api/index.ts';
 import type { Reservation } from '../../reconciler-base.ts';
-import type { BudgetVisit } from '../budget/start-budget.ts';
+import type { BudgetVisit } from '../budget/budget-visit.ts';
 import { jobRef } from '../export/export-site.ts';
 import type { SharedExport, SharedExports } from './shared-exports.ts';
 

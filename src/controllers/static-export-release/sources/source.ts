@@ -5,7 +5,7 @@
 import type { AdminApiClient } from '../../../api/index.ts';
 import type { StaticExportRelease } from '../../../crd/index.ts';
 import type { Loaded } from '../../reconciler-base.ts';
-import type { BudgetVisit } from '../budget/start-budget.ts';
+import type { BudgetVisit } from '../budget/budget-visit.ts';
 import type { OpenedRegistry } from '../registry/registry-client.ts';
 import type { Observed, PlatformObserved, RegistryObserved } from '../release-model.ts';
 import type { ReleaseReconcilerOptions } from '../release-options.ts';

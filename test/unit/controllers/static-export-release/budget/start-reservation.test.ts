@@ -8,10 +8,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AdminApiClient, ExportStartLimitError } from '../../../../../src/api/index.ts';
 import { ApiClients } from '../../../../../src/controllers/credentials.ts';
-import {
-  budgetGroup,
-  StartBudgets,
-} from '../../../../../src/controllers/static-export-release/budget/start-budget.ts';
+import { budgetGroup } from '../../../../../src/controllers/static-export-release/budget/recorded-starts.ts';
+import { StartBudgets } from '../../../../../src/controllers/static-export-release/budget/start-budget.ts';
 import { seedFrom } from '../../../../../src/controllers/static-export-release/budget/start-budget-seed.ts';
 import { StaticExportReleaseReconciler } from '../../../../../src/controllers/static-export-release/release-reconciler.ts';
 import { SharedExports } from '../../../../../src/controllers/static-export-release/share/shared-exports.ts';
