@@ -1,10 +1,11 @@
-// What the start-budget benchmarks (budget.ts, budget-faults.ts) share: their virtual day's clock,
-// the releases as the API server holds them at its start, and one release's reconcile on the
-// platform's current export API as the operator runs it: observe (its share and budget visits, the
-// recorded job polled once for its share group, as export/platform-export.ts), decide and claim
-// (release-reconciler.ts `decideOn` and `claim`); the bench then acts with the operator's own
-// effects on the run the reconcile lends them, the publish through the link step. No target and no
-// download: a version is derived from the job id. Each bench keeps its own bookkeeping of outcomes.
+// What the start-budget benchmarks (budget.ts, budget-faults.ts) share: their virtual day's clock
+// and work queue, the releases as the API server holds them at its start, and one release's
+// reconcile on the platform's current export API as the operator runs it: observe (its share and
+// budget visits, the recorded job polled once for its share group, as export/platform-export.ts),
+// decide and claim (release-reconciler.ts `decideOn` and `claim`); the bench then acts with the
+// operator's own effects on the run the reconcile lends them, the publish through the link step.
+// No target and no download: a version is derived from the job id. Each bench keeps its own
+// bookkeeping of outcomes.
 import { type AdminApiClient, oneJobAtATimeOf } from '../src/api/index.ts';
 import { BudgetVisit } from '../src/controllers/static-export-release/budget/budget-visit.ts';
 import { budgetGroup, memberOf } from '../src/controllers/static-export-release/budget/recorded-starts.ts';
@@ -19,11 +20,7 @@ import {
   type ReleaseRun,
   settle,
 } from '../src/controllers/static-export-release/release-effect.ts';
-import {
-  DEFAULT_TUNABLES,
-  type Decision,
-  type Status,
-} from '../src/controllers/static-export-release/release-model.ts';
+import { DEFAULT_TUNABLES, type Decision } from '../src/controllers/static-export-release/release-model.ts';
 import { claim, decideOn } from '../src/controllers/static-export-release/release-reconciler.ts';
 import { startDemandIntervalMs } from '../src/controllers/static-export-release/schedule.ts';
 import { ShareVisit } from '../src/controllers/static-export-release/share/share-visit.ts';
@@ -38,6 +35,7 @@ import type {
 } from '../src/controllers/static-export-release/sources/source.ts';
 import type { ReconcileResult } from '../src/controllers/types.ts';
 import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
+import type { Simulator } from '../src/simulator/index.ts';
 
 export const MIN = 60_000;
 export const HOUR = 60 * MIN;
@@ -71,6 +69,57 @@ export function dayRelease(
   };
 }
 
+/** A release on the day's work queue: when it is looked at next (undefined: only when woken). */
+export interface Queued {
+  release: StaticExportRelease;
+  nextAt: number | undefined;
+}
+
+/**
+ * The operators' work queue over the day's releases, on the simulator's clock: the next look due is
+ * taken; a wake (the budget's or the share group's) brings a release's look to now, one during its
+ * own reconcile too.
+ */
+export class WorkQueue<S extends Queued> {
+  readonly sites: S[] = [];
+  private readonly sim: Simulator;
+  private reconciling: string | undefined;
+  private woken = false;
+
+  constructor(sim: Simulator) {
+    this.sim = sim;
+  }
+
+  readonly wake = (member: string): void => {
+    if (member === this.reconciling) this.woken = true;
+    const s = this.sites.find((x) => memberKey(x.release) === member);
+    if (s) s.nextAt = Math.min(s.nextAt ?? Number.POSITIVE_INFINITY, this.sim.now());
+  };
+
+  /** The release whose look is due first, if any is. */
+  next(): (S & { nextAt: number }) | undefined {
+    let next: S | undefined;
+    for (const s of this.sites)
+      if (s.nextAt !== undefined && (next?.nextAt === undefined || s.nextAt < next.nextAt)) next = s;
+    return next as (S & { nextAt: number }) | undefined;
+  }
+
+  /** Moves the simulator's clock on to `at` (never back). */
+  advanceTo(at: number): void {
+    if (at > this.sim.now()) this.sim.advanceTime(at - this.sim.now());
+  }
+
+  /** Reconciles `s` at its time; it looks next after the delay answered, or at once if woken meanwhile. */
+  async turn(s: S, reconcile: (s: S) => Promise<number | undefined>): Promise<void> {
+    this.advanceTo(s.nextAt ?? this.sim.now());
+    this.reconciling = memberKey(s.release);
+    this.woken = false;
+    const after = await reconcile(s);
+    s.nextAt = this.woken ? this.sim.now() : after === undefined ? undefined : this.sim.now() + after;
+    this.reconciling = undefined;
+  }
+}
+
 /** What one operator reconciles with: its client (the key its Secret holds now), budgets and share groups. */
 export interface Reconciling {
   client: AdminApiClient;
@@ -79,11 +128,10 @@ export interface Reconciling {
 }
 
 /**
- * What a bench keeps of a reconcile's outcomes, as the skeleton would: the status (the decided one,
- * then what the effects commit), the commits, a failure's record; `sent` besides the reservation's.
+ * What a bench keeps of a reconcile's outcomes, as the skeleton would: the commits (the bench stores
+ * their status in the release it holds), a failure's record; `sent` besides the reservation's.
  */
 export interface Lender {
-  status(): Status;
   commit: ReleaseRun['commit'];
   fail: ReleaseRun['fail'];
   sent?(): void;
@@ -101,16 +149,18 @@ export interface Claimed {
 }
 
 /**
- * observe -> decide and claim, with the visits platform-export.ts opens; `act` runs with them, and
- * the claim and the visit are let go after.
+ * observe -> decide and claim on the release `held` holds, with the visits platform-export.ts opens;
+ * the decided status is held (what the effects act on), `act` runs, and the claim and the visit are
+ * let go after.
  */
 export async function reconcileRelease<T>(
   { client, budgets, shared }: Reconciling,
-  release: StaticExportRelease,
+  held: { release: StaticExportRelease },
   now: Date,
   lender: Lender,
   act: (claimed: Claimed) => Promise<T>,
 ): Promise<T> {
+  const { release } = held;
   const member = memberKey(release);
   const key = shareKey(client.identity, release.spec);
   const oneJob = oneJobAtATimeOf(exportTarget(release.spec));
@@ -141,9 +191,10 @@ export async function reconcileRelease<T>(
     const decision = decideOn(look, TUN);
     const reservation = claim(look, decision);
     try {
+      held.release = { ...release, status: decision.status };
       const run: ReleaseRun = {
         get status() {
-          return lender.status();
+          return held.release.status ?? {};
         },
         signal: undefined,
         sent: () => {

@@ -32,7 +32,7 @@ import type { ReconcileResult } from '../src/controllers/types.ts';
 import type { StaticExportRelease } from '../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
 import { backoff } from '../src/timers.ts';
-import { busiestHour, DAY, dayRelease, HOUR, MIN, reconcileRelease, START } from './budget-day.ts';
+import { busiestHour, DAY, dayRelease, HOUR, MIN, reconcileRelease, START, WorkQueue } from './budget-day.ts';
 
 const ROTATE_AT = START + 8 * HOUR;
 const WILD_AT = START + 13 * HOUR + 50 * MIN;
@@ -80,15 +80,16 @@ const release = (ns: string, name: string, projectId: string, basePath?: string)
 const project = (prefix: string, n: number) => `6520f3a1c9b1a20012${prefix}${String(n).padStart(4, '0')}`;
 
 class FaultyDay {
-  readonly sites: Site[] = [];
+  readonly sites: Site[];
   readonly ops: Operator[];
   private readonly sim: Simulator;
+  private readonly queue: WorkQueue<Site>;
   private key: string;
-  private reconciling: string | undefined;
-  private woken = false;
 
   constructor(sim: Simulator) {
     this.sim = sim;
+    this.queue = new WorkQueue(sim);
+    this.sites = this.queue.sites;
     this.key = sim.adminKey;
     this.ops = [this.operator('a', 5), this.operator('b', 3)];
     const [a, b] = this.ops as [Operator, Operator];
@@ -102,7 +103,7 @@ class FaultyDay {
 
   private operator(name: string, share: number): Operator {
     const now = () => this.sim.now();
-    const wake = (m: string) => this.wake(m);
+    const { wake } = this.queue;
     return {
       name,
       share,
@@ -127,12 +128,6 @@ class FaultyDay {
       lapseMs: 0,
       published: [],
     });
-  }
-
-  private wake(member: string): void {
-    if (member === this.reconciling) this.woken = true;
-    const s = this.sites.find((x) => memberKey(x.release) === member);
-    if (s) s.nextAt = Math.min(s.nextAt ?? Number.POSITIVE_INFINITY, this.sim.now());
   }
 
   async run(): Promise<void> {
@@ -160,23 +155,16 @@ class FaultyDay {
       events.push({ at: START + h * HOUR + 30 * MIN, run: () => this.pipeline(2) });
     events.sort((x, y) => x.at - y.at);
     for (;;) {
-      let next: Site | undefined;
-      for (const s of this.sites)
-        if (s.nextAt !== undefined && (next?.nextAt === undefined || s.nextAt < next.nextAt)) next = s;
+      const next = this.queue.next();
       const due = events[0];
-      if (due && (next?.nextAt === undefined || due.at <= next.nextAt)) {
-        if (due.at > this.sim.now()) this.sim.advanceTime(due.at - this.sim.now());
+      if (due && (next === undefined || due.at <= next.nextAt)) {
+        this.queue.advanceTo(due.at);
         events.shift();
         await due.run();
         continue;
       }
-      if (next?.nextAt === undefined || next.nextAt >= START + DAY) return;
-      if (next.nextAt > this.sim.now()) this.sim.advanceTime(next.nextAt - this.sim.now());
-      this.reconciling = memberKey(next.release);
-      this.woken = false;
-      const after = await this.queued(next);
-      next.nextAt = this.woken ? this.sim.now() : after === undefined ? undefined : this.sim.now() + after;
-      this.reconciling = undefined;
+      if (next === undefined || next.nextAt >= START + DAY) return;
+      await this.queue.turn(next, (s) => this.queued(s));
       this.audit(next.op, next.release);
     }
   }
@@ -246,7 +234,7 @@ class FaultyDay {
   /** A new leader: fresh budgets and share groups, seeded from its releases' status. */
   private async leaderChange(op: Operator): Promise<void> {
     const now = () => this.sim.now();
-    const wake = (m: string) => this.wake(m);
+    const { wake } = this.queue;
     op.budgets = new StartBudgets({ limit: op.share, now, wake });
     op.shared = new SharedExports({ now, wake });
     const group = budgetGroup(undefined, op.client.keyId).name;
@@ -271,10 +259,9 @@ class FaultyDay {
     const now = new Date(this.sim.now());
     return reconcileRelease(
       op,
-      s.release,
+      s,
       now,
       {
-        status: () => s.release.status ?? {},
         sent: () => {
           op.sent.push(this.sim.now());
           s.starts.push(this.sim.now());
@@ -291,7 +278,6 @@ class FaultyDay {
       },
       async (claimed) => {
         const { look, decision: d, run } = claimed;
-        s.release = { ...s.release, status: d.status };
         // The operator's own start effect (export/start-export.ts).
         if (d.action.kind === 'start') return this.next(await startExport({ now: () => now }, look, run));
         if (d.action.kind === 'publish') {

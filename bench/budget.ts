@@ -15,11 +15,11 @@ import { AdminApiClient } from '../src/api/index.ts';
 import { StartBudgets } from '../src/controllers/static-export-release/budget/start-budget.ts';
 import { startExport } from '../src/controllers/static-export-release/export/start-export.ts';
 import type { Folded } from '../src/controllers/static-export-release/release-model.ts';
-import { memberKey, SharedExports } from '../src/controllers/static-export-release/share/shared-exports.ts';
+import { SharedExports } from '../src/controllers/static-export-release/share/shared-exports.ts';
 import { parseDuration, type StaticExportRelease } from '../src/crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../src/project.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
-import { busiestHour, DAY, dayRelease, HOUR, MIN, reconcileRelease, START } from './budget-day.ts';
+import { busiestHour, DAY, dayRelease, HOUR, MIN, reconcileRelease, START, WorkQueue } from './budget-day.ts';
 import { runFaultyDay } from './budget-faults.ts';
 
 const EXPORT_MS = 4 * MIN;
@@ -36,10 +36,7 @@ interface Site {
   lapseMs: number;
 }
 
-/**
- * The operator's loop over the sites: the next look due is taken, at the simulator's clock; a wake
- * (the budget's or the share group's) brings a site's look to now, one during its own reconcile too.
- */
+/** The operator's loop over the sites (its work queue), with its budgets and share groups. */
 class Day {
   readonly sites: Site[];
   readonly budgets: StartBudgets;
@@ -47,44 +44,28 @@ class Day {
   readonly events = new Map<string, number>();
   /** GETs made for a renewal's link (the others poll a job in flight). */
   renewalGets = 0;
-  private reconciling: string | undefined;
-  private wokenWhileReconciling = false;
 
   private readonly sim: Simulator;
   private readonly client: AdminApiClient;
+  private readonly queue: WorkQueue<Site>;
 
   constructor(sim: Simulator, client: AdminApiClient) {
     this.sim = sim;
     this.client = client;
+    this.queue = new WorkQueue(sim);
     const now = () => sim.now();
-    const wake = (member: string) => this.wake(member);
+    const { wake } = this.queue;
     this.budgets = new StartBudgets({ now, wake });
     this.shared = new SharedExports({ now, wake });
-    this.sites = INTERVALS.map((interval, i) => site(i, interval));
-  }
-
-  private wake(member: string): void {
-    if (member === this.reconciling) this.wokenWhileReconciling = true;
-    const s = this.sites.find((x) => memberKey(x.release) === member);
-    if (s) s.nextAt = Math.min(s.nextAt ?? Number.POSITIVE_INFINITY, this.sim.now());
+    this.sites = this.queue.sites;
+    this.sites.push(...INTERVALS.map((interval, i) => site(i, interval)));
   }
 
   async run(until: number): Promise<void> {
     for (;;) {
-      let next: Site | undefined;
-      for (const s of this.sites)
-        if (s.nextAt !== undefined && (next?.nextAt === undefined || s.nextAt < next.nextAt)) next = s;
-      if (next?.nextAt === undefined || next.nextAt >= until) return;
-      if (next.nextAt > this.sim.now()) this.sim.advanceTime(next.nextAt - this.sim.now());
-      this.reconciling = memberKey(next.release);
-      this.wokenWhileReconciling = false;
-      const after = await this.reconcile(next);
-      next.nextAt = this.wokenWhileReconciling
-        ? this.sim.now()
-        : after === undefined
-          ? undefined
-          : this.sim.now() + after;
-      this.reconciling = undefined;
+      const next = this.queue.next();
+      if (next === undefined || next.nextAt >= until) return;
+      await this.queue.turn(next, (s) => this.reconcile(s));
     }
   }
 
@@ -98,10 +79,9 @@ class Day {
     const now = new Date(this.sim.now());
     return reconcileRelease(
       { client, budgets, shared },
-      s.release,
+      s,
       now,
       {
-        status: () => s.release.status ?? {},
         commit: async (step) => {
           if (step.events.some((e) => e.reason === 'ExportStarted')) s.starts.push(now.getTime());
           this.commit(s, { status: step.status, events: [...step.events] });
@@ -113,7 +93,6 @@ class Day {
       async (claimed) => {
         const { look, decision, run } = claimed;
         this.count(decision.events);
-        s.release = { ...s.release, status: decision.status };
         const { action } = decision;
         if (action.kind === 'none') return decision.requeueAfterMs;
         // The operator's own start effect (export/start-export.ts).
