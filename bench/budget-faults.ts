@@ -23,43 +23,21 @@
 import { AdminApiClient } from '../src/api/index.ts';
 import { secretRefText } from '../src/controllers/credentials.ts';
 import { afterFailure, classifyError, type Failure } from '../src/controllers/failures.ts';
-import { BudgetVisit } from '../src/controllers/static-export-release/budget/budget-visit.ts';
-import { budgetGroup, memberOf } from '../src/controllers/static-export-release/budget/recorded-starts.ts';
+import { budgetGroup } from '../src/controllers/static-export-release/budget/recorded-starts.ts';
 import { StartBudgets } from '../src/controllers/static-export-release/budget/start-budget.ts';
 import { seedFrom } from '../src/controllers/static-export-release/budget/start-budget-seed.ts';
-import { recordedJob } from '../src/controllers/static-export-release/export/export-site.ts';
-import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
-import { afterPublish } from '../src/controllers/static-export-release/export/publish-content.ts';
 import { startExport } from '../src/controllers/static-export-release/export/start-export.ts';
-import { askLink, foldLink } from '../src/controllers/static-export-release/link/job-link.ts';
-import { type ReleaseRun, settle } from '../src/controllers/static-export-release/release-effect.ts';
-import { type Action, DEFAULT_TUNABLES } from '../src/controllers/static-export-release/release-model.ts';
-import { claim, decideOn } from '../src/controllers/static-export-release/release-reconciler.ts';
-import { startDemandIntervalMs } from '../src/controllers/static-export-release/schedule.ts';
-import { ShareVisit } from '../src/controllers/static-export-release/share/share-visit.ts';
-import {
-  memberKey,
-  SharedExports,
-  shareKey,
-} from '../src/controllers/static-export-release/share/shared-exports.ts';
-import type {
-  MemberObserved,
-  PlatformLook,
-} from '../src/controllers/static-export-release/sources/source.ts';
+import { memberKey, SharedExports } from '../src/controllers/static-export-release/share/shared-exports.ts';
 import type { ReconcileResult } from '../src/controllers/types.ts';
-import { type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
+import type { StaticExportRelease } from '../src/crd/index.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
 import { backoff } from '../src/timers.ts';
+import { busiestHour, DAY, dayRelease, HOUR, MIN, reconcileRelease, START, WorkQueue } from './budget-day.ts';
 
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
-const START = Date.parse('2026-01-01T00:00:00Z');
 const ROTATE_AT = START + 8 * HOUR;
 const WILD_AT = START + 13 * HOUR + 50 * MIN;
 const LEADER_CHANGE_AT = START + 14 * HOUR;
 const PURGE_AT = START + 11 * HOUR + 10 * MIN;
-const TUN = DEFAULT_TUNABLES;
 const NEW_KEY = 'mint_rotated0123456789abcdef';
 
 /** One cluster's operator: its client (the key its Secret holds now), budgets and share groups. */
@@ -96,40 +74,22 @@ interface Site {
 /** What a reconcile asks of the work queue: a delay, nothing (wait for a change), or its backoff. */
 type Next = number | undefined | 'backoff';
 
-function release(ns: string, name: string, projectId: string, basePath?: string): StaticExportRelease {
-  return {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'StaticExportRelease',
-    metadata: {
-      name,
-      namespace: ns,
-      uid: `${ns}-${name}`,
-      generation: 1,
-      creationTimestamp: new Date(START).toISOString(),
-    },
-    spec: staticExportReleaseSpecSchema.parse({
-      projectId,
-      ...(basePath === undefined ? {} : { basePath }),
-      interval: '1h',
-      credentialsSecretRef: { name: 'key' },
-      target: { valuesSecret: { name: `values-${name}` } },
-    }),
-    status: {},
-  };
-}
+const release = (ns: string, name: string, projectId: string, basePath?: string) =>
+  dayRelease(ns, name, { projectId, interval: '1h', ...(basePath === undefined ? {} : { basePath }) });
 
 const project = (prefix: string, n: number) => `6520f3a1c9b1a20012${prefix}${String(n).padStart(4, '0')}`;
 
 class FaultyDay {
-  readonly sites: Site[] = [];
+  readonly sites: Site[];
   readonly ops: Operator[];
   private readonly sim: Simulator;
+  private readonly queue: WorkQueue<Site>;
   private key: string;
-  private reconciling: string | undefined;
-  private woken = false;
 
   constructor(sim: Simulator) {
     this.sim = sim;
+    this.queue = new WorkQueue(sim);
+    this.sites = this.queue.sites;
     this.key = sim.adminKey;
     this.ops = [this.operator('a', 5), this.operator('b', 3)];
     const [a, b] = this.ops as [Operator, Operator];
@@ -143,7 +103,7 @@ class FaultyDay {
 
   private operator(name: string, share: number): Operator {
     const now = () => this.sim.now();
-    const wake = (m: string) => this.wake(m);
+    const { wake } = this.queue;
     return {
       name,
       share,
@@ -168,12 +128,6 @@ class FaultyDay {
       lapseMs: 0,
       published: [],
     });
-  }
-
-  private wake(member: string): void {
-    if (member === this.reconciling) this.woken = true;
-    const s = this.sites.find((x) => memberKey(x.release) === member);
-    if (s) s.nextAt = Math.min(s.nextAt ?? Number.POSITIVE_INFINITY, this.sim.now());
   }
 
   async run(): Promise<void> {
@@ -201,23 +155,16 @@ class FaultyDay {
       events.push({ at: START + h * HOUR + 30 * MIN, run: () => this.pipeline(2) });
     events.sort((x, y) => x.at - y.at);
     for (;;) {
-      let next: Site | undefined;
-      for (const s of this.sites)
-        if (s.nextAt !== undefined && (next?.nextAt === undefined || s.nextAt < next.nextAt)) next = s;
+      const next = this.queue.next();
       const due = events[0];
-      if (due && (next?.nextAt === undefined || due.at <= next.nextAt)) {
-        if (due.at > this.sim.now()) this.sim.advanceTime(due.at - this.sim.now());
+      if (due && (next === undefined || due.at <= next.nextAt)) {
+        this.queue.advanceTo(due.at);
         events.shift();
         await due.run();
         continue;
       }
-      if (next?.nextAt === undefined || next.nextAt >= START + DAY) return;
-      if (next.nextAt > this.sim.now()) this.sim.advanceTime(next.nextAt - this.sim.now());
-      this.reconciling = memberKey(next.release);
-      this.woken = false;
-      const after = await this.queued(next);
-      next.nextAt = this.woken ? this.sim.now() : after === undefined ? undefined : this.sim.now() + after;
-      this.reconciling = undefined;
+      if (next === undefined || next.nextAt >= START + DAY) return;
+      await this.queue.turn(next, (s) => this.queued(s));
       this.audit(next.op, next.release);
     }
   }
@@ -239,8 +186,7 @@ class FaultyDay {
 
   /** As the skeleton's fail: the failure's own delay, the work queue's backoff, or a wait for a change. */
   private failed(f: Failure): Next {
-    const result = afterFailure(f);
-    return result.backoff ? 'backoff' : result.requeueAfterMs;
+    return this.next(afterFailure(f));
   }
 
   /** The site whose served job the platform purges. */
@@ -288,7 +234,7 @@ class FaultyDay {
   /** A new leader: fresh budgets and share groups, seeded from its releases' status. */
   private async leaderChange(op: Operator): Promise<void> {
     const now = () => this.sim.now();
-    const wake = (m: string) => this.wake(m);
+    const { wake } = this.queue;
     op.budgets = new StartBudgets({ limit: op.share, now, wake });
     op.shared = new SharedExports({ now, wake });
     const group = budgetGroup(undefined, op.client.keyId).name;
@@ -304,137 +250,53 @@ class FaultyDay {
     op.lost = Math.max(op.lost, counted - sent);
   }
 
-  private async reconcile(s: Site): Promise<Next> {
+  /**
+   * The operator's reconcile: the site's status is what its effects act on and what they commit, a
+   * failure is recorded as the skeleton would.
+   */
+  private reconcile(s: Site): Promise<Next> {
     const { op } = s;
-    const { client } = op;
     const now = new Date(this.sim.now());
-    const r = s.release;
-    const member = memberKey(r);
-    const key = shareKey(client.identity, r.spec);
-    const visit = new ShareVisit(
-      op.shared,
-      member,
-      client.identity,
-      key,
-      `${client.identity}\u0000${r.spec.projectId}`,
-    );
-    const budget = new BudgetVisit(
-      op.budgets,
-      member,
-      budgetGroup(undefined, client.keyId),
-      memberOf(r, startDemandIntervalMs(r, DEFAULT_TUNABLES), key),
-    );
-    try {
-      const observed: MemberObserved = { source: 'platform', now, release: r, client };
-      let polled = false;
-      const exp = r.status?.export;
-      if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
-        visit.adopt(exp.jobId, exp.startedAt ?? now.toISOString());
-        const answer = await visit.poll(client, {
-          jobId: exp.jobId,
-          ...(exp.projectId ? { projectId: exp.projectId } : {}),
-        });
-        observed.poll = answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' };
-        polled = answer.polled;
-      }
-      const look: PlatformLook = { source: 'platform', observed, visit, polled, budget };
-      const d = decideOn(look, TUN);
-      const reservation = claim(look, d);
-      try {
-        s.release = { ...r, status: d.status };
-        if (d.action.kind === 'start') {
-          const sent = () => {
-            reservation?.sent();
-            op.sent.push(this.sim.now());
-            s.starts.push(this.sim.now());
-          };
-          return await this.start(s, look, now, sent);
+    return reconcileRelease(
+      op,
+      s,
+      now,
+      {
+        sent: () => {
+          op.sent.push(this.sim.now());
+          s.starts.push(this.sim.now());
+        },
+        commit: async ({ status, events }) => {
+          if (events.some((e) => e.reason === 'RateLimited')) op.refused429++;
+          if (events.some((e) => e.reason === 'ExportVanished')) s.vanishedAt ??= now.getTime();
+          this.commit(s, status);
+        },
+        fail: async (status, f) => {
+          this.commit(s, status);
+          return afterFailure(f);
+        },
+      },
+      async (claimed) => {
+        const { look, decision: d, run } = claimed;
+        // The operator's own start effect (export/start-export.ts).
+        if (d.action.kind === 'start') return this.next(await startExport({ now: () => now }, look, run));
+        if (d.action.kind === 'publish') {
+          const { published, result } = await claimed.publish(d.action);
+          if (published && d.action.mode === 'NewContent') {
+            s.exports++;
+            s.published.push(now.getTime());
+          }
+          return this.next(result);
         }
-        if (d.action.kind === 'publish') return await this.publish(s, look, d.action, now);
         if (d.failure) return this.failed(d.failure);
         return d.requeueAfterMs;
-      } finally {
-        reservation?.release();
-      }
-    } finally {
-      visit.close();
-    }
-  }
-
-  /**
-   * A reconcile's run as the skeleton lends it to the operator's effects: the site's status is what
-   * they act on and what they commit, a failure is recorded as the skeleton would.
-   */
-  private runOf(s: Site, now: Date, sent: () => void = () => {}): ReleaseRun {
-    return {
-      get status() {
-        return s.release.status ?? {};
       },
-      signal: undefined,
-      sent,
-      commit: async ({ status, events }) => {
-        if (events.some((e) => e.reason === 'RateLimited')) s.op.refused429++;
-        if (events.some((e) => e.reason === 'ExportVanished')) s.vanishedAt ??= now.getTime();
-        this.commit(s, status);
-      },
-      fail: async (status, f) => {
-        this.commit(s, status);
-        return afterFailure(f);
-      },
-    };
+    );
   }
 
   private next(result: ReconcileResult): Next {
     return result.backoff ? 'backoff' : result.requeueAfterMs;
   }
-
-  /** The operator's own start effect (export/start-export.ts). */
-  private async start(s: Site, look: PlatformLook, now: Date, sent: () => void): Promise<Next> {
-    return this.next(await startExport({ now: () => now }, look, this.runOf(s, now, sent)));
-  }
-
-  private async publish(
-    s: Site,
-    look: PlatformLook,
-    action: Extract<Action, { kind: 'publish' }>,
-    now: Date,
-  ): Promise<Next> {
-    const snapshot = { now, release: s.release };
-    // The operator's own link step (link/job-link.ts): a served job's 404 is noted, a second one a
-    // while later makes the job gone, and the release exports anew ahead of the scheduled starts.
-    const run = this.runOf(s, now);
-    const got = foldLink(snapshot, action.jobId, await askLink(look, action, run), TUN);
-    if ('step' in got) return this.next(await settle(run, got.step));
-    const { bundle } = got;
-    if (action.mode === 'NewContent') {
-      s.exports++;
-      s.published.push(now.getTime());
-    }
-    const version =
-      action.mode === 'NewContent'
-        ? `v-${action.jobId.slice(0, 12)}`
-        : (s.release.status?.current?.version ?? '');
-    const folded = afterPublish(snapshot, {
-      mode: action.mode,
-      ...recordedJob(action),
-      version,
-      expiresAt: bundle.expiresAt,
-      wrote: true,
-    });
-    this.commit(s, folded.status);
-    return 0;
-  }
-}
-
-/** The most times in any window [t, t + 1 h). */
-function busiestHour(times: number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (j < sorted.length && (sorted[j] ?? 0) < (sorted[i] ?? 0) + HOUR) j++;
-    most = Math.max(most, j - i);
-  }
-  return most;
 }
 
 /** A seeded source for the simulator's fault draws (mulberry32): every run meets the same faults. */

@@ -11,47 +11,20 @@
 // Nothing is asserted; the goals: no 429, at most 10 starts in any sliding hour, no site starved,
 // exports per site most over fewest at most 1.5.
 
-import { AdminApiClient, NotFoundError } from '../src/api/index.ts';
-import type { Reservation } from '../src/controllers/reconciler-base.ts';
-import { BudgetVisit } from '../src/controllers/static-export-release/budget/budget-visit.ts';
-import { budgetGroup, memberOf } from '../src/controllers/static-export-release/budget/recorded-starts.ts';
+import { AdminApiClient } from '../src/api/index.ts';
 import { StartBudgets } from '../src/controllers/static-export-release/budget/start-budget.ts';
-import { jobRef, recordedJob } from '../src/controllers/static-export-release/export/export-site.ts';
-import { exportPoll } from '../src/controllers/static-export-release/export/platform-export.ts';
-import { afterPublish } from '../src/controllers/static-export-release/export/publish-content.ts';
 import { startExport } from '../src/controllers/static-export-release/export/start-export.ts';
-import { afterServedJobGone } from '../src/controllers/static-export-release/link/served-job-gone.ts';
-import type { ReleaseRun } from '../src/controllers/static-export-release/release-effect.ts';
-import {
-  type Action,
-  DEFAULT_TUNABLES,
-  type Folded,
-} from '../src/controllers/static-export-release/release-model.ts';
-import { claim, decideOn } from '../src/controllers/static-export-release/release-reconciler.ts';
-import { startDemandIntervalMs } from '../src/controllers/static-export-release/schedule.ts';
-import { ShareVisit } from '../src/controllers/static-export-release/share/share-visit.ts';
-import {
-  memberKey,
-  SharedExports,
-  shareKey,
-} from '../src/controllers/static-export-release/share/shared-exports.ts';
-import type {
-  MemberObserved,
-  PlatformLook,
-} from '../src/controllers/static-export-release/sources/source.ts';
-import { parseDuration, type StaticExportRelease, staticExportReleaseSpecSchema } from '../src/crd/index.ts';
+import type { Folded } from '../src/controllers/static-export-release/release-model.ts';
+import { SharedExports } from '../src/controllers/static-export-release/share/shared-exports.ts';
+import { parseDuration, type StaticExportRelease } from '../src/crd/index.ts';
 import { EXPORT_STARTS_PER_HOUR } from '../src/project.ts';
 import { type Simulator, startSimulator } from '../src/simulator/index.ts';
+import { busiestHour, DAY, dayRelease, HOUR, MIN, reconcileRelease, START, WorkQueue } from './budget-day.ts';
 import { runFaultyDay } from './budget-faults.ts';
 
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
 const EXPORT_MS = 4 * MIN;
 /** 4 sites every 30 minutes, 8 hourly, 8 every 2 hours: 20 starts an hour wanted. */
 const INTERVALS = [...Array(4).fill('30m'), ...Array(8).fill('1h'), ...Array(8).fill('2h')] as string[];
-const START = Date.parse('2026-01-01T00:00:00Z');
-const TUN = DEFAULT_TUNABLES;
 
 interface Site {
   release: StaticExportRelease;
@@ -63,10 +36,7 @@ interface Site {
   lapseMs: number;
 }
 
-/**
- * The operator's loop over the sites: the next look due is taken, at the simulator's clock; a wake
- * (the budget's or the share group's) brings a site's look to now, one during its own reconcile too.
- */
+/** The operator's loop over the sites (its work queue), with its budgets and share groups. */
 class Day {
   readonly sites: Site[];
   readonly budgets: StartBudgets;
@@ -74,105 +44,67 @@ class Day {
   readonly events = new Map<string, number>();
   /** GETs made for a renewal's link (the others poll a job in flight). */
   renewalGets = 0;
-  private reconciling: string | undefined;
-  private wokenWhileReconciling = false;
 
   private readonly sim: Simulator;
   private readonly client: AdminApiClient;
+  private readonly queue: WorkQueue<Site>;
 
   constructor(sim: Simulator, client: AdminApiClient) {
     this.sim = sim;
     this.client = client;
+    this.queue = new WorkQueue(sim);
     const now = () => sim.now();
-    const wake = (member: string) => this.wake(member);
+    const { wake } = this.queue;
     this.budgets = new StartBudgets({ now, wake });
     this.shared = new SharedExports({ now, wake });
-    this.sites = INTERVALS.map((interval, i) => site(i, interval));
-  }
-
-  private wake(member: string): void {
-    if (member === this.reconciling) this.wokenWhileReconciling = true;
-    const s = this.sites.find((x) => memberKey(x.release) === member);
-    if (s) s.nextAt = Math.min(s.nextAt ?? Number.POSITIVE_INFINITY, this.sim.now());
+    this.sites = this.queue.sites;
+    this.sites.push(...INTERVALS.map((interval, i) => site(i, interval)));
   }
 
   async run(until: number): Promise<void> {
     for (;;) {
-      let next: Site | undefined;
-      for (const s of this.sites)
-        if (s.nextAt !== undefined && (next?.nextAt === undefined || s.nextAt < next.nextAt)) next = s;
-      if (next?.nextAt === undefined || next.nextAt >= until) return;
-      if (next.nextAt > this.sim.now()) this.sim.advanceTime(next.nextAt - this.sim.now());
-      this.reconciling = memberKey(next.release);
-      this.wokenWhileReconciling = false;
-      const after = await this.reconcile(next);
-      next.nextAt = this.wokenWhileReconciling
-        ? this.sim.now()
-        : after === undefined
-          ? undefined
-          : this.sim.now() + after;
-      this.reconciling = undefined;
+      const next = this.queue.next();
+      if (next === undefined || next.nextAt >= until) return;
+      await this.queue.turn(next, (s) => this.reconcile(s));
     }
   }
 
-  /** observe -> decide and claim -> act, as the operator's reconcile; the next look's delay. */
-  private async reconcile(s: Site): Promise<number | undefined> {
-    const { client } = this;
+  /**
+   * observe -> decide and claim -> act, as the operator's reconcile; the next look's delay. The
+   * site's status is what the operator's effects act on and commit; no start or publish fails here,
+   * so a failure is thrown.
+   */
+  private reconcile(s: Site): Promise<number | undefined> {
+    const { client, budgets, shared } = this;
     const now = new Date(this.sim.now());
-    const { release } = s;
-    const member = memberKey(release);
-    const visit = new ShareVisit(
-      this.shared,
-      member,
-      client.identity,
-      shareKey(client.identity, release.spec),
+    return reconcileRelease(
+      { client, budgets, shared },
+      s,
+      now,
+      {
+        commit: async (step) => {
+          if (step.events.some((e) => e.reason === 'ExportStarted')) s.starts.push(now.getTime());
+          this.commit(s, { status: step.status, events: [...step.events] });
+        },
+        fail: async (_, __, cause) => {
+          throw cause;
+        },
+      },
+      async (claimed) => {
+        const { look, decision, run } = claimed;
+        this.count(decision.events);
+        const { action } = decision;
+        if (action.kind === 'none') return decision.requeueAfterMs;
+        // The operator's own start effect (export/start-export.ts).
+        if (action.kind === 'start') return (await startExport({ now: () => now }, look, run)).requeueAfterMs;
+        if (action.kind !== 'publish') throw new Error(`unexpected action ${action.kind}`);
+        const asked = this.sim.requests.length;
+        const { result } = await claimed.publish(action);
+        if (action.mode !== 'NewContent')
+          this.renewalGets += this.sim.requests.slice(asked).filter((r) => r.method === 'GET').length;
+        return result.requeueAfterMs;
+      },
     );
-    const budget = new BudgetVisit(
-      this.budgets,
-      member,
-      budgetGroup(undefined, client.keyId),
-      memberOf(release, startDemandIntervalMs(release, TUN)),
-    );
-    try {
-      const observed: MemberObserved = { source: 'platform', now, release, client };
-      let polled = false;
-      const exp = release.status?.export;
-      if (exp?.jobId && !exp.finishedAt && exp.state !== 'completed') {
-        visit.adopt(exp.jobId, exp.startedAt ?? now.toISOString());
-        const answer = await visit.poll(client, {
-          jobId: exp.jobId,
-          ...(exp.projectId === undefined ? {} : { projectId: exp.projectId }),
-        });
-        observed.poll = answer.kind === 'job' ? exportPoll(answer.job) : { kind: 'notFound' };
-        polled = answer.polled;
-      }
-      const look: PlatformLook = { source: 'platform', observed, visit, polled, budget };
-      const d = decideOn(look, TUN);
-      const reservation = claim(look, d);
-      try {
-        this.count(d.events);
-        s.release = { ...release, status: d.status };
-        const acted = await this.act(s, look, d.action, now, reservation);
-        return acted === 'none' ? d.requeueAfterMs : acted;
-      } finally {
-        reservation?.release();
-      }
-    } finally {
-      visit.close();
-    }
-  }
-
-  private async act(
-    s: Site,
-    look: PlatformLook,
-    action: Action,
-    now: Date,
-    reservation: Reservation | undefined,
-  ): Promise<number | 'none' | undefined> {
-    if (action.kind === 'start') return this.start(s, look, now, reservation);
-    if (action.kind === 'publish') return this.publish(s, look, action, now);
-    if (action.kind === 'none') return 'none';
-    throw new Error(`unexpected action ${action.kind}`);
   }
 
   private commit(s: Site, folded: Folded): void {
@@ -183,70 +115,6 @@ class Day {
     this.count(folded.events);
   }
 
-  /**
-   * The operator's own start effect (export/start-export.ts), on a run lent by the bench: the site's
-   * status is what it acts on and what it commits; no start fails here, so a failure is thrown.
-   */
-  private async start(
-    s: Site,
-    look: PlatformLook,
-    now: Date,
-    reservation: Reservation | undefined,
-  ): Promise<number | undefined> {
-    const run: ReleaseRun = {
-      get status() {
-        return s.release.status ?? {};
-      },
-      signal: undefined,
-      sent: () => reservation?.sent(),
-      commit: async (step) => {
-        if (step.events.some((e) => e.reason === 'ExportStarted')) s.starts.push(now.getTime());
-        this.commit(s, { status: step.status, events: [...step.events] });
-      },
-      fail: async (_, __, cause) => {
-        throw cause;
-      },
-    };
-    return (await startExport({ now: () => now }, look, run)).requeueAfterMs;
-  }
-
-  /** As publish-content.ts and fresh-link.ts publish, without the download and the target: the link's expiry is what status keeps. */
-  private async publish(
-    s: Site,
-    { visit }: PlatformLook,
-    action: Extract<Action, { kind: 'publish' }>,
-    now: Date,
-  ): Promise<number> {
-    const snapshot = { now, release: s.release };
-    let bundle: Awaited<ReturnType<AdminApiClient['exportLink']>>;
-    try {
-      bundle = await (visit as ShareVisit).link(action.jobId, () => {
-        if (action.mode !== 'NewContent') this.renewalGets++;
-        return this.client.exportLink(jobRef(action));
-      });
-    } catch (e) {
-      if (!(e instanceof NotFoundError) || action.mode === 'NewContent') throw e;
-      this.commit(s, afterServedJobGone(snapshot));
-      return 0;
-    }
-    const version =
-      action.mode === 'NewContent'
-        ? `v-${action.jobId.slice(0, 12)}`
-        : (s.release.status?.current?.version ?? '');
-    this.commit(
-      s,
-      afterPublish(snapshot, {
-        mode: action.mode,
-        ...recordedJob(action),
-        version,
-        expiresAt: bundle.expiresAt,
-        wrote: true,
-        ...(bundle.sizeBytes === undefined ? {} : { sizeBytes: bundle.sizeBytes }),
-      }),
-    );
-    return 0;
-  }
-
   private count(events: readonly { reason: string }[]): void {
     for (const e of events) this.events.set(e.reason, (this.events.get(e.reason) ?? 0) + 1);
   }
@@ -254,38 +122,10 @@ class Day {
 
 function site(i: number, interval: string): Site {
   const n = String(i).padStart(2, '0');
-  const release: StaticExportRelease = {
-    apiVersion: 'staticexport.dev/v1alpha1',
-    kind: 'StaticExportRelease',
-    metadata: {
-      name: `site-${n}`,
-      namespace: 'docs',
-      uid: `bench-${n}`,
-      generation: 1,
-      creationTimestamp: new Date(START).toISOString(),
-    },
-    spec: staticExportReleaseSpecSchema.parse({
-      projectId: `proj-${n}`,
-      interval,
-      credentialsSecretRef: { name: 'key' },
-      target: { valuesSecret: { name: `values-${n}` } },
-    }),
-    status: {},
-  };
+  const release = dayRelease('docs', `site-${n}`, { projectId: `proj-${n}`, interval });
   const intervalMs = parseDuration(interval);
   if (intervalMs === undefined) throw new Error(`not a duration: ${interval}`);
   return { release, intervalMs, nextAt: START, starts: [], lapseMs: 0 };
-}
-
-/** The most starts in any window [t, t + 1 h). */
-function busiestHour(times: number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (j < sorted.length && (sorted[j] ?? 0) < (sorted[i] ?? 0) + HOUR) j++;
-    most = Math.max(most, j - i);
-  }
-  return most;
 }
 
 /** The longest time without a start: between two, or from the last to the end of the day. */
