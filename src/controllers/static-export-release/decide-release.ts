@@ -4,13 +4,11 @@
 // applies decides, else `settle` (the foot, at the end of this file: the workloads roll or are
 // watched). The rules' order is the behaviour:
 // test/unit/controllers/static-export-release/ladder.test.ts pins it.
-
-import { revisionOfJob, revisionOfSpec } from '../../api/index.ts';
+import { recordedJobRef, revisionOfJob, revisionOfSpec } from '../../api/index.ts';
 import type { Failure } from '../failures.ts';
 import { type Chosen, ladder, type Rule } from '../rule-ladder.ts';
 import { blocked, deleting, suspended } from './common-rules/common-rules.ts';
 import { exportInFlight } from './export/export-in-flight.ts';
-import { jobRef } from './export/export-site.ts';
 import { joinOrStart, overcommitEvent, withoutWaitOver } from './export/join-or-start.ts';
 import { pinnedVersion } from './export/pinned-version.ts';
 import { startOutcomeUnknown, withoutExpiredStart } from './export/start-outcome-unknown.ts';
@@ -92,7 +90,7 @@ function choosePlatform(o: PlatformObserved, tun: Tunables): Chosen<Decision> {
 function revisionNoted(o: PlatformObserved, status: Status): Status {
   const e = status.export;
   if (!e?.jobId || e.finishedAt) return status;
-  const started = revisionOfJob(jobRef(e));
+  const started = revisionOfJob(recordedJobRef(e));
   if (started === revisionOfSpec(o.release.spec)) return status;
   const message = `Started through the ${started.title} before the spec changed: it finishes there, and the next export uses the API the spec names now`;
   return e.message === message ? status : { ...status, export: { ...e, message } };

@@ -4,13 +4,11 @@
 // projectId never loses a job in flight.
 import {
   describeTarget,
-  type ExportJobRef,
   type ExportTarget,
   exportTargetOf,
   type JobRecord,
   jobOfTarget,
   jobRecord,
-  recordedJobRef,
   siteOf,
 } from '../../../api/index.ts';
 import type { StaticExportReleaseSpec } from '../../../crd/index.ts';
@@ -21,9 +19,6 @@ type SiteSpec = Pick<StaticExportReleaseSpec, 'domain' | 'projectId' | 'basePath
 export function exportTarget(spec: SiteSpec): ExportTarget {
   return exportTargetOf(spec) ?? { domain: '' };
 }
-
-/** A recorded job as the client names it: tagged with the revision that started it. */
-export const jobRef = (job: JobRecord): ExportJobRef => recordedJobRef(job);
 
 /** A job recorded in status (export, current, history) as an action names it: as recorded. */
 export function recordedJob(r: JobRecord): JobRecord & { jobId: string } {

@@ -3,7 +3,9 @@
 // downloaded and verified once per job, new content judged by the publish gate, then written; what
 // is served is recorded (`served`, `afterPublish`; a renewal or repair in link/fresh-link.ts and a
 // registry's image in registry/pull-image.ts are recorded the same way).
+
 import type { ExportRevisionName } from '../../../api/index.ts';
+import { recordedJobRef } from '../../../api/index.ts';
 import { assertVersion, bundleSource, type GateVerdict, linkDestinationsFor } from '../../../bundle/index.ts';
 import { HISTORY_LIMIT, type StaticExportRelease } from '../../../crd/index.ts';
 import { clampDelay } from '../../decision-shape.ts';
@@ -23,7 +25,7 @@ import type { ReleaseReconcilerOptions } from '../release-options.ts';
 import { renewalTime, untilNextWork } from '../schedule.ts';
 import { targetOf } from '../sources/serving.ts';
 import type { PlatformLook } from '../sources/source.ts';
-import { jobRef, recordedJob } from './export-site.ts';
+import { recordedJob } from './export-site.ts';
 import { judgeNewContent } from './publish-gate.ts';
 
 /** Downloads, verifies and (new content) judges the job's bundle, then writes it to the target. */
@@ -48,7 +50,7 @@ export async function publishContent(
   const fetched = await options.cache.fetch(bundleSource(client.identity, action.jobId), {
     url: bundle.bundleUrl,
     ...(bundle.sizeBytes === undefined ? {} : { expectedSize: bundle.sizeBytes }),
-    renewUrl: async () => (await client.exportLink(jobRef(action), { signal })).bundleUrl,
+    renewUrl: async () => (await client.exportLink(recordedJobRef(action), { signal })).bundleUrl,
     ...(signal ? { signal } : {}),
     ...(options.download?.deadlineMs ? { deadlineMs: options.download.deadlineMs } : {}),
     destinations,

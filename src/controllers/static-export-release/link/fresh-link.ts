@@ -1,11 +1,13 @@
 // Link renewal and target repair: the effect of renewLink and repairTarget (link-rules.ts) and the
 // pure fold of its outcome. The served job's fresh link is read one byte before it replaces the one
 // served (a dead one is never written), then written with the version served.
+
 import type { GeneratedBundle } from '../../../api/index.ts';
+import { recordedJobRef } from '../../../api/index.ts';
 import { linkDestinationsFor, type ProbeOptions, probeLink } from '../../../bundle/index.ts';
 import { type Failure, failure } from '../../failures.ts';
 import type { ReconcileResult } from '../../types.ts';
-import { jobRef, recordedJob } from '../export/export-site.ts';
+import { recordedJob } from '../export/export-site.ts';
 import { foldContent } from '../export/publish-content.ts';
 import { meant, type Of, type ReleaseRun, type Step, settle } from '../release-effect.ts';
 import type { Snapshot, Status, Tunables } from '../release-model.ts';
@@ -35,7 +37,7 @@ export async function freshLink(
   if ('step' in got) return settle(run, got.step);
   // The link leads to a public address or the admin API's own host, unless opted out.
   const destinations = linkDestinationsFor(client.baseUrl, options.download?.allowPrivateLinks === true);
-  const live = await liveLink(got.bundle, () => client.exportLink(jobRef(action), { signal }), {
+  const live = await liveLink(got.bundle, () => client.exportLink(recordedJobRef(action), { signal }), {
     destinations,
     ...(signal ? { signal } : {}),
   });

@@ -1,10 +1,14 @@
 // Asking the platform for a job's bundle link, as every publish does first (new content, a pin, a
 // renewal, a repair), and the pure fold of the answer: a 404 of a job already served or pinned
 // (served-job-gone.ts), a link that arrived expired (refused), else the link to go on with.
-import { type GeneratedBundle, NotFoundError, RevisionUnavailableError } from '../../../api/index.ts';
+import {
+  type GeneratedBundle,
+  NotFoundError,
+  RevisionUnavailableError,
+  recordedJobRef,
+} from '../../../api/index.ts';
 import { linkArrivedExpired } from '../../../bundle/index.ts';
 import type { Failure } from '../../failures.ts';
-import { jobRef } from '../export/export-site.ts';
 import type { Of, ReleaseRun, Step } from '../release-effect.ts';
 import type { Snapshot, Tunables } from '../release-model.ts';
 import type { PlatformLook } from '../sources/source.ts';
@@ -27,7 +31,7 @@ export async function askLink(
   run: ReleaseRun,
 ): Promise<LinkAnswer> {
   const { signal } = run;
-  const job = jobRef(action);
+  const job = recordedJobRef(action);
   try {
     return { kind: 'link', bundle: await visit.link(action.jobId, () => client.exportLink(job, { signal })) };
   } catch (e) {

@@ -2,10 +2,11 @@
 // source (export/platform-export.ts) when the release has an account, closed when the reconcile
 // ends: every call made on the group goes through it. Deciding reads the group's flight; the
 // reconciler's claim step, right after, reserves the start decided (with its budget's slot).
+
 import type { AdminApiClient, GeneratedBundle } from '../../../api/index.ts';
+import { recordedJobRef } from '../../../api/index.ts';
 import type { Reservation } from '../../reconciler-base.ts';
 import type { BudgetVisit } from '../budget/budget-visit.ts';
-import { jobRef } from '../export/export-site.ts';
 import type { SharedExport, SharedExports } from './shared-exports.ts';
 
 export class ShareVisit {
@@ -50,7 +51,7 @@ export class ShareVisit {
    */
   poll(client: AdminApiClient, job: { jobId: string; projectId?: string }, signal?: AbortSignal) {
     return this.groups.poll(this.identity, job.jobId, async () => {
-      const answer = await client.readExport(jobRef(job), signal ? { signal } : {});
+      const answer = await client.readExport(recordedJobRef(job), signal ? { signal } : {});
       if (answer.link) this.groups.offerLink(this.identity, job.jobId, answer.link);
       return answer.status;
     });
